@@ -1,0 +1,55 @@
+# The two commands of the README: `make demo` and `make test`. Each sets itself up:
+# the virtual environment is created and the project installed into it on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint typecheck imports unit docs docs-serve bench slow clean check-python check-java
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory check-python
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+check-python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "hudi-spec needs Python 3.11 or newer (set PYTHON=...)")'
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { echo "Spark needs Java 17 or newer on PATH (e.g. apt-get install openjdk-17-jre-headless)"; exit 1; }
+
+demo: $(STAMP) check-java
+	$(BIN)/python -m reference.demo $(DEMO_ARGS)
+
+test: $(STAMP) check-java lint typecheck imports unit docs
+
+lint: $(STAMP)
+	$(BIN)/ruff check spec reference conformance tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy spec
+
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+slow: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,158 @@
+"""The typed errors every package of hudi-spec raises.
+
+Rule: bad input never surfaces as a bare ``ValueError``, ``KeyError`` or ``IndexError``.
+It surfaces as one of the classes below, whose message says what was wrong and what to
+do about it, and an operation that raises one leaves the table exactly as it was.
+
+The hierarchy is closed: conformance cases name these classes (``expect_error``), so a
+new kind of failure gets a new class here rather than a new message on an old one.
+"""
+
+from __future__ import annotations
+
+
+class HudiSpecError(Exception):
+    """Base of every error hudi-spec raises on purpose.
+
+    ``hint`` says what the user can do about it; it is appended to the message.
+    """
+
+    kind: str = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(f"{message} ({hint})" if hint else message)
+
+
+# --- names and values on disk -------------------------------------------------------------
+
+
+class InvalidName(HudiSpecError):
+    """A file or instant name does not follow the format's naming rule."""
+
+    kind = "invalid_name"
+
+
+class InvalidInstantTime(InvalidName):
+    """An instant time is not 14 or 17 digits (``yyyyMMddHHmmss[SSS]``)."""
+
+    kind = "invalid_instant_time"
+
+
+class IllegalStateTransition(HudiSpecError):
+    """An instant was asked to move between states the timeline's state machine forbids."""
+
+    kind = "illegal_state_transition"
+
+
+# --- tables --------------------------------------------------------------------------------
+
+
+class InvalidTable(HudiSpecError):
+    """A directory is not a readable Hudi table (missing or inconsistent table files)."""
+
+    kind = "invalid_table"
+
+
+class UnsupportedTableVersion(InvalidTable):
+    """The table version is not one this specification covers (6 and 8)."""
+
+    kind = "unsupported_table_version"
+
+
+class ChecksumMismatch(InvalidTable):
+    """``hoodie.table.checksum`` does not match CRC32 of ``<database>.<table name>``."""
+
+    kind = "checksum_mismatch"
+
+
+class InvalidConfig(HudiSpecError):
+    """A configuration key or value is missing, unknown where it must be known, or malformed."""
+
+    kind = "invalid_config"
+
+
+class InstantNotFound(HudiSpecError):
+    """A named instant is not on the timeline (or not in the state the operation needs)."""
+
+    kind = "instant_not_found"
+
+
+# --- log files -----------------------------------------------------------------------------
+
+
+class LogFormatError(HudiSpecError):
+    """A log file's bytes do not follow the log format."""
+
+    kind = "log_format"
+
+
+class CorruptBlock(LogFormatError):
+    """A log block's framing is broken: bad magic, impossible or inconsistent lengths, truncation."""
+
+    kind = "corrupt_block"
+
+
+class UnsupportedBlockContent(LogFormatError):
+    """A block is well framed but its content type is not decoded here (HFILE, CDC)."""
+
+    kind = "unsupported_block_content"
+
+
+class MetadataFormatError(HudiSpecError):
+    """A timeline metadata file (JSON or Avro) cannot be decoded."""
+
+    kind = "metadata_format"
+
+
+# --- records and writes --------------------------------------------------------------------
+
+
+class InvalidRecord(HudiSpecError):
+    """A record cannot be written: null or empty key, bad partition value, missing ordering value."""
+
+    kind = "invalid_record"
+
+
+class SchemaMismatch(HudiSpecError):
+    """Incoming data's schema is incompatible with the table's schema."""
+
+    kind = "schema_mismatch"
+
+
+class WriteConflict(HudiSpecError):
+    """Another writer holds the table, or a concurrent commit touched the same file groups."""
+
+    kind = "write_conflict"
+
+
+class InvalidOperation(HudiSpecError):
+    """An operation is not allowed in the table's current state or with these arguments."""
+
+    kind = "invalid_operation"
+
+
+ERROR_KINDS: dict[str, type[HudiSpecError]] = {
+    cls.kind: cls
+    for cls in (
+        HudiSpecError,
+        InvalidName,
+        InvalidInstantTime,
+        IllegalStateTransition,
+        InvalidTable,
+        UnsupportedTableVersion,
+        ChecksumMismatch,
+        InvalidConfig,
+        InstantNotFound,
+        LogFormatError,
+        CorruptBlock,
+        UnsupportedBlockContent,
+        MetadataFormatError,
+        InvalidRecord,
+        SchemaMismatch,
+        WriteConflict,
+        InvalidOperation,
+    )
+}
+"""Error kinds by name, as conformance cases spell them in ``expect_error``."""

@@ -2,6 +2,7 @@
 # the virtual environment is created and the project installed into it on first use.
 
 PYTHON ?= python3
+export NO_MKDOCS_2_WARNING := 1
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp

@@ -1,0 +1,434 @@
+"""The timeline: instants, their actions and states, and the names of their files.
+
+A Hudi table's history is a sequence of *instants*. Each instant has a requested time
+(``yyyyMMddHHmmssSSS``), an action (``commit``, ``deltacommit``, ...) and a state
+(``REQUESTED`` → ``INFLIGHT`` → ``COMPLETED``). Every state an instant reaches leaves a
+file in the timeline folder, and the files are never rewritten: the timeline is read by
+listing them.
+
+Two layouts exist, side by side below:
+
+- layout 1 (table version 6): files in ``.hoodie/``, completed file ``T.action``;
+- layout 2 (table version 8): files in ``.hoodie/timeline/``, completed file ``T_C.action``
+  where ``C`` is the completion time.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from spec.errors import IllegalStateTransition, InvalidInstantTime, InvalidName, InvalidTable
+
+if TYPE_CHECKING:
+    from spec.storage import Storage
+
+# --8<-- [start:instant_time]
+INSTANT_TIME_FORMAT = "%Y%m%d%H%M%S"
+"""Instant times are ``yyyyMMddHHmmssSSS`` (17 digits); legacy ``yyyyMMddHHmmss`` (14) still parse.
+They are compared as strings: lexicographic order is time order."""
+
+INIT_INSTANT_TIME = "00000000000000"
+METADATA_BOOTSTRAP_INSTANT_TIME = "00000000000001"
+FULL_BOOTSTRAP_INSTANT_TIME = "00000000000002"
+
+_INSTANT_TIME_RE = re.compile(r"\d{14}(\d{3})?")
+
+
+def validate_instant_time(t: str) -> str:
+    """Return ``t`` if it is 14 or 17 digits, else raise InvalidInstantTime."""
+    if not isinstance(t, str) or not _INSTANT_TIME_RE.fullmatch(t):
+        raise InvalidInstantTime(
+            f"{t!r} is not an instant time",
+            hint="instant times are 17 digits yyyyMMddHHmmssSSS (14 digits in legacy tables)",
+        )
+    return t
+
+
+def format_instant_time(dt: datetime) -> str:
+    """An instant time for ``dt`` in UTC, millisecond precision."""
+    dt = dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
+    return dt.strftime(INSTANT_TIME_FORMAT) + f"{dt.microsecond // 1000:03d}"
+
+
+def parse_instant_time(t: str) -> datetime:
+    """The UTC datetime of an instant time (14-digit times have millisecond 0)."""
+    validate_instant_time(t)
+    try:
+        base = datetime.strptime(t[:14], INSTANT_TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError as err:
+        raise InvalidInstantTime(f"{t!r} is not a valid date-time", hint="check month, day and hour") from err
+    millis = int(t[14:]) if len(t) == 17 else 0
+    return base.replace(microsecond=millis * 1000)
+# --8<-- [end:instant_time]
+
+
+_ONE_MS = timedelta(milliseconds=1)
+
+
+class InstantTimeGenerator:
+    """Generates strictly increasing instant times from a clock (injectable for replay).
+
+    Hudi forces every new instant time to be greater than the last one it handed out; so
+    does this generator, by bumping the millisecond when the clock has not moved on.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time, last: str | None = None) -> None:
+        self._clock = clock
+        self._last = last
+
+    def next(self) -> str:
+        candidate = format_instant_time(datetime.fromtimestamp(self._clock(), UTC))
+        if self._last is not None and candidate <= self._last:
+            candidate = format_instant_time(parse_instant_time(self._last) + _ONE_MS)
+        self._last = candidate
+        return candidate
+
+
+
+
+# --8<-- [start:actions]
+class Action(StrEnum):
+    """Timeline actions, spelled as they appear in file names."""
+
+    COMMIT = "commit"
+    DELTA_COMMIT = "deltacommit"
+    CLEAN = "clean"
+    ROLLBACK = "rollback"
+    SAVEPOINT = "savepoint"
+    REPLACE_COMMIT = "replacecommit"
+    COMPACTION = "compaction"
+    LOG_COMPACTION = "logcompaction"
+    RESTORE = "restore"
+    INDEXING = "indexing"
+    SCHEMA_COMMIT = "schemacommit"
+    CLUSTERING = "clustering"
+
+
+class State(StrEnum):
+    """States of an instant, in the order an instant passes through them."""
+
+    REQUESTED = "REQUESTED"
+    INFLIGHT = "INFLIGHT"
+    COMPLETED = "COMPLETED"
+
+
+STATE_ORDER = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+COMPLETED_ACTION: Mapping[str, str] = {
+    Action.COMPACTION: Action.COMMIT,
+    Action.LOG_COMPACTION: Action.DELTA_COMMIT,
+    Action.CLUSTERING: Action.REPLACE_COMMIT,
+}
+"""Actions whose completed file carries another action's name: a completed compaction is a
+``commit``, a completed log compaction a ``deltacommit``, a completed clustering a
+``replacecommit``. The timeline shows the completed instant under that name, as Hudi does."""
+
+WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
+                           Action.LOG_COMPACTION, Action.CLUSTERING})
+"""Actions that write data files (the commits timeline, pending ones included)."""
+# --8<-- [end:actions]
+
+
+# --8<-- [start:transitions]
+def legal_transitions(action: str) -> Mapping[State | None, State]:
+    """The state machine of an instant: from a state (None = not on the timeline) to the next.
+
+    Every action goes REQUESTED → INFLIGHT → COMPLETED, one step at a time; savepoints are
+    the exception and start INFLIGHT (they have no requested file). Nothing leaves COMPLETED.
+    """
+    if action == Action.SAVEPOINT:
+        return {None: State.INFLIGHT, State.INFLIGHT: State.COMPLETED}
+    return {None: State.REQUESTED, State.REQUESTED: State.INFLIGHT, State.INFLIGHT: State.COMPLETED}
+
+
+def check_transition(action: str, from_state: State | None, to_state: State) -> None:
+    """Raise IllegalStateTransition unless ``from_state → to_state`` is legal for ``action``."""
+    if legal_transitions(action).get(from_state) != to_state:
+        raise IllegalStateTransition(
+            f"a {action} instant cannot move from {from_state or 'nothing'} to {to_state}",
+            hint="instants move REQUESTED → INFLIGHT → COMPLETED one step at a time (savepoints start INFLIGHT)",
+        )
+# --8<-- [end:transitions]
+
+
+@dataclass(frozen=True, order=True)
+class Instant:
+    """One instant: requested time, action, state and (layout 2, completed) completion time.
+
+    A completed compaction / log compaction / clustering is shown with the action of its
+    completed file (``commit`` / ``deltacommit`` / ``replacecommit``), as Hudi's timeline does.
+    """
+
+    requested: str
+    action: str
+    state: State = field(compare=False)
+    completed: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        validate_instant_time(self.requested)
+        if self.completed is not None:
+            validate_instant_time(self.completed)
+
+    @property
+    def is_completed(self) -> bool:
+        return self.state == State.COMPLETED
+
+    @property
+    def is_requested(self) -> bool:
+        return self.state == State.REQUESTED
+
+    @property
+    def is_inflight(self) -> bool:
+        return self.state == State.INFLIGHT
+
+    def transition(self, to_state: State, completed: str | None = None) -> Instant:
+        """The same instant in its next state; completing renames compaction-like actions."""
+        check_transition(self.action, self.state, to_state)
+        action = COMPLETED_ACTION.get(self.action, self.action) if to_state == State.COMPLETED else self.action
+        return Instant(self.requested, action, to_state, completed if to_state == State.COMPLETED else None)
+
+    def __str__(self) -> str:
+        done = f"_{self.completed}" if self.completed else ""
+        return f"[{self.requested}{done}__{self.action}__{self.state}]"
+
+
+def new_instant(requested: str, action: str) -> Instant:
+    """An instant in its first state (REQUESTED; INFLIGHT for savepoints)."""
+    return Instant(requested, action, legal_transitions(action)[None])
+
+
+# --8<-- [start:layouts]
+LAYOUT_V1 = 1
+LAYOUT_V2 = 2
+
+TIMELINE_DIRS = {LAYOUT_V1: ".hoodie", LAYOUT_V2: ".hoodie/timeline"}
+HISTORY_DIRS = {LAYOUT_V1: ".hoodie/archived", LAYOUT_V2: ".hoodie/timeline/history"}
+
+
+def layout_for_table_version(table_version: int) -> int:
+    """Timeline layout 1 for table versions below 8, layout 2 from 8 on."""
+    return LAYOUT_V2 if table_version >= 8 else LAYOUT_V1
+
+
+def timeline_dir(layout: int) -> str:
+    """Where the active timeline's files live, relative to the base path."""
+    try:
+        return TIMELINE_DIRS[layout]
+    except KeyError as err:
+        raise InvalidTable(f"unknown timeline layout {layout}", hint="layouts are 1 (v6) and 2 (v8)") from err
+# --8<-- [end:layouts]
+
+
+# --8<-- [start:file_names]
+# layout 1: T.action[.state]; layout 2: T[_C].action[.state]  (Hudi's parsing regexes)
+_NAME_V1 = re.compile(r"^(\d+)(\.\w+)(\.\D+)?$")
+_NAME_V2 = re.compile(r"^(\d+(?:_\d+)?)(\.\w+)(\.\D+)?$")
+_STATE_SUFFIX = {".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
+
+
+def format_instant_file_name(instant: Instant, layout: int) -> str:
+    """The file an instant in its state leaves on the timeline.
+
+    - REQUESTED: ``T.action.requested``;
+    - INFLIGHT: ``T.action.inflight``, except a COW ``commit`` whose inflight file is ``T.inflight``;
+    - COMPLETED: ``T.action`` (layout 1) or ``T_C.action`` (layout 2), with compaction written as
+      ``commit``, log compaction as ``deltacommit`` and clustering as ``replacecommit``.
+    """
+    t, action = instant.requested, instant.action
+    if instant.state == State.REQUESTED:
+        return f"{t}.{action}.requested"
+    if instant.state == State.INFLIGHT:
+        return f"{t}.inflight" if action == Action.COMMIT else f"{t}.{action}.inflight"
+    action = COMPLETED_ACTION.get(action, action)
+    if layout == LAYOUT_V2 and instant.completed is not None:
+        return f"{t}_{instant.completed}.{action}"
+    return f"{t}.{action}"
+
+
+def parse_instant_file_name(name: str, layout: int) -> Instant:
+    """The instant a timeline file name stands for (inverse of ``format_instant_file_name``).
+
+    In layout 2 a completed file without ``_C`` is a legacy file: its completion time is
+    unknown here (Hudi takes the file's modification time) and ``completed`` is None.
+    """
+    m = (_NAME_V2 if layout == LAYOUT_V2 else _NAME_V1).match(name)
+    if not m:
+        raise InvalidName(
+            f"{name!r} is not an instant file name (layout {layout})",
+            hint="instant files are T.action[.requested|.inflight]" + (" or T_C.action" if layout == 2 else ""),
+        )
+    times, action_part, state_part = m.group(1), m.group(2)[1:], m.group(3)
+    requested, _, completed = times.partition("_")
+    if action_part == "inflight" and state_part is None:
+        return Instant(requested, Action.COMMIT, State.INFLIGHT)
+    if state_part is None:
+        if completed and layout != LAYOUT_V2:
+            raise InvalidName(f"{name!r}: completion times appear only in layout 2", hint="check the layout")
+        return Instant(requested, action_part, State.COMPLETED, completed or None)
+    if completed:
+        raise InvalidName(f"{name!r}: only completed instant files carry a completion time")
+    if state_part not in _STATE_SUFFIX:
+        raise InvalidName(f"{name!r}: unknown state suffix {state_part!r}", hint="use .requested or .inflight")
+    return Instant(requested, action_part, _STATE_SUFFIX[state_part])
+# --8<-- [end:file_names]
+
+
+def is_instant_file_name(name: str, layout: int) -> bool:
+    """True when ``name`` parses as an instant file of ``layout`` (and names a known action)."""
+    try:
+        inst = parse_instant_file_name(name, layout)
+    except InvalidName:
+        return False
+    return inst.action in Action._value2member_map_
+
+
+def _family(action: str) -> str:
+    """The action an instant is known by across its states (a completed compaction is a commit)."""
+    return COMPLETED_ACTION.get(action, action)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The active timeline: one Instant per requested time, at the highest state it reached.
+
+    Built from the names of the files in the timeline folder, as Hudi's active timeline is:
+    the requested, inflight and completed files of one instant collapse into one instant.
+    ``files`` keeps every file name per instant so writers know what an instant left behind.
+    """
+
+    instants: tuple[Instant, ...]
+    layout: int
+    files: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    origin_actions: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    # --8<-- [start:collapse]
+    @staticmethod
+    def from_file_names(names: Iterable[str], layout: int) -> Timeline:
+        """Collapse instant files into instants; names that are not instant files are ignored.
+
+        Per requested time the file with the highest state wins; a ``compaction.requested``
+        whose completed file is ``T.commit`` is one instant, shown as a completed ``commit``.
+        """
+        best: dict[str, Instant] = {}
+        files: dict[str, list[str]] = {}
+        origin: dict[str, str] = {}
+        for name in names:
+            if not is_instant_file_name(name, layout):
+                continue
+            inst = parse_instant_file_name(name, layout)
+            files.setdefault(inst.requested, []).append(name)
+            if inst.state != State.COMPLETED:
+                origin.setdefault(inst.requested, inst.action)
+                if inst.action != Action.COMMIT:
+                    origin[inst.requested] = inst.action
+            cur = best.get(inst.requested)
+            if cur is None or STATE_ORDER[inst.state] > STATE_ORDER[cur.state]:
+                best[inst.requested] = inst
+        for t, inst in best.items():
+            origin.setdefault(t, inst.action)
+        ordered = tuple(sorted(best.values(), key=lambda i: i.requested))
+        return Timeline(ordered, layout, {t: tuple(sorted(v)) for t, v in files.items()}, origin)
+    # --8<-- [end:collapse]
+
+    @staticmethod
+    def load(storage: Storage | str, layout: int | None = None) -> Timeline:
+        """The active timeline of the table at ``storage`` (layout from hoodie.properties if None)."""
+        from spec.storage import Storage as _Storage
+
+        st = storage if isinstance(storage, _Storage) else _Storage(storage)
+        if layout is None:
+            from spec.table_config import TableConfig
+
+            layout = TableConfig.load(st).timeline_layout
+        names = [f.name for f in st.list(timeline_dir(layout)) if not f.is_dir]
+        return Timeline.from_file_names(names, layout)
+
+    # --- queries readers need -------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Instant]:
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def get(self, requested: str) -> Instant | None:
+        for inst in self.instants:
+            if inst.requested == requested:
+                return inst
+        return None
+
+    def origin_action(self, requested: str) -> str | None:
+        """The action an instant was requested as (``compaction`` for a completed compaction)."""
+        return self.origin_actions.get(requested)
+
+    def filter(self, pred: Callable[[Instant], bool]) -> Timeline:
+        kept = tuple(i for i in self.instants if pred(i))
+        keep = {i.requested for i in kept}
+        return Timeline(kept, self.layout, {t: f for t, f in self.files.items() if t in keep},
+                        {t: a for t, a in self.origin_actions.items() if t in keep})
+
+    def filter_actions(self, *actions: str) -> Timeline:
+        return self.filter(lambda i: i.action in actions)
+
+    def completed(self) -> Timeline:
+        return self.filter(lambda i: i.is_completed)
+
+    def pending(self) -> Timeline:
+        return self.filter(lambda i: not i.is_completed)
+
+    def commits_timeline(self) -> Timeline:
+        """Completed instants that wrote data: commit, deltacommit, replacecommit (compaction included)."""
+        return self.filter(
+            lambda i: i.is_completed and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+        )
+
+    def pending_compactions(self) -> Timeline:
+        """Compactions scheduled or running, not yet completed."""
+        return self.filter(lambda i: i.action == Action.COMPACTION and not i.is_completed)
+
+    def pending_writes(self) -> Timeline:
+        """Data-writing instants that did not complete (candidates for rollback when not compactions)."""
+        return self.filter(lambda i: not i.is_completed and i.action in WRITE_ACTIONS)
+
+    def latest_completed(self) -> Instant | None:
+        done = [i for i in self.instants if i.is_completed]
+        return done[-1] if done else None
+
+    def first_instant(self) -> Instant | None:
+        return self.instants[0] if self.instants else None
+
+    def is_completed(self, t: str) -> bool:
+        inst = self.get(t)
+        return inst is not None and inst.is_completed
+
+    def completion_time(self, t: str) -> str | None:
+        """The completion time of a completed instant (layout 2); its requested time in layout 1."""
+        inst = self.get(t)
+        if inst is None or not inst.is_completed:
+            return None
+        return inst.completed or inst.requested
+
+    def contains_or_before_start(self, t: str) -> bool:
+        """Hudi's ``containsOrBeforeTimelineStarts``: completed here, or older than the first instant
+        (archived instants are taken as committed)."""
+        if self.is_completed(t):
+            return True
+        first = self.first_instant()
+        return first is not None and t < first.requested
+
+    def in_range(self, begin_exclusive: str | None, end_inclusive: str | None) -> Timeline:
+        """Instants with ``begin < requested <= end`` (an open end where None)."""
+        return self.filter(
+            lambda i: (begin_exclusive is None or i.requested > begin_exclusive)
+            and (end_inclusive is None or i.requested <= end_inclusive)
+        )
+
+    def files_of(self, requested: str) -> tuple[str, ...]:
+        """The timeline file names an instant left (requested, inflight, completed)."""
+        return self.files.get(requested, ())

@@ -14,9 +14,8 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from spec.errors import HudiSpecError
-
 from reference import commands
+from spec.errors import HudiSpecError
 
 EXIT_OK = 0
 EXIT_PROBLEM = 1

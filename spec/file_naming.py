@@ -63,7 +63,7 @@ def new_file_id_prefix(value: uuid.UUID | None = None) -> str:
 
 def make_file_id(prefix: str, n: int) -> str:
     """The n-th file id of a task: ``<prefix>-<n>`` (Hudi's ``createNewFileId``)."""
-    return validate_file_id(f"{prefix}-{n}")
+    return validate_file_id(f"{validate_file_id(prefix)}-{n}")
 # --8<-- [end:file_id]
 
 

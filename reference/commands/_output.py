@@ -37,7 +37,9 @@ def emit_mapping(title: str | None, mapping: Mapping[str, Any], key: str = "prop
     emit_table(title, [key, value], sorted(mapping.items()))
 
 
-def emit(output: str, data: Any, columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
+def emit(
+    output: str, data: Any, columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
+) -> None:
     """Print ``data`` as JSON, or ``rows`` under ``columns`` as a table."""
     if output == "json":
         emit_json(data)

@@ -1,0 +1,35 @@
+"""``hudi-spec desc TABLE``: the table's configuration (like hudi-cli ``desc``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from spec.storage import Storage
+from spec.table_config import KEYS_BY_NAME, TableConfig
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("desc", help="show the table config (hoodie.properties)")
+    p.add_argument("table", help="table base path or URI")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage = Storage(args.table)
+    cfg = TableConfig.load(storage)
+    summary = {
+        "basePath": storage.uri,
+        "tableName": cfg.name,
+        "tableType": cfg.table_type,
+        "tableVersion": cfg.table_version,
+        "timelineLayoutVersion": cfg.timeline_layout,
+    }
+    if args.output == "json":
+        _output.emit_json({**summary, "properties": dict(sorted(cfg.props.items()))})
+        return 0
+    rows = [(k, v, "") for k, v in summary.items()]
+    rows += [(k, v, KEYS_BY_NAME[k].doc if k in KEYS_BY_NAME else "") for k, v in sorted(cfg.props.items())]
+    _output.emit_table(f"Hudi table {cfg.name}", ["property", "value", "meaning"], rows)
+    return 0

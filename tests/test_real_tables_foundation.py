@@ -1,0 +1,141 @@
+"""Names, timelines and table configs of the 22 real tables written by Apache Hudi."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from spec.file_naming import (
+    is_base_file_name,
+    is_log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from spec.table_config import (
+    PARTITION_METADATA_FILE,
+    TableConfig,
+    parse_partition_metadata,
+    parse_properties,
+    partition_depth,
+    table_checksum,
+)
+from spec.timeline import (
+    LAYOUT_V2,
+    Timeline,
+    format_instant_file_name,
+    parse_instant_file_name,
+    timeline_dir,
+)
+from tests.conftest import RealTable
+
+STATE_BY_SUFFIX = {"requested": "REQUESTED", "inflight": "INFLIGHT"}
+
+
+def _tables_in(root: Path) -> list[Path]:
+    """The data table and, if present, its metadata table (itself a Hudi table)."""
+    found = [root]
+    if (root / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").is_file():
+        found.append(root / ".hoodie" / "metadata")
+    return found
+
+
+def _data_files(table: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(table):
+        dirnames[:] = [d for d in dirnames if d != ".hoodie"]
+        out.extend(Path(dirpath) / f for f in filenames)
+    return out
+
+
+def test_every_data_file_name_round_trips(real_table: RealTable) -> None:
+    seen_base = seen_log = 0
+    for table in _tables_in(real_table.path):
+        for f in _data_files(table):
+            name = f.name
+            if name.startswith(PARTITION_METADATA_FILE) or name == ".DS_Store" or name.endswith(".crc"):
+                continue
+            if name.startswith("."):
+                assert is_log_file_name(name), name
+                assert parse_log_file_name(name).format() == name
+                seen_log += 1
+            else:
+                assert is_base_file_name(name), name
+                assert parse_base_file_name(name).format() == name
+                seen_base += 1
+    m = real_table.manifest
+    assert seen_base >= int(m["n_base_files"])
+    assert seen_log >= int(m["n_log_files"])
+
+
+def _independent_reading(names: list[str], layout: int) -> dict[str, tuple[str, str, str | None]]:
+    """requested time -> (action of the highest-state file, state, completion) read by string splitting."""
+    rank = {"REQUESTED": 0, "INFLIGHT": 1, "COMPLETED": 2}
+    best: dict[str, tuple[str, str, str | None]] = {}
+    for name in names:
+        parts = name.split(".")
+        times = parts[0]
+        if not times.replace("_", "").isdigit():
+            continue
+        req, _, comp = times.partition("_")
+        if len(parts) == 2 and parts[1] == "inflight":
+            entry = ("commit", "INFLIGHT", None)
+        elif len(parts) == 2:
+            entry = (parts[1], "COMPLETED", comp or None)
+        else:
+            entry = (parts[1], STATE_BY_SUFFIX[parts[2]], None)
+        if req not in best or rank[entry[1]] > rank[best[req][1]]:
+            best[req] = entry
+    return best
+
+
+def test_every_instant_file_round_trips_and_timeline_matches_listing(real_table: RealTable) -> None:
+    for table in _tables_in(real_table.path):
+        cfg = TableConfig.load(str(table))
+        layout = cfg.timeline_layout
+        names = sorted(p.name for p in (table / timeline_dir(layout)).iterdir() if p.is_file())
+        instant_names = [n for n in names if n[0].isdigit()]
+        for name in instant_names:
+            assert format_instant_file_name(parse_instant_file_name(name, layout), layout) == name
+        tl = Timeline.load(str(table))
+        expected = _independent_reading(instant_names, layout)
+        assert [i.requested for i in tl.instants] == sorted(expected)
+        for inst in tl.instants:
+            assert (inst.action, inst.state.value, inst.completed) == expected[inst.requested]
+        if layout == LAYOUT_V2:
+            assert all(i.completed for i in tl.completed().instants), "v8 completed instants carry _C"
+    m = real_table.manifest
+    data_tl = Timeline.load(str(real_table.path))
+    counts: dict[str, int] = {}
+    for inst in data_tl.completed().instants:
+        action = data_tl.origin_action(inst.requested) if inst.action == "commit" else inst.action
+        action = "commit" if action == "compaction" else action
+        counts[action or inst.action] = counts.get(action or inst.action, 0) + 1
+    want = dict(kv.split(":") for kv in m["completed_instants"].split()) if m["completed_instants"] else {}
+    assert counts == {k: int(v) for k, v in want.items()}
+
+
+def test_every_properties_file_parses_and_checksum_recomputes(real_table: RealTable) -> None:
+    for table in _tables_in(real_table.path):
+        raw = (table / ".hoodie" / "hoodie.properties").read_bytes()
+        props = parse_properties(raw)
+        cfg = TableConfig(props).validate()
+        assert cfg.table_version == real_table.table_version
+        assert props["hoodie.table.checksum"] == str(table_checksum(props.get("hoodie.database.name"),
+                                                                    props["hoodie.table.name"]))
+        assert TableConfig.from_bytes(cfg.to_bytes()).props == props
+    cfg = TableConfig.load(str(real_table.path))
+    assert cfg.table_type == real_table.table_type.replace("COW", "COPY_ON_WRITE").replace("MOR", "MERGE_ON_READ")
+    parts = real_table.manifest["partition_fields"]
+    assert cfg.partition_fields == (() if parts == "-" else tuple(parts.split(",")))
+    assert cfg.record_key_fields == tuple(real_table.manifest["record_key"].split(","))
+
+
+def test_every_partition_metadata_parses(real_table: RealTable) -> None:
+    files = [f for f in _data_files(real_table.path) if f.name == PARTITION_METADATA_FILE]
+    timeline = Timeline.load(str(real_table.path))
+    for f in files:
+        md = parse_partition_metadata(f.read_bytes())
+        rel = f.parent.relative_to(real_table.path).as_posix()
+        assert md.depth == partition_depth("" if rel == "." else rel)
+        assert timeline.get(md.commit_time) is not None or md.commit_time < timeline.instants[0].requested
+        assert parse_partition_metadata(md.format()) == md

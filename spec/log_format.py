@@ -540,7 +540,10 @@ def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
                     n, pos = _read_long(buf, pos)
                     if n < 0 or pos + n > len(buf):
                         raise CorruptBlock("delete record string runs past the block")
-                    fields.append(buf[pos:pos + n].decode("utf-8", errors="strict"))
+                    try:
+                        fields.append(buf[pos:pos + n].decode("utf-8"))
+                    except UnicodeDecodeError as err:
+                        raise CorruptBlock("delete record key or partition is not UTF-8") from err
                     pos += n
                 else:
                     raise CorruptBlock(f"bad union index {idx} in a delete record")
@@ -602,7 +605,7 @@ def decode_parquet_records(block: LogBlock) -> pa.Table:
         raise LogFormatError(f"{block.block_type.name} is not a parquet data block")
     try:
         return pq.read_table(pa.BufferReader(block.content))
-    except (pa.ArrowInvalid, OSError) as err:
+    except Exception as err:  # pyarrow raises ArrowInvalid, OSError, UnicodeDecodeError... on damaged files
         raise CorruptBlock(f"parquet data block content is not a parquet file: {err}") from err
 
 
@@ -618,7 +621,7 @@ def block_record_count(block: LogBlock) -> int:
 
         try:
             return int(pq.ParquetFile(pa.BufferReader(block.content)).metadata.num_rows)
-        except (pa.ArrowInvalid, OSError) as err:
+        except Exception as err:  # damaged parquet surfaces as several exception types
             raise CorruptBlock(f"parquet data block content is not a parquet file: {err}") from err
     if block.block_type == BlockType.COMMAND_BLOCK:
         return 0

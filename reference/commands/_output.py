@@ -30,7 +30,10 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
         table.add_column(col, overflow="fold")
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
-    Console(width=max(120, Console().width)).print(table)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=240)
+    console.print(table)
 
 
 def emit_mapping(title: str | None, mapping: Mapping[str, Any], key: str = "property", value: str = "value") -> None:

@@ -1,0 +1,242 @@
+"""File groups and file slices: which files a reader sees, as of which instant.
+
+Files are grouped by (partition path, file id) into **file groups**; each group is a sequence
+of **file slices**, one per base instant: a base file and the log files written on top of it.
+A reader reads the latest slice of each group that is visible as of its query instant.
+
+The rules differ by table version, side by side below:
+
+- v6: a base file forms slice ``T`` (the instant in its name); a log file joins the slice whose
+  base instant is the greatest one ≤ the instant in its name (that name holds the slice's base
+  instant). Log files are not filtered by name; their blocks are filtered when scanned.
+- v8: a log file's name holds the deltacommit that wrote it; it joins the slice whose base
+  instant is the greatest one ≤ that deltacommit's **completion** time. Base and log files of
+  instants that are not completed are invisible.
+
+In both, base files of instants that did not complete are invisible (unless older than the
+active timeline), file groups replaced by a completed replacecommit are gone, and a slice
+whose base instant is a pending compaction is read together with the slice before it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from spec.commit_metadata import parse_commit_metadata
+from spec.errors import HudiSpecError
+from spec.file_naming import (
+    BaseFileName,
+    LogFileName,
+    is_base_file_name,
+    is_log_file_name,
+    log_file_sort_key,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from spec.table_config import PARTITION_METADATA_FILE, TableConfig
+from spec.timeline import Action, Timeline, format_instant_file_name, timeline_dir
+
+if TYPE_CHECKING:
+    from spec.storage import Storage
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A base or log file found by listing: its partition, name and size."""
+
+    partition_path: str
+    name: str
+    size: int = 0
+
+    @property
+    def path(self) -> str:
+        return posixpath.join(self.partition_path, self.name) if self.partition_path else self.name
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """A base instant's slice of a file group: the base file (if any) and its log files, in read order."""
+
+    partition_path: str
+    file_id: str
+    base_instant: str
+    base_file: DataFile | None = None
+    log_files: tuple[DataFile, ...] = ()
+
+    @property
+    def base_file_name(self) -> BaseFileName | None:
+        return parse_base_file_name(self.base_file.name) if self.base_file else None
+
+    @property
+    def log_file_names(self) -> tuple[LogFileName, ...]:
+        return tuple(parse_log_file_name(f.name) for f in self.log_files)
+
+    def with_logs(self, logs: Iterable[DataFile]) -> FileSlice:
+        ordered = sorted({*self.log_files, *logs}, key=lambda f: log_file_sort_key(parse_log_file_name(f.name)))
+        return FileSlice(self.partition_path, self.file_id, self.base_instant, self.base_file, tuple(ordered))
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    """A file group: its slices ordered by base instant."""
+
+    partition_path: str
+    file_id: str
+    slices: tuple[FileSlice, ...]
+
+    @property
+    def latest_slice(self) -> FileSlice | None:
+        return self.slices[-1] if self.slices else None
+
+
+def list_data_files(storage: Storage) -> list[DataFile]:
+    """Every base and log file of the table (all folders but ``.hoodie``), by partition path."""
+    out = []
+    for f in storage.list("", recursive=True):
+        if f.is_dir or f.path.startswith(".hoodie/") or f.path == ".hoodie":
+            continue
+        if "/.hoodie/" in f"/{f.path}":
+            continue
+        partition, _, name = f.path.rpartition("/")
+        if name.startswith(PARTITION_METADATA_FILE):
+            continue
+        if is_base_file_name(name) or (is_log_file_name(name) and not parse_log_file_name(name).suffix):
+            out.append(DataFile(partition, name, f.size))
+    return out
+
+
+def replaced_file_groups(storage: Storage, timeline: Timeline, as_of: str | None = None) -> set[tuple[str, str]]:
+    """(partition, file id) of groups replaced by completed replacecommits at or before ``as_of``."""
+    out: set[tuple[str, str]] = set()
+    for inst in timeline.completed().filter_actions(Action.REPLACE_COMMIT).instants:
+        if as_of is not None and inst.requested > as_of:
+            continue
+        name = format_instant_file_name(inst, timeline.layout)
+        md = parse_commit_metadata(storage.read(posixpath.join(timeline_dir(timeline.layout), name)))
+        out |= md.replaced_file_ids()
+    return out
+
+
+# --8<-- [start:visibility]
+def base_file_visible(instant: str, timeline: Timeline, as_of: str | None) -> bool:
+    """A base file is visible when its instant completed (or predates the active timeline) and is ≤ as_of."""
+    if as_of is not None and instant > as_of:
+        return False
+    return timeline.contains_or_before_start(instant)
+
+
+def log_file_visible(log: LogFileName, timeline: Timeline, table_version: int, as_of: str | None) -> bool:
+    """v8: a log file is visible when its deltacommit completed and is ≤ as_of; v6: always (blocks decide)."""
+    if table_version < 8:
+        return True
+    if as_of is not None and log.instant > as_of:
+        return False
+    return timeline.contains_or_before_start(log.instant)
+# --8<-- [end:visibility]
+
+
+# --8<-- [start:slices]
+def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_version: int,
+                      as_of: str | None = None, replaced: set[tuple[str, str]] | None = None,
+                      pending_compactions: Iterable[str] = ()) -> list[FileGroup]:
+    """Group visible files into file groups and slices, as of ``as_of`` (the latest instant if None)."""
+    replaced = replaced or set()
+    pending = set(pending_compactions)
+    bases: dict[tuple[str, str], dict[str, DataFile]] = {}
+    logs: dict[tuple[str, str], list[tuple[LogFileName, DataFile]]] = {}
+    for f in files:
+        if is_base_file_name(f.name):
+            b = parse_base_file_name(f.name)
+            if base_file_visible(b.instant, timeline, as_of):
+                bases.setdefault((f.partition_path, b.file_id), {})[b.instant] = f
+        else:
+            lg = parse_log_file_name(f.name)
+            if log_file_visible(lg, timeline, table_version, as_of):
+                logs.setdefault((f.partition_path, lg.file_id), []).append((lg, f))
+    groups = []
+    for key in sorted(set(bases) | set(logs)):
+        if key in replaced:
+            continue
+        partition, file_id = key
+        slice_bases = dict(bases.get(key, {}))
+        instants = set(slice_bases)
+        members: dict[str, list[DataFile]] = {}
+        for lg, f in logs.get(key, []):
+            anchor = lg.instant if table_version < 8 else (timeline.completion_time(lg.instant) or lg.instant)
+            candidates = [t for t in instants | pending if t <= anchor]
+            base_instant = max(candidates) if candidates else lg.instant
+            members.setdefault(base_instant, []).append(f)
+        slice_keys = sorted(instants | set(members))
+        slices = [FileSlice(partition, file_id, t, slice_bases.get(t)).with_logs(members.get(t, []))
+                  for t in slice_keys]
+        # a slice of a pending compaction has no base file yet: read it together with the slice before it
+        merged: list[FileSlice] = []
+        for s in slices:
+            if s.base_instant in pending and s.base_file is None and merged:
+                merged[-1] = merged[-1].with_logs(s.log_files)
+            else:
+                merged.append(s)
+        if merged:
+            groups.append(FileGroup(partition, file_id, tuple(merged)))
+    return groups
+# --8<-- [end:slices]
+
+
+@dataclass(frozen=True)
+class FileSystemView:
+    """The file groups of a table as of an instant."""
+
+    config: TableConfig
+    timeline: Timeline
+    groups: tuple[FileGroup, ...] = field(default_factory=tuple)
+    as_of: str | None = None
+
+    @staticmethod
+    def load(storage: Storage, config: TableConfig | None = None, timeline: Timeline | None = None,
+             as_of: str | None = None, files: Sequence[DataFile] | None = None) -> FileSystemView:
+        cfg = config or TableConfig.load(storage)
+        tl = timeline or Timeline.load(storage, cfg.timeline_layout)
+        listing = list_data_files(storage) if files is None else files
+        replaced = replaced_file_groups(storage, tl, as_of)
+        pending = [i.requested for i in tl.pending_compactions().instants]
+        groups = build_file_groups(listing, tl, cfg.table_version, as_of, replaced, pending)
+        return FileSystemView(cfg, tl, tuple(groups), as_of)
+
+    def partitions(self) -> list[str]:
+        return sorted({g.partition_path for g in self.groups})
+
+    def latest_slices(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
+        """The latest visible slice of every file group (optionally only in ``partitions``)."""
+        wanted = None if partitions is None else set(partitions)
+        return [s for g in self.groups if (wanted is None or g.partition_path in wanted)
+                and (s := g.latest_slice) is not None]
+
+    def group(self, partition_path: str, file_id: str) -> FileGroup | None:
+        for g in self.groups:
+            if g.partition_path == partition_path and g.file_id == file_id:
+                return g
+        return None
+
+    def layout(self) -> Mapping[str, list[tuple[str, list[tuple[str, str | None, int]]]]]:
+        """Per partition: (file id, [(base instant, base file name, number of log files)])."""
+        out: dict[str, list[tuple[str, list[tuple[str, str | None, int]]]]] = {}
+        for g in self.groups:
+            out.setdefault(g.partition_path, []).append((g.file_id, [
+                (s.base_instant, s.base_file.name if s.base_file else None, len(s.log_files)) for s in g.slices]))
+        return out
+
+
+def check_single_base_per_instant(files: Sequence[DataFile]) -> None:
+    """A file group holds at most one base file per instant (hudi-rs fails otherwise)."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for f in files:
+        if is_base_file_name(f.name):
+            b = parse_base_file_name(f.name)
+            key = (f.partition_path, b.file_id, b.instant)
+            if key in seen:
+                raise HudiSpecError(f"file group {b.file_id} has two base files for instant {b.instant}: "
+                                    f"{seen[key]} and {f.name}", hint="delete the one no commit lists")
+            seen[key] = f.name

@@ -1,0 +1,190 @@
+"""How records of one key combine: the ordering field, commit order, and deletes.
+
+A file slice holds a base file and log files. Reading it combines, per record key, the
+base row with the log records, oldest log block first. Three comparisons decide:
+
+- **log vs log** (``preCombine``): the later record replaces the earlier one unless the earlier
+  one's ordering value is greater (event-time ordering); under commit-time ordering the later
+  record always wins;
+- **log vs base** (``combineAndGetUpdateValue``): table version 6 with
+  ``OverwriteWithLatestAvroPayload`` lets the log record always win; ``DefaultHoodieRecordPayload``
+  and v8 event-time ordering keep the base row when its ordering value is greater;
+- **deletes**: a delete record removes the key unless it carries a real ordering value (not the
+  *natural order* default) of the same type as the record's and smaller than it.
+
+What counts as the natural-order default differs, side by side below: Hudi 0.x (v6) treats only
+``Integer 0`` (and null) as natural, so the ``Long 0`` that Spark SQL's DELETE writes for a long
+ordering field is compared as a value and loses to an earlier log record with a greater
+ordering value; Hudi 1.x (v8) treats a numeric 0 of any type as natural (observed on real
+tables: the delete wins).
+
+A data record whose ``_hoodie_is_deleted`` field is true is a delete in both versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from spec.table_config import (
+    COMMIT_TIME_ORDERING,
+    COMMIT_TIME_STRATEGY_ID,
+    CUSTOM_MERGE,
+    EVENT_TIME_ORDERING,
+    OVERWRITE_WITH_LATEST_PAYLOAD,
+    TableConfig,
+)
+
+IS_DELETED_FIELD = "_hoodie_is_deleted"
+
+
+class MergeMode(StrEnum):
+    EVENT_TIME_ORDERING = EVENT_TIME_ORDERING
+    COMMIT_TIME_ORDERING = COMMIT_TIME_ORDERING
+    CUSTOM = CUSTOM_MERGE
+
+
+# --8<-- [start:rule]
+@dataclass(frozen=True)
+class MergeRule:
+    """The merge behaviour of a table, derived from its config.
+
+    - ``mode``: event-time or commit-time ordering (v8 states it; v6 infers it from the payload
+      class: both common payloads combine log records by ordering value);
+    - ``log_wins_over_base``: v6 with OverwriteWithLatestAvroPayload — the merged log record
+      replaces the base row whatever their ordering values;
+    - ``table_version``: decides what a natural-order delete is.
+    """
+
+    mode: MergeMode
+    ordering_field: str | None
+    log_wins_over_base: bool
+    table_version: int
+
+    @staticmethod
+    def from_config(cfg: TableConfig) -> MergeRule:
+        version = cfg.table_version
+        ordering = cfg.ordering_field
+        if version >= 8:
+            mode_name = cfg.merge_mode or (
+                COMMIT_TIME_ORDERING if cfg.merge_strategy_id == COMMIT_TIME_STRATEGY_ID else EVENT_TIME_ORDERING)
+            mode = MergeMode(mode_name) if mode_name in MergeMode._value2member_map_ else MergeMode.CUSTOM
+            return MergeRule(mode, ordering, mode == MergeMode.COMMIT_TIME_ORDERING, version)
+        mode = MergeMode.EVENT_TIME_ORDERING if ordering else MergeMode.COMMIT_TIME_ORDERING
+        return MergeRule(mode, ordering, cfg.payload_class == OVERWRITE_WITH_LATEST_PAYLOAD or not ordering, version)
+# --8<-- [end:rule]
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a key: a row (or a delete), its ordering value and where it came from.
+
+    ``ordering_type`` names the Java type of the ordering value (``int``, ``long``, ``double``,
+    ``string``...), as the delete rule compares types; ``natural`` marks a delete without a real
+    ordering value.
+    """
+
+    row: Mapping[str, Any] | None
+    ordering: Any = None
+    ordering_type: str | None = None
+    natural: bool = False
+
+    @property
+    def is_delete(self) -> bool:
+        return self.row is None
+
+
+# --8<-- [start:natural]
+def is_natural_order(ordering: Any, ordering_type: str | None, table_version: int) -> bool:
+    """Whether a delete's ordering value is the natural-order default (the delete always wins).
+
+    v6 (Hudi 0.x): null, or ``Integer 0``. v8 (Hudi 1.x): null, or numeric 0 of any type.
+    """
+    if ordering is None:
+        return True
+    if isinstance(ordering, bool) or not isinstance(ordering, int | float | Decimal) or ordering != 0:
+        return False
+    return table_version >= 8 or ordering_type == "int"
+# --8<-- [end:natural]
+
+
+def ordering_type_of(value: Any, declared: str | None = None) -> str | None:
+    """The Java type of an ordering value: the declared Avro/Arrow type if known, else from the value."""
+    if value is None:
+        return None
+    if declared:
+        return declared
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "long" if not -(2**31) <= value < 2**31 else "int"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def _greater(a: Any, b: Any) -> bool:
+    try:
+        return bool(a > b)
+    except TypeError:
+        return False
+
+
+def _is_deleted_flag(row: Mapping[str, Any] | None) -> bool:
+    return row is not None and row.get(IS_DELETED_FIELD) is True
+
+
+def as_version(row: Mapping[str, Any], rule: MergeRule, ordering_type: str | None = None) -> Version:
+    """A data record as a Version (a delete when ``_hoodie_is_deleted`` is true)."""
+    ordering = row.get(rule.ordering_field) if rule.ordering_field else None
+    otype = ordering_type_of(ordering, ordering_type)
+    if _is_deleted_flag(row):
+        return Version(None, ordering, otype, natural=False)
+    return Version(row, ordering, otype)
+
+
+# --8<-- [start:combine]
+def combine_logs(older: Version, newer: Version, rule: MergeRule) -> Version:
+    """Two log versions of one key, ``newer`` read after ``older``: the one that survives."""
+    if rule.mode == MergeMode.COMMIT_TIME_ORDERING:
+        return newer
+    if newer.is_delete and older.row is not None:
+        return newer if delete_wins(newer, older, rule) else older
+    if older.is_delete and not newer.is_delete:
+        # a record after a delete: it replaces the delete unless the delete has a greater real ordering
+        if older.natural or not _greater(older.ordering, newer.ordering):
+            return newer
+        return older
+    return older if _greater(older.ordering, newer.ordering) else newer
+
+
+def delete_wins(delete: Version, record: Version, rule: MergeRule) -> bool:
+    """A delete removes ``record`` unless it has a real ordering value of the record's type that is smaller."""
+    if delete.natural or record.row is None or rule.mode == MergeMode.COMMIT_TIME_ORDERING:
+        return True
+    if delete.ordering_type != record.ordering_type:
+        return True
+    return not _greater(record.ordering, delete.ordering)
+
+
+def merge_with_base(base: Version, log: Version, rule: MergeRule) -> Version:
+    """The base row of a key against the merged log version: the row that is read (or a delete)."""
+    if log.is_delete:
+        if rule.table_version < 8:
+            return log  # 0.x: a merged delete removes the base row
+        return log if delete_wins(log, base, rule) else base
+    if rule.log_wins_over_base or rule.mode == MergeMode.COMMIT_TIME_ORDERING:
+        return log
+    return base if _greater(base.ordering, log.ordering) else log
+# --8<-- [end:combine]
+
+
+def delete_version(ordering: Any, ordering_branch_type: str | None, rule: MergeRule) -> Version:
+    """A delete record from a delete block, with its ordering value and union branch type."""
+    natural = is_natural_order(ordering, ordering_branch_type, rule.table_version)
+    return Version(None, ordering, ordering_branch_type, natural)

@@ -1,0 +1,268 @@
+"""How any table on disk is read: snapshot, read-optimized, incremental and time travel.
+
+This reader is the normative statement of what a table means. It reads tables written by
+anyone (Apache Hudi, this project's reference writer, any other implementation), one file
+slice at a time, so memory is bounded by a slice, not by the table.
+
+Query types:
+
+- **snapshot** (as of the latest instant, or ``as_of`` for time travel): per file group, the
+  latest visible slice, its base file merged with its log records (``spec.merge``);
+- **read-optimized**: the base files of the latest slices only, logs ignored (for copy-on-write
+  tables the same as snapshot);
+- **incremental** ``(begin, end]``: the rows written by completed instants in the window: the
+  file groups those instants wrote, read as a snapshot as of ``end``, keeping rows whose
+  ``_hoodie_commit_time`` is in the window.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from spec.commit_metadata import parse_commit_metadata
+from spec.errors import InvalidOperation, SchemaMismatch
+from spec.file_system_view import FileSlice, FileSystemView
+from spec.log_format import (
+    ORDERING_BRANCHES,
+    BlockType,
+    LogBlock,
+    decode_avro_records,
+    decode_delete_records,
+    decode_parquet_records,
+)
+from spec.log_scanner import scan_slice_logs
+from spec.merge import MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
+from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
+from spec.storage import Storage
+from spec.table_config import TableConfig
+from spec.timeline import Timeline, format_instant_file_name, timeline_dir
+
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
+
+_ARROW_JAVA_TYPES = {pa.int8(): "int", pa.int16(): "int", pa.int32(): "int", pa.int64(): "long",
+                     pa.float32(): "float", pa.float64(): "double", pa.string(): "string", pa.large_string(): "string",
+                     pa.binary(): "bytes", pa.date32(): "int"}
+_BRANCH_TYPES = ("null", "int", "long", "float", "double", "bytes", "string", "decimal", "int",
+                 "int", "long", "long", "long")
+assert len(_BRANCH_TYPES) == len(ORDERING_BRANCHES)
+
+
+def _java_type(t: pa.DataType | None) -> str | None:
+    if t is None:
+        return None
+    if pa.types.is_timestamp(t):
+        return "long"
+    if pa.types.is_decimal(t):
+        return "decimal"
+    return _ARROW_JAVA_TYPES.get(t)
+
+
+def record_key_of(row: Mapping[str, Any], cfg: TableConfig) -> str:
+    """A row's record key: the meta column when populated, else rebuilt from the key fields
+    (one field: its value; several: ``f1:v1,f2:v2``)."""
+    key = row.get(RECORD_KEY)
+    if key is not None:
+        return str(key)
+    fields = cfg.record_key_fields
+    if len(fields) == 1:
+        return _java_string(row.get(fields[0]))
+    return ",".join(f"{f}:{_java_string(row.get(f))}" for f in fields)
+
+
+def _java_string(value: Any) -> str:
+    if value is None:
+        return "__null__"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class SliceRead:
+    """The rows of one file slice, and what was read to make them."""
+
+    slice: FileSlice
+    table: pa.Table
+
+
+class TableReader:
+    """Reads one table. Loads the config and timeline once; each query builds its file system view."""
+
+    def __init__(self, path: str | Storage) -> None:
+        self.storage = path if isinstance(path, Storage) else Storage(path)
+        self.config = TableConfig.load(self.storage)
+        self.timeline = Timeline.load(self.storage, self.config.timeline_layout)
+        self.rule = MergeRule.from_config(self.config)
+
+    # --- one slice ---------------------------------------------------------------------------
+
+    def _read_base(self, sl: FileSlice, columns: Sequence[str] | None) -> pa.Table | None:
+        if sl.base_file is None:
+            return None
+        return pq.read_table(self.storage.full(sl.base_file.path), filesystem=self.storage.fs)
+
+    def _log_versions(self, blocks: Sequence[LogBlock], ordering_type: str | None) -> tuple[dict[str, Version],
+                                                                                            pa.Schema | None]:
+        """Per record key, the version that survives the slice's log blocks (applied oldest first)."""
+        merged: dict[str, Version] = {}
+        schema: pa.Schema | None = None
+        for block in blocks:
+            if block.block_type == BlockType.DELETE_BLOCK:
+                for d in decode_delete_records(block):
+                    key = d.record_key or ""
+                    new = delete_version(d.ordering_value, _BRANCH_TYPES[d.ordering_branch], self.rule)
+                    merged[key] = combine_logs(merged[key], new, self.rule) if key in merged else new
+                continue
+            if block.block_type == BlockType.AVRO_DATA_BLOCK:
+                rows = decode_avro_records(block)
+                if block.schema:
+                    schema = arrow_schema_from_avro(block.schema)
+            elif block.block_type == BlockType.PARQUET_DATA_BLOCK:
+                table = decode_parquet_records(block)
+                schema = table.schema
+                rows = table.to_pylist()
+            else:
+                continue
+            for row in rows:
+                key = record_key_of(row, self.config)
+                new = as_version(row, self.rule, ordering_type)
+                merged[key] = combine_logs(merged[key], new, self.rule) if key in merged else new
+        return merged, schema
+
+    def read_slice(self, sl: FileSlice, as_of: str | None = None, with_logs: bool = True) -> pa.Table | None:
+        """The rows of one slice: its base file merged with its log records (or the base file alone)."""
+        base = self._read_base(sl, None)
+        if not with_logs or not sl.log_files:
+            return base
+        blocks, _ = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline, as_of)
+        if not blocks:
+            return base
+        ordering = self.rule.ordering_field
+        ordering_type = None
+        if base is not None and ordering and ordering in base.column_names:
+            ordering_type = _java_type(base.schema.field(ordering).type)
+        logs, log_schema = self._log_versions(blocks, ordering_type)
+        out_schema = base.schema if base is not None else log_schema
+        if out_schema is None:
+            return base
+        kept_base = base
+        merged_rows: list[Mapping[str, Any]] = []
+        if base is not None:
+            base_keys = self._keys_of(base)
+            in_logs = pc.is_in(base_keys, value_set=pa.array(list(logs), type=pa.string()))
+            kept_base = base.filter(pc.invert(in_logs))
+            for row in base.filter(in_logs).to_pylist():
+                key = record_key_of(row, self.config)
+                result = merge_with_base(as_version(row, self.rule, ordering_type), logs.pop(key), self.rule)
+                if result.row is not None:
+                    merged_rows.append(result.row)
+        merged_rows.extend(v.row for v in logs.values() if v.row is not None)
+        if not merged_rows:
+            return kept_base
+        try:
+            extra = rows_to_arrow(merged_rows, out_schema)
+        except SchemaMismatch:
+            extra = rows_to_arrow(merged_rows, out_schema if log_schema is None else log_schema).cast(out_schema)
+        return extra if kept_base is None else pa.concat_tables([kept_base, extra], promote_options="permissive")
+
+    def _keys_of(self, table: pa.Table) -> pa.Array:
+        if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
+            return table.column(RECORD_KEY).combine_chunks().cast(pa.string())
+        return pa.array([record_key_of(r, self.config) for r in table.to_pylist()], type=pa.string())
+
+    # --- queries -----------------------------------------------------------------------------
+
+    def view(self, as_of: str | None = None) -> FileSystemView:
+        return FileSystemView.load(self.storage, self.config, self.timeline, as_of)
+
+    def _check_instant(self, t: str | None, what: str) -> None:
+        if t is not None and not (t.isdigit() and len(t) in (14, 17)):
+            raise InvalidOperation(f"{what} {t!r} is not an instant time", hint="use yyyyMMddHHmmssSSS")
+
+    def iter_snapshot(self, as_of: str | None = None, read_optimized: bool = False,
+                      partitions: Sequence[str] | None = None) -> Iterator[SliceRead]:
+        """Snapshot (or read-optimized) rows, one file slice at a time."""
+        self._check_instant(as_of, "as_of")
+        if as_of is not None and self.timeline.latest_completed() is None:
+            return
+        for sl in self.view(as_of).latest_slices(partitions):
+            if read_optimized and sl.base_file is None:
+                continue
+            table = self.read_slice(sl, as_of, with_logs=not read_optimized)
+            if table is not None and table.num_rows:
+                yield SliceRead(sl, table)
+
+    def commits_in_range(self, begin: str | None, end: str | None) -> list[str]:
+        """Completed data-writing instants with ``begin < t <= end``."""
+        return [i.requested for i in self.timeline.commits_timeline().in_range(begin, end).instants]
+
+    def iter_incremental(self, begin: str | None, end: str | None = None,
+                         partitions: Sequence[str] | None = None) -> Iterator[SliceRead]:
+        """Rows written by completed instants in ``(begin, end]``, one file slice at a time."""
+        self._check_instant(begin, "begin")
+        self._check_instant(end, "end")
+        end = end or (latest.requested if (latest := self.timeline.latest_completed()) else None)
+        if end is None:
+            return
+        touched: set[tuple[str, str]] = set()
+        layout = self.timeline.layout
+        for t in self.commits_in_range(begin, end):
+            inst = self.timeline.get(t)
+            assert inst is not None
+            data = self.storage.read(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)))
+            touched |= parse_commit_metadata(data).file_ids_written()
+        for sl in self.view(end).latest_slices(partitions):
+            if (sl.partition_path, sl.file_id) not in touched:
+                continue
+            table = self.read_slice(sl, end)
+            if table is None:
+                continue
+            times = table.column(COMMIT_TIME)
+            mask = pc.less_equal(times, end)
+            if begin is not None:
+                mask = pc.and_(mask, pc.greater(times, begin))
+            table = table.filter(mask)
+            if table.num_rows:
+                yield SliceRead(sl, table)
+
+
+def _collect(parts: Iterator[SliceRead], columns: Sequence[str] | None) -> pa.Table | None:
+    tables = [p.table for p in parts]
+    if not tables:
+        return None
+    table = pa.concat_tables(tables, promote_options="permissive")
+    return table.select(list(columns)) if columns else table
+
+
+# --8<-- [start:read_table]
+def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
+               end: str | None = None, columns: Sequence[str] | None = None,
+               partitions: Sequence[str] | None = None) -> pa.Table:
+    """Read a table with one query type; an empty table (no columns) when nothing is visible."""
+    if query not in QUERY_TYPES:
+        raise InvalidOperation(f"unknown query type {query!r}", hint=f"use one of {', '.join(QUERY_TYPES)}")
+    reader = TableReader(path)
+    if query == "incremental":
+        parts = reader.iter_incremental(begin, end, partitions)
+    else:
+        parts = reader.iter_snapshot(as_of, query == "read_optimized", partitions)
+    table = _collect(parts, columns)
+    return table if table is not None else pa.table({})
+# --8<-- [end:read_table]
+
+
+def iter_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
+               end: str | None = None, partitions: Sequence[str] | None = None) -> Iterator[pa.Table]:
+    """The same query, one Arrow table per file slice (memory bounded by a slice)."""
+    reader = TableReader(path)
+    parts = (reader.iter_incremental(begin, end, partitions) if query == "incremental"
+             else reader.iter_snapshot(as_of, query == "read_optimized", partitions))
+    for p in parts:
+        yield p.table

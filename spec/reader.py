@@ -200,35 +200,49 @@ class TableReader:
                 yield SliceRead(sl, table)
 
     def commits_in_range(self, begin: str | None, end: str | None) -> list[str]:
-        """Completed data-writing instants with ``begin < t <= end``."""
-        return [i.requested for i in self.timeline.commits_timeline().in_range(begin, end).instants]
+        """Completed data-writing instants whose completion time is in ``(begin, end]``.
+
+        Layout 1 has no completion times: the requested time stands in. Layout 2 (Hudi 1.x)
+        windows incremental queries by completion time, so an instant that started before
+        ``begin`` but completed inside the window is in it.
+        """
+        out = []
+        for inst in self.timeline.commits_timeline().instants:
+            done = inst.completed or inst.requested
+            if (begin is None or done > begin) and (end is None or done <= end):
+                out.append(inst.requested)
+        return out
 
     def iter_incremental(self, begin: str | None, end: str | None = None,
                          partitions: Sequence[str] | None = None) -> Iterator[SliceRead]:
         """Rows written by completed instants in ``(begin, end]``, one file slice at a time."""
         self._check_instant(begin, "begin")
         self._check_instant(end, "end")
-        end = end or (latest.requested if (latest := self.timeline.latest_completed()) else None)
-        if end is None:
+        if not self.config.populate_meta_fields:
+            raise InvalidOperation("incremental queries need the commit time meta column, which this table "
+                                   "does not populate (hoodie.populate.meta.fields=false)",
+                                   hint="use a snapshot or time-travel query")
+        window = self.commits_in_range(begin, end)
+        if not window:
             return
+        upto = [i.requested for i in self.timeline.commits_timeline().instants
+                if end is None or (i.completed or i.requested) <= end]
+        as_of = max(upto)
         touched: set[tuple[str, str]] = set()
         layout = self.timeline.layout
-        for t in self.commits_in_range(begin, end):
+        for t in window:
             inst = self.timeline.get(t)
             assert inst is not None
             data = self.storage.read(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)))
             touched |= parse_commit_metadata(data).file_ids_written()
-        for sl in self.view(end).latest_slices(partitions):
+        allowed = pa.array(window, type=pa.string())
+        for sl in self.view(as_of).latest_slices(partitions):
             if (sl.partition_path, sl.file_id) not in touched:
                 continue
-            table = self.read_slice(sl, end)
+            table = self.read_slice(sl, as_of)
             if table is None:
                 continue
-            times = table.column(COMMIT_TIME)
-            mask = pc.less_equal(times, end)
-            if begin is not None:
-                mask = pc.and_(mask, pc.greater(times, begin))
-            table = table.filter(mask)
+            table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=allowed))
             if table.num_rows:
                 yield SliceRead(sl, table)
 

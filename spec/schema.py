@@ -183,7 +183,8 @@ def to_arrow_value(value: Any, t: pa.DataType) -> Any:
     if value is None:
         return None
     if pa.types.is_map(t):
-        return [(k, to_arrow_value(v, t.item_type)) for k, v in value.items()]
+        pairs = value.items() if isinstance(value, Mapping) else value
+        return [(k, to_arrow_value(v, t.item_type)) for k, v in pairs]
     if pa.types.is_struct(t):
         return {t.field(i).name: to_arrow_value(value.get(t.field(i).name), t.field(i).type)
                 for i in range(t.num_fields)}

@@ -1,0 +1,113 @@
+"""The spec reader on copies of real tables altered the ways failed writers leave them:
+a torn (corrupt) log block, a log block of an instant that never completed, a removed completed
+instant (a write rolled back by deleting its completion), and a rollback command block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spec.log_format import avro_data_block, decode_avro_records, encode_block, read_blocks, rollback_command_block
+from spec.reader import read_table
+from spec.timeline import Timeline
+from tests.conftest import RealTable
+from tests.hudi_rs import as_multiset
+
+TRIPS_UPDATE = "quickstart_trips_table/mor/avro/v6_trips_8i1u"
+COW_TWO_COMMITS = "sample_table/cow/v6_nonpartitioned"
+V8_TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d"
+
+
+def _table(tables: list[RealTable], name: str) -> RealTable:
+    return next(t for t in tables if t.name == name)
+
+
+def _data_logs(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob(".*.log.*") if ".hoodie" not in p.relative_to(root).parts)
+
+
+def test_torn_block_at_the_tail_is_ignored(real_tables: list[RealTable], real_table_copy: object) -> None:
+    table = _table(real_tables, TRIPS_UPDATE)
+    path = real_table_copy(table)  # type: ignore[operator]
+    before = as_multiset(read_table(str(path)))
+    log = _data_logs(path)[0]
+    data = log.read_bytes()
+    log.write_bytes(data + data[: len(data) // 2])  # a second copy of the block, cut in half by a crash
+    assert [r.is_corrupt for r in read_blocks(log.read_bytes())] == [False, True]
+    assert as_multiset(read_table(str(path))) == before
+
+
+def test_corrupt_block_in_the_middle_is_skipped(real_tables: list[RealTable], real_table_copy: object) -> None:
+    table = _table(real_tables, TRIPS_UPDATE)
+    path = real_table_copy(table)  # type: ignore[operator]
+    before = as_multiset(read_table(str(path)))
+    log = _data_logs(path)[0]
+    data = log.read_bytes()
+    log.write_bytes(data[: len(data) // 3] + data)  # torn prefix, then the intact block
+    assert [r.is_corrupt for r in read_blocks(log.read_bytes())] == [True, False]
+    assert as_multiset(read_table(str(path))) == before
+
+
+def _append_update(path: Path, instant: str, fare: float) -> str:
+    """Append an Avro block of ``instant`` updating the first logged record's fare; returns its key."""
+    log = _data_logs(path)[0]
+    block = next(r.block for r in read_blocks(log.read_bytes()) if r.block)
+    record = dict(decode_avro_records(block)[0])
+    record.update(_hoodie_commit_time=instant, fare=fare, ts=int(record["ts"]) + 1)
+    with log.open("ab") as f:
+        f.write(encode_block(avro_data_block(instant, block.schema or "", [record])))
+    return str(record["_hoodie_record_key"])
+
+
+def test_block_of_an_uncommitted_instant_is_invisible(real_tables: list[RealTable],
+                                                      real_table_copy: object) -> None:
+    table = _table(real_tables, TRIPS_UPDATE)
+    path = real_table_copy(table)  # type: ignore[operator]
+    before = as_multiset(read_table(str(path)))
+    failed = "20250331040000000"
+    (path / ".hoodie" / f"{failed}.deltacommit.requested").write_bytes(b"")
+    (path / ".hoodie" / f"{failed}.deltacommit.inflight").write_bytes(b"")
+    _append_update(path, failed, 999.0)
+    assert as_multiset(read_table(str(path))) == before
+
+
+def test_the_same_block_counts_once_its_instant_completes(real_tables: list[RealTable],
+                                                          real_table_copy: object) -> None:
+    table = _table(real_tables, TRIPS_UPDATE)
+    path = real_table_copy(table)  # type: ignore[operator]
+    done = "20250331040000000"
+    key = _append_update(path, done, 999.0)
+    (path / ".hoodie" / f"{done}.deltacommit").write_bytes(b"")  # empty completed metadata is valid
+    rows = {r["_hoodie_record_key"]: r for r in read_table(str(path)).to_pylist()}
+    assert rows[key]["fare"] == 999.0 and rows[key]["_hoodie_commit_time"] == done
+
+
+def test_rollback_command_block_removes_its_target(real_tables: list[RealTable], real_table_copy: object) -> None:
+    table = _table(real_tables, TRIPS_UPDATE)
+    path = real_table_copy(table)  # type: ignore[operator]
+    before = as_multiset(read_table(str(path)))
+    done, rollback = "20250331040000000", "20250331050000000"
+    _append_update(path, done, 999.0)
+    (path / ".hoodie" / f"{done}.deltacommit").write_bytes(b"")
+    log = _data_logs(path)[0]
+    with log.open("ab") as f:
+        f.write(encode_block(rollback_command_block(rollback, done)))
+    (path / ".hoodie" / f"{rollback}.rollback").write_bytes(b"")
+    assert as_multiset(read_table(str(path))) == before
+
+
+@pytest.mark.parametrize("name", [COW_TWO_COMMITS, TRIPS_UPDATE, V8_TRIPS])
+def test_removing_the_last_completion_rolls_the_table_back(real_tables: list[RealTable], real_table_copy: object,
+                                                           name: str) -> None:
+    table = _table(real_tables, name)
+    path = real_table_copy(table)  # type: ignore[operator]
+    timeline = Timeline.load(str(path))
+    commits = timeline.commits_timeline().instants
+    last, previous = commits[-1], commits[-2]
+    expected = as_multiset(read_table(str(path), as_of=previous.requested))
+    for f in timeline.files_of(last.requested):
+        if not f.endswith((".requested", ".inflight")):
+            folder = ".hoodie/timeline" if timeline.layout == 2 else ".hoodie"
+            (path / folder / f).unlink()
+    assert as_multiset(read_table(str(path))) == expected

@@ -85,6 +85,10 @@ class WriteStat:
 
     values: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # a null field and an absent one mean the same: keep only the fields that have values
+        object.__setattr__(self, "values", {k: v for k, v in self.values.items() if v is not None})
+
     def get(self, name: str, default: Any = None) -> Any:
         value = self.values.get(name)
         return default if value is None else value

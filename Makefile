@@ -28,7 +28,7 @@ demo: $(STAMP) check-java
 test: $(STAMP) check-java lint typecheck imports unit docs
 
 lint: $(STAMP)
-	$(BIN)/ruff check spec reference conformance tests bench
+	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy spec

@@ -1,4 +1,4 @@
-"""``hudi-spec read TABLE``: read a table with any query type (spec engine; Spark with ``--engine spark``)."""
+"""``hudi-spec read TABLE``: read a table with any query type (the spec reader, no Spark)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 from reference.commands import _output
 from spec.errors import InvalidOperation
 from spec.reader import QUERY_TYPES, read_table
-
 
 ENGINES = ("spec",)
 

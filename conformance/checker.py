@@ -1,0 +1,203 @@
+"""Validate any table directory against the specification (``hudi-conformance check PATH``).
+
+A table passes when every rule below holds. Each finding names the rule it breaks (code, level):
+
+- ``table-config`` (error): hoodie.properties exists and parses, with the required keys, a supported
+  version, the layout of its version and a correct checksum;
+- ``instant-name`` (error): every file in the timeline folder is an instant file or a known entry;
+- ``timeline-state`` (error): a completed instant kept its inflight file, and every instant but a
+  savepoint its requested file;
+- ``foreign-file`` (warning): a file in a partition that is no base, log or partition metadata file
+  (readers ignore it);
+- ``partition-metadata`` (error): every partition holding data files has a readable
+  ``.hoodie_partition_metadata`` of the right depth;
+- ``log-block`` (error): every log file frames as whole blocks: no corrupt or truncated block;
+- ``orphan-file`` (error): every data file belongs to an instant on the timeline (or older than it);
+- ``pending-files`` (warning): data files of instants that have not completed (a running or failed
+  write; the next write rolls them back);
+- ``duplicate-key`` (error): in the snapshot, a record key lives in exactly one file group of its
+  partition;
+- ``single-base-per-instant`` (error): a file group has at most one base file per instant.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+
+from spec.errors import HudiSpecError
+from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_system_view import list_data_files
+from spec.log_format import read_blocks
+from spec.reader import TableReader
+from spec.schema import RECORD_KEY
+from spec.storage import Storage
+from spec.table_config import PARTITION_METADATA_FILE, TableConfig, parse_partition_metadata, partition_depth
+from spec.timeline import LAYOUT_V1, Action, Timeline, parse_instant_file_name, timeline_dir
+
+KNOWN_TIMELINE_ENTRIES = {
+    "hoodie.properties", "hoodie.properties.backup", ".aux", ".temp", ".schema", ".heartbeat", "archived",
+    "metadata", "timeline", ".index_defs", ".bootstrap", "history", ".lock",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken rule: its level (error or warning), code, the file it concerns, and what is wrong."""
+
+    level: str
+    code: str
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    base_path: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.level == "error")
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def codes(self) -> set[str]:
+        return {f.code for f in self.errors}
+
+
+def _check_timeline(storage: Storage, layout: int) -> tuple[list[Finding], Timeline | None]:
+    findings: list[Finding] = []
+    folder = timeline_dir(layout)
+    names = []
+    for f in storage.list(folder):
+        if f.name in KNOWN_TIMELINE_ENTRIES or f.name.startswith("."):
+            continue
+        if f.is_dir:
+            continue
+        try:
+            parse_instant_file_name(f.name, layout)
+            names.append(f.name)
+        except HudiSpecError as err:
+            findings.append(Finding("error", "instant-name", f.path, err.message))
+    timeline = Timeline.from_file_names(names, layout)
+    for inst in timeline.instants:
+        files = timeline.files_of(inst.requested)
+        states = {parse_instant_file_name(n, layout).state.value for n in files}
+        origin = timeline.origin_action(inst.requested) or inst.action
+        if inst.is_completed and "INFLIGHT" not in states:
+            findings.append(Finding("error", "timeline-state", posixpath.join(folder, files[0]),
+                                    f"instant {inst.requested} ({origin}) completed without an inflight file"))
+        if origin != Action.SAVEPOINT and "REQUESTED" not in states:
+            findings.append(Finding("error", "timeline-state", posixpath.join(folder, files[0]),
+                                    f"instant {inst.requested} ({origin}) has no requested file"))
+    return findings, timeline
+
+
+def _check_data_files(storage: Storage, timeline: Timeline) -> list[Finding]:
+    findings: list[Finding] = []
+    partitions_with_data: set[str] = set()
+    seen_base: dict[tuple[str, str, str], str] = {}
+    first = timeline.first_instant()
+    for f in storage.list("", recursive=True):
+        if f.is_dir or any(part.startswith(".") for part in f.path.split("/")[:-1]):
+            continue
+        partition, _, name = f.path.rpartition("/")
+        if name.startswith(PARTITION_METADATA_FILE):
+            continue
+        if not (is_base_file_name(name) or is_log_file_name(name)):
+            if name.startswith(".") and name.endswith(".crc"):
+                continue
+            findings.append(Finding("warning", "foreign-file", f.path,
+                                    f"{name!r} is neither a base nor a log file; readers ignore it"))
+            continue
+        partitions_with_data.add(partition)
+        if is_base_file_name(name):
+            base = parse_base_file_name(name)
+            instant = base.instant
+            key = (partition, base.file_id, base.instant)
+            if key in seen_base:
+                findings.append(Finding("error", "single-base-per-instant", f.path,
+                                        f"file group {base.file_id} already has {seen_base[key]} for {base.instant}"))
+            seen_base[key] = name
+        else:
+            log = parse_log_file_name(name)
+            instant = log.instant
+            if not log.suffix:
+                for rec in read_blocks(storage.read(f.path)):
+                    if rec.is_corrupt:
+                        reason = rec.corrupt.reason if rec.corrupt else ""
+                        findings.append(Finding("error", "log-block", f.path,
+                                                f"corrupt block at offset {rec.offset} ({rec.length} bytes): {reason}"))
+        inst = timeline.get(instant)
+        older = first is not None and instant < first.requested
+        if inst is None and not older and not (is_log_file_name(name) and _v6_log_of_slice(timeline, instant)):
+            findings.append(Finding("error", "orphan-file", f.path,
+                                    f"no instant {instant} on the timeline wrote this file"))
+        elif inst is not None and not inst.is_completed and inst.action != Action.COMPACTION:
+            findings.append(Finding("warning", "pending-files", f.path,
+                                    f"written by {inst.action} {instant}, which has not completed"))
+    for partition in sorted(partitions_with_data):
+        meta = posixpath.join(partition, PARTITION_METADATA_FILE) if partition else PARTITION_METADATA_FILE
+        if not storage.exists(meta):
+            findings.append(Finding("error", "partition-metadata", meta, "partition has data but no metadata file"))
+            continue
+        try:
+            md = parse_partition_metadata(storage.read(meta))
+        except HudiSpecError as err:
+            findings.append(Finding("error", "partition-metadata", meta, err.message))
+            continue
+        if md.depth != partition_depth(partition):
+            findings.append(Finding("error", "partition-metadata", meta,
+                                    f"partitionDepth is {md.depth}, the folder is {partition_depth(partition)} deep"))
+    return findings
+
+
+def _v6_log_of_slice(timeline: Timeline, instant: str) -> bool:
+    """v6 log files carry their slice's base instant, which may be a compaction still pending."""
+    return timeline.layout == LAYOUT_V1 and any(i.requested == instant for i in timeline.pending_compactions())
+
+
+def _check_keys(storage: Storage) -> list[Finding]:
+    findings: list[Finding] = []
+    reader = TableReader(storage)
+    where: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for part in reader.iter_snapshot():
+        if RECORD_KEY not in part.table.column_names:
+            continue
+        for key in part.table.column(RECORD_KEY).to_pylist():
+            if key is not None:
+                where[(part.slice.partition_path, key)].add(part.slice.file_id)
+    for (partition, key), groups in sorted(where.items()):
+        if len(groups) > 1:
+            findings.append(Finding("error", "duplicate-key", partition or "/",
+                                    f"record key {key!r} is in {len(groups)} file groups: {', '.join(sorted(groups))}"))
+    return findings
+
+
+def check_table(path: str | Storage) -> CheckReport:
+    """Every finding for the table at ``path``."""
+    storage = path if isinstance(path, Storage) else Storage(path)
+    try:
+        cfg = TableConfig.load(storage, validate=False)
+        cfg.validate()
+    except HudiSpecError as err:
+        return CheckReport(storage.uri, (Finding("error", "table-config", ".hoodie/hoodie.properties", err.message),))
+    findings, timeline = _check_timeline(storage, cfg.timeline_layout)
+    assert timeline is not None
+    findings += _check_data_files(storage, timeline)
+    if not any(f.code == "log-block" for f in findings):
+        try:
+            findings += _check_keys(storage)
+        except HudiSpecError as err:
+            findings.append(Finding("error", "unreadable", storage.uri, err.message))
+    return CheckReport(storage.uri, tuple(findings))
+
+
+__all__ = ["CheckReport", "Finding", "check_table", "list_data_files"]

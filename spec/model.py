@@ -1,0 +1,220 @@
+"""The spec model: the oracle. An in-memory Hudi table that applies the case language's operations
+and predicts what a conforming implementation leaves behind.
+
+``apply(state, op, env) -> state`` is pure over an immutable ``TableState``: a failed operation
+raises the typed error a conforming writer must raise and the caller keeps the old state. ``op``
+is any operation of the case language (``conformance.ops``); the model knows operations by their
+class names (``Write``, ``Compact``, ...) so that ``spec`` does not import ``conformance``.
+
+``predict(state)`` says what readers must return and what the table must look like:
+
+- **rows** (L0) for the snapshot, read-optimized, time-travel and incremental queries, with the
+  five meta columns. Exact: the rows, their data values, ``_hoodie_commit_time``,
+  ``_hoodie_record_key``, ``_hoodie_partition_path``, and the instant part of
+  ``_hoodie_commit_seqno``. Up to normalization: the seqno's task partition and index (Spark task
+  order), and ``_hoodie_file_name`` (its file id and write token are implementation-chosen;
+  its instant is exact);
+- **timeline** (L1): ordered (requested time, action, state) of the active timeline, with the
+  completion time in v8;
+- **layout** (L2): per partition its file groups in creation order, their slices (base instant,
+  base file or not, log file versions) and which group holds each key. File ids come from the
+  env; the order groups are created in within one write is: updated groups in creation order,
+  then new groups by partition and bucket.
+
+Time-travel and incremental reads are predicted for completed writes whose files all survive
+(a clean removes what older reads need; those reads are not predicted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
+from spec.model_files import Row
+from spec.model_read import GroupLayout, incremental, layout, query_instants, read_optimized, snapshot, view
+from spec.model_services import (
+    archive,
+    clean,
+    finish,
+    maybe_inline_compaction,
+    next_instant,
+    restore,
+    rollback,
+    rollback_failed_writes,
+    run_compaction,
+    savepoint,
+    schedule_compaction,
+)
+from spec.model_state import Env, TableSettings, TableState, start_instant
+from spec.model_write import OVERWRITES, apply_files, evolve_schema, mark_replaced, plan_write, prepare
+from spec.timeline import Action, State
+
+__all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]
+
+
+def create_table(config: TableSettings) -> TableState:
+    """An empty table with this configuration."""
+    return TableState(config)
+
+
+# --8<-- [start:write]
+def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping[str, Any]],
+          instant_time: str | None = None) -> TableState:
+    """One write: validate and key the batch, take an instant, roll back failed writes, write the
+    files, commit (or stop half way when a crash is armed), then run inline table services."""
+    cfg = state.config
+    recs = prepare(state, operation, records)
+    schema = state.schema if operation == "delete" else evolve_schema(state.schema, records)
+    t = next_instant(state, env, instant_time)
+    state = rollback_failed_writes(state, env, floor=t)
+    action = Action.REPLACE_COMMIT if operation in OVERWRITES else (
+        Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT)
+    state = state.with_instant(start_instant(action, t))
+    state = replace(state, schema=schema)  # rows are written with the batch's schema
+    plan = plan_write(state, env, operation, recs, t)
+    return _commit(state, env, t, plan.files, plan.replaced, plan.appended, schema)
+
+
+def _commit(state: TableState, env: Env, t: str, files: Sequence[Any], replaced: frozenset[tuple[str, str]],
+            appended: Sequence[tuple[str, str, str]], schema: tuple[tuple[str, str], ...]) -> TableState:
+    inst = state.instant(t)
+    assert inst is not None
+    state = state.with_instant(inst.transition(State.INFLIGHT))
+    logs = (*state.rollback_logs, (t, tuple(appended)))
+    if state.crash_after is not None:
+        written = files[: state.crash_after]
+        names = {lf.name for _, _, lf in written if hasattr(lf, "blocks")}
+        state = apply_files(state, written, t)
+        crashed = tuple(a for a in appended if a[2] in names)
+        old_schema = state.schema_log[-1][1] if state.schema_log else ()
+        return replace(state, crash_after=None, schema=old_schema,
+                       rollback_logs=(*state.rollback_logs, (t, crashed)))
+    state = mark_replaced(apply_files(state, files, t), replaced, t)
+    state = replace(state, rollback_logs=logs, schema=schema, schema_log=(*state.schema_log, (t, schema)))
+    state = finish(state, env, t)
+    return _after_commit(state, env)
+# --8<-- [end:write]
+
+
+def _after_commit(state: TableState, env: Env) -> TableState:
+    """Inline compaction (MOR), then automatic clean and archival, as configured."""
+    state = maybe_inline_compaction(state, env)
+    if state.config.auto_clean:
+        state = clean(state, env)
+    if state.config.auto_archive:
+        state = archive(state, env)
+    return state
+
+
+def delete_partition(state: TableState, env: Env, partitions: Sequence[str], instant_time: str | None) -> TableState:
+    """A replacecommit replacing every visible file group of the partitions; no new files."""
+    t = next_instant(state, env, instant_time)
+    state = rollback_failed_writes(state, env, floor=t)
+    state = state.with_instant(start_instant(Action.REPLACE_COMMIT, t))
+    wanted = set(partitions)
+    replaced = frozenset((g.partition_path, g.file_id) for g in view(state) if g.partition_path in wanted)
+    return _commit(state, env, t, (), replaced, (), state.schema)
+
+
+def compact(state: TableState, env: Env, mode: str, instant_time: str | None) -> TableState:
+    if mode == "run":
+        return run_compaction(state, env, instant_time)
+    state, t = schedule_compaction(state, env, instant_time)
+    if mode == "schedule_and_run" and t is not None:
+        state = run_compaction(state, env, t)
+    return state
+
+
+# --- the operation vocabulary -------------------------------------------------------------------
+
+def _op_write(s: TableState, op: Any, env: Env) -> TableState:
+    return write(s, env, op.operation, op.records, op.instant_time)
+
+
+_HANDLERS: dict[str, Callable[[TableState, Any, Env], TableState]] = {
+    "Write": _op_write,
+    "DeletePartition": lambda s, op, env: delete_partition(s, env, op.partitions, op.instant_time),
+    "Compact": lambda s, op, env: compact(s, env, op.mode, op.instant_time),
+    "Clean": lambda s, op, env: clean(s, env, op.instant_time),
+    "Rollback": lambda s, op, env: rollback(s, env, op.instant_time),
+    "Savepoint": lambda s, op, env: savepoint(s, env, op.instant_time),
+    "Restore": lambda s, op, env: restore(s, env, op.savepoint_time),
+    "Archive": lambda s, op, env: archive(s, env),
+    "Crash": lambda s, op, env: replace(s, crash_after=op.after_files),
+}
+
+
+# --8<-- [start:apply]
+def apply(state: TableState, op: Any, env: Env) -> TableState:
+    """The table after ``op``. An armed ``ExpectError`` makes the next operation succeed only by
+    failing with that error kind, leaving the table as it was."""
+    name = type(op).__name__
+    if name == "ExpectError":
+        if op.kind not in ERROR_KINDS:
+            raise InvalidOperation(f"unknown error kind {op.kind!r}", hint=f"use one of {', '.join(ERROR_KINDS)}")
+        return replace(state, expect_error=op.kind)
+    if state.expect_error is not None:
+        kind, before = state.expect_error, replace(state, expect_error=None)
+        try:
+            apply(before, op, env)
+        except HudiSpecError as err:
+            if isinstance(err, ERROR_KINDS[kind]):
+                return before
+            raise
+        raise InvalidOperation(f"{name} succeeded, but the case expects it to fail with {kind}",
+                               hint="fix the case or the model")
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        raise InvalidOperation(f"{name} is not an operation the model applies",
+                               hint="operations are those of conformance/ops.py; create_table starts a model")
+    return handler(state, op, env)
+# --8<-- [end:apply]
+
+
+# --- predictions --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the model predicts after a step: rows per query (L0), timeline (L1), layout (L2)."""
+
+    snapshot: tuple[Row, ...]
+    read_optimized: tuple[Row, ...]
+    time_travel: Mapping[str, tuple[Row, ...]]
+    incremental: Mapping[tuple[str | None, str], tuple[Row, ...]]
+    timeline: tuple[tuple[str, str, str, str | None], ...]
+    layout: Mapping[str, tuple[GroupLayout, ...]]
+
+
+def predict(state: TableState) -> Prediction:
+    """Every prediction for the table as it is. Incremental windows run between any two of
+    (start of the table, completion of each queryable write)."""
+    instants = query_instants(state)
+    done = {i.requested: i.completed or i.requested for i in state.timeline}
+    ends = [done[t] for t in instants]
+    windows = [(b, e) for e in ends for b in (None, *ends) if b is None or b < e]
+    return Prediction(
+        snapshot=snapshot(state),
+        read_optimized=read_optimized(state),
+        time_travel={t: snapshot(state, t) for t in instants},
+        incremental={(b, e): incremental(state, b, e) for b, e in windows},
+        timeline=tuple((i.requested, str(i.action), str(i.state), i.completed) for i in state.timeline),
+        layout=layout(state),
+    )
+
+
+class TableModel:
+    """A convenience holder: the current state and its environment; ``apply`` replaces the state
+    only when the operation succeeds."""
+
+    def __init__(self, config: TableSettings, env: Env | None = None) -> None:
+        self.env = env or Env.deterministic()
+        self.state = create_table(config)
+
+    def apply(self, op: Any) -> TableState:
+        self.state = apply(self.state, op, self.env)
+        return self.state
+
+    def predict(self) -> Prediction:
+        return predict(self.state)

@@ -1,0 +1,248 @@
+"""What the oracle predicts a reader returns: rows per query type, and the layout it sees.
+
+The model reads its in-memory table with the reader's own rules: slices from
+``spec.file_system_view.build_file_groups`` (over the model's file names), blocks from
+``spec.log_scanner.blocks_to_apply`` (over the model's block headers), versions combined with
+``spec.merge``. Queries:
+
+- **snapshot** — the latest visible slice of every visible file group, its applied log versions
+  merged onto its base rows; **time travel as of t** — the same over the files and blocks of
+  instants requested at or before t;
+- **read-optimized** — the latest visible slices' base files as they are;
+- **incremental (b, e]** — as the spec reader windows it: the completed writes whose completion
+  time lies in (b, e], rows of the snapshot as of the last of them whose commit time is one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spec.file_system_view import FileGroup as ViewGroup
+from spec.file_system_view import FileSlice, build_file_groups
+from spec.log_scanner import blocks_to_apply
+from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
+from spec.model_files import (
+    COMMIT_TIME,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    BaseFile,
+    FileGroup,
+    LogBlock,
+    LogFile,
+    Row,
+    listing,
+    scan_records,
+)
+from spec.model_state import TableState
+from spec.table_config import COMMIT_TIME_ORDERING
+from spec.timeline import Action
+
+JAVA_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
+
+
+def merge_rule(config: Any) -> MergeRule:
+    """The reader's merge rule for a model table (what ``MergeRule.from_config`` derives from the
+    hoodie.properties a conforming writer writes for this configuration)."""
+    if config.table_version >= 8:
+        mode = MergeMode(config.merge_mode)
+        return MergeRule(mode, config.ordering_field, mode == MergeMode.COMMIT_TIME_ORDERING, config.table_version)
+    event = config.ordering_field is not None
+    return MergeRule(MergeMode.EVENT_TIME_ORDERING if event else MergeMode.COMMIT_TIME_ORDERING,
+                     config.ordering_field, config.merge_mode == COMMIT_TIME_ORDERING or not event, 6)
+
+
+def ordering_type(state: TableState) -> str | None:
+    f = state.config.ordering_field
+    return JAVA_TYPES.get(dict(state.schema).get(f, "")) if f else None
+
+
+def replaced_groups(state: TableState, as_of: str | None) -> set[tuple[str, str]]:
+    """Groups replaced by a completed replacecommit requested at or before ``as_of``."""
+    return {(g.partition, g.file_id) for g in state.groups
+            if g.replaced_by is not None and state.completion_time(g.replaced_by) is not None
+            and (as_of is None or g.replaced_by <= as_of)}
+
+
+def view(state: TableState, as_of: str | None = None) -> list[ViewGroup]:
+    """The file groups and slices a reader sees as of ``as_of`` (the reader's rules, the model's files)."""
+    pending = [i.requested for i in state.timeline if i.action == Action.COMPACTION and not i.is_completed]
+    return build_file_groups(listing(state.groups), state.timeline_view(), state.table_version, as_of,
+                             replaced_groups(state, as_of), pending)
+
+
+def _files(state: TableState) -> tuple[dict[tuple[str, str], BaseFile], dict[tuple[str, str], LogFile]]:
+    bases = {(g.partition, b.name): b for g in state.groups for b in g.base_files}
+    logs = {(g.partition, lf.name): lf for g in state.groups for lf in g.log_files}
+    return bases, logs
+
+
+# --8<-- [start:merge_slice]
+def merge_slice(base_rows: Sequence[Row], blocks: Sequence[LogBlock], rule: MergeRule,
+                otype: str | None) -> tuple[Row, ...]:
+    """A slice's rows: log versions folded in block order (``combine_logs``), then each base row
+    of a key with a log version merged with it (``merge_with_base``), the others kept; log
+    versions of keys not in the base file are appended."""
+    logs: dict[str, Version] = {}
+    for b in blocks:
+        if b.kind == "data":
+            new_versions = [(str(r[RECORD_KEY]), as_version(r, rule, otype)) for r in b.rows]
+        else:
+            new_versions = [(k, delete_version(o, otype, rule)) for k, o in b.deletes]
+        for key, v in new_versions:
+            logs[key] = combine_logs(logs[key], v, rule) if key in logs else v
+    out: list[Row] = []
+    for row in base_rows:
+        key = str(row[RECORD_KEY])
+        if key not in logs:
+            out.append(row)
+            continue
+        result = merge_with_base(as_version(row, rule, otype), logs.pop(key), rule)
+        if result.row is not None:
+            out.append(result.row)
+    out += [v.row for v in logs.values() if v.row is not None]
+    return tuple(out)
+# --8<-- [end:merge_slice]
+
+
+def read_slice(state: TableState, sl: FileSlice, as_of: str | None, with_logs: bool = True) -> tuple[Row, ...]:
+    bases, logs = _files(state)
+    base = bases[(sl.partition_path, sl.base_file.name)] if sl.base_file is not None else None
+    base_rows = base.rows if base is not None else ()
+    if not with_logs or not sl.log_files:
+        return base_rows
+    log_files = tuple(logs[(sl.partition_path, f.name)] for f in sl.log_files)
+    records, back = scan_records(log_files)
+    applied, _ = blocks_to_apply(records, state.timeline_view(), as_of)
+    rule = merge_rule(state.config)
+    return merge_slice(base_rows, [back[id(b)] for b in applied], rule, ordering_type(state))
+
+
+# --- queries ------------------------------------------------------------------------------------
+
+def columns(state: TableState) -> tuple[str, ...]:
+    return META_COLUMNS + tuple(f for f, _ in state.schema)
+
+
+def _table(rows: list[Row], cols: tuple[str, ...]) -> tuple[Row, ...]:
+    """Rows with every table column (columns added later read as null), sorted by (partition, key)."""
+    full = [{c: r.get(c) for c in cols} for r in rows]
+    return tuple(sorted(full, key=lambda r: (str(r[PARTITION_PATH]), str(r[RECORD_KEY]), str(r[COMMIT_TIME]))))
+
+
+def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool = False) -> tuple[Row, ...]:
+    """Snapshot rows (time travel when ``as_of`` is given; base files only when read-optimized)."""
+    if as_of is not None and not any(i.is_completed for i in state.timeline):
+        return ()
+    out: list[Row] = []
+    for g in view(state, as_of):
+        sl = g.latest_slice
+        if sl is None or (read_optimized and sl.base_file is None):
+            continue
+        out += read_slice(state, sl, as_of, with_logs=not read_optimized)
+    return _table(out, columns(state))
+
+
+def read_optimized(state: TableState) -> tuple[Row, ...]:
+    return snapshot(state, None, read_optimized=True)
+
+
+def _writes(state: TableState) -> list[tuple[str, str]]:
+    """Completed data-writing instants (compactions included): (requested, completion)."""
+    return [(i.requested, i.completed or i.requested) for i in state.timeline if i.is_completed
+            and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+
+
+def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[Row, ...]:
+    """Rows written by the completed writes whose completion time is in (``begin``, ``end``]."""
+    window = {t for t, done in _writes(state) if (begin is None or done > begin) and (end is None or done <= end)}
+    if not window:
+        return ()
+    as_of = max(t for t, done in _writes(state) if end is None or done <= end)
+    return tuple(r for r in snapshot(state, as_of) if str(r[COMMIT_TIME]) in window)
+
+
+def query_instants(state: TableState) -> tuple[str, ...]:
+    """Completed writes whose time-travel read the model predicts: those whose files all survive."""
+    return tuple(t for t, _ in _writes(state) if answerable(state, t))
+
+
+def answerable(state: TableState, as_of: str) -> bool:
+    """True when no file a time-travel read as of ``as_of`` needs was cleaned (the read is planned
+    with the cleaned files put back, and must not touch any of them)."""
+    if not state.cleaned:
+        return True
+    gone = {(g.partition, n) for g in state.cleaned
+            for n in (*(b.name for b in g.base_files), *(lf.name for lf in g.log_files))}
+    whole = replace(state, groups=restore_files(state.groups, state.cleaned))
+    for g in view(whole, as_of):
+        sl = g.latest_slice
+        if sl is None:
+            continue
+        names = ([sl.base_file.name] if sl.base_file else []) + [f.name for f in sl.log_files]
+        if any((sl.partition_path, n) in gone for n in names):
+            return False
+    return True
+
+
+def restore_files(groups: tuple[FileGroup, ...], removed: tuple[FileGroup, ...]) -> tuple[FileGroup, ...]:
+    """The groups with removed files put back (groups that lost every file come back too)."""
+    extra: dict[tuple[str, str], FileGroup] = {}
+    for r in removed:
+        key = (r.partition, r.file_id)
+        old = extra.get(key)
+        extra[key] = r if old is None else replace(old, base_files=(*old.base_files, *r.base_files),
+                                                   log_files=(*old.log_files, *r.log_files))
+    out = []
+    for g in groups:
+        back = extra.pop((g.partition, g.file_id), g)
+        out.append(g if back is g else replace(g, base_files=(*g.base_files, *back.base_files),
+                                               log_files=(*g.log_files, *back.log_files)))
+    return (*out, *extra.values())
+
+
+# --- layout -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SliceLayout:
+    """A slice as layouts compare it: base instant, whether it has a base file, its log file versions."""
+
+    base_instant: str
+    has_base: bool
+    log_versions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """A visible file group: its id, slices oldest first, and the record keys its snapshot holds."""
+
+    file_id: str
+    slices: tuple[SliceLayout, ...]
+    keys: tuple[str, ...]
+
+
+def layout(state: TableState) -> Mapping[str, tuple[GroupLayout, ...]]:
+    """Per partition: its visible file groups in creation order, their slices and keys."""
+    order = {(g.partition, g.file_id): i for i, g in enumerate(state.groups)}
+    out: dict[str, list[tuple[int, GroupLayout]]] = {}
+    for g in view(state):
+        sl = g.latest_slice
+        keys = tuple(sorted(str(r[RECORD_KEY]) for r in read_slice(state, sl, None))) if sl else ()
+        slices = tuple(SliceLayout(s.base_instant, s.base_file is not None,
+                                   tuple(lf.version for lf in s.log_file_names)) for s in g.slices)
+        out.setdefault(g.partition_path, []).append(
+            (order[(g.partition_path, g.file_id)], GroupLayout(g.file_id, slices, keys)))
+    ordered = sorted(out.items(), key=lambda kv: min(i for i, _ in kv[1]))
+    return {p: tuple(gl for _, gl in sorted(gs, key=lambda x: x[0])) for p, gs in ordered}
+
+
+def key_locations(state: TableState) -> Mapping[tuple[str, str], tuple[str, ...]]:
+    """(partition, record key) → the visible file groups whose latest slice holds it."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for p, groups in layout(state).items():
+        for g in groups:
+            for k in g.keys:
+                where.setdefault((p, k), []).append(g.file_id)
+    return {k: tuple(v) for k, v in where.items()}

@@ -1,0 +1,284 @@
+"""The oracle's table services: compaction, clean, rollback, savepoint, restore, archival.
+
+Each service plans with ``spec.services`` over the model's files (as a writer plans over a
+listing) and then does what the plan says to the in-memory table: new base files for a
+compaction, files removed by a clean, files removed or ROLLBACK command blocks appended by a
+rollback, instants moved off the active timeline by archival.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from spec.errors import InstantNotFound, InvalidOperation
+from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
+from spec.file_system_view import build_file_groups
+from spec.log_scanner import blocks_to_apply
+from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing, scan_records
+from spec.model_read import merge_rule, merge_slice, ordering_type, view
+from spec.model_state import Env, TableState, complete, start_instant
+from spec.model_write import observed_size
+from spec.services import (
+    ArchiveConfig,
+    CleanConfig,
+    CompactionConfig,
+    GroupRef,
+    SliceRef,
+    instant_to_rollback,
+    plan_archive,
+    plan_clean,
+    plan_compaction,
+    plan_restore,
+    plan_rollback,
+    should_schedule_compaction,
+)
+from spec.timeline import Action, Instant, State, format_instant_time, parse_instant_time
+
+
+def next_instant(state: TableState, env: Env, given: str | None = None, floor: str | None = None) -> str:
+    """A new instant time: the one given (it must be later than every instant on the timeline), else
+    the clock's, bumped past the latest instant (and ``floor``) as Hudi's generator does."""
+    latest = max(filter(None, (state.latest_instant_time(), floor)), default=None)
+    if given is not None:
+        if latest is not None and given <= latest:
+            raise InvalidOperation(f"instant time {given} is not after the latest instant {latest}",
+                                   hint="instant times must increase")
+        return given
+    t = env.next_instant()
+    if latest is not None and t <= latest:
+        t = format_instant_time(parse_instant_time(latest) + timedelta(milliseconds=1))
+    return t
+
+
+def finish(state: TableState, env: Env, t: str) -> TableState:
+    """Complete instant ``t`` (v8: with a completion time from the clock)."""
+    inst = state.instant(t)
+    assert inst is not None
+    done = next_instant(state, env) if state.table_version >= 8 else None
+    return state.with_instant(complete(inst, done, state.table_version))
+
+
+# --- compaction ---------------------------------------------------------------------------------
+
+def schedule_compaction(state: TableState, env: Env, given: str | None = None) -> tuple[TableState, str | None]:
+    """Plan a compaction of every latest slice with log files (groups under a pending compaction
+    excluded); no instant when nothing qualifies."""
+    if not state.config.is_mor:
+        raise InvalidOperation("compaction applies to MERGE_ON_READ tables", hint="COW tables need no compaction")
+    t = next_instant(state, env, given)
+    busy = {g for tt, p in state.compaction_plans if state.pending_instant(tt) for g in p.group_ids()}
+    slices = [SliceRef.of(g.latest_slice) for g in view(state) if g.latest_slice is not None]
+    plan = plan_compaction(t, slices, state.timeline_view(), state.table_version, busy)
+    if plan is None:
+        return state, None
+    state = state.with_instant(start_instant(Action.COMPACTION, t))
+    return replace(state, compaction_plans=(*state.compaction_plans, (t, plan))), t
+
+
+def run_compaction(state: TableState, env: Env, t: str | None = None) -> TableState:
+    """Execute a pending compaction plan: per operation, a new base file at the compaction instant
+    holding the slice's merged rows (each row keeps its commit time and sequence number)."""
+    pending = [tt for tt, _ in state.compaction_plans if state.pending_instant(tt)]
+    if t is None:
+        if not pending:
+            raise InstantNotFound("there is no pending compaction to run", hint="schedule one first")
+        t = pending[0]
+    plan = state.plan(t)
+    if plan is None or t not in pending:
+        raise InstantNotFound(f"no pending compaction at {t}", hint="name a scheduled compaction")
+    inst = state.instant(t)
+    assert inst is not None
+    if inst.state == State.REQUESTED:
+        state = state.with_instant(inst.transition(State.INFLIGHT))
+    groups = {(g.partition, g.file_id): g for g in state.groups}
+    new = list(state.groups)
+    rule, otype = merge_rule(state.config), ordering_type(state)
+    for op in plan.operations:
+        g = groups[(op.partition_path, op.file_id)]
+        base = next((b for b in g.base_files if b.name == op.base_file), None)
+        logs = [lf for name in op.log_files for lf in g.log_files if lf.name == name]
+        blocks = _applied_blocks(state, logs)
+        rows = merge_slice(base.rows if base else (), blocks, rule, otype)
+        name = BaseFile(op.file_id, t, ()).name
+        out = tuple(sorted(({**r, FILE_NAME: name} for r in rows), key=lambda r: str(r[RECORD_KEY])))
+        bf = BaseFile(op.file_id, t, out, observed_size(state, env, op.partition_path, op.file_id, t, len(out)))
+        new[state.groups.index(g)] = g.with_base(bf)
+    return finish(state.with_groups(new), env, t)
+
+
+def _applied_blocks(state: TableState, logs: list[LogFile]) -> list[LogBlock]:
+    records, back = scan_records(tuple(logs))
+    applied, _ = blocks_to_apply(records, state.timeline_view(), None)
+    return [back[id(b)] for b in applied]
+
+
+def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
+    cfg = state.config
+    if cfg.is_mor and cfg.inline_compact and should_schedule_compaction(
+            state.timeline_view(), CompactionConfig(cfg.compact_max_delta_commits)):
+        state, t = schedule_compaction(state, env)
+        if t is not None:
+            state = run_compaction(state, env, t)
+    return state
+
+
+# --- clean --------------------------------------------------------------------------------------
+
+def group_refs(state: TableState) -> list[GroupRef]:
+    """Every file group with its visible slices (replaced groups included, marked), for planning."""
+    pending = [i.requested for i in state.timeline if i.action == Action.COMPACTION and not i.is_completed]
+    refs = []
+    replaced = {(g.partition, g.file_id): g.replaced_by for g in state.groups}
+    for vg in build_file_groups(listing(state.groups), state.timeline_view(), state.table_version, None, set(),
+                                pending):
+        r = replaced.get((vg.partition_path, vg.file_id))
+        done = r if r is not None and state.completion_time(r) is not None else None
+        refs.append(GroupRef(vg.partition_path, vg.file_id, tuple(SliceRef.of(s) for s in vg.slices), done))
+    return refs
+
+
+def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
+    """Plan and run the cleaner; an empty plan leaves no clean instant."""
+    cfg = state.config
+    conf = CleanConfig(cfg.clean_policy, cfg.clean_commits_retained, cfg.clean_file_versions_retained,
+                       cfg.clean_hours_retained)
+    pending_base = {(op.partition_path, op.file_id): op.base_instant
+                    for t, p in state.compaction_plans if state.pending_instant(t) for op in p.operations}
+    now = env.now() if env.now is not None else state.latest_instant_time()
+    plan = plan_clean(group_refs(state), state.timeline_view(), conf, state.savepointed_files(), pending_base, now)
+    if plan.is_empty:
+        return state
+    t = next_instant(state, env, given)
+    state = state.with_instant(start_instant(Action.CLEAN, t))
+    doomed = plan.all_files()
+    return finish(remove_files(state, doomed, keep_aside=True), env, t)
+
+
+def remove_files(state: TableState, doomed: frozenset[tuple[str, str]], keep_aside: bool = False) -> TableState:
+    """The state without the files ``(partition, name)``; cleaned files are kept aside."""
+    kept, gone = [], []
+    for g in state.groups:
+        names = frozenset(n for p, n in doomed if p == g.partition)
+        left = g.without_files(names)
+        if keep_aside and (len(left.base_files), len(left.log_files)) != (len(g.base_files), len(g.log_files)):
+            gone.append(replace(g, base_files=tuple(b for b in g.base_files if b.name in names),
+                                log_files=tuple(lf for lf in g.log_files if lf.name in names)))
+        if not left.is_empty:
+            kept.append(left)
+    return replace(state, groups=tuple(kept), cleaned=(*state.cleaned, *gone))
+
+
+# --- rollback and restore -----------------------------------------------------------------------
+
+def _raw_refs(state: TableState) -> list[GroupRef]:
+    """Groups with every file, committed or not (a rollback must see what failed writes left)."""
+    return [GroupRef(g.partition, g.file_id,
+                     tuple(SliceRef(g.partition, g.file_id, b.instant, b.name) for b in g.base_files)
+                     + tuple(SliceRef(g.partition, g.file_id, lf.instant, None, (lf.name,)) for lf in g.log_files))
+            for g in state.groups]
+
+
+def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
+    """Undo ``target`` with rollback time ``r``: the plan's files go, v6 MOR gets command blocks,
+    the target leaves the timeline (its plan, replacements and schema with it)."""
+    cfg = state.config
+    appended = {(p, f): [n for pp, ff, n in logs if (pp, ff) == (p, f)]
+                for tt, logs in state.rollback_logs if tt == target.requested for p, f, _ in logs}
+    plan = plan_rollback(target, _raw_refs(state), cfg.table_type, state.table_version, appended)
+    state = remove_files(state, plan.files_to_delete())
+    groups = list(state.groups)
+    for req in plan.requests:
+        if req.command_block_log is None:
+            continue
+        name = parse_log_file_name(req.command_block_log)
+        block = LogBlock("command", r, target=target.requested)
+        lf = LogFile(name.file_id, name.instant, name.version, (block,), r, ROLLBACK_WRITE_TOKEN)
+        i = next(i for i, g in enumerate(groups) if (g.partition, g.file_id) == (req.partition_path, req.file_id))
+        groups[i] = groups[i].with_log(lf)
+    groups = [replace(g, replaced_by=None) if g.replaced_by == target.requested else g for g in groups]
+    state = replace(state.with_groups(groups), schema_log=tuple(e for e in state.schema_log
+                                                                if e[0] != target.requested))
+    state = replace(state, schema=state.schema_log[-1][1] if state.schema_log else ())
+    return state.without_instants([target.requested])
+
+
+def rollback(state: TableState, env: Env, instant_time: str | None = None) -> TableState:
+    """Roll back one write (the latest by default). A completed write can only be rolled back when no
+    later write completed; a pending compaction is not rolled back (run it)."""
+    target = instant_to_rollback(state.timeline_view(), instant_time)
+    if target.action == Action.COMPACTION:
+        raise InvalidOperation(f"{target.requested} is a pending compaction", hint="run it with compact mode=run")
+    if target.is_completed:
+        later = [i for i in state.timeline if i.is_completed and i.requested > target.requested
+                 and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+        if later:
+            raise InvalidOperation(f"cannot roll back {target.requested}: {later[0].requested} completed after it",
+                                   hint="roll back the later commits first, or restore to a savepoint")
+        if any(t == target.requested for t, _ in state.savepoints):
+            raise InvalidOperation(f"{target.requested} is savepointed", hint="delete the savepoint first")
+    r = next_instant(state, env)
+    state = state.with_instant(start_instant(Action.ROLLBACK, r))
+    return finish(rollback_instant(state, target, r), env, r)
+
+
+def rollback_failed_writes(state: TableState, env: Env, floor: str | None = None) -> TableState:
+    """Before a write starts, every failed (pending) write is rolled back, newest first (the eager
+    failed-writes policy); the rollbacks get instants after ``floor``, the new write's instant."""
+    failed = [i for i in state.timeline if not i.is_completed
+              and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+    for inst in reversed(failed):
+        r = next_instant(state, env, floor=floor)
+        state = state.with_instant(start_instant(Action.ROLLBACK, r))
+        state = finish(rollback_instant(state, inst, r), env, r)
+    return state
+
+
+def savepoint(state: TableState, env: Env, instant_time: str | None = None) -> TableState:
+    """Savepoint a completed write: the files of the latest slices as of it are protected from cleaning."""
+    writes = [i for i in state.timeline if i.is_completed
+              and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+    if instant_time is None:
+        if not writes:
+            raise InstantNotFound("there is no completed commit to savepoint", hint="write something first")
+        instant_time = writes[-1].requested
+    if not any(i.requested == instant_time for i in writes):
+        raise InstantNotFound(f"no completed commit at {instant_time} to savepoint",
+                              hint="savepoint a completed commit, deltacommit or replacecommit")
+    if any(t == instant_time for t, _ in state.savepoints):
+        raise InvalidOperation(f"{instant_time} is already savepointed")
+    files = frozenset(n for g in view(state, instant_time) if (s := g.latest_slice) is not None
+                      for n in ((s.base_file.name,) if s.base_file else ()) + tuple(f.name for f in s.log_files))
+    done = next_instant(state, env) if state.table_version >= 8 else None
+    sp = complete(Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT), done, state.table_version)
+    return replace(state.with_instant(sp), savepoints=(*state.savepoints, (instant_time, files)))
+
+
+def restore(state: TableState, env: Env, savepoint_time: str | None = None) -> TableState:
+    """Roll back every write after the savepoint, newest first, under one restore instant."""
+    if savepoint_time is None:
+        if not state.savepoints:
+            raise InstantNotFound("there is no savepoint to restore to", hint="create a savepoint first")
+        savepoint_time = state.savepoints[-1][0]
+    targets = plan_restore(state.timeline_view(), savepoint_time)
+    r = next_instant(state, env)
+    state = state.with_instant(start_instant(Action.RESTORE, r))
+    for target in targets:
+        state = rollback_instant(state, target, r)
+    state = replace(state, savepoints=tuple((t, f) for t, f in state.savepoints if t <= savepoint_time))
+    return finish(state, env, r)
+
+
+# --- archival -----------------------------------------------------------------------------------
+
+def archive(state: TableState, env: Env) -> TableState:
+    """Move the instants archival selects off the active timeline."""
+    cfg = state.config
+    chosen = plan_archive(state.timeline_view(), ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
+                          cfg.table_type, CompactionConfig(cfg.compact_max_delta_commits))
+    if not chosen:
+        return state
+    keys = {(i.requested, i.action) for i in chosen}
+    return replace(state, timeline=tuple(i for i in state.timeline if (i.requested, i.action) not in keys),
+                   archived=(*state.archived, *chosen))
+

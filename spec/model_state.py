@@ -1,0 +1,215 @@
+"""The oracle's state: an immutable table (timeline + file groups) and the environment it runs in.
+
+``TableState`` is a frozen value; every operation of ``spec.model`` returns a new one. What the
+model cannot know by itself comes from ``Env``: the clock (instant times), the generator of new
+file ids, and the sizes of the base files the implementation under test actually wrote (sizes are
+observations, not predictions: small-file routing depends on them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Protocol
+
+from spec.model_files import FileGroup, Scalar
+from spec.services import CompactionPlan
+from spec.timeline import (
+    Action,
+    Instant,
+    State,
+    Timeline,
+    format_instant_time,
+    layout_for_table_version,
+    parse_instant_time,
+)
+
+
+class TableSettings(Protocol):
+    """The table configuration the model reads (``conformance.ops.CreateTable`` has these)."""
+
+    table_name: str
+    table_type: str
+    table_version: int
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    ordering_field: str | None
+    hive_style: bool
+    merge_mode: str
+    options: tuple[tuple[str, str], ...]
+    small_file_limit: int
+    max_file_size: int
+    insert_split_size: int
+    record_size_estimate: int
+    log_block_size: int
+    log_file_size: int
+    inline_compact: bool
+    compact_max_delta_commits: int
+    auto_clean: bool
+    clean_policy: str
+    clean_commits_retained: int
+    clean_file_versions_retained: int
+    clean_hours_retained: int
+    auto_archive: bool
+    keep_min_commits: int
+    keep_max_commits: int
+
+    @property
+    def is_mor(self) -> bool: ...
+
+    @property
+    def resolved_key_generator(self) -> str: ...
+
+
+# --8<-- [start:env]
+@dataclass(frozen=True)
+class Env:
+    """The model's inputs from outside: ``next_instant()`` (a clock of instant times),
+    ``next_file_id_prefix()`` (a new file group's id is ``<prefix>-0``), ``base_file_size(partition,
+    file_id, instant, rows)`` (the size the implementation wrote, or None to estimate
+    ``rows × record_size_estimate``) and ``now()`` (the current time, for KEEP_LATEST_BY_HOURS)."""
+
+    next_instant: Callable[[], str]
+    next_file_id_prefix: Callable[[], str]
+    base_file_size: Callable[[str, str, str, int], int | None] = lambda p, f, t, n: None
+    now: Callable[[], str] | None = None
+
+    @staticmethod
+    def deterministic(start: str = "20240101000000000", step_ms: int = 1000,
+                      sizes: Mapping[tuple[str, str, str], int] | None = None) -> Env:
+        """A replayable environment: instants ``step_ms`` apart from ``start``, file id prefixes
+        ``00000000-0000-4000-8000-<n:012d>``, sizes from ``sizes`` keyed (partition, file id, instant)."""
+        base = parse_instant_time(start)
+        ticks = itertools.count()
+        ids = itertools.count(1)
+        last: list[str] = [start]
+
+        def next_instant() -> str:
+            last[0] = format_instant_time(base + timedelta(milliseconds=step_ms * next(ticks)))
+            return last[0]
+
+        known = dict(sizes or {})
+        return Env(next_instant, lambda: f"00000000-0000-4000-8000-{next(ids):012d}",
+                   lambda p, f, t, n: known.get((p, f, t)), lambda: last[0])
+# --8<-- [end:env]
+
+
+@dataclass(frozen=True)
+class TableState:
+    """A table at one moment: its active (and archived) timeline, its file groups in creation
+    order, the compaction plans, savepoints (instant → savepointed file names), the table schema
+    (field → JSON type name), the partitions created, and pending test directives."""
+
+    config: TableSettings
+    timeline: tuple[Instant, ...] = ()
+    archived: tuple[Instant, ...] = ()
+    groups: tuple[FileGroup, ...] = ()
+    compaction_plans: tuple[tuple[str, CompactionPlan], ...] = ()
+    savepoints: tuple[tuple[str, frozenset[str]], ...] = ()
+    schema: tuple[tuple[str, str], ...] = ()
+    schema_log: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    """The schema each completed write left (the table schema is the latest write's)."""
+    partitions: tuple[str, ...] = ()
+    cleaned: tuple[FileGroup, ...] = ()
+    """Files the cleaner deleted (kept aside so the model knows which time-travel reads lost their files)."""
+    crash_after: int | None = None
+    expect_error: str | None = None
+    stream: object | None = None
+    rollback_logs: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = field(default=(), compare=False)
+    """Per data-writing instant: the (partition, file id, log file name) it appended to (its write stats)."""
+
+    # --- timeline queries ----------------------------------------------------------------------
+
+    @property
+    def table_version(self) -> int:
+        return self.config.table_version
+
+    def timeline_view(self) -> Timeline:
+        return Timeline(self.timeline, layout_for_table_version(self.table_version))
+
+    def instant(self, t: str) -> Instant | None:
+        """The instant requested at t (not a savepoint: a savepoint shares its commit's time)."""
+        return next((i for i in self.timeline if i.requested == t and i.action != Action.SAVEPOINT), None)
+
+    def completion_time(self, t: str) -> str | None:
+        """When t completed (its requested time in v6; archived instants count as completed)."""
+        inst = self.instant(t)
+        if inst is None:
+            arch = next((i for i in self.archived if i.requested == t), None)
+            return None if arch is None else (arch.completed or arch.requested)
+        if not inst.is_completed:
+            return None
+        return inst.completed or inst.requested
+
+    def is_committed(self, t: str) -> bool:
+        """Completed, or older than the active timeline's first instant (Hudi takes archived instants,
+        and anything before the timeline starts, as committed)."""
+        if self.completion_time(t) is not None:
+            return True
+        return bool(self.timeline) and t < self.timeline[0].requested and not self.pending_instant(t)
+
+    def pending_instant(self, t: str) -> bool:
+        inst = self.instant(t)
+        return inst is not None and not inst.is_completed
+
+    def latest_instant_time(self) -> str | None:
+        times = [i.requested for i in (*self.archived, *self.timeline)]
+        times += [i.completed for i in (*self.archived, *self.timeline) if i.completed]
+        return max(times) if times else None
+
+    def pending_compaction_of(self, partition: str, file_id: str) -> str | None:
+        """The instant of the pending compaction whose plan includes this file group, if any."""
+        for t, plan in self.compaction_plans:
+            if self.pending_instant(t) and (partition, file_id) in plan.group_ids():
+                return t
+        return None
+
+    def plan(self, t: str) -> CompactionPlan | None:
+        return dict(self.compaction_plans).get(t)
+
+    def savepointed_files(self) -> frozenset[str]:
+        return frozenset(f for _, files in self.savepoints for f in files)
+
+    # --- builders ------------------------------------------------------------------------------
+
+    def with_instant(self, instant: Instant) -> TableState:
+        """Add or move an instant, keeping the timeline in time order. One instant per requested time,
+        except a savepoint, which carries the time of the commit it protects."""
+        sp = instant.action == Action.SAVEPOINT
+        rest = [i for i in self.timeline
+                if not (i.requested == instant.requested and (i.action == Action.SAVEPOINT) == sp)]
+        return replace(self, timeline=tuple(sorted([*rest, instant],
+                                                   key=lambda i: (i.requested, i.action == Action.SAVEPOINT))))
+
+    def without_instants(self, times: Iterable[str]) -> TableState:
+        """The state without the (non-savepoint) instants at ``times`` and what is recorded for them."""
+        drop = set(times)
+        return replace(self, timeline=tuple(i for i in self.timeline
+                                            if i.requested not in drop or i.action == Action.SAVEPOINT),
+                       compaction_plans=tuple((t, p) for t, p in self.compaction_plans if t not in drop),
+                       rollback_logs=tuple((t, v) for t, v in self.rollback_logs if t not in drop))
+
+    def with_groups(self, groups: Sequence[FileGroup]) -> TableState:
+        return replace(self, groups=tuple(groups))
+
+
+def start_instant(action: str, t: str) -> Instant:
+    """An instant entering the timeline: REQUESTED (savepoints start INFLIGHT)."""
+    return Instant(t, action, State.INFLIGHT if action == Action.SAVEPOINT else State.REQUESTED)
+
+
+def complete(instant: Instant, completion: str | None, table_version: int) -> Instant:
+    """The instant completed; v8 keeps the completion time, v6 has none on disk."""
+    inst = instant
+    if inst.state == State.REQUESTED:
+        inst = inst.transition(State.INFLIGHT)
+    return inst.transition(State.COMPLETED, completion if table_version >= 8 else None)
+
+
+JSON_TYPES: Mapping[type, str] = {bool: "boolean", int: "long", float: "double", str: "string"}
+
+
+def json_type(v: Scalar) -> str | None:
+    return None if v is None else JSON_TYPES[type(v)]

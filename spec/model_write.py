@@ -1,0 +1,474 @@
+"""The oracle's writes: what each write operation leaves in the table (hudi-format.md §7, seeds 000-002).
+
+One write at instant T, given prepared records (keyed, validated):
+
+1. **prepare** — ``upsert`` and ``delete`` combine versions of a key within the batch (as log
+   versions combine; ties to the later record); ``insert``, ``bulk_insert`` and the overwrites
+   keep every record (no dedupe, no index lookup);
+2. **tag** — ``upsert`` and ``delete`` find each key's file group in the current snapshot;
+   unknown deletes are dropped;
+3. **bucket** — updates go to their group's bucket; inserts fill small files first
+   (``(max_file_size − size) // avg_record_size`` each; COW: every base file under the limit;
+   MOR: the smallest base-only slice not under compaction) then new groups of
+   ``max_file_size // avg_record_size`` records, routed by the MD5 of the record key;
+   ``bulk_insert`` writes one new group per partition; the overwrites replace the partition's
+   (or table's) groups and write new ones;
+4. **write** — COW and MOR small-file buckets merge into a new base file at T; MOR updates and
+   deletes append log blocks (data block, then one delete block) to a new log file (v6: named by
+   the slice's base instant, next version; v8: named by T); new groups get a base file at T.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
+from spec.errors import InvalidRecord, SchemaMismatch
+from spec.merge import Version, as_version, combine_logs, delete_version
+from spec.model_files import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    IS_DELETED,
+    META_COLUMNS,
+    MODEL_WRITE_TOKEN,
+    PARTITION_PATH,
+    RECORD_KEY,
+    BaseFile,
+    FileGroup,
+    LogBlock,
+    LogFile,
+    Row,
+    Scalar,
+)
+from spec.model_read import key_locations, merge_rule, ordering_type, view
+from spec.model_state import Env, TableState, json_type
+from spec.timeline import Action
+
+OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
+NO_DEDUPE = ("insert", "bulk_insert", *OVERWRITES)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One record of a batch, keyed: ``data`` is None for a delete (``ordering`` None = natural order)."""
+
+    partition: str
+    key: str
+    data: Row | None
+    ordering: Scalar = None
+
+
+# =================================================================================================
+# keys (the record key and partition path rules of hudi-format.md §5.5)
+# =================================================================================================
+
+def key_of(config: Any, rec: Mapping[str, Scalar]) -> tuple[str, str]:
+    """(partition path, record key) of a record, or InvalidRecord naming what is wrong."""
+    try:
+        keys: Any = importlib.import_module("spec.keys")
+    except ImportError:  # spec.keys not there yet: the simple/complex/non-partitioned rules only
+        return _interim_key(config, rec)
+    gen = keys.key_generator_from_config(key_props(config))
+    return gen.partition_path(rec), gen.record_key(rec)
+
+
+def _interim_key(config: Any, rec: Mapping[str, Scalar]) -> tuple[str, str]:
+    def text(v: Scalar) -> str:
+        return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+    fields = config.record_key_fields
+    for f in fields:
+        if rec.get(f) is None or rec.get(f) == "":
+            raise InvalidRecord(f"record key field {f!r} is null or empty", hint="every record needs a key")
+    complex_ = config.resolved_key_generator == "COMPLEX"
+    key = ",".join(f"{f}:{text(rec[f])}" for f in fields) if complex_ else text(rec[fields[0]])
+    parts = []
+    for f in config.partition_fields:
+        v = rec.get(f)
+        value = "__HIVE_DEFAULT_PARTITION__" if v is None or v == "" else text(v)
+        if "/" in value or value in (".", "..") or "\0" in value:
+            raise InvalidRecord(f"partition value {value!r} of {f!r} would leave the partition folder")
+        parts.append(f"{f}={value}" if config.hive_style else value)
+    return "/".join(parts), key
+
+
+def key_props(config: Any) -> dict[str, str]:
+    """The hoodie.properties key-generator settings of a model table."""
+    props = {
+        "hoodie.table.recordkey.fields": ",".join(config.record_key_fields),
+        "hoodie.table.partition.fields": ",".join(config.partition_fields),
+        "hoodie.table.keygenerator.type": config.resolved_key_generator,
+        "hoodie.datasource.write.hive_style_partitioning": str(config.hive_style).lower(),
+        "hoodie.datasource.write.partitionpath.urlencode": "false",
+    }
+    props.update(dict(config.options))
+    return props
+
+
+# =================================================================================================
+# preparing a batch: validation and schema
+# =================================================================================================
+
+def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping[str, Scalar]]
+                  ) -> tuple[tuple[str, str], ...]:
+    """The table schema after a batch: every record of a batch has the same fields; a batch may add
+    fields (read as null in older rows) but not drop any; a field's type may widen long → double only."""
+    if not records:
+        return schema
+    names = list(records[0])
+    for r in records:
+        if list(r) != names and set(r) != set(names):
+            raise SchemaMismatch("the records of one batch have different fields",
+                                 hint="a batch is one DataFrame: give every record the same fields")
+    types = dict(schema)
+    missing = [f for f in types if f not in names]
+    if missing:
+        raise SchemaMismatch(f"the batch drops column(s) {', '.join(missing)} of the table",
+                             hint="write every table column (null where unknown)")
+    for f in names:
+        if f in META_COLUMNS:
+            raise SchemaMismatch(f"{f} is a meta column; records may not set it", hint="drop the column")
+        seen = {t for r in records if (t := json_type(r[f])) is not None}
+        if len(seen - {"long", "double"}) + (1 if seen & {"long", "double"} else 0) > 1:
+            raise SchemaMismatch(f"column {f} has values of types {sorted(seen)} in one batch",
+                                 hint="give a column one type")
+        old = types.get(f)
+        new = "double" if {"long", "double"} & seen == {"long", "double"} else (next(iter(seen)) if seen else None)
+        if old is not None and new is not None and old != new and {old, new} != {"long", "double"}:
+            raise SchemaMismatch(f"column {f} changes type from {old} to {new}",
+                                 hint="only long → double widening is allowed")
+        if old == "long" and new == "double":
+            types[f] = "double"
+        elif old is None:
+            types[f] = new or "string"
+    order = [f for f, _ in schema] + [f for f in names if f not in dict(schema)]
+    return tuple((f, types[f]) for f in order)
+
+
+def prepare(state: TableState, operation: str, records: Sequence[Mapping[str, Scalar]]) -> list[Incoming]:
+    """Keyed, validated records; raises InvalidRecord / SchemaMismatch before anything is written."""
+    cfg = state.config
+    out = []
+    for i, rec in enumerate(records):
+        try:
+            partition, key = key_of(cfg, rec)
+        except InvalidRecord as err:
+            raise InvalidRecord(f"record {i}: {err.message}", hint=err.hint) from err
+        if operation == "delete":
+            out.append(Incoming(partition, key, None))
+            continue
+        ordering = rec.get(cfg.ordering_field) if cfg.ordering_field else None
+        if cfg.ordering_field and ordering is None:
+            raise InvalidRecord(f"record {i} (key {key!r}) has no value for the ordering field {cfg.ordering_field!r}",
+                                hint="every record needs an ordering value")
+        if rec.get(IS_DELETED) is True:
+            out.append(Incoming(partition, key, None, ordering))
+        else:
+            out.append(Incoming(partition, key, dict(rec), ordering))
+    return out
+
+
+def _version(r: Incoming, state: TableState) -> Version:
+    rule = merge_rule(state.config)
+    if r.data is None:
+        return delete_version(r.ordering, ordering_type(state), rule) if r.ordering is not None else Version(
+            None, None, None, natural=True)
+    return as_version(r.data, rule, ordering_type(state))
+
+
+def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
+    """One version per (partition, key): versions in batch order combined as log versions are."""
+    rule = merge_rule(state.config)
+    best: dict[tuple[str, str], tuple[Incoming, Version]] = {}
+    for r in recs:
+        v = _version(r, state)
+        k = (r.partition, r.key)
+        if k in best:
+            won = combine_logs(best[k][1], v, rule)
+            best[k] = (r, v) if won is v else best[k]
+        else:
+            best[k] = (r, v)
+    return [r for r, _ in best.values()]
+
+
+# =================================================================================================
+# bucketing (UpsertPartitioner: small files, insert buckets, MD5 routing)
+# =================================================================================================
+
+@dataclass
+class Bucket:
+    """A write task: an existing group (``file_id``) or a new one (``file_id`` None), its records."""
+
+    partition: str
+    file_id: str | None
+    records: list[Incoming] = field(default_factory=list)
+    small_file: bool = False
+    weight: float = 0.0
+
+
+def average_record_size(state: TableState) -> int:
+    """Bytes per record from the newest completed commit that wrote more than the small-file limit
+    (× ``hoodie.record.size.estimation.threshold`` = 1.0); else ``hoodie.copyonwrite.record.size.estimate``."""
+    cfg = state.config
+    for inst in reversed(state.timeline):
+        if not inst.is_completed or inst.action not in (Action.COMMIT, Action.REPLACE_COMMIT):
+            continue
+        files = [b for g in state.groups for b in g.base_files if b.instant == inst.requested]
+        written = sum(b.size for b in files)
+        rows = sum(len(b.rows) for b in files)
+        if written > cfg.small_file_limit and rows > 0:
+            return math.ceil(written / rows)
+    return int(cfg.record_size_estimate)
+
+
+def small_files(state: TableState, partition: str) -> list[tuple[str, int]]:
+    """(file id, size) of the partition's small files: COW every latest base file under the limit;
+    MOR the smallest latest slice without log files whose base is under the limit, not under compaction."""
+    cfg = state.config
+    sizes = {(g.partition, b.name): b.size for g in state.groups for b in g.base_files}
+    pending = {(op.partition_path, op.file_id) for t, p in state.compaction_plans if state.pending_instant(t)
+               for op in p.operations}
+    out = []
+    for g in view(state):
+        sl = g.latest_slice
+        if g.partition_path != partition or sl is None or sl.base_file is None:
+            continue
+        if cfg.is_mor and (sl.log_files or (g.partition_path, g.file_id) in pending):
+            continue
+        size = sizes[(partition, sl.base_file.name)]
+        if size < cfg.small_file_limit:
+            out.append((g.file_id, size))
+    out.sort(key=lambda fs: fs[1])
+    return out[:1] if cfg.is_mor else out
+
+
+def md5_long(key: str) -> int:
+    """The first 8 bytes of MD5(key) as a big-endian signed long (NumericUtils.getMessageDigestHash)."""
+    return int.from_bytes(hashlib.md5(key.encode()).digest()[:8], "big", signed=True)
+
+
+def assign_inserts(state: TableState, partition: str, inserts: Sequence[Incoming], use_small_files: bool,
+                   buckets: dict[tuple[str, str | None], Bucket], env: Env) -> list[Bucket]:
+    """Small files first, then new buckets; each insert routed by ``floorMod(md5, n) / n`` against the
+    buckets' cumulative weights."""
+    cfg = state.config
+    n = len(inserts)
+    avg = max(average_record_size(state), 1)
+    chosen: list[tuple[Bucket, int]] = []
+    left = n
+    for fid, size in (small_files(state, partition) if use_small_files else []):
+        take = min((cfg.max_file_size - size) // avg, left)
+        if take > 0 and left > 0:
+            b = buckets.setdefault((partition, fid), Bucket(partition, fid))
+            b.small_file = True
+            chosen.append((b, take))
+            left -= take
+    if left > 0:
+        per = max(cfg.max_file_size // avg, 1)
+        count = math.ceil(left / per)
+        for i in range(count):
+            b = Bucket(partition, None)
+            buckets[(partition, f"new-{len(buckets)}")] = b
+            chosen.append((b, per if i < count - 1 else left - (count - 1) * per))
+    cumulative, total = [], 0.0
+    for _, records in chosen:
+        total += records / n
+        cumulative.append(total)
+    for r in inserts:
+        x = (md5_long(r.key) % n) / n
+        idx = next((i for i, c in enumerate(cumulative) if x <= c), 0)
+        chosen[idx][0].records.append(r)
+    return [b for b, _ in chosen]
+
+
+# =================================================================================================
+# writing files
+# =================================================================================================
+
+@dataclass(frozen=True)
+class WritePlan:
+    """The files a write produces, in the order a writer writes them, and the groups it replaces."""
+
+    files: tuple[tuple[str, str, BaseFile | LogFile], ...]
+    replaced: frozenset[tuple[str, str]] = frozenset()
+    appended: tuple[tuple[str, str, str], ...] = ()
+
+
+def _meta(row: Mapping[str, Scalar], t: str, seq: str, key: str, partition: str, file_name: str) -> Row:
+    return {COMMIT_TIME: t, COMMIT_SEQNO: seq, RECORD_KEY: key, PARTITION_PATH: partition, FILE_NAME: file_name,
+            **{k: v for k, v in row.items() if k not in META_COLUMNS}}
+
+
+def writer_merge(state: TableState, stored: Row, incoming: Incoming) -> Row | None:
+    """A merge handle's rule (the payload's ``combineAndGetUpdateValue``): a natural-order delete
+    removes the row; under event-time ordering a stored row with a greater ordering value stays;
+    otherwise the incoming version (a row, or a delete) wins."""
+    if incoming.data is None and incoming.ordering is None:
+        return None
+    f = state.config.ordering_field
+    rule = merge_rule(state.config)
+    if f is not None and not rule.log_wins_over_base and _greater(stored.get(f), incoming.ordering):
+        return stored
+    return incoming.data
+
+
+def _greater(a: Scalar, b: Scalar) -> bool:
+    try:
+        return a is not None and b is not None and bool(a > b)  # type: ignore[operator]
+    except TypeError:
+        return False
+
+
+def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[Incoming], t: str, task: int,
+                file_id: str, partition: str, env: Env) -> BaseFile:
+    """A merge (or create) handle: old rows combined with incoming versions; new rows stamped with T,
+    rows kept as they were keep their commit time and sequence number."""
+    name = BaseFile(file_id, t, ()).name
+    by_key = {r.key: r for r in incoming}
+    rows: list[Row] = []
+    seq = 0
+    for old in old_rows:
+        key = str(old[RECORD_KEY])
+        r = by_key.pop(key, None)
+        result = old if r is None else writer_merge(state, old, r)
+        if result is None:
+            continue
+        if result is old:
+            rows.append({**old, FILE_NAME: name})
+        else:
+            rows.append(_meta(result, t, f"{t}_{task}_{seq}", key, partition, name))
+            seq += 1
+    for r in sorted(by_key.values(), key=lambda r: r.key):
+        if r.data is not None:
+            rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, partition, name))
+            seq += 1
+    rows.sort(key=lambda row: str(row[RECORD_KEY]))
+    return BaseFile(file_id, t, tuple(rows), observed_size(state, env, partition, file_id, t, len(rows)))
+
+
+def observed_size(state: TableState, env: Env, partition: str, file_id: str, t: str, rows: int) -> int:
+    """The size the implementation wrote for this base file, else ``rows × record_size_estimate``."""
+    size = env.base_file_size(partition, file_id, t, rows)
+    return size if size is not None else rows * int(state.config.record_size_estimate)
+
+
+def _log_files(state: TableState, group: FileGroup, incoming: Sequence[Incoming], t: str, task: int
+               ) -> list[LogFile]:
+    """An append handle: data rows then one delete block, in a new log file (rolling over by size)."""
+    cfg = state.config
+    pending = state.pending_compaction_of(group.partition, group.file_id)
+    committed = [b.instant for b in group.base_files if state.completion_time(b.instant) is not None]
+    base_instant = pending or max(committed, default=t)
+    first = first_log_file(group.file_id, base_instant, t, [lf.log_name for lf in group.log_files],
+                           MODEL_WRITE_TOKEN, state.table_version)
+    recs = sorted(incoming, key=lambda r: r.key)
+    ops = [LogRecordOp(r.key, r.data is None, cfg.record_size_estimate) for r in recs]
+    hc = AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, state.table_version)
+    appends = plan_appends(ops, hc)
+    planned = plan_log_files(appends, first, lambda a: sum(len(b.records) for b in a) * cfg.record_size_estimate, hc)
+    out = []
+    seq = 0
+    for pf in planned:
+        blocks = []
+        for pb in pf.blocks:
+            chosen = [recs[i] for i in pb.records]
+            if pb.kind == "data":
+                rows = []
+                for r in chosen:
+                    assert r.data is not None
+                    rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, group.partition, group.file_id))
+                    seq += 1
+                blocks.append(LogBlock("data", t, tuple(rows)))
+            else:
+                blocks.append(LogBlock("delete", t, deletes=tuple((r.key, r.ordering) for r in chosen)))
+        n = pf.name
+        out.append(LogFile(n.file_id, n.instant, n.version, tuple(blocks), t))
+    return out
+
+
+# --8<-- [start:plan_write]
+def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incoming], t: str) -> WritePlan:
+    """The files a write at ``t`` produces (see the module rules)."""
+    cfg = state.config
+    if operation in ("upsert", "delete"):
+        recs = dedupe(state, recs)
+    where = key_locations(state) if operation in ("upsert", "delete") else {}
+    groups = {(g.partition, g.file_id): g for g in state.groups}
+    buckets: dict[tuple[str, str | None], Bucket] = {}
+    inserts: dict[str, list[Incoming]] = {}
+    for r in recs:
+        loc = where.get((r.partition, r.key))
+        if loc:
+            buckets.setdefault((r.partition, loc[0]), Bucket(r.partition, loc[0])).records.append(r)
+        elif r.data is not None and operation != "delete":
+            inserts.setdefault(r.partition, []).append(r)
+    replaced: set[tuple[str, str]] = set()
+    if operation in OVERWRITES:
+        parts = set(inserts) if operation == "insert_overwrite" else {g.partition_path for g in view(state)}
+        replaced = {(g.partition_path, g.file_id) for g in view(state) if g.partition_path in parts}
+    new_buckets: list[Bucket] = []
+    for partition in sorted(inserts):
+        if operation == "bulk_insert":
+            b = Bucket(partition, None, list(inserts[partition]))
+            new_buckets.append(b)
+            continue
+        use_small = operation in ("upsert", "insert")
+        for b in assign_inserts(state, partition, inserts[partition], use_small, buckets, env):
+            if b.file_id is None:
+                new_buckets.append(b)
+    order = {k: i for i, k in enumerate(groups)}
+    latest = {(vg.partition_path, vg.file_id): vg.latest_slice for vg in view(state)}
+    existing = sorted((b for b in buckets.values() if b.file_id is not None), key=lambda b: order[(b.partition,
+                                                                                                 b.file_id or "")])
+    files: list[tuple[str, str, BaseFile | LogFile]] = []
+    appended: list[tuple[str, str, str]] = []
+    task = 0
+    for b in existing:
+        assert b.file_id is not None
+        g = groups[(b.partition, b.file_id)]
+        sl = latest.get((b.partition, b.file_id))
+        if not cfg.is_mor or b.small_file:
+            old = next(x.rows for x in g.base_files if sl is not None and sl.base_file is not None
+                       and x.name == sl.base_file.name)
+            files.append((b.partition, b.file_id, _merge_base(state, old, b.records, t, task, b.file_id,
+                                                                b.partition, env)))
+        else:
+            for lf in _log_files(state, g, b.records, t, task):
+                files.append((b.partition, b.file_id, lf))
+                appended.append((b.partition, b.file_id, lf.name))
+        task += 1
+    for b in new_buckets:
+        if not b.records:
+            continue
+        fid = f"{env.next_file_id_prefix()}-0"
+        files.append((b.partition, fid, _merge_base(state, (), b.records, t, task, fid, b.partition, env)))
+        task += 1
+    return WritePlan(tuple(files), frozenset(replaced), tuple(appended))
+# --8<-- [end:plan_write]
+
+
+def apply_files(state: TableState, files: Sequence[tuple[str, str, BaseFile | LogFile]], t: str) -> TableState:
+    """The state with the files added (new groups appended in the order they are first written)."""
+    groups = list(state.groups)
+    index = {(g.partition, g.file_id): i for i, g in enumerate(groups)}
+    for partition, fid, f in files:
+        i = index.get((partition, fid))
+        if i is None:
+            index[(partition, fid)] = len(groups)
+            groups.append(FileGroup(partition, fid, created_by=t))
+            i = len(groups) - 1
+        groups[i] = groups[i].with_base(f) if isinstance(f, BaseFile) else groups[i].with_log(f)
+    parts = tuple(dict.fromkeys((*state.partitions, *(p for p, _, _ in files))))
+    return replace(state, groups=tuple(groups), partitions=parts)
+
+
+def mark_replaced(state: TableState, replaced: frozenset[tuple[str, str]], t: str) -> TableState:
+    return replace(state, groups=tuple(replace(g, replaced_by=t) if (g.partition, g.file_id) in replaced else g
+                                       for g in state.groups))
+

@@ -1,0 +1,48 @@
+"""``hudi-spec commit-files TABLE INSTANT``: the files one commit wrote (like ``CALL show_commit_files``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.commands._table import commit_metadata, open_table
+from spec.errors import InstantNotFound
+
+COLUMNS = ["action", "partition_path", "file_id", "previous_commit", "path", "num_writes", "num_inserts",
+           "num_deletes", "num_update_writes", "total_errors", "total_log_blocks", "total_corrupt_log_blocks",
+           "total_rollback_blocks", "total_log_records", "total_updated_records_compacted", "total_bytes_written"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("commit-files", help="the files one completed commit wrote")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("instant", nargs="?", help="the commit's instant time (default: the latest)")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, _, timeline = open_table(args.table)
+    commits = timeline.commits_timeline()
+    inst = commits.get(args.instant) if args.instant else commits.latest_completed()
+    if inst is None:
+        raise InstantNotFound(f"no completed commit {args.instant or ''} on the timeline".replace("  ", " "),
+                              hint="list them with hudi-spec commits TABLE")
+    md = commit_metadata(storage, timeline, inst)
+    action = timeline.origin_action(inst.requested) or inst.action
+    rows = [{
+        "action": action, "partition_path": s.partition_path, "file_id": s.file_id, "previous_commit": s.prev_commit,
+        "path": s.path, "num_writes": s.num_writes, "num_inserts": s.num_inserts, "num_deletes": s.num_deletes,
+        "num_update_writes": s.num_updates, "total_errors": int(s.get("totalWriteErrors", 0)),
+        "total_log_blocks": int(s.get("totalLogBlocks", 0)),
+        "total_corrupt_log_blocks": int(s.get("totalCorruptLogBlock", 0)),
+        "total_rollback_blocks": int(s.get("totalRollbackBlocks", 0)),
+        "total_log_records": int(s.get("totalLogRecords", 0)),
+        "total_updated_records_compacted": int(s.get("totalUpdatedRecordsCompacted", 0)),
+        "total_bytes_written": s.total_write_bytes,
+    } for s in md.all_write_stats()]
+    data = {"instant": inst.requested, "action": action, "operation": md.operation_type, "files": rows,
+            "replaced_file_ids": {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}}
+    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
+                 title=f"{action} {inst.requested} ({md.operation_type})")
+    return 0

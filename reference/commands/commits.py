@@ -1,0 +1,46 @@
+"""``hudi-spec commits TABLE``: completed writes with their totals (like ``CALL show_commits``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.commands._table import commit_metadata, open_table
+
+COLUMNS = ["commit_time", "action", "operation", "total_bytes_written", "total_files_added", "total_files_updated",
+           "total_partitions_written", "total_records_written", "total_update_records_written", "total_inserts",
+           "total_deletes", "total_errors"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("commits", help="completed commits with their write totals")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("--limit", type=int, default=None, help="only the newest N")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, _, timeline = open_table(args.table)
+    rows = []
+    for inst in timeline.commits_timeline().instants:
+        md = commit_metadata(storage, timeline, inst)
+        stats = list(md.all_write_stats())
+        rows.append({
+            "commit_time": inst.requested,
+            "action": timeline.origin_action(inst.requested) or inst.action,
+            "operation": md.operation_type,
+            "total_bytes_written": sum(s.total_write_bytes for s in stats),
+            "total_files_added": sum(1 for s in stats if s.prev_commit == "null"),
+            "total_files_updated": sum(1 for s in stats if s.prev_commit != "null"),
+            "total_partitions_written": len(md.partition_to_write_stats),
+            "total_records_written": sum(s.num_writes for s in stats),
+            "total_update_records_written": sum(s.num_updates for s in stats),
+            "total_inserts": sum(s.num_inserts for s in stats),
+            "total_deletes": sum(s.num_deletes for s in stats),
+            "total_errors": sum(int(s.get("totalWriteErrors", 0)) for s in stats),
+        })
+    if args.limit is not None:
+        rows = rows[-args.limit:]
+    _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Commits")
+    return 0

@@ -1,0 +1,52 @@
+"""``hudi-spec commits | commit-files | fsview | stats`` on every real table, text and JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reference.cli import main
+from spec.commit_metadata import parse_commit_metadata
+from spec.file_system_view import FileSystemView
+from spec.storage import Storage
+from spec.timeline import Timeline, format_instant_file_name, timeline_dir
+from tests.conftest import RealTable
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
+    assert main([*argv, "--output", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_commits_and_commit_files(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(real_table.path)
+    timeline = Timeline.load(path)
+    commits = _json(capsys, ["commits", path])
+    assert [c["commit_time"] for c in commits] == [i.requested for i in timeline.commits_timeline().instants]
+    for inst in timeline.commits_timeline().instants:
+        data = _json(capsys, ["commit-files", path, inst.requested])
+        md = parse_commit_metadata((real_table.path / timeline_dir(timeline.layout)
+                                    / format_instant_file_name(inst, timeline.layout)).read_bytes())
+        assert sorted(f["path"] for f in data["files"]) == sorted(s.path for s in md.all_write_stats())
+    assert main(["commits", path]) == 0 and main(["stats", path]) == 0
+    capsys.readouterr()
+
+
+def test_fsview_matches_the_view(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(real_table.path)
+    rows = _json(capsys, ["fsview", path, "--latest"])
+    view = FileSystemView.load(Storage(path))
+    assert len(rows) == len(view.latest_slices())
+    assert len({(r["partition"], r["file_id"]) for r in rows}) == len(rows)
+    for r in rows:
+        if r["data_file"]:
+            assert (real_table.path / r["partition"] / r["data_file"]).stat().st_size == r["data_file_size"]
+    assert main(["fsview", path]) == 0
+    capsys.readouterr()
+
+
+def test_commit_files_unknown_instant(real_tables: list[RealTable], capsys: pytest.CaptureFixture[str]) -> None:
+    table = real_tables[0]
+    assert main(["commit-files", str(table.path), "20000101000000000"]) == 2
+    assert "InstantNotFound" in capsys.readouterr().err

@@ -51,7 +51,7 @@ class BaseFile:
     def name(self) -> str:
         return BaseFileName(self.file_id, self.write_token, self.instant).format()
 
-    def keys(self) -> tuple[str, ...]:
+    def record_keys(self) -> tuple[str, ...]:
         return tuple(str(r[RECORD_KEY]) for r in self.rows)
 
 

@@ -238,6 +238,21 @@ def layout(state: TableState) -> Mapping[str, tuple[GroupLayout, ...]]:
     return {p: tuple(gl for _, gl in sorted(gs, key=lambda x: x[0])) for p, gs in ordered}
 
 
+def index_locations(state: TableState) -> Mapping[tuple[str, str], tuple[str, ...]]:
+    """Where the writer's index finds each key: the visible groups whose latest base file holds it.
+
+    Bloom and simple indexes look keys up in base files only (they cannot index log files), so on
+    MOR a key deleted by a log block is still found in its group — the re-insert becomes an update."""
+    bases, _ = _files(state)
+    where: dict[tuple[str, str], list[str]] = {}
+    for g in view(state):
+        sl = g.latest_slice
+        if sl is not None and sl.base_file is not None:
+            for k in bases[(sl.partition_path, sl.base_file.name)].record_keys():
+                where.setdefault((g.partition_path, k), []).append(g.file_id)
+    return {k: tuple(v) for k, v in where.items()}
+
+
 def key_locations(state: TableState) -> Mapping[tuple[str, str], tuple[str, ...]]:
     """(partition, record key) → the visible file groups whose latest slice holds it."""
     where: dict[tuple[str, str], list[str]] = {}

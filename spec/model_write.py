@@ -5,8 +5,8 @@ One write at instant T, given prepared records (keyed, validated):
 1. **prepare** — ``upsert`` and ``delete`` combine versions of a key within the batch (as log
    versions combine; ties to the later record); ``insert``, ``bulk_insert`` and the overwrites
    keep every record (no dedupe, no index lookup);
-2. **tag** — ``upsert`` and ``delete`` find each key's file group in the current snapshot;
-   unknown deletes are dropped;
+2. **tag** — ``upsert`` and ``delete`` find each key's file group as the index does: in the latest
+   base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
 3. **bucket** — updates go to their group's bucket; inserts fill small files first
    (``(max_file_size − size) // avg_record_size`` each; COW: every base file under the limit;
    MOR: the smallest base-only slice not under compaction) then new groups of
@@ -46,7 +46,7 @@ from spec.model_files import (
     Row,
     Scalar,
 )
-from spec.model_read import key_locations, merge_rule, ordering_type, view
+from spec.model_read import index_locations, merge_rule, ordering_type, view
 from spec.model_state import Env, TableState, json_type
 from spec.timeline import Action
 
@@ -398,7 +398,7 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     cfg = state.config
     if operation in ("upsert", "delete"):
         recs = dedupe(state, recs)
-    where = key_locations(state) if operation in ("upsert", "delete") else {}
+    where = index_locations(state) if operation in ("upsert", "delete") else {}
     groups = {(g.partition, g.file_id): g for g in state.groups}
     buckets: dict[tuple[str, str | None], Bucket] = {}
     inserts: dict[str, list[Incoming]] = {}

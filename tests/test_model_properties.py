@@ -136,7 +136,8 @@ def test_compaction_does_not_change_snapshot_rows(config: CreateTable, ops: list
 def test_clean_never_removes_what_a_retained_query_needs(config: CreateTable, ops: list[Any]) -> None:
     m, history = run(config, ops)
     state: TableState = m.state
-    earliest = earliest_commit_to_retain(state.timeline_view(), CleanConfig(commits_retained=config.clean_commits_retained))
+    retained = CleanConfig(commits_retained=config.clean_commits_retained)
+    earliest = earliest_commit_to_retain(state.timeline_view(), retained)
     latest = snapshot(state)
     try:
         cleaned = apply(state, Clean(), m.env)

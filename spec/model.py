@@ -18,8 +18,9 @@ class names (``Write``, ``Compact``, ...) so that ``spec`` does not import ``con
   completion time in v8;
 - **layout** (L2): per partition its file groups in creation order, their slices (base instant,
   base file or not, log file versions) and which group holds each key. File ids come from the
-  env; the order groups are created in within one write is: updated groups in creation order,
-  then new groups by partition and bucket.
+  env; within one write, files are written in ``spec.partitioner``'s bucket order (update buckets,
+  then per partition the small-file and new insert buckets), which is the order new groups are
+  created in.
 
 Time-travel and incremental reads are predicted for completed writes whose files all survive
 (a clean removes what older reads need; those reads are not predicted).

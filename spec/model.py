@@ -83,7 +83,7 @@ def _commit(state: TableState, env: Env, t: str, files: Sequence[Any], replaced:
     inst = state.instant(t)
     assert inst is not None
     state = state.with_instant(inst.transition(State.INFLIGHT))
-    logs = (*state.rollback_logs, (t, tuple(appended)))
+    logs = (*state.appended_logs, (t, tuple(appended)))
     if state.crash_after is not None:
         written = files[: state.crash_after]
         names = {lf.name for _, _, lf in written if hasattr(lf, "blocks")}
@@ -91,9 +91,9 @@ def _commit(state: TableState, env: Env, t: str, files: Sequence[Any], replaced:
         crashed = tuple(a for a in appended if a[2] in names)
         old_schema = state.schema_log[-1][1] if state.schema_log else ()
         return replace(state, crash_after=None, schema=old_schema,
-                       rollback_logs=(*state.rollback_logs, (t, crashed)))
+                       appended_logs=(*state.appended_logs, (t, crashed)))
     state = mark_replaced(apply_files(state, files, t), replaced, t)
-    state = replace(state, rollback_logs=logs, schema=schema, schema_log=(*state.schema_log, (t, schema)))
+    state = replace(state, appended_logs=logs, schema=schema, schema_log=(*state.schema_log, (t, schema)))
     state = finish(state, env, t)
     return _after_commit(state, env)
 # --8<-- [end:write]

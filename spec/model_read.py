@@ -36,7 +36,7 @@ from spec.model_files import (
     listing,
     scan_records,
 )
-from spec.model_state import TableState
+from spec.model_state import DATA_WRITES, TableState
 from spec.table_config import COMMIT_TIME_ORDERING
 from spec.timeline import Action
 
@@ -107,17 +107,23 @@ def merge_slice(base_rows: Sequence[Row], blocks: Sequence[LogBlock], rule: Merg
 # --8<-- [end:merge_slice]
 
 
+def merge_files(state: TableState, base: BaseFile | None, logs: Sequence[LogFile],
+                as_of: str | None) -> tuple[Row, ...]:
+    """Base rows with the applicable blocks of the log files (in read order) merged on top."""
+    base_rows = base.rows if base is not None else ()
+    if not logs:
+        return base_rows
+    records, back = scan_records(tuple(logs))
+    applied, _ = blocks_to_apply(records, state.timeline_view(), as_of)
+    return merge_slice(base_rows, [back[id(b)] for b in applied], merge_rule(state.config), ordering_type(state))
+
+
 def read_slice(state: TableState, sl: FileSlice, as_of: str | None, with_logs: bool = True) -> tuple[Row, ...]:
+    """The rows of a slice of the reader's view: its base file, merged with its logs unless read-optimized."""
     bases, logs = _files(state)
     base = bases[(sl.partition_path, sl.base_file.name)] if sl.base_file is not None else None
-    base_rows = base.rows if base is not None else ()
-    if not with_logs or not sl.log_files:
-        return base_rows
-    log_files = tuple(logs[(sl.partition_path, f.name)] for f in sl.log_files)
-    records, back = scan_records(log_files)
-    applied, _ = blocks_to_apply(records, state.timeline_view(), as_of)
-    rule = merge_rule(state.config)
-    return merge_slice(base_rows, [back[id(b)] for b in applied], rule, ordering_type(state))
+    log_files = [logs[(sl.partition_path, f.name)] for f in sl.log_files] if with_logs else []
+    return merge_files(state, base, log_files, as_of)
 
 
 # --- queries ------------------------------------------------------------------------------------
@@ -152,7 +158,7 @@ def read_optimized(state: TableState) -> tuple[Row, ...]:
 def _writes(state: TableState) -> list[tuple[str, str]]:
     """Completed data-writing instants (compactions included): (requested, completion)."""
     return [(i.requested, i.completed or i.requested) for i in state.timeline if i.is_completed
-            and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+            and i.action in DATA_WRITES]
 
 
 def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[Row, ...]:

@@ -14,10 +14,9 @@ from datetime import timedelta
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_system_view import build_file_groups
-from spec.log_scanner import blocks_to_apply
-from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing, scan_records
-from spec.model_read import merge_rule, merge_slice, ordering_type, view
-from spec.model_state import Env, TableState, complete, start_instant
+from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
+from spec.model_read import merge_files, view
+from spec.model_state import DATA_WRITES, Env, TableState, complete, start_instant
 from spec.model_write import observed_size
 from spec.services import (
     ArchiveConfig,
@@ -93,24 +92,15 @@ def run_compaction(state: TableState, env: Env, t: str | None = None) -> TableSt
         state = state.with_instant(inst.transition(State.INFLIGHT))
     groups = {(g.partition, g.file_id): g for g in state.groups}
     new = list(state.groups)
-    rule, otype = merge_rule(state.config), ordering_type(state)
     for op in plan.operations:
         g = groups[(op.partition_path, op.file_id)]
         base = next((b for b in g.base_files if b.name == op.base_file), None)
-        logs = [lf for name in op.log_files for lf in g.log_files if lf.name == name]
-        blocks = _applied_blocks(state, logs)
-        rows = merge_slice(base.rows if base else (), blocks, rule, otype)
+        rows = merge_files(state, base, [lf for n in op.log_files for lf in g.log_files if lf.name == n], None)
         name = BaseFile(op.file_id, t, ()).name
         out = tuple(sorted(({**r, FILE_NAME: name} for r in rows), key=lambda r: str(r[RECORD_KEY])))
         bf = BaseFile(op.file_id, t, out, observed_size(state, env, op.partition_path, op.file_id, t, len(out)))
         new[state.groups.index(g)] = g.with_base(bf)
     return finish(state.with_groups(new), env, t)
-
-
-def _applied_blocks(state: TableState, logs: list[LogFile]) -> list[LogBlock]:
-    records, back = scan_records(tuple(logs))
-    applied, _ = blocks_to_apply(records, state.timeline_view(), None)
-    return [back[id(b)] for b in applied]
 
 
 def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
@@ -182,10 +172,11 @@ def _raw_refs(state: TableState) -> list[GroupRef]:
 def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
     """Undo ``target`` with rollback time ``r``: the plan's files go, v6 MOR gets command blocks,
     the target leaves the timeline (its plan, replacements and schema with it)."""
-    cfg = state.config
-    appended = {(p, f): [n for pp, ff, n in logs if (pp, ff) == (p, f)]
-                for tt, logs in state.rollback_logs if tt == target.requested for p, f, _ in logs}
-    plan = plan_rollback(target, _raw_refs(state), cfg.table_type, state.table_version, appended)
+    appended: dict[tuple[str, str], list[str]] = {}
+    for written_by, logs in state.appended_logs:
+        for p, f, log_name in logs if written_by == target.requested else ():
+            appended.setdefault((p, f), []).append(log_name)
+    plan = plan_rollback(target, _raw_refs(state), state.config.table_type, state.table_version, appended)
     state = remove_files(state, plan.files_to_delete())
     groups = list(state.groups)
     for req in plan.requests:
@@ -211,13 +202,18 @@ def rollback(state: TableState, env: Env, instant_time: str | None = None) -> Ta
         raise InvalidOperation(f"{target.requested} is a pending compaction", hint="run it with compact mode=run")
     if target.is_completed:
         later = [i for i in state.timeline if i.is_completed and i.requested > target.requested
-                 and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+                 and i.action in DATA_WRITES]
         if later:
             raise InvalidOperation(f"cannot roll back {target.requested}: {later[0].requested} completed after it",
                                    hint="roll back the later commits first, or restore to a savepoint")
         if any(t == target.requested for t, _ in state.savepoints):
             raise InvalidOperation(f"{target.requested} is savepointed", hint="delete the savepoint first")
-    r = next_instant(state, env)
+    return _rolled_back(state, env, target)
+
+
+def _rolled_back(state: TableState, env: Env, target: Instant, floor: str | None = None) -> TableState:
+    """``target`` undone under a new, completed rollback instant (after ``floor`` when given)."""
+    r = next_instant(state, env, floor=floor)
     state = state.with_instant(start_instant(Action.ROLLBACK, r))
     return finish(rollback_instant(state, target, r), env, r)
 
@@ -225,19 +221,15 @@ def rollback(state: TableState, env: Env, instant_time: str | None = None) -> Ta
 def rollback_failed_writes(state: TableState, env: Env, floor: str | None = None) -> TableState:
     """Before a write starts, every failed (pending) write is rolled back, newest first (the eager
     failed-writes policy); the rollbacks get instants after ``floor``, the new write's instant."""
-    failed = [i for i in state.timeline if not i.is_completed
-              and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+    failed = [i for i in state.timeline if not i.is_completed and i.action in DATA_WRITES]
     for inst in reversed(failed):
-        r = next_instant(state, env, floor=floor)
-        state = state.with_instant(start_instant(Action.ROLLBACK, r))
-        state = finish(rollback_instant(state, inst, r), env, r)
+        state = _rolled_back(state, env, inst, floor)
     return state
 
 
 def savepoint(state: TableState, env: Env, instant_time: str | None = None) -> TableState:
     """Savepoint a completed write: the files of the latest slices as of it are protected from cleaning."""
-    writes = [i for i in state.timeline if i.is_completed
-              and i.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)]
+    writes = [i for i in state.timeline if i.is_completed and i.action in DATA_WRITES]
     if instant_time is None:
         if not writes:
             raise InstantNotFound("there is no completed commit to savepoint", hint="write something first")
@@ -265,7 +257,10 @@ def restore(state: TableState, env: Env, savepoint_time: str | None = None) -> T
     state = state.with_instant(start_instant(Action.RESTORE, r))
     for target in targets:
         state = rollback_instant(state, target, r)
-    state = replace(state, savepoints=tuple((t, f) for t, f in state.savepoints if t <= savepoint_time))
+    later = {t for t, _ in state.savepoints if t > savepoint_time}  # their commits are gone: so are they
+    state = replace(state, savepoints=tuple((t, f) for t, f in state.savepoints if t not in later),
+                    timeline=tuple(i for i in state.timeline
+                                   if not (i.action == Action.SAVEPOINT and i.requested in later)))
     return finish(state, env, r)
 
 

@@ -117,8 +117,9 @@ class TableState:
     crash_after: int | None = None
     expect_error: str | None = None
     stream: object | None = None
-    rollback_logs: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = field(default=(), compare=False)
-    """Per data-writing instant: the (partition, file id, log file name) it appended to (its write stats)."""
+    appended_logs: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = field(default=(), compare=False)
+    """Per data-writing instant: the (partition, file id, log file name) it appended to (its write
+    stats; a v6 rollback needs them, log names there carry the base instant, not the writer)."""
 
     # --- timeline queries ----------------------------------------------------------------------
 
@@ -189,10 +190,14 @@ class TableState:
         return replace(self, timeline=tuple(i for i in self.timeline
                                             if i.requested not in drop or i.action == Action.SAVEPOINT),
                        compaction_plans=tuple((t, p) for t, p in self.compaction_plans if t not in drop),
-                       rollback_logs=tuple((t, v) for t, v in self.rollback_logs if t not in drop))
+                       appended_logs=tuple((t, v) for t, v in self.appended_logs if t not in drop))
 
     def with_groups(self, groups: Sequence[FileGroup]) -> TableState:
         return replace(self, groups=tuple(groups))
+
+
+DATA_WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
+"""Completed instants of these actions hold data a query reads (a completed compaction is a commit)."""
 
 
 def start_instant(action: str, t: str) -> Instant:

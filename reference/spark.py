@@ -8,6 +8,7 @@ Python, UTC session time zone (Hudi instants are written in UTC by this project)
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from typing import Any
 
@@ -19,6 +20,9 @@ def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec"
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    # the Python workers must be this interpreter (it has pyarrow and the project installed)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master or os.environ.get("HUDI_SPEC_SPARK_MASTER", "local[2]"))
         .appName(app_name)

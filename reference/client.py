@@ -1,0 +1,492 @@
+"""The write client: Hudi's eight-step write path (seed 001) on PySpark, for copy-on-write tables.
+
+1. create the client (options validated into a WriteConfig; the table created if new);
+2. transform the input: record key and partition path as Spark column expressions;
+3. start the commit: roll back failed earlier writes, then a requested and an inflight instant;
+4. prepare records: dedupe by key on the ordering field; tag each with its current file group
+   (the index: keys read from the latest base files);
+5. partition records: a Spark aggregation builds the WorkloadProfile, ``spec.partitioner``
+   assigns buckets, each record gets its bucket;
+6. write storage: one Spark task per bucket runs a create or merge handle (``handles.py``);
+7. update the index (nothing to do: the keys live in the base files);
+8. commit: write stats → commit metadata → the completed instant, created atomically.
+
+A write that fails after its instant started is rolled back before the error is raised, so the
+table is left as it was; a writer killed half way leaves a pending instant that the next write
+rolls back (step 3).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reference.handles import BUCKET, DELETE_FLAG, BucketSpec, HandleContext, run_handle
+from reference.options import WriteConfig, parse_options
+from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, format_commit_metadata, parse_commit_metadata
+from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
+from spec.file_naming import make_file_id, parse_base_file_name
+from spec.file_system_view import FileSystemView
+from spec.merge import MergeRule
+from spec.partitioner import (
+    BucketAssignment,
+    PartitionerConfig,
+    SmallFile,
+    WorkloadProfile,
+    assign_buckets,
+    average_record_size,
+    route,
+)
+from spec.schema import (
+    META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    avro_schema_from_arrow,
+    record_name_for_table,
+    with_meta_fields,
+)
+from spec.storage import Storage
+from spec.table_config import (
+    COPY_ON_WRITE,
+    PARTITION_METADATA_FILE,
+    PartitionMetadata,
+    TableConfig,
+    partition_depth,
+)
+from spec.timeline import (
+    HISTORY_DIRS,
+    Action,
+    Instant,
+    InstantTimeGenerator,
+    State,
+    Timeline,
+    format_instant_file_name,
+    new_instant,
+    timeline_dir,
+)
+
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
+OPERATION_TYPES = {"upsert": "UPSERT", "insert": "INSERT", "bulk_insert": "BULK_INSERT", "delete": "DELETE",
+                   "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+                   "delete_partition": "DELETE_PARTITION"}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did: its instant, action, and the files written per partition."""
+
+    instant: str
+    action: str
+    operation: str
+    metadata: CommitMetadata
+
+
+# --- step 1: the table -------------------------------------------------------------------------
+
+
+def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
+    """Create ``.hoodie`` with hoodie.properties and the folders Hudi's writers expect."""
+    if not cfg.table_name:
+        raise InvalidConfig("a new table needs hoodie.table.name", hint="pass options={'hoodie.table.name': ...}")
+    if not cfg.record_key_fields:
+        raise InvalidConfig("a new table needs hoodie.datasource.write.recordkey.field",
+                            hint="name the field(s) that identify a record")
+    if cfg.table_type != COPY_ON_WRITE:
+        raise InvalidConfig("this writer writes copy-on-write tables",
+                            hint="merge-on-read writes arrive with the MOR writer; use COPY_ON_WRITE")
+    avro = avro_schema_from_arrow(schema, *record_name_for_table(cfg.table_name))
+    table = TableConfig.create(cfg.table_name, cfg.table_type, cfg.table_version, cfg.record_key_fields,
+                               cfg.ordering_field, cfg.partition_fields, cfg.keygen_type, cfg.hive_style,
+                               cfg.url_encode, merge_mode=cfg.merge_mode, create_schema=json.dumps(avro))
+    layout = table.timeline_layout
+    for folder in (".hoodie/.temp", ".hoodie/.aux/.bootstrap/.partitions", ".hoodie/.aux/.bootstrap/.fileids",
+                   ".hoodie/.schema", timeline_dir(layout), HISTORY_DIRS[layout]):
+        storage.mkdirs(folder)
+    storage.create_if_absent(".hoodie/hoodie.properties", table.to_bytes())
+    return table
+
+
+def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[str, Any]) -> None:
+    given_keys = "hoodie.datasource.write.recordkey.field" in options or "hoodie.table.recordkey.fields" in options
+    if given_keys and cfg.record_key_fields != table.record_key_fields:
+        raise InvalidConfig(f"record key fields {cfg.record_key_fields} differ from the table's "
+                            f"{table.record_key_fields}", hint="a table's record key cannot change")
+    given_parts = "hoodie.datasource.write.partitionpath.field" in options
+    if given_parts and cfg.partition_fields != table.partition_fields:
+        raise InvalidConfig(f"partition fields {cfg.partition_fields} differ from the table's "
+                            f"{table.partition_fields}", hint="a table's partitioning cannot change")
+    if table.table_type != COPY_ON_WRITE:
+        raise InvalidOperation("this writer writes copy-on-write tables only",
+                               hint="merge-on-read writes arrive with the MOR writer")
+
+
+# --- step 2: keys as Spark expressions -----------------------------------------------------------
+
+
+def _key_columns(df: Any, table: TableConfig) -> Any:
+    """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` by the table's key generator rules:
+    one key field → its value; several → ``f1:v1,f2:v2`` (null ``__null__``, empty ``__empty__``);
+    partition path → values joined by ``/``, ``field=value`` when hive-style, null or empty
+    → ``__HIVE_DEFAULT_PARTITION__``."""
+    from pyspark.sql import functions as F
+
+    keys = table.record_key_fields
+    if len(keys) == 1 and (table.keygen_type or "").upper() not in ("COMPLEX",) and "Complex" not in (
+            table.keygen_class or ""):
+        key = F.col(keys[0]).cast("string")
+    else:
+        parts = [F.concat(F.lit(f"{k}:"), F.when(F.col(k).isNull(), F.lit("__null__"))
+                          .when(F.col(k).cast("string") == "", F.lit("__empty__"))
+                          .otherwise(F.col(k).cast("string"))) for k in keys]
+        key = F.concat_ws(",", *parts)
+    segments = []
+    for field in table.partition_fields:
+        value = F.col(field).cast("string")
+        value = F.when(value.isNull() | (value == ""), F.lit(NULL_PARTITION)).otherwise(value)
+        segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
+    partition = F.concat_ws("/", *segments) if segments else F.lit("")
+    return df.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, partition)
+
+
+def _validate_keys(df: Any, table: TableConfig) -> None:
+    from pyspark.sql import functions as F
+
+    bad_key = df.filter(F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")).limit(1).collect()
+    if bad_key:
+        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(table.record_key_fields)})",
+                            hint="every record needs a key; filter or fill those records first")
+    if table.partition_fields:
+        segment_count = len(table.partition_fields)
+        bad = df.filter(F.col(PARTITION_PATH).contains("..") | (F.size(F.split(F.col(PARTITION_PATH), "/"))
+                                                                 != segment_count)).limit(1).collect()
+        if bad:
+            raise InvalidRecord(f"partition value {bad[0][PARTITION_PATH]!r} would leave its partition folder",
+                                hint="partition values may not contain '/' or '..'")
+
+
+# --- step 4: index -------------------------------------------------------------------------------
+
+
+def existing_keys(storage: Storage, view: FileSystemView) -> pa.Table:
+    """The index: (partition, record key, file id) of every key in the latest base files."""
+    parts: list[pa.Table] = []
+    for sl in view.latest_slices():
+        if sl.base_file is None:
+            continue
+        keys = pq.read_table(storage.full(sl.base_file.path), columns=[RECORD_KEY], filesystem=storage.fs)
+        n = keys.num_rows
+        parts.append(pa.table({PARTITION_PATH: pa.array([sl.partition_path] * n, pa.string()),
+                               RECORD_KEY: keys.column(RECORD_KEY).cast(pa.string()),
+                               "__file_id": pa.array([sl.file_id] * n, pa.string())}))
+    if not parts:
+        return pa.table({PARTITION_PATH: pa.array([], pa.string()), RECORD_KEY: pa.array([], pa.string()),
+                         "__file_id": pa.array([], pa.string())})
+    return pa.concat_tables(parts)
+
+
+# --- the client ----------------------------------------------------------------------------------
+
+
+class WriteClient:
+    """Writes one table. ``clock`` and ``file_id_prefix`` are injectable for replayable tests."""
+
+    def __init__(self, path: str, spark: Any = None, clock: Any = None, file_id_prefix: Any = None) -> None:
+        self.storage = Storage(path)
+        self.path = self.storage.root if "://" not in path else path
+        self._spark = spark
+        self._clock = clock
+        self._new_prefix = file_id_prefix or (lambda: str(uuid.uuid4()))
+
+    @property
+    def spark(self) -> Any:
+        if self._spark is None:
+            from reference.spark import get_or_create_session
+
+            self._spark = get_or_create_session()
+        return self._spark
+
+    def table_config(self) -> TableConfig | None:
+        return TableConfig.load(self.storage) if self.storage.exists(".hoodie/hoodie.properties") else None
+
+    def _generator(self, timeline: Timeline) -> InstantTimeGenerator:
+        last = max((i.completed or i.requested for i in timeline.instants), default=None)
+        return InstantTimeGenerator(self._clock, last) if self._clock else InstantTimeGenerator(last=last)
+
+    # step 3
+    def rollback_failed_writes(self, table: TableConfig, timeline: Timeline) -> list[str]:
+        """Roll back every write that started and did not complete: delete the data files it wrote and
+        its instant files, newest first (hudi-format.md §7, rollback of a failed write)."""
+        rolled: list[str] = []
+        layout = table.timeline_layout
+        pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
+        for inst in reversed(pending):
+            for f in self.storage.list("", recursive=True):
+                if f.is_dir or f.path.startswith(".hoodie"):
+                    continue
+                name = f.name
+                if name.endswith((".parquet", ".inprogress")):
+                    try:
+                        written_by = parse_base_file_name(name.removesuffix(".inprogress")).instant
+                    except HudiSpecError:
+                        continue
+                    if written_by == inst.requested:
+                        self.storage.delete(f.path)
+            self.storage.delete_dir(f".hoodie/.temp/{inst.requested}")
+            for name in reversed(timeline.files_of(inst.requested)):
+                self.storage.delete(posixpath.join(timeline_dir(layout), name))
+            rolled.append(inst.requested)
+        return rolled
+
+    def _to_dataframe(self, data: Any) -> Any:
+        if isinstance(data, pa.Table):
+            return self.spark.createDataFrame(data)
+        if hasattr(data, "sparkSession") and hasattr(data, "schema"):
+            return data
+        raise InvalidOperation(f"cannot write a {type(data).__name__}", hint="pass a Spark DataFrame or pyarrow Table")
+
+    def write(self, data: Any, operation: str | None = None, options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Write ``data`` (a Spark DataFrame or a pyarrow Table) with one operation."""
+        opts = dict(options or {})
+        if operation is not None:
+            opts["hoodie.datasource.write.operation"] = operation
+        cfg = parse_options(opts)
+        op = cfg.operation
+        df = None if op == "delete_partition" and data is None else self._to_dataframe(data)
+        schema = _arrow_schema(df) if df is not None else None
+        table = self.table_config()
+        if table is None:
+            if schema is None:
+                raise InvalidOperation("cannot create a table from a delete_partition", hint="write data first")
+            table = create_table(self.storage, cfg, schema)
+        else:
+            _check_against_table(table, cfg, opts)
+        timeline = Timeline.load(self.storage, table.timeline_layout)
+        if df is not None:
+            self._check_schema(df, table, timeline, op)
+            df = _key_columns(df, table)
+            _validate_keys(df, table)
+        self.rollback_failed_writes(table, timeline)
+        timeline = Timeline.load(self.storage, table.timeline_layout)
+        gen = self._generator(timeline)
+        instant = gen.next()
+        action = Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS else Action.COMMIT
+        started = self._start(table, instant, action)
+        try:
+            md = self._write(df, table, timeline, cfg, instant, op)
+            self._complete(table, started, md, gen)
+        except BaseException:
+            self.rollback_failed_writes(table, Timeline.load(self.storage, table.timeline_layout))
+            raise
+        return WriteResult(instant, action, op, md)
+
+    def _check_schema(self, df: Any, table: TableConfig, timeline: Timeline, op: str) -> None:
+        columns = set(df.columns)
+        needed = set(table.record_key_fields) | set(table.partition_fields)
+        if op not in ("delete",) and table.ordering_field:
+            needed.add(table.ordering_field)
+        missing = sorted(needed - columns)
+        if missing:
+            raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
+                                hint="record key, partition and ordering fields must be present")
+        if op == "delete":
+            return
+        latest = timeline.commits_timeline().latest_completed()
+        if latest is None:
+            return
+        md = parse_commit_metadata(self.storage.read(posixpath.join(
+            timeline_dir(timeline.layout), format_instant_file_name(latest, timeline.layout))))
+        if md.schema:
+            known = {f["name"] for f in json.loads(md.schema)["fields"]}
+            dropped = sorted(known - columns - set(META_FIELDS))
+            if dropped:
+                raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
+                                     hint="write every column of the table (new columns may be added)")
+
+    def _start(self, table: TableConfig, instant: str, action: str) -> Instant:
+        layout = table.timeline_layout
+        folder = timeline_dir(layout)
+        inst = new_instant(instant, action)
+        self.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
+        inst = inst.transition(State.INFLIGHT)
+        self.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
+        self.storage.mkdirs(f".hoodie/.temp/{instant}")
+        return inst
+
+    def _complete(self, table: TableConfig, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator) -> None:
+        layout = table.timeline_layout
+        completed = gen.next() if layout == 2 else None
+        done = inst.transition(State.COMPLETED, completed=completed)
+        self.storage.delete_dir(f".hoodie/.temp/{inst.requested}")
+        self.storage.create_if_absent(posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout)),
+                                      format_commit_metadata(md, table.table_version))
+
+    # steps 4-6
+    def _write(self, df: Any, table: TableConfig, timeline: Timeline, cfg: WriteConfig, instant: str,
+               op: str) -> CommitMetadata:
+        from pyspark.sql import functions as F
+        from pyspark.sql.window import Window
+
+        view = FileSystemView.load(self.storage, table, timeline)
+        replaced: dict[str, list[str]] = {}
+        if op == "delete_partition":
+            targets = set(cfg.partitions_to_delete)
+            if not targets:
+                raise InvalidOperation("delete_partition needs partitions",
+                                       hint="set hoodie.datasource.write.partitions.to.delete")
+            for g in view.groups:
+                if g.partition_path in targets:
+                    replaced.setdefault(g.partition_path, []).append(g.file_id)
+            return CommitMetadata({}, False, {"schema": self._schema_json(table, None)}, "DELETE_PARTITION",
+                                  {p: tuple(v) for p, v in replaced.items()})
+        assert df is not None
+        user_schema = _arrow_schema(df)
+        ordering = table.ordering_field
+        dedupe = (op in ("upsert", "delete") and cfg.combine_before_upsert) or (
+            op in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") and cfg.combine_before_insert)
+        df = df.withColumn("__seq", F.monotonically_increasing_id())
+        if dedupe:
+            order = [F.col("__seq").desc()]
+            if ordering and op != "delete":
+                order.insert(0, F.col(ordering).desc_nulls_last())
+            w = Window.partitionBy(PARTITION_PATH, RECORD_KEY).orderBy(*order)
+            df = df.withColumn("__rn", F.row_number().over(w)).filter("__rn = 1").drop("__rn")
+        tag = op in ("upsert", "delete")
+        if tag:
+            index = self.spark.createDataFrame(existing_keys(self.storage, view))
+            df = df.join(index, on=[PARTITION_PATH, RECORD_KEY], how="left")
+            if op == "delete":
+                df = df.filter(F.col("__file_id").isNotNull())
+        else:
+            df = df.withColumn("__file_id", F.lit(None).cast("string"))
+        df = df.withColumn(DELETE_FLAG, F.lit(op == "delete"))
+        if op in ("insert_overwrite", "insert_overwrite_table"):
+            incoming_parts = {r[0] for r in df.select(PARTITION_PATH).distinct().collect()}
+            for g in view.groups:
+                if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
+                    replaced.setdefault(g.partition_path, []).append(g.file_id)
+        counts = {(r[PARTITION_PATH], r["__file_id"]): r["count"]
+                  for r in df.groupBy(PARTITION_PATH, "__file_id").count().collect()}
+        profile = WorkloadProfile.from_counts(counts)
+        small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else \
+            self._small_files(view, cfg)
+        pcfg = PartitionerConfig(cfg.small_file_limit, cfg.max_file_size, cfg.insert_split_size, cfg.auto_split,
+                                 cfg.record_size_estimate)
+        avg = average_record_size(self._commit_totals(timeline), pcfg)
+        def new_file_id() -> str:
+            return make_file_id(self._new_prefix(), 0)
+
+        assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
+        self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
+        stats = self._run_handles(df, table, assignment, view, instant, user_schema) if assignment.buckets else []
+        by_partition: dict[str, list[WriteStat]] = {}
+        for s in stats:
+            by_partition.setdefault(s["partitionPath"], []).append(_stat(s))
+        replace = {p: tuple(v) for p, v in replaced.items()} if op in REPLACE_OPERATIONS else None
+        return CommitMetadata({p: tuple(v) for p, v in sorted(by_partition.items())}, False,
+                              {"schema": self._schema_json(table, user_schema)}, OPERATION_TYPES[op], replace)
+
+    def _schema_json(self, table: TableConfig, schema: pa.Schema | None) -> str:
+        if schema is None:
+            return table.create_schema or ""
+        return json.dumps(avro_schema_from_arrow(schema, *record_name_for_table(table.name)))
+
+    def _small_files(self, view: FileSystemView, cfg: WriteConfig) -> dict[str, list[SmallFile]]:
+        out: dict[str, list[SmallFile]] = {}
+        for sl in view.latest_slices():
+            if sl.base_file is not None and sl.base_file.size < cfg.small_file_limit:
+                out.setdefault(sl.partition_path, []).append(SmallFile(sl.file_id, sl.base_file.size))
+        return out
+
+    def _commit_totals(self, timeline: Timeline) -> list[tuple[int, int]]:
+        totals = []
+        for inst in timeline.commits_timeline().instants:
+            md = parse_commit_metadata(self.storage.read(posixpath.join(
+                timeline_dir(timeline.layout), format_instant_file_name(inst, timeline.layout))))
+            stats = list(md.all_write_stats())
+            totals.append((sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats)))
+        return totals
+
+    def _write_partition_metadata(self, partitions: set[str], instant: str) -> None:
+        for p in partitions:
+            rel = posixpath.join(p, PARTITION_METADATA_FILE) if p else PARTITION_METADATA_FILE
+            if not self.storage.exists(rel):
+                self.storage.write_atomic(rel, PartitionMetadata(instant, partition_depth(p)).format())
+
+    def _run_handles(self, df: Any, table: TableConfig, assignment: BucketAssignment, view: FileSystemView,
+                     instant: str, user_schema: pa.Schema) -> list[dict[str, Any]]:
+        from pyspark import TaskContext
+
+        specs: dict[int, BucketSpec] = {}
+        for b in assignment.buckets:
+            if b.kind == "UPDATE":
+                group = view.group(b.partition, b.file_id)
+                base = group.latest_slice.base_file if group and group.latest_slice else None
+                prev = parse_base_file_name(base.name).instant if base else NULL_COMMIT
+                specs[b.number] = BucketSpec(b.number, "update", b.partition, b.file_id,
+                                             base.path if base else None, prev)
+            else:
+                specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
+        avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
+        ctx = HandleContext(self.path, instant, "", json.dumps(avro), MergeRule.from_config(table), "gzip",
+                            specs)
+        routing = assignment
+        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG]
+        schema_bytes = user_schema.serialize().to_pybytes()
+
+        def add_bucket(batches: Any) -> Any:
+            for batch in batches:
+                keys = batch.column(RECORD_KEY).to_pylist()
+                parts = batch.column(PARTITION_PATH).to_pylist()
+                fids = batch.column("__file_id").to_pylist()
+                buckets = [route(k, p, f, routing) for k, p, f in zip(keys, parts, fids, strict=True)]
+                yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
+
+        def write_bucket(table_in: pa.Table) -> pa.Table:
+            ctx_task = TaskContext.get()
+            token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
+            data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
+            bucket = int(table_in.column(BUCKET)[0].as_py())
+            stat = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
+            return pa.table({"stat": [json.dumps(stat)]})
+
+        from pyspark.sql.types import IntegerType, StructField, StructType
+
+        tagged_schema = StructType([*df.select(*columns, "__file_id").schema.fields,
+                                    StructField(BUCKET, IntegerType())])
+        tagged = df.select(*columns, "__file_id").mapInArrow(add_bucket, tagged_schema)
+        self.spark.sparkContext.setJobDescription(f"hudi commit {instant}: write {len(specs)} buckets")
+        rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
+        return [json.loads(r["stat"]) for r in rows]
+
+
+def _stat(values: Mapping[str, Any]) -> WriteStat:
+    from spec.commit_metadata import write_stat
+
+    return write_stat(**values)
+
+
+def _arrow_schema(df: Any) -> pa.Schema:
+    """The Arrow schema of a Spark DataFrame's columns (internal columns excluded)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    fields = [f for f in df.schema.fields if not f.name.startswith("__") and f.name not in META_FIELDS]
+    from pyspark.sql.types import StructType
+
+    return to_arrow_schema(StructType(fields))
+
+
+def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str, Any],
+                spark: Any = None) -> WriteResult:
+    """Convenience: write a pyarrow Table."""
+    return WriteClient(path, spark).write(data, operation, options)
+
+
+__all__ = ["WriteClient", "WriteResult", "create_table", "existing_keys", "write_arrow"]

@@ -1,0 +1,167 @@
+"""The ``hoodie.*`` write options users know from Hudi on Spark, validated into one ``WriteConfig``.
+
+Unknown ``hoodie.*`` keys are warned about (never silently dropped); other keys are ignored;
+a known key with a bad value raises ``InvalidConfig`` naming the key and what it takes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from spec.errors import InvalidConfig
+from spec.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
+
+OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
+              "delete_partition")
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    default: str | None
+    doc: str
+    parse: Callable[[str], Any] = str
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+def _bool(v: str) -> bool:
+    if v.lower() not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return v.lower() == "true"
+
+
+def _positive_int(v: str) -> int:
+    n = int(v)
+    if n <= 0:
+        raise ValueError("expected a positive integer")
+    return n
+
+
+def _fields(v: str) -> tuple[str, ...]:
+    return tuple(f.strip() for f in v.split(",") if f.strip())
+
+
+# --- the registry -------------------------------------------------------------------------------
+REGISTRY: tuple[Option, ...] = (
+    Option("hoodie.table.name", None, "table name (required for a new table)"),
+    Option("hoodie.datasource.write.table.type", COPY_ON_WRITE, "COPY_ON_WRITE or MERGE_ON_READ",
+           choices=(COPY_ON_WRITE, MERGE_ON_READ), aliases=("hoodie.table.type",)),
+    Option("hoodie.datasource.write.operation", "upsert", "the write operation", choices=OPERATIONS),
+    Option("hoodie.datasource.write.recordkey.field", None, "record key field(s), comma-separated", _fields,
+           aliases=("hoodie.table.recordkey.fields",)),
+    Option("hoodie.datasource.write.partitionpath.field", "", "partition field(s), comma-separated", _fields,
+           aliases=("hoodie.table.partition.fields",)),
+    Option("hoodie.datasource.write.precombine.field", None, "ordering (precombine) field",
+           aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field")),
+    Option("hoodie.datasource.write.keygenerator.type", None, "SIMPLE, COMPLEX or NON_PARTITION",
+           choices=("SIMPLE", "COMPLEX", "NON_PARTITION")),
+    Option("hoodie.datasource.write.hive_style_partitioning", "false", "partition folders as field=value", _bool),
+    Option("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values", _bool),
+    Option("hoodie.write.table.version", "6", "table version of a new table: 6 or 8", int, choices=("6", "8")),
+    Option("hoodie.record.merge.mode", EVENT_TIME_ORDERING, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
+           choices=(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)),
+    Option("hoodie.parquet.small.file.limit", "104857600", "base files below this size take inserts (bytes)",
+           int),
+    Option("hoodie.parquet.max.file.size", "125829120", "target base file size (bytes)", _positive_int),
+    Option("hoodie.copyonwrite.insert.split.size", "500000", "records per new insert bucket", _positive_int),
+    Option("hoodie.copyonwrite.insert.auto.split", "true", "size insert buckets from the record size", _bool),
+    Option("hoodie.copyonwrite.record.size.estimate", "1024", "record size before any commit (bytes)",
+           _positive_int),
+    Option("hoodie.index.type", "SIMPLE", "how records are tagged with their file group", choices=("SIMPLE",
+                                                                                                  "BLOOM")),
+    Option("hoodie.parquet.compression.codec", "gzip", "parquet compression",
+           choices=("gzip", "snappy", "zstd", "lz4", "uncompressed")),
+    Option("hoodie.combine.before.upsert", "true", "dedupe incoming records by key before upsert", _bool),
+    Option("hoodie.combine.before.insert", "false", "dedupe incoming records by key before insert", _bool),
+    Option("hoodie.bulkinsert.sort.mode", "NONE", "GLOBAL_SORT, PARTITION_SORT or NONE",
+           choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT")),
+    Option("hoodie.datasource.write.partitions.to.delete", "", "partitions for delete_partition", _fields),
+)
+BY_KEY: dict[str, Option] = {o.key: o for o in REGISTRY}
+ALIASES: dict[str, str] = {a: o.key for o in REGISTRY for a in o.aliases}
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    """Validated write options."""
+
+    table_name: str | None
+    table_type: str
+    operation: str
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    ordering_field: str | None
+    keygen_type: str
+    hive_style: bool
+    url_encode: bool
+    table_version: int
+    merge_mode: str
+    small_file_limit: int
+    max_file_size: int
+    insert_split_size: int
+    auto_split: bool
+    record_size_estimate: int
+    index_type: str
+    compression: str
+    combine_before_upsert: bool
+    combine_before_insert: bool
+    bulk_insert_sort_mode: str
+    partitions_to_delete: tuple[str, ...]
+
+
+def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
+    """Validate ``options`` (string values, as on Spark) into a WriteConfig."""
+    given: dict[str, str] = {}
+    for key, value in (options or {}).items():
+        canonical = ALIASES.get(key, key)
+        if canonical not in BY_KEY:
+            if key.startswith("hoodie."):
+                warnings.warn(f"unknown Hudi option {key!r} is ignored by hudi-spec's writer", stacklevel=3)
+            continue
+        given[canonical] = str(value).lower() if isinstance(value, bool) else str(value)
+    values: dict[str, Any] = {}
+    for opt in REGISTRY:
+        raw = given.get(opt.key, opt.default)
+        if raw is None:
+            values[opt.key] = None
+            continue
+        if opt.choices and raw not in opt.choices and raw.upper() not in opt.choices:
+            raise InvalidConfig(f"{opt.key}={raw!r} is not valid", hint=f"use one of {', '.join(opt.choices)}")
+        if opt.choices and raw not in opt.choices:
+            raw = raw.upper()
+        try:
+            values[opt.key] = opt.parse(raw)
+        except ValueError as err:
+            raise InvalidConfig(f"{opt.key}={raw!r} is not valid: {err}", hint=opt.doc) from err
+    partitions = values["hoodie.datasource.write.partitionpath.field"] or ()
+    keys = values["hoodie.datasource.write.recordkey.field"] or ()
+    keygen = values["hoodie.datasource.write.keygenerator.type"] or (
+        "NON_PARTITION" if not partitions else "COMPLEX" if len(keys) > 1 or len(partitions) > 1 else "SIMPLE")
+    return WriteConfig(
+        table_name=values["hoodie.table.name"],
+        table_type=values["hoodie.datasource.write.table.type"],
+        operation=values["hoodie.datasource.write.operation"],
+        record_key_fields=tuple(keys),
+        partition_fields=tuple(partitions),
+        ordering_field=values["hoodie.datasource.write.precombine.field"],
+        keygen_type=keygen,
+        hive_style=values["hoodie.datasource.write.hive_style_partitioning"],
+        url_encode=values["hoodie.datasource.write.partitionpath.urlencode"],
+        table_version=values["hoodie.write.table.version"],
+        merge_mode=values["hoodie.record.merge.mode"],
+        small_file_limit=values["hoodie.parquet.small.file.limit"],
+        max_file_size=values["hoodie.parquet.max.file.size"],
+        insert_split_size=values["hoodie.copyonwrite.insert.split.size"],
+        auto_split=values["hoodie.copyonwrite.insert.auto.split"],
+        record_size_estimate=values["hoodie.copyonwrite.record.size.estimate"],
+        index_type=values["hoodie.index.type"],
+        compression=values["hoodie.parquet.compression.codec"],
+        combine_before_upsert=values["hoodie.combine.before.upsert"],
+        combine_before_insert=values["hoodie.combine.before.insert"],
+        bulk_insert_sort_mode=values["hoodie.bulkinsert.sort.mode"],
+        partitions_to_delete=tuple(values["hoodie.datasource.write.partitions.to.delete"] or ()),
+    )

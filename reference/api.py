@@ -1,0 +1,48 @@
+"""``HudiTable``: the Python entry point of the reference implementation.
+
+    table = HudiTable("path/to/trips")
+    table.write(df_or_arrow, operation="upsert", options={"hoodie.table.name": "trips", ...})
+    table.read()                                   # pyarrow Table, through the spec reader
+    table.read(query="incremental", begin=t1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from reference.client import WriteClient, WriteResult
+from spec.reader import read_table
+from spec.table_config import TableConfig
+from spec.timeline import Timeline
+
+
+class HudiTable:
+    """A Hudi table at ``path`` (local path or object-store URI)."""
+
+    def __init__(self, path: str, spark: Any = None, clock: Any = None, file_id_prefix: Any = None) -> None:
+        self.path = path
+        self._client = WriteClient(path, spark, clock, file_id_prefix)
+
+    def write(self, data: Any, operation: str = "upsert", options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Write a Spark DataFrame or pyarrow Table with a Hudi operation and ``hoodie.*`` options."""
+        return self._client.write(data, operation, options)
+
+    def delete_partitions(self, partitions: Sequence[str], options: Mapping[str, Any] | None = None) -> WriteResult:
+        opts = {**(options or {}), "hoodie.datasource.write.partitions.to.delete": ",".join(partitions)}
+        return self._client.write(None, "delete_partition", opts)
+
+    def read(self, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
+             end: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows of any query type, as a pyarrow Table (the spec reader; no Spark needed)."""
+        return read_table(self.path, query, as_of=as_of, begin=begin, end=end, columns=columns)
+
+    @property
+    def config(self) -> TableConfig:
+        return TableConfig.load(self.path)
+
+    @property
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.path)

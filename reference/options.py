@@ -137,6 +137,9 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
             values[opt.key] = opt.parse(raw)
         except ValueError as err:
             raise InvalidConfig(f"{opt.key}={raw!r} is not valid: {err}", hint=opt.doc) from err
+    if values["hoodie.index.type"] == "BLOOM":
+        warnings.warn("hoodie.index.type=BLOOM: hudi-spec tags records with the SIMPLE index (exact keys from the "
+                      "latest base files); the result is the same", stacklevel=3)
     partitions = values["hoodie.datasource.write.partitionpath.field"] or ()
     keys = values["hoodie.datasource.write.recordkey.field"] or ()
     keygen = values["hoodie.datasource.write.keygenerator.type"] or (

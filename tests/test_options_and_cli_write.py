@@ -1,0 +1,49 @@
+"""Write options (defaults, validation, unknown keys) and ``hudi-spec write``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from reference.cli import main
+from reference.options import parse_options
+from spec.errors import InvalidConfig
+from spec.reader import read_table
+from tests.hudi_rs import as_multiset, hudi_rs_read
+
+
+def test_defaults_and_inferred_key_generator() -> None:
+    cfg = parse_options({"hoodie.datasource.write.recordkey.field": "id"})
+    assert (cfg.operation, cfg.table_version, cfg.keygen_type, cfg.max_file_size) == ("upsert", 6, "NON_PARTITION",
+                                                                                      125829120)
+    assert parse_options({"hoodie.datasource.write.recordkey.field": "a,b",
+                          "hoodie.datasource.write.partitionpath.field": "p"}).keygen_type == "COMPLEX"
+
+
+def test_bad_values_and_unknown_keys() -> None:
+    with pytest.raises(InvalidConfig, match=r"hoodie\.write\.table\.version"):
+        parse_options({"hoodie.write.table.version": "7"})
+    with pytest.raises(InvalidConfig, match=r"hoodie\.parquet\.max\.file\.size"):
+        parse_options({"hoodie.parquet.max.file.size": "lots"})
+    with pytest.warns(UserWarning, match=r"hoodie\.not\.a\.thing"):
+        parse_options({"hoodie.not.a.thing": "1"})
+    with pytest.warns(UserWarning, match="SIMPLE index"):
+        parse_options({"hoodie.index.type": "BLOOM"})
+
+
+@pytest.mark.spark
+def test_cli_write_then_read(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "ts": [1, 1], "city": ["a", "b"]}), src)
+    table = tmp_path / "t"
+    assert main(["write", str(table), "--input", str(src), "--record-key", "id", "--ordering-field", "ts",
+                 "--partition-field", "city", "--table-version", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["inserts"] == 2 and out["action"] == "commit"
+    assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
+    assert main(["write", str(table), "--input", str(tmp_path / "missing.txt")]) == 2

@@ -7,12 +7,11 @@ One write at instant T, given prepared records (keyed, validated):
    keep every record (no dedupe, no index lookup);
 2. **tag** — ``upsert`` and ``delete`` find each key's file group as the index does: in the latest
    base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
-3. **bucket** — updates go to their group's bucket; inserts fill small files first
-   (``(max_file_size − size) // avg_record_size`` each; COW: every base file under the limit;
-   MOR: the smallest base-only slice not under compaction) then new groups of
-   ``max_file_size // avg_record_size`` records, routed by the MD5 of the record key;
-   ``bulk_insert`` writes one new group per partition; the overwrites replace the partition's
-   (or table's) groups and write new ones;
+3. **bucket** — ``spec.partitioner``: updates go to their group's bucket; inserts fill small
+   files first (COW: every base file under the limit; MOR: the smallest base-only slice not under
+   compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` writes one
+   new group per partition (no small files, no sizing: the model's choice for one input task); the
+   overwrites use no small files and replace the partition's (or the table's) groups;
 4. **write** — COW and MOR small-file buckets merge into a new base file at T; MOR updates and
    deletes append log blocks (data block, then one delete block) to a new log file (v6: named by
    the slice's base instant, next version; v8: named by T); new groups get a base file at T.
@@ -20,11 +19,9 @@ One write at instant T, given prepared records (keyed, validated):
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
@@ -48,6 +45,14 @@ from spec.model_files import (
 )
 from spec.model_read import index_locations, merge_rule, ordering_type, view
 from spec.model_state import Env, TableState, json_type
+from spec.partitioner import (
+    PartitionerConfig,
+    SmallFile,
+    WorkloadProfile,
+    assign_buckets,
+    average_record_size,
+    route,
+)
 from spec.timeline import Action
 
 OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
@@ -201,35 +206,27 @@ def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
 # bucketing (UpsertPartitioner: small files, insert buckets, MD5 routing)
 # =================================================================================================
 
-@dataclass
-class Bucket:
-    """A write task: an existing group (``file_id``) or a new one (``file_id`` None), its records."""
-
-    partition: str
-    file_id: str | None
-    records: list[Incoming] = field(default_factory=list)
-    small_file: bool = False
-    weight: float = 0.0
+def partitioner_config(config: Any) -> PartitionerConfig:
+    return PartitionerConfig(small_file_limit=config.small_file_limit, max_file_size=config.max_file_size,
+                             insert_split_size=config.insert_split_size,
+                             record_size_estimate=config.record_size_estimate)
 
 
-def average_record_size(state: TableState) -> int:
-    """Bytes per record from the newest completed commit that wrote more than the small-file limit
-    (× ``hoodie.record.size.estimation.threshold`` = 1.0); else ``hoodie.copyonwrite.record.size.estimate``."""
-    cfg = state.config
-    for inst in reversed(state.timeline):
-        if not inst.is_completed or inst.action not in (Action.COMMIT, Action.REPLACE_COMMIT):
-            continue
-        files = [b for g in state.groups for b in g.base_files if b.instant == inst.requested]
-        written = sum(b.size for b in files)
-        rows = sum(len(b.rows) for b in files)
-        if written > cfg.small_file_limit and rows > 0:
-            return math.ceil(written / rows)
-    return int(cfg.record_size_estimate)
+def commit_totals(state: TableState) -> list[tuple[int, int]]:
+    """(bytes, records) of the base files each completed commit / replacecommit wrote, oldest first
+    (the write stats ``AverageRecordSizeUtils`` reads)."""
+    out = []
+    for inst in state.timeline:
+        if inst.is_completed and inst.action in (Action.COMMIT, Action.REPLACE_COMMIT):
+            files = [b for g in state.groups for b in g.base_files if b.instant == inst.requested]
+            out.append((sum(b.size for b in files), sum(len(b.rows) for b in files)))
+    return out
 
 
-def small_files(state: TableState, partition: str) -> list[tuple[str, int]]:
-    """(file id, size) of the partition's small files: COW every latest base file under the limit;
-    MOR the smallest latest slice without log files whose base is under the limit, not under compaction."""
+def small_files(state: TableState, partition: str) -> list[SmallFile]:
+    """The partition's small files, smallest first: COW every latest base file under the limit; MOR
+    (``SparkUpsertDeltaCommitPartitioner``, indexes that cannot index log files) only the smallest
+    latest slice that has no log files, is not under a pending compaction and is under the limit."""
     cfg = state.config
     sizes = {(g.partition, b.name): b.size for g in state.groups for b in g.base_files}
     pending = {(op.partition_path, op.file_id) for t, p in state.compaction_plans if state.pending_instant(t)
@@ -243,48 +240,9 @@ def small_files(state: TableState, partition: str) -> list[tuple[str, int]]:
             continue
         size = sizes[(partition, sl.base_file.name)]
         if size < cfg.small_file_limit:
-            out.append((g.file_id, size))
-    out.sort(key=lambda fs: fs[1])
+            out.append(SmallFile(g.file_id, size))
+    out.sort(key=lambda sf: sf.size)
     return out[:1] if cfg.is_mor else out
-
-
-def md5_long(key: str) -> int:
-    """The first 8 bytes of MD5(key) as a big-endian signed long (NumericUtils.getMessageDigestHash)."""
-    return int.from_bytes(hashlib.md5(key.encode()).digest()[:8], "big", signed=True)
-
-
-def assign_inserts(state: TableState, partition: str, inserts: Sequence[Incoming], use_small_files: bool,
-                   buckets: dict[tuple[str, str | None], Bucket], env: Env) -> list[Bucket]:
-    """Small files first, then new buckets; each insert routed by ``floorMod(md5, n) / n`` against the
-    buckets' cumulative weights."""
-    cfg = state.config
-    n = len(inserts)
-    avg = max(average_record_size(state), 1)
-    chosen: list[tuple[Bucket, int]] = []
-    left = n
-    for fid, size in (small_files(state, partition) if use_small_files else []):
-        take = min((cfg.max_file_size - size) // avg, left)
-        if take > 0 and left > 0:
-            b = buckets.setdefault((partition, fid), Bucket(partition, fid))
-            b.small_file = True
-            chosen.append((b, take))
-            left -= take
-    if left > 0:
-        per = max(cfg.max_file_size // avg, 1)
-        count = math.ceil(left / per)
-        for i in range(count):
-            b = Bucket(partition, None)
-            buckets[(partition, f"new-{len(buckets)}")] = b
-            chosen.append((b, per if i < count - 1 else left - (count - 1) * per))
-    cumulative, total = [], 0.0
-    for _, records in chosen:
-        total += records / n
-        cumulative.append(total)
-    for r in inserts:
-        x = (md5_long(r.key) % n) / n
-        idx = next((i for i, c in enumerate(cumulative) if x <= c), 0)
-        chosen[idx][0].records.append(r)
-    return [b for b, _ in chosen]
 
 
 # =================================================================================================
@@ -394,62 +352,64 @@ def _log_files(state: TableState, group: FileGroup, incoming: Sequence[Incoming]
 
 # --8<-- [start:plan_write]
 def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incoming], t: str) -> WritePlan:
-    """The files a write at ``t`` produces (see the module rules)."""
+    """The files a write at ``t`` produces (see the module rules), in bucket order."""
     cfg = state.config
     if operation in ("upsert", "delete"):
         recs = dedupe(state, recs)
     where = index_locations(state) if operation in ("upsert", "delete") else {}
-    groups = {(g.partition, g.file_id): g for g in state.groups}
-    buckets: dict[tuple[str, str | None], Bucket] = {}
-    inserts: dict[str, list[Incoming]] = {}
+    located: list[tuple[Incoming, str | None]] = []
     for r in recs:
         loc = where.get((r.partition, r.key))
-        if loc:
-            buckets.setdefault((r.partition, loc[0]), Bucket(r.partition, loc[0])).records.append(r)
-        elif r.data is not None and operation != "delete":
-            inserts.setdefault(r.partition, []).append(r)
-    replaced: set[tuple[str, str]] = set()
+        if loc or (r.data is not None and operation != "delete"):
+            located.append((r, loc[0] if loc else None))
+    order = {(g.partition, g.file_id): i for i, g in enumerate(state.groups)}
+    counts: dict[tuple[str, str | None], int] = {}
+    for r, fid in sorted(located, key=lambda x: (x[1] is None, order.get((x[0].partition, x[1] or ""), 0))):
+        counts[(r.partition, fid)] = counts.get((r.partition, fid), 0) + 1
+    profile = WorkloadProfile.from_counts(counts)
+    pcfg = partitioner_config(cfg)
+    small = {p: small_files(state, p) for p, stat in profile.partitions.items()
+             if stat.inserts > 0 and operation in ("upsert", "insert")}  # looked up only where inserts go
+    if operation == "bulk_insert":  # no small files, no sizing: one new file group per partition
+        profile = WorkloadProfile.from_counts({(p, None): 1 for p in profile.partitions})
+    assignment = assign_buckets(profile, small, pcfg, average_record_size(commit_totals(state), pcfg),
+                                env.next_file_id_prefix)
+    routed: dict[int, list[Incoming]] = {}
+    for r, fid in located:
+        b = assignment.insert_buckets[r.partition][0].bucket if operation == "bulk_insert" else route(
+            r.key, r.partition, fid, assignment)
+        routed.setdefault(b, []).append(r)
+    replaced: frozenset[tuple[str, str]] = frozenset()
     if operation in OVERWRITES:
-        parts = set(inserts) if operation == "insert_overwrite" else {g.partition_path for g in view(state)}
-        replaced = {(g.partition_path, g.file_id) for g in view(state) if g.partition_path in parts}
-    new_buckets: list[Bucket] = []
-    for partition in sorted(inserts):
-        if operation == "bulk_insert":
-            b = Bucket(partition, None, list(inserts[partition]))
-            new_buckets.append(b)
-            continue
-        use_small = operation in ("upsert", "insert")
-        for b in assign_inserts(state, partition, inserts[partition], use_small, buckets, env):
-            if b.file_id is None:
-                new_buckets.append(b)
-    order = {k: i for i, k in enumerate(groups)}
+        parts = set(profile.partitions) if operation == "insert_overwrite" else {g.partition_path
+                                                                               for g in view(state)}
+        replaced = frozenset((g.partition_path, g.file_id) for g in view(state) if g.partition_path in parts)
+    groups = {(g.partition, g.file_id): g for g in state.groups}
     latest = {(vg.partition_path, vg.file_id): vg.latest_slice for vg in view(state)}
-    existing = sorted((b for b in buckets.values() if b.file_id is not None), key=lambda b: order[(b.partition,
-                                                                                                 b.file_id or "")])
+    small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
     files: list[tuple[str, str, BaseFile | LogFile]] = []
     appended: list[tuple[str, str, str]] = []
-    task = 0
-    for b in existing:
-        assert b.file_id is not None
-        g = groups[(b.partition, b.file_id)]
-        sl = latest.get((b.partition, b.file_id))
-        if not cfg.is_mor or b.small_file:
+    for bucket in assignment.buckets:
+        records = routed.get(bucket.number, [])
+        if not records:
+            continue
+        if bucket.kind == "INSERT":
+            fid = f"{bucket.file_id}-0"
+            files.append((bucket.partition, fid, _merge_base(state, (), records, t, bucket.number, fid,
+                                                             bucket.partition, env)))
+            continue
+        g = groups[(bucket.partition, bucket.file_id)]
+        sl = latest.get((bucket.partition, bucket.file_id))
+        if not cfg.is_mor or bucket.file_id in small_ids:
             old = next(x.rows for x in g.base_files if sl is not None and sl.base_file is not None
                        and x.name == sl.base_file.name)
-            files.append((b.partition, b.file_id, _merge_base(state, old, b.records, t, task, b.file_id,
-                                                                b.partition, env)))
+            files.append((bucket.partition, bucket.file_id, _merge_base(state, old, records, t, bucket.number,
+                                                                        bucket.file_id, bucket.partition, env)))
         else:
-            for lf in _log_files(state, g, b.records, t, task):
-                files.append((b.partition, b.file_id, lf))
-                appended.append((b.partition, b.file_id, lf.name))
-        task += 1
-    for b in new_buckets:
-        if not b.records:
-            continue
-        fid = f"{env.next_file_id_prefix()}-0"
-        files.append((b.partition, fid, _merge_base(state, (), b.records, t, task, fid, b.partition, env)))
-        task += 1
-    return WritePlan(tuple(files), frozenset(replaced), tuple(appended))
+            for lf in _log_files(state, g, records, t, bucket.number):
+                files.append((bucket.partition, bucket.file_id, lf))
+                appended.append((bucket.partition, bucket.file_id, lf.name))
+    return WritePlan(tuple(files), replaced, tuple(appended))
 # --8<-- [end:plan_write]
 
 

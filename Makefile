@@ -22,7 +22,7 @@ check-python:
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "Spark needs Java 17 or newer on PATH (e.g. apt-get install openjdk-17-jre-headless)"; exit 1; }
 
-demo: $(STAMP)
+demo: $(STAMP) check-java
 	$(BIN)/python -m reference.demo $(DEMO_ARGS)
 
 test: $(STAMP) check-java lint typecheck imports unit docs

@@ -435,7 +435,7 @@ class WriteClient:
             else:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
         avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
-        ctx = HandleContext(self.path, instant, "", json.dumps(avro), MergeRule.from_config(table), "gzip",
+        ctx = HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), "gzip",
                             specs)
         routing = assignment
         columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG]

@@ -11,7 +11,6 @@ sequence number (only ``_hoodie_file_name`` changes), as Hudi's merge handle doe
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,7 +48,6 @@ class HandleContext:
 
     base_path: str
     instant: str
-    data_schema_json: str  # Arrow schema of the user columns, as IPC-free JSON (name, type string)
     avro_schema_json: str  # Avro schema with meta fields, for the parquet footer
     rule: MergeRule
     compression: str
@@ -82,73 +80,83 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext) -> i
     return storage.size(rel)
 
 
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with exactly ``schema``'s columns (missing ones null), cast to its types."""
+    cols = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+            for f in schema]
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def _fresh(data: pa.Table, ctx: HandleContext, task_partition: int, start: int, name: str,
+           data_schema: pa.Schema) -> pa.Table:
+    """New or updated rows: meta columns of this commit (sequence numbers from ``start``)."""
+    n = data.num_rows
+    meta = {COMMIT_TIME: [ctx.instant] * n,
+            COMMIT_SEQNO: [seqno(ctx.instant, task_partition, start + i) for i in range(n)],
+            RECORD_KEY: data.column(RECORD_KEY).cast(pa.string()).to_pylist(),
+            PARTITION_PATH: data.column(PARTITION_PATH).cast(pa.string()).to_pylist(),
+            FILE_NAME: [name] * n}
+    return _with_meta(data, meta, data_schema)
+
+
 def run_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partition: int, write_token: str,
                data_schema: pa.Schema) -> dict[str, Any]:
-    """Write one bucket's file and return its write stat (camelCase, as in commit metadata)."""
+    """Write one bucket's file and return its write stat (camelCase, as in commit metadata).
+
+    Rows of the old base file whose keys are not touched are copied column-wise with their meta
+    values (only ``_hoodie_file_name`` changes); only touched keys are merged record by record.
+    """
     spec = ctx.buckets[bucket]
     storage = Storage(ctx.base_path)
     name = BaseFileName(spec.file_id, write_token, ctx.instant).format()
     rel = posixpath.join(spec.partition, name) if spec.partition else name
-    is_delete = incoming.column(DELETE_FLAG).to_pylist() if DELETE_FLAG in incoming.column_names else [False] * \
-        incoming.num_rows
-    rows_in = incoming.to_pylist()
+    out_schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(data_schema))
+    deleted = (incoming.column(DELETE_FLAG) if DELETE_FLAG in incoming.column_names
+               else pa.array([False] * incoming.num_rows))
+    inc_keys = incoming.column(RECORD_KEY).cast(pa.string())
+    parts: list[pa.Table] = []
+    fresh_rows: list[Mapping[str, Any]] = []
     inserts = updates = deletes = 0
-    meta: dict[str, list[Any]] = {n: [] for n in META_FIELDS}
-    out_rows: list[Mapping[str, Any]] = []
-    counter = 0
-
-    def emit(row: Mapping[str, Any], fresh: bool) -> None:
-        nonlocal counter
-        if fresh:
-            meta[COMMIT_TIME].append(ctx.instant)
-            meta[COMMIT_SEQNO].append(seqno(ctx.instant, task_partition, counter))
-            counter += 1
-        else:
-            meta[COMMIT_TIME].append(row[COMMIT_TIME])
-            meta[COMMIT_SEQNO].append(row[COMMIT_SEQNO])
-        meta[RECORD_KEY].append(row[RECORD_KEY])
-        meta[PARTITION_PATH].append(row[PARTITION_PATH])
-        meta[FILE_NAME].append(name)
-        out_rows.append(row)
-
-    incoming_by_key: dict[str, tuple[Mapping[str, Any], bool]] = {
-        str(r[RECORD_KEY]): (r, bool(d)) for r, d in zip(rows_in, is_delete, strict=True)}
+    new_inserts = incoming.filter(pc.invert(deleted))
     if spec.old_base is not None:
         old = pq.read_table(storage.full(spec.old_base), filesystem=storage.fs)
-        for row in old.to_pylist():
-            key = str(row[RECORD_KEY])
-            hit = incoming_by_key.pop(key, None)
-            if hit is None:
-                emit(row, fresh=False)
-                continue
-            new_row, deleted = hit
-            if deleted:
+        old_keys = old.column(RECORD_KEY).cast(pa.string())
+        touched = pc.is_in(old_keys, value_set=inc_keys.combine_chunks())
+        kept = _conform(old.filter(pc.invert(touched)), out_schema)
+        contested_old = {str(r[RECORD_KEY]): r for r in old.filter(touched).to_pylist()}
+        hits = pc.is_in(inc_keys, value_set=old_keys.combine_chunks())
+        new_inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
+        kept_winners: list[Mapping[str, Any]] = []
+        for row, is_delete in zip(incoming.filter(hits).to_pylist(), deleted.filter(hits).to_pylist(), strict=True):
+            stored = contested_old[str(row[RECORD_KEY])]
+            if is_delete:
                 deletes += 1
                 continue
-            stored = as_version(row, ctx.rule)
-            result: Version = merge_with_base(stored, as_version(new_row, ctx.rule), ctx.rule)
+            result: Version = merge_with_base(as_version(stored, ctx.rule), as_version(row, ctx.rule), ctx.rule)
             if result.row is None:
                 deletes += 1
-            elif result.row is new_row:
+            elif result.row is row:
                 updates += 1
-                emit(new_row, fresh=True)
+                fresh_rows.append(row)
             else:
-                emit(row, fresh=False)
-    for new_row, deleted in incoming_by_key.values():
-        if deleted:
-            continue  # deleting a key this group does not hold: nothing to do
-        inserts += 1
-        emit(new_row, fresh=True)
-    data = pa.Table.from_pylist([{f.name: r.get(f.name) for f in data_schema} for r in out_rows],
-                                schema=data_schema) if out_rows else data_schema.empty_table()
-    table = _with_meta(data, meta, data_schema)
+                kept_winners.append(stored)
+        if kept_winners:
+            kept = pa.concat_tables([kept, _conform(pa.Table.from_pylist(kept_winners), out_schema)])
+        parts.append(kept.set_column(kept.schema.get_field_index(FILE_NAME), FILE_NAME,
+                                     pa.array([name] * kept.num_rows, pa.string())))
+    inserts = new_inserts.num_rows
+    counter = 0
+    if fresh_rows:
+        with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
+        updated = pa.Table.from_pylist([{c: r.get(c) for c in with_keys.names} for r in fresh_rows], schema=with_keys)
+        parts.append(_fresh(updated, ctx, task_partition, counter, name, data_schema))
+        counter += updated.num_rows
+    if new_inserts.num_rows:
+        parts.append(_fresh(new_inserts, ctx, task_partition, counter, name, data_schema))
+    table = pa.concat_tables(parts) if parts else out_schema.empty_table()
     size = _write(storage, rel, table, ctx)
     return {
         "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,
         "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
         "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
     }
-
-
-def stats_to_json(stats: Mapping[str, Any]) -> str:
-    return json.dumps(stats, sort_keys=True)

@@ -19,13 +19,13 @@ One write at instant T, given prepared records (keyed, validated):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
 from spec.errors import InvalidRecord, SchemaMismatch
+from spec.keys import key_generator_from_config
 from spec.merge import Version, as_version, combine_logs, delete_version
 from spec.model_files import (
     COMMIT_SEQNO,
@@ -74,33 +74,9 @@ class Incoming:
 # =================================================================================================
 
 def key_of(config: Any, rec: Mapping[str, Scalar]) -> tuple[str, str]:
-    """(partition path, record key) of a record, or InvalidRecord naming what is wrong."""
-    try:
-        keys: Any = importlib.import_module("spec.keys")
-    except ImportError:  # spec.keys not there yet: the simple/complex/non-partitioned rules only
-        return _interim_key(config, rec)
-    gen = keys.key_generator_from_config(key_props(config))
+    """(partition path, record key) of a record by ``spec.keys``, or InvalidRecord naming what is wrong."""
+    gen = key_generator_from_config(key_props(config))
     return gen.partition_path(rec), gen.record_key(rec)
-
-
-def _interim_key(config: Any, rec: Mapping[str, Scalar]) -> tuple[str, str]:
-    def text(v: Scalar) -> str:
-        return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-    fields = config.record_key_fields
-    for f in fields:
-        if rec.get(f) is None or rec.get(f) == "":
-            raise InvalidRecord(f"record key field {f!r} is null or empty", hint="every record needs a key")
-    complex_ = config.resolved_key_generator == "COMPLEX"
-    key = ",".join(f"{f}:{text(rec[f])}" for f in fields) if complex_ else text(rec[fields[0]])
-    parts = []
-    for f in config.partition_fields:
-        v = rec.get(f)
-        value = "__HIVE_DEFAULT_PARTITION__" if v is None or v == "" else text(v)
-        if "/" in value or value in (".", "..") or "\0" in value:
-            raise InvalidRecord(f"partition value {value!r} of {f!r} would leave the partition folder")
-        parts.append(f"{f}={value}" if config.hive_style else value)
-    return "/".join(parts), key
 
 
 def key_props(config: Any) -> dict[str, str]:

@@ -480,7 +480,7 @@ def _arrow_schema(df: Any) -> pa.Schema:
     fields = [f for f in df.schema.fields if not f.name.startswith("__") and f.name not in META_FIELDS]
     from pyspark.sql.types import StructType
 
-    return to_arrow_schema(StructType(fields))
+    return to_arrow_schema(StructType(fields), timezone="UTC")
 
 
 def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str, Any],

@@ -1,0 +1,1 @@
+"""Benchmarks of hudi-spec against its peers, side by side in one run (``make bench``)."""

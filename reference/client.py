@@ -385,7 +385,8 @@ class WriteClient:
 
         assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
         self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
-        stats = self._run_handles(df, table, assignment, view, instant, user_schema) if assignment.buckets else []
+        stats = (self._run_handles(df, table, assignment, view, instant, user_schema, cfg, op)
+                 if assignment.buckets else [])
         by_partition: dict[str, list[WriteStat]] = {}
         for s in stats:
             by_partition.setdefault(s["partitionPath"], []).append(_stat(s))
@@ -421,7 +422,7 @@ class WriteClient:
                 self.storage.write_atomic(rel, PartitionMetadata(instant, partition_depth(p)).format())
 
     def _run_handles(self, df: Any, table: TableConfig, assignment: BucketAssignment, view: FileSystemView,
-                     instant: str, user_schema: pa.Schema) -> list[dict[str, Any]]:
+                     instant: str, user_schema: pa.Schema, cfg: WriteConfig, op: str) -> list[dict[str, Any]]:
         from pyspark import TaskContext
 
         specs: dict[int, BucketSpec] = {}
@@ -435,8 +436,8 @@ class WriteClient:
             else:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
         avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
-        ctx = HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), "gzip",
-                            specs)
+        ctx = HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), cfg.compression,
+                            specs, sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE")
         routing = assignment
         columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG]
         schema_bytes = user_schema.serialize().to_pybytes()

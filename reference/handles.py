@@ -52,6 +52,7 @@ class HandleContext:
     rule: MergeRule
     compression: str
     buckets: Mapping[int, BucketSpec]
+    sort_by_key: bool = False  # bulk_insert with a sort mode: each file's rows in record key order
 
 
 def seqno(instant: str, task_partition: int, index: int) -> str:
@@ -154,6 +155,8 @@ def run_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partiti
     if new_inserts.num_rows:
         parts.append(_fresh(new_inserts, ctx, task_partition, counter, name, data_schema))
     table = pa.concat_tables(parts) if parts else out_schema.empty_table()
+    if ctx.sort_by_key:
+        table = table.sort_by([(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")])
     size = _write(storage, rel, table, ctx)
     return {
         "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,

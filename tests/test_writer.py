@@ -197,3 +197,20 @@ def test_every_column_type_reads_the_same_in_hudi_rs(spark: Any, tmp_path: Path)
     ours = read_table(path)
     assert ours.num_rows == 2
     assert as_multiset(ours) == as_multiset(hudi_rs_read(path))
+
+
+@pytest.mark.parametrize("mode", ["NONE", "GLOBAL_SORT"])
+def test_bulk_insert_sort_modes(spark: Any, tmp_path: Path, mode: str) -> None:
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.bulkinsert.sort.mode": mode, "hoodie.parquet.compression.codec": "snappy",
+               **LAYOUTS["non_partitioned"]}
+    HudiTable(str(path), spark).write(rows([5, 3, 9, 1, 7], ts=1), "bulk_insert", options)
+    (base,) = path.glob("*.parquet")
+    keys = pq.read_table(base).column("_hoodie_record_key").to_pylist()
+    assert sorted(keys) == ["1", "3", "5", "7", "9"]
+    if mode != "NONE":
+        assert keys == sorted(keys)
+    assert pq.ParquetFile(base).metadata.row_group(0).column(0).compression == "SNAPPY"

@@ -34,7 +34,16 @@ from typing import Any
 
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model_files import Row
-from spec.model_read import GroupLayout, incremental, layout, query_instants, read_optimized, snapshot, view
+from spec.model_read import (
+    GroupLayout,
+    incremental,
+    key_locations,
+    layout,
+    query_instants,
+    read_optimized,
+    snapshot,
+    view,
+)
 from spec.model_services import (
     archive,
     clean,
@@ -49,7 +58,20 @@ from spec.model_services import (
     schedule_compaction,
 )
 from spec.model_state import Env, TableSettings, TableState, start_instant
-from spec.model_write import OVERWRITES, apply_files, evolve_schema, mark_replaced, plan_write, prepare
+from spec.model_write import (
+    OVERWRITES,
+    apply_files,
+    commit_totals,
+    dedupe,
+    evolve_schema,
+    mark_replaced,
+    partitioner_config,
+    plan_stream_checkpoint,
+    plan_write,
+    prepare,
+)
+from spec.partitioner import average_record_size
+from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.timeline import Action, State
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]
@@ -119,6 +141,46 @@ def delete_partition(state: TableState, env: Env, partitions: Sequence[str], ins
     return _commit(state, env, t, (), replaced, (), state.schema)
 
 
+# --8<-- [start:stream]
+def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) -> TableState:
+    """A streaming write (Flink): one commit per checkpoint, buckets from ``spec.stream_buckets``.
+
+    The assigner starts from the table (its groups, their record counts and keys). A new key goes to
+    the first group of its partition with room (``max_file_size // average record size``), else to
+    a new group; a group opened in this checkpoint is an insert (I) bucket for every record of the
+    checkpoint, later an update (U) bucket. COW: I buckets are written by a create handle, U
+    buckets merged into a new base file. MOR: every bucket goes through the append handle, so new
+    file groups start as log-only groups (slice keyed by their first deltacommit).
+    """
+    cfg = state.config
+    pcfg = partitioner_config(cfg)
+    capacity = max(cfg.max_file_size // average_record_size(commit_totals(state), pcfg), 1)
+    assigner = StreamBucketAssigner(capacity, groups={
+        p: tuple(StreamFileGroup(g.file_id, len(g.keys), 0) for g in groups) for p, groups in layout(state).items()},
+        key_index={k: fids[0] for k, fids in key_locations(state).items()})
+    for records in checkpoints:
+        upserts = [r.record for r in records if r.kind == "upsert"]
+        keyed = {"upsert": iter(prepare(state, "upsert", upserts)),
+                 "delete": iter(prepare(state, "delete", [r.record for r in records if r.kind == "delete"]))}
+        recs = dedupe(state, [next(keyed[r.kind]) for r in records])
+        schema = evolve_schema(state.schema, upserts)
+        t = next_instant(state, env)
+        state = rollback_failed_writes(state, env, floor=t)
+        state = replace(state.with_instant(start_instant(Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT, t)),
+                        schema=schema)
+        buckets: dict[tuple[str, str], list[Any]] = {}
+        for r in recs:
+            if r.data is None and (r.partition, r.key) not in assigner.key_index:
+                continue  # deleting a key the table does not hold
+            assigner, b = assigner.assign(r.partition, r.key, lambda n: f"{env.next_file_id_prefix()}-0")
+            buckets.setdefault((b.partition, b.file_id), []).append(r)
+        plan = plan_stream_checkpoint(state, env, t, buckets)
+        state = _commit(state, env, t, plan.files, frozenset(), plan.appended, schema)
+        assigner = assigner.checkpoint()
+    return state
+# --8<-- [end:stream]
+
+
 def compact(state: TableState, env: Env, mode: str, instant_time: str | None) -> TableState:
     if mode == "run":
         return run_compaction(state, env, instant_time)
@@ -144,6 +206,7 @@ _HANDLERS: dict[str, Callable[[TableState, Any, Env], TableState]] = {
     "Restore": lambda s, op, env: restore(s, env, op.savepoint_time),
     "Archive": lambda s, op, env: archive(s, env),
     "Crash": lambda s, op, env: replace(s, crash_after=op.after_files),
+    "Stream": lambda s, op, env: stream(s, env, op.checkpoints),
 }
 
 

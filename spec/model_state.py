@@ -116,7 +116,6 @@ class TableState:
     """Files the cleaner deleted (kept aside so the model knows which time-travel reads lost their files)."""
     crash_after: int | None = None
     expect_error: str | None = None
-    stream: object | None = None
     appended_logs: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = field(default=(), compare=False)
     """Per data-writing instant: the (partition, file id, log file name) it appended to (its write
     stats; a v6 rollback needs them, log names there carry the base instant, not the writer)."""

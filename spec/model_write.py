@@ -294,11 +294,15 @@ def observed_size(state: TableState, env: Env, partition: str, file_id: str, t: 
 
 def _log_files(state: TableState, group: FileGroup, incoming: Sequence[Incoming], t: str, task: int
                ) -> list[LogFile]:
-    """An append handle: data rows then one delete block, in a new log file (rolling over by size)."""
+    """An append handle: data rows then one delete block, in a new log file (rolling over by size).
+
+    The slice it appends to (its base instant, in a v6 log name): a pending compaction's instant,
+    else the latest committed base file's, else — a log-only group — the instant of its first log."""
     cfg = state.config
     pending = state.pending_compaction_of(group.partition, group.file_id)
     committed = [b.instant for b in group.base_files if state.completion_time(b.instant) is not None]
-    base_instant = pending or max(committed, default=t)
+    first_log = min((lf.instant for lf in group.log_files), default=t)
+    base_instant = pending or max(committed, default=first_log)
     first = first_log_file(group.file_id, base_instant, t, [lf.log_name for lf in group.log_files],
                            MODEL_WRITE_TOKEN, state.table_version)
     recs = sorted(incoming, key=lambda r: r.key)
@@ -387,6 +391,28 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
                 appended.append((bucket.partition, bucket.file_id, lf.name))
     return WritePlan(tuple(files), replaced, tuple(appended))
 # --8<-- [end:plan_write]
+
+
+def plan_stream_checkpoint(state: TableState, env: Env, t: str,
+                           buckets: Mapping[tuple[str, str], Sequence[Incoming]]) -> WritePlan:
+    """The files of one streaming checkpoint: per bucket (in assignment order), COW a create or merge
+    handle's base file, MOR an append handle's log files (a new group starts log-only)."""
+    groups = {(g.partition, g.file_id): g for g in state.groups}
+    latest = {(vg.partition_path, vg.file_id): vg.latest_slice for vg in view(state)}
+    files: list[tuple[str, str, BaseFile | LogFile]] = []
+    appended: list[tuple[str, str, str]] = []
+    for task, ((partition, fid), records) in enumerate(buckets.items()):
+        g = groups.get((partition, fid), FileGroup(partition, fid))
+        if state.config.is_mor:
+            for lf in _log_files(state, g, records, t, task):
+                files.append((partition, fid, lf))
+                appended.append((partition, fid, lf.name))
+            continue
+        sl = latest.get((partition, fid))
+        old = next((b.rows for b in g.base_files if sl is not None and sl.base_file is not None
+                    and b.name == sl.base_file.name), ())
+        files.append((partition, fid, _merge_base(state, old, records, t, task, fid, partition, env)))
+    return WritePlan(tuple(files), frozenset(), tuple(appended))
 
 
 def apply_files(state: TableState, files: Sequence[tuple[str, str, BaseFile | LogFile]], t: str) -> TableState:

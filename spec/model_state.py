@@ -143,13 +143,6 @@ class TableState:
             return None
         return inst.completed or inst.requested
 
-    def is_committed(self, t: str) -> bool:
-        """Completed, or older than the active timeline's first instant (Hudi takes archived instants,
-        and anything before the timeline starts, as committed)."""
-        if self.completion_time(t) is not None:
-            return True
-        return bool(self.timeline) and t < self.timeline[0].requested and not self.pending_instant(t)
-
     def pending_instant(self, t: str) -> bool:
         inst = self.instant(t)
         return inst is not None and not inst.is_completed

@@ -1,8 +1,8 @@
 """One benchmark job per function; each runs in its own process (``python -m bench.jobs JOB N DIR``).
 
 A job prepares what it needs untimed (the data, the base table, the Spark session), times only its
-operation, and prints one JSON line: seconds, rows, bytes on disk, peak RSS of the process and its
-children (the Spark JVM).
+operation, and prints one JSON line: seconds, rows, bytes on disk, and peak memory: the peak RSS of
+the process plus the peak RSS of each live child (the Spark JVM) — an upper bound of their joint peak.
 """
 
 from __future__ import annotations
@@ -168,15 +168,40 @@ JOBS: dict[str, Callable[[int, Path], tuple[float, int, Path]]] = {
 }
 
 
+def _descendants_peak_kb(root: int) -> int:
+    """Sum of the peak RSS (VmHWM) of every live descendant process (the Spark JVM), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    total = 0
+    for pid in parents:
+        p = pid
+        while p in parents and p != root:
+            p = parents[p]
+        if p == root and pid != root:
+            try:
+                for line in (Path("/proc") / str(pid) / "status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+            except OSError:
+                continue
+    return total
+
+
 def main() -> None:
     name, n, work = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
     work.mkdir(parents=True, exist_ok=True)
     seconds, rows, path = JOBS[name](n, work)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    children = _descendants_peak_kb(os.getpid()) if Path("/proc").is_dir() else 0
     print(json.dumps({"job": name, "n": n, "seconds": seconds, "rows": rows,
                       "bytes": _bytes(path) if path.exists() and path != work else 0,
-                      "peak_rss_mb": round(max(own, children) / 1024, 1), "pid": os.getpid()}))
+                      "peak_rss_mb": round((own + children) / 1024, 1), "pid": os.getpid()}))
     sys.stdout.flush()
     os._exit(0)  # do not wait for the JVM to shut down: it is not part of any measurement
 

@@ -164,9 +164,15 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
         slice_bases = dict(bases.get(key, {}))
         instants = set(slice_bases)
         members: dict[str, list[DataFile]] = {}
-        for lg, f in logs.get(key, []):
-            anchor = lg.instant if table_version < 8 else (timeline.completion_time(lg.instant) or lg.instant)
-            candidates = [t for t in instants | pending if t <= anchor]
+
+        def anchor(item: tuple[LogFileName, DataFile]) -> str:
+            lg = item[0]
+            return lg.instant if table_version < 8 else (timeline.completion_time(lg.instant) or lg.instant)
+
+        # logs in anchor order, so that a log-only group's later logs join the slice its first log opened
+        for lg, f in sorted(logs.get(key, []), key=anchor):
+            at = anchor((lg, f))
+            candidates = [t for t in instants | pending | set(members) if t <= at]
             base_instant = max(candidates) if candidates else lg.instant
             members.setdefault(base_instant, []).append(f)
         slice_keys = sorted(instants | set(members))

@@ -111,3 +111,14 @@ def test_removing_the_last_completion_rolls_the_table_back(real_tables: list[Rea
             folder = ".hoodie/timeline" if timeline.layout == 2 else ".hoodie"
             (path / folder / f).unlink()
     assert as_multiset(read_table(str(path))) == expected
+
+
+def test_v8_log_only_group_keeps_one_slice() -> None:
+    """Hudi 1.x: a log of a group without base files joins the slice its group's first log opened."""
+    from spec.file_system_view import DataFile, build_file_groups
+
+    names = ["20250101000000000_20250101000000100.deltacommit", "20250101000001000_20250101000001100.deltacommit"]
+    timeline = Timeline.from_file_names(names, 2)
+    files = [DataFile("", ".f-0_20250101000000000.log.1_0-1-1"), DataFile("", ".f-0_20250101000001000.log.1_0-1-1")]
+    (group,) = build_file_groups(files, timeline, 8)
+    assert [(s.base_instant, len(s.log_files)) for s in group.slices] == [("20250101000000000", 2)]

@@ -28,7 +28,8 @@ import pyarrow.parquet as pq
 from reference.cli import main as cli
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
 from spec.file_naming import BaseFileName, LogFileName
-from spec.log_format import avro_data_block, delete_block, delete_record, encode_blocks
+from spec.log_blocks import avro_data_block, delete_block, delete_record
+from spec.log_format import encode_blocks
 from spec.reader import read_table
 from spec.schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table, with_meta_fields
 from spec.storage import Storage

@@ -150,7 +150,7 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
     for f in files:
         if is_base_file_name(f.name):
             b = parse_base_file_name(f.name)
-            if base_file_visible(b.instant, timeline, as_of):
+            if base_file_visible(b.instant, timeline, None):  # as_of applies to slices, below
                 bases.setdefault((f.partition_path, b.file_id), {})[b.instant] = f
         else:
             lg = parse_log_file_name(f.name)
@@ -161,8 +161,9 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
         if key in replaced:
             continue
         partition, file_id = key
-        slice_bases = dict(bases.get(key, {}))
-        instants = set(slice_bases)
+        all_bases = dict(bases.get(key, {}))
+        instants = set(all_bases)  # slices are keyed by every committed base, then cut at as_of
+        slice_bases = {t: f for t, f in all_bases.items() if as_of is None or t <= as_of}
         members: dict[str, list[DataFile]] = {}
 
         def anchor(item: tuple[LogFileName, DataFile]) -> str:
@@ -174,8 +175,10 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
             at = anchor((lg, f))
             candidates = [t for t in instants | pending | set(members) if t <= at]
             base_instant = max(candidates) if candidates else lg.instant
+            if as_of is not None and base_instant > as_of:
+                continue  # a slice that starts after the query instant is not part of its view
             members.setdefault(base_instant, []).append(f)
-        slice_keys = sorted(instants | set(members))
+        slice_keys = sorted(t for t in set(slice_bases) | set(members) if as_of is None or t <= as_of)
         slices = [FileSlice(partition, file_id, t, slice_bases.get(t)).with_logs(members.get(t, []))
                   for t in slice_keys]
         # a slice of a pending compaction has no base file yet: read it together with the slice before it

@@ -16,7 +16,8 @@ from typing import TypeAlias
 
 from spec.file_naming import BaseFileName, LogFileName
 from spec.file_system_view import DataFile
-from spec.log_format import BlockRecord, BlockType, HeaderKey, rollback_command_block
+from spec.log_blocks import rollback_command_block
+from spec.log_format import BlockRecord, BlockType, HeaderKey
 from spec.log_format import LogBlock as EncodedBlock
 
 Scalar: TypeAlias = int | float | str | bool | None

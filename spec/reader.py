@@ -29,14 +29,8 @@ import pyarrow.parquet as pq
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InvalidOperation, SchemaMismatch
 from spec.file_system_view import FileSlice, FileSystemView
-from spec.log_format import (
-    ORDERING_BRANCHES,
-    BlockType,
-    LogBlock,
-    decode_avro_records,
-    decode_delete_records,
-    decode_parquet_records,
-)
+from spec.log_blocks import ORDERING_BRANCHES, decode_avro_records, decode_delete_records, decode_parquet_records
+from spec.log_format import BlockType, LogBlock
 from spec.log_scanner import scan_slice_logs
 from spec.merge import MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
 from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow

@@ -13,11 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import LogFormatError, UnsupportedBlockContent
-from spec.log_format import (
-    MAGIC,
-    BlockType,
-    HeaderKey,
-    LogBlock,
+from spec.log_blocks import (
     avro_data_block,
     block_record_count,
     decode_avro_records,
@@ -25,12 +21,10 @@ from spec.log_format import (
     decode_parquet_records,
     delete_block,
     delete_record,
-    encode_block,
-    encode_blocks,
     parquet_data_block,
-    read_blocks,
     rollback_command_block,
 )
+from spec.log_format import MAGIC, BlockType, HeaderKey, LogBlock, encode_block, encode_blocks, read_blocks
 from tests.conftest import RealTable
 
 SCHEMA = json.dumps({

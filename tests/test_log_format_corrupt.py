@@ -15,18 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spec.errors import HudiSpecError
-from spec.log_format import (
-    MAGIC,
-    BlockType,
+from spec.log_blocks import (
     avro_data_block,
     decode_parquet_records,
     decode_records,
     delete_block,
     delete_record,
-    encode_block,
-    read_blocks,
     rollback_command_block,
 )
+from spec.log_format import MAGIC, BlockType, encode_block, read_blocks
 
 SCHEMA = json.dumps({"type": "record", "name": "r", "fields": [
     {"name": "_hoodie_record_key", "type": ["null", "string"], "default": None},

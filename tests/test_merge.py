@@ -7,7 +7,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.log_format import decode_avro_records, delete_block, delete_record, encode_block, read_blocks
+from spec.log_blocks import decode_avro_records, delete_block, delete_record
+from spec.log_format import encode_block, read_blocks
 from spec.merge import MergeMode, MergeRule, Version, combine_logs, delete_version, is_natural_order, merge_with_base
 from spec.reader import read_table
 from tests.conftest import RealTable

@@ -20,7 +20,8 @@ import pytest
 from conformance.ops import Compact, CreateTable, DeletePartition, Rollback, Write
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_system_view import FileSystemView, list_data_files
-from spec.log_format import BlockType, decode_delete_records, decode_records, read_blocks
+from spec.log_blocks import decode_delete_records, decode_records
+from spec.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
 from spec.model_read import layout
 from spec.reader import TableReader, record_key_of

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spec.log_format import avro_data_block, decode_avro_records, encode_block, read_blocks, rollback_command_block
+from spec.log_blocks import avro_data_block, decode_avro_records, rollback_command_block
+from spec.log_format import encode_block, read_blocks
 from spec.reader import read_table
 from spec.timeline import Timeline
 from tests.conftest import RealTable

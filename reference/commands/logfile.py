@@ -8,7 +8,8 @@ from typing import Any
 
 from reference.commands import _output
 from spec.errors import HudiSpecError
-from spec.log_format import BlockType, HeaderKey, block_record_count, decode_records, read_blocks
+from spec.log_blocks import block_record_count, decode_records
+from spec.log_format import BlockType, HeaderKey, read_blocks
 from spec.storage import Storage
 
 COLUMNS = ["offset", "block_type", "instant_time", "target_instant_time", "record_count", "content_bytes",

@@ -39,10 +39,12 @@ from spec.partitioner import (
     BucketAssignment,
     PartitionerConfig,
     SmallFile,
+    SmallFileCandidate,
     WorkloadProfile,
     assign_buckets,
     average_record_size,
     route,
+    select_small_files,
 )
 from spec.schema import (
     META_FIELDS,
@@ -400,11 +402,11 @@ class WriteClient:
         return json.dumps(avro_schema_from_arrow(schema, *record_name_for_table(table.name)))
 
     def _small_files(self, view: FileSystemView, cfg: WriteConfig) -> dict[str, list[SmallFile]]:
-        out: dict[str, list[SmallFile]] = {}
+        by_partition: dict[str, list[SmallFileCandidate]] = {}
         for sl in view.latest_slices():
-            if sl.base_file is not None and sl.base_file.size < cfg.small_file_limit:
-                out.setdefault(sl.partition_path, []).append(SmallFile(sl.file_id, sl.base_file.size))
-        return out
+            by_partition.setdefault(sl.partition_path, []).append(SmallFileCandidate(
+                sl.file_id, sl.base_file.size if sl.base_file else None, bool(sl.log_files)))
+        return {p: select_small_files(c, cfg.small_file_limit, merge_on_read=False) for p, c in by_partition.items()}
 
     def _commit_totals(self, timeline: Timeline) -> list[tuple[int, int]]:
         totals = []

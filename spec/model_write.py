@@ -48,10 +48,12 @@ from spec.model_state import Env, TableState, json_type
 from spec.partitioner import (
     PartitionerConfig,
     SmallFile,
+    SmallFileCandidate,
     WorkloadProfile,
     assign_buckets,
     average_record_size,
     route,
+    select_small_files,
 )
 from spec.timeline import Action
 
@@ -200,25 +202,15 @@ def commit_totals(state: TableState) -> list[tuple[int, int]]:
 
 
 def small_files(state: TableState, partition: str) -> list[SmallFile]:
-    """The partition's small files, smallest first: COW every latest base file under the limit; MOR
-    (``SparkUpsertDeltaCommitPartitioner``, indexes that cannot index log files) only the smallest
-    latest slice that has no log files, is not under a pending compaction and is under the limit."""
+    """The partition's small files, by ``spec.partitioner.select_small_files`` (COW and MOR rules)."""
     cfg = state.config
     sizes = {(g.partition, b.name): b.size for g in state.groups for b in g.base_files}
     pending = {(op.partition_path, op.file_id) for t, p in state.compaction_plans if state.pending_instant(t)
                for op in p.operations}
-    out = []
-    for g in view(state):
-        sl = g.latest_slice
-        if g.partition_path != partition or sl is None or sl.base_file is None:
-            continue
-        if cfg.is_mor and (sl.log_files or (g.partition_path, g.file_id) in pending):
-            continue
-        size = sizes[(partition, sl.base_file.name)]
-        if size < cfg.small_file_limit:
-            out.append(SmallFile(g.file_id, size))
-    out.sort(key=lambda sf: sf.size)
-    return out[:1] if cfg.is_mor else out
+    candidates = [SmallFileCandidate(g.file_id, sizes[(partition, sl.base_file.name)] if sl.base_file else None,
+                                     bool(sl.log_files), (g.partition_path, g.file_id) in pending)
+                  for g in view(state) if g.partition_path == partition and (sl := g.latest_slice) is not None]
+    return select_small_files(candidates, cfg.small_file_limit, cfg.is_mor)
 
 
 # =================================================================================================

@@ -88,6 +88,34 @@ class SmallFile:
     size: int
 
 
+# --8<-- [start:small_files]
+@dataclass(frozen=True)
+class SmallFileCandidate:
+    """A file group's latest slice, as the small-file rule sees it."""
+
+    file_id: str
+    base_size: int | None  # None: the slice has no base file
+    has_log_files: bool = False
+    under_pending_compaction: bool = False
+
+
+def select_small_files(candidates: Sequence[SmallFileCandidate], small_file_limit: int,
+                       merge_on_read: bool) -> list[SmallFile]:
+    """The small files of a partition that may take inserts, smallest first.
+
+    Copy-on-write: every latest base file under the limit. Merge-on-read
+    (``SparkUpsertDeltaCommitPartitioner`` with an index that cannot index log files): only the
+    smallest latest slice that has a base file, no log files, is not under a pending compaction,
+    and is under the limit.
+    """
+    out = [SmallFile(c.file_id, c.base_size) for c in candidates
+           if c.base_size is not None and c.base_size < small_file_limit
+           and not (merge_on_read and (c.has_log_files or c.under_pending_compaction))]
+    out.sort(key=lambda sf: sf.size)
+    return out[:1] if merge_on_read else out
+# --8<-- [end:small_files]
+
+
 @dataclass(frozen=True)
 class Bucket:
     """One task's file: UPDATE (an existing file group) or INSERT (a new one)."""

@@ -79,3 +79,12 @@ def test_average_record_size_from_commits() -> None:
     assert average_record_size([], cfg) == 1024
     assert average_record_size([(500, 10)], cfg) == 1024  # below threshold x small-file limit: estimate
     assert average_record_size([(3001, 10), (900, 9)], cfg) == 301  # the newest qualifying commit, rounded up
+
+
+def test_small_file_selection_cow_vs_mor() -> None:
+    from spec.partitioner import SmallFileCandidate, select_small_files
+
+    cands = [SmallFileCandidate("big", 200), SmallFileCandidate("a", 50), SmallFileCandidate("b", 30, True),
+             SmallFileCandidate("c", 40, under_pending_compaction=True), SmallFileCandidate("logonly", None, True)]
+    assert [f.file_id for f in select_small_files(cands, 100, merge_on_read=False)] == ["b", "c", "a"]
+    assert [f.file_id for f in select_small_files(cands, 100, merge_on_read=True)] == ["a"]

@@ -128,6 +128,12 @@ def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[
     if table.table_type != COPY_ON_WRITE:
         raise InvalidOperation("this writer writes copy-on-write tables only",
                                hint="merge-on-read writes arrive with the MOR writer")
+    if table.metadata_partitions:
+        raise InvalidOperation(
+            f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "
+            "maintain; writing would leave it stale for Java readers",
+            hint="write with Apache Hudi, or disable the metadata table there first "
+                 "(which drops hoodie.table.metadata.partitions)")
 
 
 # --- step 2: keys as Spark expressions -----------------------------------------------------------

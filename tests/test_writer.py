@@ -214,3 +214,18 @@ def test_bulk_insert_sort_modes(spark: Any, tmp_path: Path, mode: str) -> None:
     if mode != "NONE":
         assert keys == sorted(keys)
     assert pq.ParquetFile(base).metadata.row_group(0).column(0).compression == "SNAPPY"
+
+
+def test_a_table_with_a_metadata_table_is_refused_untouched(spark: Any, tmp_path: Path) -> None:
+    from spec.errors import InvalidOperation
+
+    path = tmp_path / "t"
+    table = HudiTable(str(path), spark)
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    table.write(rows([1], ts=1), "upsert", options)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.table.metadata.partitions=files\n")
+    before = _snapshot(path)
+    with pytest.raises(InvalidOperation, match="metadata table"):
+        table.write(rows([2], ts=1), "upsert", options)
+    assert _snapshot(path) == before

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from reference.bloom import footer as bloom_footer
 from spec.commit_metadata import NULL_COMMIT
 from spec.file_naming import BaseFileName
 from spec.merge import MergeRule, Version, as_version, merge_with_base
@@ -74,6 +75,8 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext) -> i
     if table.num_rows:
         footer[b"hoodie_min_record_key"] = str(pc.min(keys).as_py()).encode()
         footer[b"hoodie_max_record_key"] = str(pc.max(keys).as_py()).encode()
+        # the bloom filter Apache Hudi's BLOOM index reads from every candidate file
+        footer.update({k.encode(): v.encode() for k, v in bloom_footer(keys.to_pylist()).items()})
     table = table.replace_schema_metadata(footer)
     tmp = f"{rel}.inprogress"
     pq.write_table(table, storage.full(tmp), filesystem=storage.fs, compression=ctx.compression)

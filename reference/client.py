@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec, HandleContext, run_handle
+from reference.index import bloom_index, simple_index
 from reference.options import WriteConfig, parse_options
 from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, format_commit_metadata, parse_commit_metadata
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
@@ -178,26 +178,6 @@ def _validate_keys(df: Any, table: TableConfig) -> None:
         if bad:
             raise InvalidRecord(f"partition value {bad[0][PARTITION_PATH]!r} would leave its partition folder",
                                 hint="partition values may not contain '/' or '..'")
-
-
-# --- step 4: index -------------------------------------------------------------------------------
-
-
-def existing_keys(storage: Storage, view: FileSystemView) -> pa.Table:
-    """The index: (partition, record key, file id) of every key in the latest base files."""
-    parts: list[pa.Table] = []
-    for sl in view.latest_slices():
-        if sl.base_file is None:
-            continue
-        keys = pq.read_table(storage.full(sl.base_file.path), columns=[RECORD_KEY], filesystem=storage.fs)
-        n = keys.num_rows
-        parts.append(pa.table({PARTITION_PATH: pa.array([sl.partition_path] * n, pa.string()),
-                               RECORD_KEY: keys.column(RECORD_KEY).cast(pa.string()),
-                               "__file_id": pa.array([sl.file_id] * n, pa.string())}))
-    if not parts:
-        return pa.table({PARTITION_PATH: pa.array([], pa.string()), RECORD_KEY: pa.array([], pa.string()),
-                         "__file_id": pa.array([], pa.string())})
-    return pa.concat_tables(parts)
 
 
 # --- the client ----------------------------------------------------------------------------------
@@ -368,7 +348,13 @@ class WriteClient:
             df = df.withColumn("__rn", F.row_number().over(w)).filter("__rn = 1").drop("__rn")
         tag = op in ("upsert", "delete")
         if tag:
-            index = self.spark.createDataFrame(existing_keys(self.storage, view))
+            if cfg.index_type == "BLOOM":
+                incoming = [(r[0], r[1]) for r in df.select(PARTITION_PATH, RECORD_KEY).collect()]
+                located, _ = bloom_index(self.storage, view, incoming)
+            else:
+                located = simple_index(self.storage, view)
+            index = self.spark.createDataFrame(located) if located.num_rows else self.spark.createDataFrame(
+                [], "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string")
             df = df.join(index, on=[PARTITION_PATH, RECORD_KEY], how="left")
             if op == "delete":
                 df = df.filter(F.col("__file_id").isNotNull())
@@ -498,4 +484,4 @@ def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str,
     return WriteClient(path, spark).write(data, operation, options)
 
 
-__all__ = ["WriteClient", "WriteResult", "create_table", "existing_keys", "write_arrow"]
+__all__ = ["WriteClient", "WriteResult", "create_table", "write_arrow"]

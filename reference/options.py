@@ -71,8 +71,8 @@ REGISTRY: tuple[Option, ...] = (
     Option("hoodie.copyonwrite.insert.auto.split", "true", "size insert buckets from the record size", _bool),
     Option("hoodie.copyonwrite.record.size.estimate", "1024", "record size before any commit (bytes)",
            _positive_int),
-    Option("hoodie.index.type", "SIMPLE", "how records are tagged with their file group", choices=("SIMPLE",
-                                                                                                  "BLOOM")),
+    Option("hoodie.index.type", "BLOOM", "how records are tagged with their file group: BLOOM (footers, then "
+           "exact keys of candidate files) or SIMPLE (all keys)", choices=("BLOOM", "SIMPLE")),
     Option("hoodie.parquet.compression.codec", "gzip", "parquet compression",
            choices=("gzip", "snappy", "zstd", "lz4", "uncompressed")),
     Option("hoodie.combine.before.upsert", "true", "dedupe incoming records by key before upsert", _bool),
@@ -137,9 +137,6 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
             values[opt.key] = opt.parse(raw)
         except ValueError as err:
             raise InvalidConfig(f"{opt.key}={raw!r} is not valid: {err}", hint=opt.doc) from err
-    if values["hoodie.index.type"] == "BLOOM":
-        warnings.warn("hoodie.index.type=BLOOM: hudi-spec tags records with the SIMPLE index (exact keys from the "
-                      "latest base files); the result is the same", stacklevel=3)
     partitions = values["hoodie.datasource.write.partitionpath.field"] or ()
     keys = values["hoodie.datasource.write.recordkey.field"] or ()
     keygen = values["hoodie.datasource.write.keygenerator.type"] or (

@@ -32,8 +32,8 @@ def test_bad_values_and_unknown_keys() -> None:
         parse_options({"hoodie.parquet.max.file.size": "lots"})
     with pytest.warns(UserWarning, match=r"hoodie\.not\.a\.thing"):
         parse_options({"hoodie.not.a.thing": "1"})
-    with pytest.warns(UserWarning, match="SIMPLE index"):
-        parse_options({"hoodie.index.type": "BLOOM"})
+    assert parse_options({}).index_type == "BLOOM"  # Hudi's default
+    assert parse_options({"hoodie.index.type": "simple"}).index_type == "SIMPLE"
 
 
 @pytest.mark.spark

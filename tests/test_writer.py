@@ -82,13 +82,14 @@ def observed(table: pa.Table | None) -> list[tuple[str, str, str]]:
     return sorted((r["_hoodie_partition_path"], r["_hoodie_record_key"], r["v"]) for r in table.to_pylist())
 
 
-@pytest.mark.parametrize("version", ["6", "8"])
+@pytest.mark.parametrize(("version", "index"), [("6", "BLOOM"), ("8", "BLOOM"), ("6", "SIMPLE")])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_every_operation_reads_the_same_everywhere(spark: Any, tmp_path: Path, version: str, layout: str) -> None:
+def test_every_operation_reads_the_same_everywhere(spark: Any, tmp_path: Path, version: str, index: str,
+                                                   layout: str) -> None:
     path = str(tmp_path / "t")
     table = HudiTable(path, spark)
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts",
-               "hoodie.write.table.version": version, **LAYOUTS[layout]}
+               "hoodie.write.table.version": version, "hoodie.index.type": index, **LAYOUTS[layout]}
     model = Model(layout)
     other_city = "la" if layout != "non_partitioned" else "sf"
     steps: list[tuple[str, pa.Table | None]] = [
@@ -229,3 +230,23 @@ def test_a_table_with_a_metadata_table_is_refused_untouched(spark: Any, tmp_path
     with pytest.raises(InvalidOperation, match="metadata table"):
         table.write(rows([2], ts=1), "upsert", options)
     assert _snapshot(path) == before
+
+
+def test_bloom_index_reads_only_candidate_files(spark: Any, tmp_path: Path) -> None:
+    from reference.index import bloom_index, simple_index
+    from spec.file_system_view import FileSystemView
+    from spec.storage import Storage
+
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    table = HudiTable(str(path), spark)
+    for start, city in ((0, "sf"), (100, "la"), (200, "ny")):
+        table.write(rows(list(range(start, start + 20)), ts=1, city=city), "bulk_insert", options)
+    storage = Storage(str(path))
+    view = FileSystemView.load(storage)
+    assert simple_index(storage, view).num_rows == 60
+    probe = [("city=sf", "0"), ("city=ny", "219"), ("city=sf", "no-such-key"), ("city=zz", "1")]
+    found, stats = bloom_index(storage, view, probe)
+    assert sorted(zip(found.column(0).to_pylist(), found.column(1).to_pylist(), strict=True)) == [
+        ("city=ny", "219"), ("city=sf", "0")]
+    assert stats.footers_read == 2 and stats.key_files_read == 2  # the absent key read no keys

@@ -77,9 +77,14 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext) -> i
         footer[b"hoodie_max_record_key"] = str(pc.max(keys).as_py()).encode()
         # the bloom filter Apache Hudi's BLOOM index reads from every candidate file
         footer.update({k.encode(): v.encode() for k, v in bloom_footer(keys.to_pylist()).items()})
-    table = table.replace_schema_metadata(footer)
+    # footer entries go straight into the parquet key/value metadata (not into the Arrow schema, which
+    # pyarrow would store a second time, base64-encoded, under ARROW:schema)
+    table = table.replace_schema_metadata(None)
     tmp = f"{rel}.inprogress"
-    pq.write_table(table, storage.full(tmp), filesystem=storage.fs, compression=ctx.compression)
+    with pq.ParquetWriter(storage.full(tmp), table.schema, filesystem=storage.fs,
+                          compression=ctx.compression) as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata(footer)
     storage.fs.move(storage.full(tmp), storage.full(rel))
     return storage.size(rel)
 

@@ -216,6 +216,12 @@ class WriteClient:
         layout = table.timeline_layout
         pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
         for inst in reversed(pending):
+            # the markers name what the write created; a listing catches files written before their marker
+            for f in self.storage.list(f".hoodie/.temp/{inst.requested}", recursive=True):
+                if not f.is_dir and ".marker." in f.name:
+                    data = f.path.removeprefix(f".hoodie/.temp/{inst.requested}/").rsplit(".marker.", 1)[0]
+                    self.storage.delete(data)
+                    self.storage.delete(f"{data}.inprogress")
             for f in self.storage.list("", recursive=True):
                 if f.is_dir or f.path.startswith(".hoodie"):
                     continue

@@ -56,6 +56,11 @@ class HandleContext:
     sort_by_key: bool = False  # bulk_insert with a sort mode: each file's rows in record key order
 
 
+def marker_path(instant: str, data_file: str, io_type: str) -> str:
+    """A direct marker: ``.hoodie/.temp/<instant>/<partition>/<data file>.marker.<CREATE|MERGE|APPEND>``."""
+    return f".hoodie/.temp/{instant}/{data_file}.marker.{io_type}"
+
+
 def seqno(instant: str, task_partition: int, index: int) -> str:
     """``_hoodie_commit_seqno``: ``<instant>_<task partition id>_<record index in the task>``."""
     return f"{instant}_{task_partition}_{index}"
@@ -119,6 +124,8 @@ def run_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partiti
     storage = Storage(ctx.base_path)
     name = BaseFileName(spec.file_id, write_token, ctx.instant).format()
     rel = posixpath.join(spec.partition, name) if spec.partition else name
+    # a direct marker before the data file, so a rollback of a killed write finds what it wrote
+    storage.create_if_absent(marker_path(ctx.instant, rel, "MERGE" if spec.old_base else "CREATE"), b"")
     out_schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(data_schema))
     deleted = (incoming.column(DELETE_FLAG) if DELETE_FLAG in incoming.column_names
                else pa.array([False] * incoming.num_rows))

@@ -250,3 +250,24 @@ def test_bloom_index_reads_only_candidate_files(spark: Any, tmp_path: Path) -> N
     assert sorted(zip(found.column(0).to_pylist(), found.column(1).to_pylist(), strict=True)) == [
         ("city=ny", "219"), ("city=sf", "0")]
     assert stats.footers_read == 2 and stats.key_files_read == 2  # the absent key read no keys
+
+
+def test_markers_name_what_a_killed_write_created(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    table = HudiTable(str(path), spark)
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    table.write(rows([1], ts=1), "upsert", options)
+    assert not list((path / ".hoodie" / ".temp").rglob("*.marker.*"))  # markers go when the commit completes
+    base = next(path.rglob("*.parquet"))
+    failed = "20990101000000000"
+    (path / ".hoodie" / f"{failed}.commit.requested").write_bytes(b"")
+    (path / ".hoodie" / f"{failed}.inflight").write_bytes(b"")
+    partial = base.parent / f"{base.stem.split('_')[0]}_0-9-9_{failed}.parquet.inprogress"  # killed mid-file
+    partial.write_bytes(b"PAR1 half a file")
+    marker = path / ".hoodie" / ".temp" / failed / "city=sf" / (partial.name.removesuffix(".inprogress")
+                                                                 + ".marker.CREATE")
+    marker.parent.mkdir(parents=True)
+    marker.write_bytes(b"")
+    table.write(rows([2], ts=1), "upsert", options)
+    assert not partial.exists() and not (path / ".hoodie" / ".temp" / failed).exists()
+    assert observed(read_table(str(path))) == [("city=sf", "1", "v1@1"), ("city=sf", "2", "v2@1")]

@@ -21,8 +21,9 @@ from reference.api import HudiTable
 from spec.file_naming import parse_base_file_name
 from spec.file_system_view import FileSystemView
 from spec.model import TableModel
-from spec.model_read import layout
+from spec.model_read import layout, snapshot
 from spec.model_state import Env
+from spec.reader import read_table
 from spec.storage import Storage
 
 pytestmark = pytest.mark.spark
@@ -79,5 +80,9 @@ def test_layout_equals_the_models_prediction(spark: Any, tmp_path: Path, max_fil
             sizes[(stat.partition_path, stat.file_id, parse_base_file_name(name).instant)] = stat.file_size
         model.apply(Write("upsert", tuple(batch)))
         assert _disk_layout(path) == _model_layout(model)
+        predicted = sorted((r["_hoodie_record_key"], r["_hoodie_commit_time"], r["v"]) for r in snapshot(model.state))
+        written = sorted((r["_hoodie_record_key"], r["_hoodie_commit_time"], r["v"])
+                         for r in read_table(str(path)).to_pylist())
+        assert written == predicted
     groups = sum(len(v) for v in _disk_layout(path).values())
     assert groups >= (6 if max_file_size == 2048 else 3)  # small files split inserts into several groups

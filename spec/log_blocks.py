@@ -37,6 +37,18 @@ def _parse_schema(schema_json: str) -> Any:
                              hint="the SCHEMA header must hold the writer's Avro schema JSON") from err
 
 
+def _preamble(content: bytes, what: str) -> int:
+    """Avro and delete block content start ``int version, int n``: check the version (3; 1 and 2
+    used Java serialization), return ``n`` (the record count, or the length of the record list)."""
+    if len(content) < 8:
+        raise CorruptBlock(f"{what} content is shorter than its 8-byte preamble")
+    version, n = struct.unpack_from(">ii", content, 0)
+    if version != DATA_BLOCK_VERSION:
+        raise UnsupportedBlockContent(f"{what} version {version} is not supported",
+                                      hint="only version 3 (Avro, Hudi 0.7 and later) is defined here")
+    return int(n)
+
+
 # --8<-- [start:avro_block]
 def encode_avro_records(records: Sequence[Mapping[str, Any]], schema_json: str) -> bytes:
     """Avro data block content: ``int version=3, int count``, then per record ``int length`` and the
@@ -64,12 +76,7 @@ def decode_avro_records(block: LogBlock, reader_schema_json: str | None = None) 
     writer = _parse_schema(block.schema)
     reader = _parse_schema(reader_schema_json) if reader_schema_json else None
     content = block.content
-    if len(content) < 8:
-        raise CorruptBlock("Avro data block content is shorter than its 8-byte preamble")
-    version, count = struct.unpack_from(">ii", content, 0)
-    if version != DATA_BLOCK_VERSION:
-        raise UnsupportedBlockContent(f"Avro data block version {version} is not supported",
-                                      hint="only version 3 (Hudi 0.7 and later) is defined here")
+    count = _preamble(content, "Avro data block")
     pos = 8
     records: list[dict[str, Any]] = []
     for _ in range(count):
@@ -92,9 +99,9 @@ def decode_avro_records(block: LogBlock, reader_schema_json: str | None = None) 
 
 def avro_record_count(block: LogBlock) -> int:
     """The declared record count of an Avro data block (without decoding records)."""
-    if len(block.content) < 8:
-        raise CorruptBlock("Avro data block content is shorter than its 8-byte preamble")
-    return int(struct.unpack_from(">i", block.content, 4)[0])
+    return _preamble(block.content, "Avro data block")
+
+
 # --8<-- [end:avro_block]
 
 
@@ -229,12 +236,7 @@ def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
     if block.block_type != BlockType.DELETE_BLOCK:
         raise LogFormatError(f"{block.block_type.name} is not a delete block")
     content = block.content
-    if len(content) < 8:
-        raise CorruptBlock("delete block content is shorter than its 8-byte preamble")
-    version, length = struct.unpack_from(">ii", content, 0)
-    if version != DATA_BLOCK_VERSION:
-        raise UnsupportedBlockContent(f"delete block version {version} uses Java serialization",
-                                      hint="only version 3 (Avro) is defined here")
+    length = _preamble(content, "delete block")
     if length < 0 or 8 + length > len(content):
         raise CorruptBlock("delete block length runs past its content")
     buf = content[8:8 + length]

@@ -224,7 +224,7 @@ def _parse_body(buf: bytes, start: int, end: int) -> LogBlock:
     header, pos = _read_metadata(buf, pos, end)
     if pos + 8 > end:
         raise _Truncated
-    (content_len,) = _LONG.unpack_from(buf, pos)
+    content_len = _java_int(_LONG.unpack_from(buf, pos)[0])
     pos += 8
     if content_len < 0 or pos + content_len > end:
         raise _Truncated
@@ -237,40 +237,59 @@ def _parse_body(buf: bytes, start: int, end: int) -> LogBlock:
 
 
 # --8<-- [start:corrupt]
-def _frame_ok(buf: bytes, pos: int) -> int | None:
-    """If a sound block starts at ``pos`` (just after its magic is checked), return its total length.
+def _java_int(value: int) -> int:
+    """Hudi reads the block size and the content length as longs and keeps an ``int`` (Java's
+    narrowing cast: the low 32 bits, signed)."""
+    low = value & 0xFFFFFFFF
+    return low - (1 << 32) if low & 0x80000000 else low
 
-    Hudi's ``HoodieLogFileReader`` calls a block corrupt when: the block size is not positive;
-    the block would run past the end of the file; the reverse pointer at its end does not equal
-    block size + 6; or the 6 bytes after it are neither the end of the file nor a magic.
+
+def _frame_ok(buf: bytes, pos: int) -> int | None:
+    """If a sound block starts at ``pos`` (where a magic is), return its total length.
+
+    Hudi's ``HoodieLogFileReader`` calls a block corrupt when: the block size (as an ``int``) is
+    not positive; the block would run past the end of the file; the reverse pointer at its end
+    does not equal block size + 6; or the 6 bytes after it are a full 6 bytes but not a magic.
+    (Fewer than 6 bytes after the block read as end of file: the block is sound.)
     """
     n = len(buf)
     size_at = pos + len(MAGIC)
     if size_at + 8 > n:
         return None
-    (block_size,) = _LONG.unpack_from(buf, size_at)
+    block_size = _java_int(_LONG.unpack_from(buf, size_at)[0])
     if block_size <= 0 or block_size > n - size_at - 8:
         return None
     end = size_at + 8 + block_size
     (pointer,) = _LONG.unpack_from(buf, end - 8)
     if pointer - len(MAGIC) != block_size:
         return None
-    if end != n and buf[end:end + len(MAGIC)] != MAGIC:
+    if n - end >= len(MAGIC) and buf[end:end + len(MAGIC)] != MAGIC:
         return None
     return int(end - pos)
 
 
 def read_blocks(data: bytes) -> Iterator[BlockRecord]:
     """Read blocks forward. A region that does not frame as a block is reported as corrupt, from its
-    start up to the next magic (or the end), and reading resumes there. Never reads past the data,
-    never allocates more than it, always advances: it terminates on any input."""
+    start up to the next magic (searched from after its own magic, as Hudi does) or the end, and
+    reading resumes there. Never reads past the data, never allocates more than it, always
+    advances: it terminates on any input.
+
+    Stricter than Hudi, never silent: bytes before the first magic (Hudi's reader throws), a
+    trailing piece shorter than a magic (Hudi stops as at end of file) and a block whose inner
+    fields do not fit its frame (Hudi misreads the rest of the file) are corrupt regions too.
+    """
     buf = bytes(data)
     n = len(buf)
     pos = 0
     while pos < n:
-        total = _frame_ok(buf, pos) if buf.startswith(MAGIC, pos) else None
+        at_magic = buf.startswith(MAGIC, pos)
+        if not at_magic:
+            reason = ("trailing bytes shorter than a magic" if n - pos < len(MAGIC)
+                      else "no magic at block start")
+        else:
+            reason = "inconsistent block lengths"
+        total = _frame_ok(buf, pos) if at_magic else None
         block = None
-        reason = "no magic at block start" if not buf.startswith(MAGIC, pos) else "inconsistent block lengths"
         if total is not None:
             try:
                 block = _parse_body(buf, pos + len(MAGIC) + 8, pos + total - 8)
@@ -280,7 +299,7 @@ def read_blocks(data: bytes) -> Iterator[BlockRecord]:
             yield BlockRecord(pos, total, block)
             pos += total
             continue
-        nxt = buf.find(MAGIC, pos + 1)
+        nxt = buf.find(MAGIC, pos + (len(MAGIC) if at_magic else 1))
         end = n if nxt < 0 else nxt
         yield BlockRecord(pos, end - pos, corrupt=CorruptRegion(reason))
         pos = end

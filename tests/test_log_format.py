@@ -81,6 +81,8 @@ def test_real_log_files_decode_and_reencode_exactly(real_table: RealTable) -> No
                 assert decode_parquet_records(block).num_rows == n and (n > 0 or not in_data_table)
             elif block.block_type == BlockType.COMMAND_BLOCK:
                 assert block.is_rollback and block.target_instant_time and block.content == b""
+    data_logs = _log_files(real_table.path, metadata=False)
+    assert len(data_logs) == int(real_table.manifest["n_log_files"])
     expected: Counter[str] = Counter()
     spec = real_table.manifest["log_blocks_on_disk"]
     for part in spec.split():
@@ -103,6 +105,23 @@ def test_real_delete_blocks_reencode_with_long_zero_ordering(real_tables: list[R
                     assert rebuilt.content == r.block.content
                     seen += 1
     assert seen >= 3
+
+
+def test_deleted_keys_match_the_rows_hudi_rs_drops(real_tables: list[RealTable]) -> None:
+    """Where a v6 table's logs hold only delete blocks, the distinct deleted keys are exactly the rows
+    hudi-rs drops between its read-optimized and its snapshot read (MANIFEST.tsv counts)."""
+    checked = 0
+    for table in real_tables:
+        if table.manifest["log_blocks_on_disk"].split(":")[0] != "delete" or " " in table.manifest[
+                "log_blocks_on_disk"] or table.manifest["table_version"] != "6":
+            continue
+        keys = {d.record_key for path in _log_files(table.path, metadata=False)
+                for r in read_blocks(path.read_bytes()) if r.block
+                for d in decode_delete_records(r.block)}
+        ro, snap = int(table.manifest["hudirs050_ro_rows"]), int(table.manifest["hudirs050_snapshot_rows"])
+        assert len(keys) == ro - snap > 0, table.name
+        checked += 1
+    assert checked >= 1
 
 
 records_st = st.lists(st.fixed_dictionaries({

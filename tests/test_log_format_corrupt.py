@@ -72,6 +72,39 @@ def test_garbage_after_a_block_makes_it_corrupt_as_in_hudi() -> None:
     assert kinds(data) == ["CORRUPT", "AVRO_DATA_BLOCK"]
 
 
+def test_a_tail_shorter_than_a_magic_leaves_the_block_before_it_sound() -> None:
+    # Hudi's check after a block reads 6 bytes; end of file before 6 bytes counts as "EOF": block sound.
+    # Hudi then stops reading; this reader also reports the piece, as a corrupt region.
+    good = data_block(T1, ["a"])
+    for tail in (b"#", b"#HUD", b"xxxxx"):
+        records = list(read_blocks(good + tail))
+        assert records[0].block is not None and records[0].length == len(good)
+        assert records[1].corrupt is not None and records[1].corrupt.reason.startswith("trailing")
+        assert (records[1].offset, records[1].length) == (len(good), len(tail))
+
+
+def test_the_next_magic_is_searched_after_the_corrupt_block_own_magic() -> None:
+    # "#HUDI#HUDI#": a second magic overlaps the first; Hudi scans from after the first magic's
+    # 6 bytes, so the overlapping one is not a block start
+    data = b"#HUDI#HUDI#" + bytes(20) + data_block(T1, ["a"])
+    records = list(read_blocks(data))
+    assert [(r.offset, r.is_corrupt) for r in records] == [(0, True), (31, False)]
+
+
+def test_block_and_content_lengths_are_read_as_java_ints() -> None:
+    # Hudi reads both lengths as longs and casts to int: garbage in their high 4 bytes goes unnoticed
+    good = bytearray(data_block(T1, ["a", "b"]))
+    good[6] ^= 0x40  # block size, most significant byte
+    (rec,) = list(read_blocks(bytes(good)))
+    assert rec.block is not None and rec.length == len(good)
+    schema_len = len(SCHEMA.encode())
+    header_end = 6 + 8 + 4 + 4 + 4 + (8 + 17) + (8 + schema_len)
+    assert int.from_bytes(good[header_end:header_end + 8], "big") == len(rec.block.content)
+    good[header_end] ^= 0x01  # content length, most significant byte
+    (rec,) = list(read_blocks(bytes(good)))
+    assert rec.block is not None and len(decode_records(rec.block)) == 2
+
+
 def test_several_data_blocks_then_one_delete_block_in_one_instant() -> None:
     blocks = [avro_data_block(T1, SCHEMA, [{"_hoodie_record_key": f"k{i}{j}", "v": j} for j in range(3)])
               for i in range(3)]
@@ -119,10 +152,15 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
         i = rng.randrange(len(buf))
         buf[i] ^= 1 << rng.randrange(8)
     elif kind == 2:
-        at = data.find(MAGIC, rng.randrange(max(len(data), 1)))
-        at = at if at >= 0 else 0
-        bogus = rng.choice([0, -1, 2**62, len(data) * 2, rng.randrange(1, 200)])
-        buf[at + 6:at + 14] = bogus.to_bytes(8, "big", signed=True)
+        # a bogus length: in a block-size field (after a magic) or in any 4- or 8-byte field
+        width = rng.choice([4, 8])
+        if rng.random() < 0.5:
+            at = data.find(MAGIC, rng.randrange(max(len(data), 1)))
+            at, width = (at + 6 if at >= 0 else 0), 8
+        else:
+            at = pos
+        bogus = rng.choice([0, -1, 2 ** (8 * width - 1) - 1, len(data) * 2, rng.randrange(1, 200)])
+        buf[at:at + width] = bogus.to_bytes(width, "big", signed=True)
     else:
         buf[pos:pos] = rng.randbytes(rng.randrange(1, 16))
     return bytes(buf)
@@ -165,6 +203,27 @@ def _fuzz(corpus: list[bytes], cases: int, seed: int) -> None:
             _framing_and_record_decoding(data)
             grown = tracemalloc.get_traced_memory()[1] - before
             assert grown < 64 * len(data) + 1_000_000, f"reading {len(data)} bytes allocated {grown}"
+    finally:
+        tracemalloc.stop()
+
+
+BOGUS_INTS = [-1, 0, 1, 0x7FFFFFFF, -(2**31)]
+
+
+@pytest.mark.timeout(120)
+def test_bogus_lengths_at_every_offset() -> None:
+    """Every 4-byte window of a generated file (record counts, key ordinals, value, content and
+    record lengths all live in such windows) overwritten with extreme values: typed errors only."""
+    base = GENERATED[0]
+    tracemalloc.start()
+    try:
+        for at in range(len(base) - 3):
+            for value in BOGUS_INTS:
+                data = base[:at] + value.to_bytes(4, "big", signed=True) + base[at + 4:]
+                tracemalloc.reset_peak()
+                before = tracemalloc.get_traced_memory()[0]
+                _check(data)
+                assert tracemalloc.get_traced_memory()[1] - before < 64 * len(data) + 1_000_000
     finally:
         tracemalloc.stop()
 

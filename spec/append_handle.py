@@ -9,8 +9,11 @@ deltacommit. This module states its rules as pure functions (seed 000; Hudi's
    ``max_block_size // average_record_size``, the buffered updates are flushed as one data
    block (deletes stay buffered).
 2. The average record size starts at the first record's size and is refreshed as
-   ``int(0.8 × average + 0.2 × size of the current record)`` whenever the count is a
-   multiple of 100 (so also for the first record) or the buffer is full.
+   ``int(0.8 × average + 0.2 × size of the current record)`` (Java's ``(long)`` truncation)
+   whenever the count is a multiple of 100 (so also for the first record, and for the first
+   record after each flush: the count restarts at 0) or the buffer is full. Source:
+   ``HoodieAppendHandle.flushToDiskIfRequired`` and ``init`` (``averageRecordSize =
+   sizeEstimator.sizeEstimate(record)`` on the first record).
 3. On close the remaining updates are flushed as one data block, followed by **one**
    delete block holding every delete of the handle, in one append.
 4. After each append the log file rolls over to the next version when its size exceeds
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spec.errors import InvalidConfig
+from spec.errors import InvalidConfig, InvalidRecord
 from spec.file_naming import LogFileName
 
 # --8<-- [start:config]
@@ -33,7 +36,9 @@ DEFAULT_MAX_BLOCK_SIZE = 256 * 1024 * 1024
 DEFAULT_MAX_LOG_FILE_SIZE = 1024 * 1024 * 1024
 """``hoodie.logfile.max.size``: 1 GB."""
 RECORDS_TO_ESTIMATE_RECORD_SIZE = 100
-"""``NUMBER_OF_RECORDS_TO_ESTIMATE_RECORD_SIZE``: the sampling interval of the size estimate."""
+"""``HoodieAppendHandle.NUMBER_OF_RECORDS_TO_ESTIMATE_RECORD_SIZE``: the sampling interval of the size estimate."""
+ESTIMATE_KEEP, ESTIMATE_SAMPLE = 0.8, 0.2
+"""Weights of the old estimate and the sampled record in ``flushToDiskIfRequired``."""
 LOG_FILE_BASE_VERSION = 1
 
 
@@ -61,6 +66,11 @@ class LogRecordOp:
     is_delete: bool
     size: int
 
+    def __post_init__(self) -> None:
+        if self.size <= 0:
+            raise InvalidRecord(f"record {self.key!r} has size {self.size}; a record's size must be positive",
+                                hint="pass the writer's size estimate of the record in bytes")
+
 
 @dataclass(frozen=True)
 class PlannedBlock:
@@ -84,9 +94,9 @@ def plan_appends(records: Sequence[LogRecordOp], config: AppendHandleConfig) -> 
     average = 0
     for i, rec in enumerate(records):
         if i == 0:
-            average = max(rec.size, 1)
+            average = rec.size
         if count >= config.max_block_size // average or count % RECORDS_TO_ESTIMATE_RECORD_SIZE == 0:
-            average = max(int(average * 0.8 + rec.size * 0.2), 1)
+            average = int(average * ESTIMATE_KEEP + rec.size * ESTIMATE_SAMPLE)
         if count >= config.max_block_size // average:
             if data:
                 appends.append((PlannedBlock("data", tuple(data)),))

@@ -15,7 +15,7 @@ from spec.append_handle import (
     plan_appends,
     roll_over,
 )
-from spec.errors import InvalidConfig
+from spec.errors import InvalidConfig, InvalidRecord
 from spec.file_naming import LogFileName
 
 FID = "0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0"
@@ -98,3 +98,15 @@ def test_rollover_by_size() -> None:
 def test_bad_config_is_a_typed_error() -> None:
     with pytest.raises(InvalidConfig):
         AppendHandleConfig(max_block_size=0)
+
+
+def test_record_sizes_must_be_positive() -> None:
+    # Hudi divides the block limit by the estimate; a zero size would make that a division by zero
+    with pytest.raises(InvalidRecord):
+        LogRecordOp("k", False, 0)
+
+
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=400))
+def test_the_estimate_never_drops_below_one_byte(sizes: list[int]) -> None:
+    # int(0.8·a + 0.2·s) >= 1 whenever a, s >= 1: tiny records never divide by zero
+    plan_appends([LogRecordOp(f"k{i}", False, s) for i, s in enumerate(sizes)], AppendHandleConfig(max_block_size=50))

@@ -189,3 +189,48 @@ def test_framing_matches_the_reference_example() -> None:
 def test_decoding_the_wrong_kind_is_a_typed_error() -> None:
     with pytest.raises(LogFormatError):
         decode_avro_records(rollback_command_block("20240101000000000", "20240101000000001"))
+
+
+def test_append_handle_plan_written_through_storage_rolls_over_and_reads_back(tmp_path: Path) -> None:
+    """The append handle's plan carried out with real blocks: each append goes to the current log
+    file (``append_blocks`` returns where it starts); a file past the max size rolls to the next
+    version; reading every file back gives the planned blocks, records and deletes in order."""
+    from spec.append_handle import AppendHandleConfig, LogRecordOp, PlannedBlock, plan_append_handle
+    from spec.file_naming import LogFileName
+    from spec.log_format import append_blocks, read_log_file
+    from spec.storage import Storage
+
+    instant = "20240101000000000"
+    rows = [{"_hoodie_commit_time": instant, "_hoodie_record_key": f"k{i}", "id": i, "name": "x" * 40,
+             "score": float(i)} for i in range(60)]
+    ops = [LogRecordOp(f"k{i}", i % 7 == 3, 64) for i in range(60)]
+
+    def block_for(planned: PlannedBlock) -> LogBlock:
+        if planned.kind == "delete":
+            return delete_block(instant, SCHEMA, [delete_record(f"k{i}", "", 0) for i in planned.records])
+        return avro_data_block(instant, SCHEMA, [rows[i] for i in planned.records])
+
+    config = AppendHandleConfig(max_block_size=640, max_log_file_size=2000, table_version=8)
+    first = LogFileName("f1-0", instant, 1, "0-1-1")
+    plan = plan_append_handle(ops, first, config, lambda b: len(encode_block(block_for(b))))
+    assert len(plan) >= 3 and [f.name.version for f in plan] == list(range(1, len(plan) + 1))
+
+    storage = Storage(tmp_path)
+    for planned_file in plan:
+        offset = 0
+        for planned in planned_file.blocks:
+            assert append_blocks(storage, planned_file.name.format(), [block_for(planned)]) == offset
+            offset += len(encode_block(block_for(planned)))
+        size = storage.size(planned_file.name.format())
+        assert size == offset
+        if planned_file is not plan[-1]:
+            assert size > config.max_log_file_size  # rolled over only once past the limit
+    read_back = [r.block for f in plan for r in read_log_file(storage, f.name.format())]
+    assert all(b is not None for b in read_back)
+    kinds = [b.block_type for b in read_back if b]
+    assert kinds.count(BlockType.DELETE_BLOCK) == 1 and kinds[-1] == BlockType.DELETE_BLOCK
+    keys = [r["_hoodie_record_key"] for b in read_back if b and b.is_data for r in decode_avro_records(b)]
+    assert keys == [f"k{i}" for i in range(60) if i % 7 != 3]
+    last = read_back[-1]
+    assert last is not None
+    assert [d.record_key for d in decode_delete_records(last)] == [f"k{i}" for i in range(60) if i % 7 == 3]

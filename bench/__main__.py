@@ -1,75 +1,84 @@
-"""``make bench``: every job side by side in one run; a table of seconds, rows/s, ratios, memory, bytes.
+"""``make bench`` / ``python -m bench``: every job side by side in one run.
 
-``python -m bench [--rows 1000000 5000000] [--only JOB ...] [--out FILE]``. Each job runs in a fresh
-process; Spark session start is measured on its own and not counted in Spark jobs.
+    python -m bench [--rows 1000000 5000000] [--only JOB ...] [--out FILE] [--skip-slow-peers]
+                    [--docs FILE | --no-docs] [--work DIR] [--timeout SECONDS] [--list]
+
+Prints each job's result as it finishes, then the table; writes the JSON to ``--out`` (default
+``bench/results/<UTC time>.json``, git-ignored) and the table between the markers of
+``docs/performance.md`` (``--docs``), unless ``--no-docs``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import subprocess
+import shlex
 import sys
-import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
-from bench.jobs import JOBS
+from bench import report
+from bench.harness import OK, ROOT, SLOW_PEER_ROWS, JobResult, all_jobs, run_all, work_dir
 
-RATIO_TO = {"hudi_spec_cow_upsert": "delta_rs_merge", "spark_naive_full_rewrite": "delta_rs_merge",
-            "hudi_spec_bulk_insert": "spark_parquet_write", "delta_rs_write": "spark_parquet_write",
-            "pyarrow_dataset_write": "spark_parquet_write",
-            "hudi_spec_snapshot_read_spec_engine": "hudi_rs_read_our_table"}
+DEFAULT_ROWS = [1_000_000]
+DEFAULT_DOCS = ROOT / "docs" / "performance.md"
 
 
-def run_job(name: str, n: int, work: Path) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-m", "bench.jobs", name, str(n), str(work)], capture_output=True,
-                          text=True, timeout=3600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        return {"job": name, "n": n, "error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-    return dict(json.loads(lines[-1]))
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    jobs = all_jobs()
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS, help="row counts (default 1000000)")
+    parser.add_argument("--only", nargs="+", choices=list(jobs), metavar="JOB",
+                        help="run only these jobs (see --list)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="JSON results file (default bench/results/<UTC time>.json)")
+    parser.add_argument("--skip-slow-peers", action="store_true",
+                        help=f"skip slow peers (pyiceberg upsert) above {SLOW_PEER_ROWS:,} rows")
+    docs = parser.add_mutually_exclusive_group()
+    docs.add_argument("--docs", type=Path, default=DEFAULT_DOCS,
+                      help="page whose results markers receive the table (default docs/performance.md)")
+    docs.add_argument("--no-docs", action="store_true", help="do not touch any docs page")
+    parser.add_argument("--work", type=Path, default=None, help="scratch folder, kept (default: a temporary one)")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per job step (default 3600)")
+    parser.add_argument("--list", action="store_true", help="list the jobs and exit")
+    args = parser.parse_args(argv)
+    if any(n < 10 for n in args.rows):
+        parser.error("--rows: every row count must be at least 10")
+    return args
 
 
-def table(results: list[dict[str, Any]]) -> str:
-    by = {(r["job"], r["n"]): r for r in results}
-    lines = ["| job | rows | seconds | rows/s | ratio | vs | peak RSS MB | bytes on disk |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        if "error" in r:
-            lines.append(f"| {r['job']} | {r['n']} | not available: {r['error'][:80]} | | | | | |")
-            continue
-        peer = by.get((RATIO_TO.get(r["job"], ""), r["n"]))
-        ratio = f"{r['seconds'] / peer['seconds']:.2f}x" if peer and "seconds" in peer and peer["seconds"] else ""
-        rate = f"{r['rows'] / r['seconds']:,.0f}" if r["rows"] and r["seconds"] else ""
-        lines.append(f"| {r['job']} | {r['n']:,} | {r['seconds']:.2f} | {rate} | {ratio} | "
-                     f"{RATIO_TO.get(r['job'], '')} | {r['peak_rss_mb']} | {r['bytes']:,} |")
-    return "\n".join(lines)
+def _progress(r: JobResult) -> None:
+    if r.status == OK:
+        ratio = f" ({r.ratio:.2f}x {r.vs})" if r.ratio else ""
+        print(f"[{r.n:,}] {r.job}: {r.seconds:.2f} s{ratio}, peak {r.peak_rss_mb} MB", flush=True)
+    else:
+        print(f"[{r.n:,}] {r.job}: {r.status}: {r.reason}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
-    parser.add_argument("--only", nargs="+", choices=sorted(JOBS), default=None)
-    parser.add_argument("--out", type=Path, default=None, help="JSON results (default bench/results/<time>.json)")
-    args = parser.parse_args(argv)
-    results = []
-    with tempfile.TemporaryDirectory(prefix="hudi-spec-bench-") as tmp:
-        for n in args.rows:
-            work = Path(tmp) / str(n)
-            for name in args.only or list(JOBS):
-                r = run_job(name, n, work)
-                print(json.dumps(r), flush=True)
-                results.append(r)
-    md = table(results)
+    args = parse_args(argv)
+    registry = all_jobs()
+    if args.list:
+        for job in registry.values():
+            print(f"{job.name:42} {job.kind:8} {job.engine:34} {job.note}")
+        return 0
+    jobs = [j for j in registry.values() if args.only is None or j.name in args.only]
+    if not args.no_docs:
+        report.replace_between_markers(args.docs.read_text(), "")  # fail now, not after the run
+    command = "python -m bench " + shlex.join(argv if argv is not None else sys.argv[1:])
+    started = report.now()
+    with work_dir(args.work) as work:
+        results = run_all(jobs, args.rows, work, args.timeout, args.skip_slow_peers, _progress,
+                          keep=args.work is not None)
+    info = report.RunInfo(command.strip(), started, report.now(), report.machine(), report.versions())
+    md = report.markdown(results, info)
+    print()
     print(md)
-    out = args.out or Path("bench/results") / time.strftime("%Y%m%d-%H%M%S.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": platform.platform(), "python": platform.python_version(),
-                               "results": results, "markdown": md}, indent=2))
-    return 0 if all("error" not in r for r in results) else 1
+    out = args.out or ROOT / "bench" / "results" / (started.replace(":", "").replace("-", "") + ".json")
+    report.write_json(out, report.results_json(results, info, md))
+    print(f"results: {out}")
+    if not args.no_docs:
+        report.update_docs(args.docs, md)
+        print(f"table written to {args.docs}")
+    return 1 if any(r.status == "failed" for r in results) else 0
 
 
 if __name__ == "__main__":

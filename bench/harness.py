@@ -1,0 +1,402 @@
+"""The benchmark harness: every job in a fresh process, measured from outside; results as JSON and markdown.
+
+A job has an optional ``prepare`` step and a ``run`` step. Each step runs in its own Python process
+(so no job inherits another's memory, caches or JVM). ``prepare`` builds what the job needs (its base
+table, shared cached tables) and is not measured at all. ``run`` loads its input, starts Spark if it
+needs it, then times only the operation and returns a :class:`Measurement`; after the timer it counts
+the rows of the result (untimed) so the harness can check them against what the data generator says
+they must be.
+
+Measured from outside, per job:
+
+* wall time of the whole run process (``process_seconds``: imports, Spark start, input loading,
+  the operation, the row check);
+* peak memory: the kernel's peak RSS of the run process as ``os.wait4`` reports it (it also covers
+  any descendant the process waited for), plus the peak RSS (``VmHWM``) of every descendant still
+  alive when the job finished (the Spark JVM and its Python workers), read from ``/proc`` by the job
+  itself. Summing peaks is an upper bound of the joint peak;
+* bytes on disk of the table the job left (every file under its folder, metadata included).
+
+Spark session start is a job of its own (``spark_session_start``); every other Spark job starts its
+session before its timer, so its seconds exclude it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bench.data import Inputs, UpsertShape, write_inputs
+
+T = TypeVar("T")
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_ID = "hudi-spec-bench/1"
+
+# kinds of job, and the job each kind's seconds are compared with
+WRITE, UPSERT, READ, SERVICE, STARTUP = "write", "upsert", "read", "service", "startup"
+SPARK_START_JOB = "spark_session_start"
+SLOW_PEER_ROWS = 1_000_000  # --skip-slow-peers skips slow peers above this many rows
+
+OK, NOT_AVAILABLE, SKIPPED, FAILED = "ok", "not available", "skipped", "failed"
+
+
+class NotAvailable(Exception):
+    """The job's implementation does not exist yet; the result table says so, with this reason."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a job step sees: the row count and the run's folder for that row count."""
+
+    n: int
+    work: Path
+
+    @property
+    def shape(self) -> UpsertShape:
+        return UpsertShape(self.n)
+
+    @property
+    def inputs(self) -> Inputs:
+        return write_inputs(self.n, self.work / "inputs")
+
+    def table_dir(self, job: str) -> Path:
+        """The folder of the table a job writes (its prepare step may fill it; its run step uses it)."""
+        return self.work / "tables" / job
+
+    def fresh_table_dir(self, job: str) -> Path:
+        path = self.table_dir(job)
+        shutil.rmtree(path, ignore_errors=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def cached(self, name: str, build: Callable[[Path], None]) -> Path:
+        """A table shared by several jobs, built once per run (into a temporary folder, then renamed)."""
+        path = self.work / "cache" / name
+        unavailable = path.with_name(name + ".unavailable")
+        if unavailable.exists():  # an earlier job found it cannot be built: say so without trying again
+            raise NotAvailable(unavailable.read_text())
+        if not path.exists():
+            tmp = path.with_name(name + ".building")
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                build(tmp)
+            except NotAvailable as e:
+                unavailable.write_text(str(e))
+                raise
+            tmp.rename(path)
+        return path
+
+    def copy_of(self, cached: Path, job: str) -> Path:
+        path = self.fresh_table_dir(job)
+        shutil.copytree(cached, path)
+        return path
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a job's run step reports: the timed seconds, the rows it was given (writes, upserts) or
+    returned (reads), the table it left, and an untimed row check: rows seen afterwards vs expected."""
+
+    seconds: float
+    rows: int
+    table: Path | None
+    rows_seen: int | None = None
+    rows_expected: int | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One benchmark entry."""
+
+    name: str
+    engine: str
+    kind: str
+    run: Callable[[Context], Measurement]
+    prepare: Callable[[Context], None] | None = None
+    spark: bool = False
+    vs: str | None = None  # the job whose seconds this one's are divided by (same row count)
+    slow: bool = False  # a slow peer: skipped above SLOW_PEER_ROWS when --skip-slow-peers is given
+    note: str = ""
+
+
+def timed(fn: Callable[[], T]) -> tuple[float, T]:
+    """Seconds of one call (perf_counter) and its value."""
+    t = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t, value
+
+
+def bytes_on_disk(path: Path) -> int:
+    """Sum of the sizes of every file under ``path``."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def all_jobs() -> dict[str, Job]:
+    """Every job in table order: Spark start, our writer's entries, then the peers."""
+    from bench import ours, peers
+
+    jobs = [*peers.STARTUP_JOBS, *ours.JOBS, *peers.JOBS]
+    registry = {j.name: j for j in jobs}
+    if len(registry) != len(jobs):
+        raise ValueError("two benchmark jobs share a name")
+    return registry
+
+
+# --- the job's side: one step in this process -----------------------------------------------------------
+
+def _descendants_peak_kb(root: int) -> int:
+    """Sum of the peak RSS (VmHWM, kB) of every live descendant of ``root``, from /proc."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    parents: dict[int, int] = {}
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    total = 0
+    for pid in parents:
+        p = parents.get(pid)
+        while p is not None and p != root and p in parents:
+            p = parents[p]
+        if p == root:
+            try:
+                for line in (proc / str(pid) / "status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+            except OSError:
+                continue
+    return total
+
+
+def _child_step(step: str, job_name: str, n: int, work: Path) -> dict[str, Any]:
+    job = all_jobs()[job_name]
+    ctx = Context(n, work)
+    try:
+        if step == "prepare":
+            if job.prepare is not None:
+                job.prepare(ctx)
+            return {"status": OK}
+        m = job.run(ctx)
+    except NotAvailable as e:
+        return {"status": NOT_AVAILABLE, "reason": str(e)}
+    except Exception as e:
+        traceback.print_exc()
+        return {"status": FAILED, "reason": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
+    return {"status": OK, "seconds": m.seconds, "rows": m.rows, "rows_seen": m.rows_seen,
+            "rows_expected": m.rows_expected,
+            "bytes": bytes_on_disk(m.table) if m.table is not None and m.table.exists() else None,
+            "self_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            "descendants_peak_kb": _descendants_peak_kb(os.getpid())}
+
+
+def child_main(argv: Sequence[str]) -> int:
+    """``step job n work result``: run one step and write its JSON to ``result``; exits at once after."""
+    step, job_name, n, work, result = argv
+    out = _child_step(step, job_name, int(n), Path(work))
+    Path(result).write_text(json.dumps(out))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # do not wait for a JVM to shut down: the harness waits for the process group instead
+
+
+# --- the harness's side ------------------------------------------------------------------------------
+
+CHILD_CODE = "import sys; from bench.harness import child_main; sys.exit(child_main(sys.argv[1:]))"
+
+
+@dataclass
+class StepOutcome:
+    result: dict[str, Any]
+    process_seconds: float
+    maxrss_kb: int
+    log: str
+
+
+def _wait_group(pgid: int, limit: float = 60.0) -> None:
+    """Wait until every process of the step's group (a JVM outliving its driver) is gone; kill it after."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.1)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+
+
+def run_step(step: str, job: str, n: int, work: Path, timeout: float) -> StepOutcome:
+    """Run one step of a job in a fresh process group; its peak RSS from ``os.wait4``."""
+    logs = work / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    result_file = logs / f"{job}.{step}.json"
+    log_file = logs / f"{job}.{step}.log"
+    result_file.unlink(missing_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    start = time.perf_counter()
+    with log_file.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-c", CHILD_CODE, step, job, str(n), str(work), str(result_file)],
+                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    _wait_group(proc.pid)
+    text = log_file.read_text(errors="replace")
+    if result_file.exists():
+        result = json.loads(result_file.read_text())
+    else:
+        why = "killed after the time limit" if seconds >= timeout else f"exit code {proc.returncode}"
+        last = [ln for ln in text.splitlines() if ln.strip()][-1:] or [why]
+        result = {"status": FAILED, "reason": f"the {step} process died ({why}): {last[0][:200]}"}
+    return StepOutcome(result, seconds, int(usage.ru_maxrss), text)
+
+
+@dataclass
+class JobResult:
+    """One row of the result table (and of the JSON file)."""
+
+    job: str
+    engine: str
+    kind: str
+    n: int
+    status: str
+    reason: str | None = None
+    seconds: float | None = None
+    rows: int | None = None
+    rows_per_second: float | None = None
+    vs: str | None = None
+    ratio: float | None = None
+    peak_rss_mb: float | None = None
+    bytes: int | None = None
+    process_seconds: float | None = None
+    rows_seen: int | None = None
+    rows_expected: int | None = None
+    rows_check: str | None = None
+    spark: bool = False
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def rows_per_second(rows: int | None, seconds: float | None) -> float | None:
+    """Rows divided by seconds; none when either is missing or zero."""
+    if not rows or not seconds:
+        return None
+    return rows / seconds
+
+
+def rows_check(seen: int | None, expected: int | None) -> str | None:
+    """'ok' when the rows counted after the job equal the generator's prediction, else 'mismatch'."""
+    if seen is None or expected is None:
+        return None
+    return "ok" if seen == expected else "mismatch"
+
+
+def run_job(job: Job, n: int, work: Path, timeout: float, skip_reason: str | None = None) -> JobResult:
+    """Prepare (unmeasured) and run (measured) one job at one row count."""
+    res = JobResult(job.name, job.engine, job.kind, n, SKIPPED, vs=job.vs, spark=job.spark, note=job.note)
+    if skip_reason:
+        res.reason = skip_reason
+        return res
+    if job.prepare is not None:
+        prep = run_step("prepare", job.name, n, work, timeout)
+        if prep.result["status"] != OK:
+            res.status, res.reason = prep.result["status"], "prepare: " + str(prep.result.get("reason"))
+            if res.status == FAILED:
+                res.extra = {"log_tail": prep.log.splitlines()[-40:]}
+            return res
+    out = run_step("run", job.name, n, work, timeout)
+    r = out.result
+    res.status, res.reason = r["status"], r.get("reason")
+    res.process_seconds = round(out.process_seconds, 3)
+    if res.status != OK:
+        if res.status == FAILED:
+            res.extra = {"log_tail": out.log.splitlines()[-40:]}
+        return res
+    res.seconds, res.rows, res.bytes = r["seconds"], r["rows"], r["bytes"]
+    res.rows_seen, res.rows_expected = r["rows_seen"], r["rows_expected"]
+    res.rows_check = rows_check(res.rows_seen, res.rows_expected)
+    res.rows_per_second = rows_per_second(res.rows, res.seconds)
+    peak_kb = max(out.maxrss_kb, int(r["self_peak_kb"])) + int(r["descendants_peak_kb"])
+    res.peak_rss_mb = round(peak_kb / 1024, 1)
+    res.extra = {"self_peak_kb": r["self_peak_kb"], "wait4_maxrss_kb": out.maxrss_kb,
+                 "descendants_peak_kb": r["descendants_peak_kb"]}
+    if res.rows_check == "mismatch":
+        res.status, res.reason = FAILED, f"rows check: saw {res.rows_seen:,}, expected {res.rows_expected:,}"
+    return res
+
+
+def add_ratios(results: Sequence[JobResult]) -> None:
+    """Each job's seconds divided by its ``vs`` job's seconds at the same row count (both must be ok)."""
+    by = {(r.job, r.n): r for r in results}
+    for r in results:
+        base = by.get((r.vs, r.n)) if r.vs else None
+        if r.seconds and base is not None and base.status == OK and base.seconds:
+            r.ratio = r.seconds / base.seconds
+
+
+@contextmanager
+def work_dir(keep: Path | None) -> Iterator[Path]:
+    """The run's scratch folder: ``keep`` if given (left in place), else a temporary one removed after."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="hudi-spec-bench-") as tmp:
+        yield Path(tmp)
+
+
+def run_all(jobs: Sequence[Job], rows: Sequence[int], work: Path, timeout: float, skip_slow_peers: bool,
+            progress: Callable[[JobResult], None] = lambda r: None, keep: bool = False) -> list[JobResult]:
+    """Every job at every row count, one at a time; each job's table removed after it (and each row
+    count's inputs and cached tables after that row count) to bound disk use, unless ``keep``."""
+    results: list[JobResult] = []
+    for n in rows:
+        folder = work / str(n)
+        write_inputs(n, folder / "inputs")
+        for job in jobs:
+            skip = None
+            if job.slow and skip_slow_peers and n > SLOW_PEER_ROWS:
+                skip = f"slow peer above {SLOW_PEER_ROWS:,} rows (--skip-slow-peers)"
+            r = run_job(job, n, folder, timeout, skip)
+            if not keep:
+                shutil.rmtree(folder / "tables" / job.name, ignore_errors=True)
+            results.append(r)
+            progress(r)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    add_ratios(results)
+    return results
+
+
+def result_dicts(results: Sequence[JobResult]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in results]

@@ -1,0 +1,238 @@
+"""Our entries: the reference writer (bulk_insert, COW and MOR upsert, compaction) and reads of its tables
+by the spec engine, the Spark engine and hudi-rs.
+
+Every Spark entry gets its input as a cached Spark DataFrame read from the run's parquet input, the same
+form the plain Spark write gets, so both time the write alone. The writer runs with Hudi's defaults
+(BLOOM index, gzip parquet, table version 6) and the benchmark's key, partition and ordering fields.
+
+An entry whose API does not exist yet raises :class:`NotAvailable` with the reason; the result table
+shows it as "not available: <reason>".
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.harness import READ, SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable, timed
+
+TABLE_NAME = "bench"
+OPTIONS: dict[str, str] = {
+    "hoodie.table.name": TABLE_NAME,
+    "hoodie.datasource.write.recordkey.field": "key",
+    "hoodie.datasource.write.partitionpath.field": "part",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.hive_style_partitioning": "true",
+}
+MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+ENGINE = "hudi-spec (Spark)"
+
+
+def spark() -> Any:
+    from reference.spark import get_or_create_session
+
+    return get_or_create_session(app_name="hudi-spec-bench")
+
+
+def cached_frame(path: Path) -> Any:
+    """The input as a Spark DataFrame, cached and counted before any timer starts."""
+    df = spark().read.parquet(str(path)).cache()
+    df.count()
+    return df
+
+
+def hudi_table(path: Path) -> Any:
+    from reference.api import HudiTable
+
+    return HudiTable(str(path), spark())
+
+
+def count_rows(path: Path) -> int:
+    """Rows of a table's snapshot, counted by the spec reader (only the key column is read)."""
+    from spec.reader import read_table
+
+    return int(read_table(str(path), columns=["_hoodie_record_key"]).num_rows)
+
+
+# --- tables shared by several entries (built in prepare steps, never timed) ---------------------------
+
+def _write_mor(path: Path, data: Any, operation: str) -> None:
+    from spec.errors import InvalidConfig, InvalidOperation
+
+    try:
+        hudi_table(path).write(data, operation, MOR_OPTIONS)
+    except (InvalidConfig, InvalidOperation) as e:
+        raise NotAvailable(f"merge-on-read writes: {e}") from e
+
+
+def cow_base(ctx: Context) -> Path:
+    return ctx.cached("hudi-cow-base", lambda p: hudi_table(p).write(cached_frame(ctx.inputs.base), "bulk_insert",
+                                                                       OPTIONS))
+
+
+def cow_upserted(ctx: Context) -> Path:
+    def build(p: Path) -> None:
+        import shutil
+
+        shutil.copytree(cow_base(ctx), p)
+        hudi_table(p).write(cached_frame(ctx.inputs.upsert), "upsert", OPTIONS)
+
+    return ctx.cached("hudi-cow-upserted", build)
+
+
+def mor_base(ctx: Context) -> Path:
+    return ctx.cached("hudi-mor-base", lambda p: _write_mor(p, cached_frame(ctx.inputs.base), "bulk_insert"))
+
+
+def mor_upserted(ctx: Context) -> Path:
+    def build(p: Path) -> None:
+        import shutil
+
+        shutil.copytree(mor_base(ctx), p)
+        _write_mor(p, cached_frame(ctx.inputs.upsert), "upsert")
+
+    return ctx.cached("hudi-mor-upserted", build)
+
+
+def needs(build: Callable[[Context], Path]) -> Callable[[Context], None]:
+    """A prepare step that builds one shared table."""
+
+    def prepare(ctx: Context) -> None:
+        build(ctx)
+
+    return prepare
+
+
+# --- writes ---------------------------------------------------------------------------------------
+
+def bulk_insert(ctx: Context) -> Measurement:
+    df = cached_frame(ctx.inputs.base)
+    path = ctx.fresh_table_dir("hudi_spec_bulk_insert")
+    table = hudi_table(path)
+    seconds, _ = timed(lambda: table.write(df, "bulk_insert", OPTIONS))
+    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n)
+
+
+def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
+    path = ctx.copy_of(base(ctx), job)
+    df = cached_frame(ctx.inputs.upsert)
+    table = hudi_table(path)
+    seconds, _ = timed(lambda: table.write(df, "upsert", options))
+    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after)
+
+
+def cow_upsert(ctx: Context) -> Measurement:
+    return _upsert(ctx, "hudi_spec_cow_upsert", cow_base, OPTIONS)
+
+
+def mor_upsert(ctx: Context) -> Measurement:
+    return _upsert(ctx, "hudi_spec_mor_upsert", mor_base, MOR_OPTIONS)
+
+
+def _require_compaction() -> None:
+    from reference.api import HudiTable
+
+    if not callable(getattr(HudiTable, "compact", None)):
+        raise NotAvailable("reference.api.HudiTable has no compact() yet")
+
+
+def prepare_compaction(ctx: Context) -> None:
+    _require_compaction()
+    mor_upserted(ctx)
+
+
+def compaction(ctx: Context) -> Measurement:
+    _require_compaction()
+    path = ctx.copy_of(mor_upserted(ctx), "hudi_spec_compaction")
+    table = hudi_table(path)
+    seconds, _ = timed(table.compact)
+    rows = count_rows(path)
+    return Measurement(seconds, rows, path, rows, ctx.shape.rows_after)
+
+
+# --- reads of our tables --------------------------------------------------------------------------
+
+def _spec_read(path: Path, ctx: Context) -> Measurement:
+    from spec.reader import read_table
+
+    seconds, table = timed(lambda: read_table(str(path)))
+    return Measurement(seconds, table.num_rows, path, table.num_rows, ctx.shape.rows_after)
+
+
+def _hudi_rs_read(path: Path, ctx: Context) -> Measurement:
+    import hudi
+
+    def read() -> int:
+        batches = hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()
+        return sum(b.num_rows for b in batches)
+
+    seconds, rows = timed(read)
+    return Measurement(seconds, rows, path, rows, ctx.shape.rows_after)
+
+
+def spark_reader() -> Callable[[Any, str], Any]:
+    """The Spark engine's snapshot read from reference/read.py: (spark, path) -> DataFrame."""
+    try:
+        module = importlib.import_module("reference.read")
+    except ModuleNotFoundError as e:
+        if e.name != "reference.read":
+            raise
+        raise NotAvailable("reference/read.py (the Spark read engine) does not exist yet") from e
+    for name in ("read_table", "read", "snapshot"):
+        fn = getattr(module, name, None)
+        if callable(fn):
+            return _adapt_reader(fn)
+    raise NotAvailable("reference/read.py has no read_table/read function yet")
+
+
+def _adapt_reader(fn: Callable[..., Any]) -> Callable[[Any, str], Any]:
+    spark_first = list(inspect.signature(fn).parameters)[:1] == ["spark"]
+
+    def read(session: Any, path: str) -> Any:
+        return fn(session, path) if spark_first else fn(path, spark=session)
+
+    return read
+
+
+def _spark_read(path: Path, ctx: Context) -> Measurement:
+    read = spark_reader()
+    session = spark()
+    # every column of every row is produced (the noop sink), nothing is written
+    seconds, _ = timed(lambda: read(session, str(path)).write.format("noop").mode("overwrite").save())
+    rows = int(read(session, str(path)).count())
+    return Measurement(seconds, rows, path, rows, ctx.shape.rows_after)
+
+
+def _prepare_spark_read(ctx: Context) -> None:
+    spark_reader()
+    cow_upserted(ctx)
+
+
+JOBS: tuple[Job, ...] = (
+    Job("hudi_spec_bulk_insert", ENGINE, WRITE, bulk_insert, spark=True, vs="spark_parquet_write",
+        note="COW, N rows into an empty table"),
+    Job("hudi_spec_cow_upsert", ENGINE, UPSERT, cow_upsert, prepare=needs(cow_base),
+        spark=True, vs="delta_rs_merge", note="COW, the upsert batch into the N-row table"),
+    Job("hudi_spec_mor_upsert", ENGINE, UPSERT, mor_upsert, prepare=needs(mor_base),
+        spark=True, vs="delta_rs_merge", note="MOR, the upsert batch into the N-row table"),
+    Job("hudi_spec_compaction", ENGINE, SERVICE, compaction, prepare=prepare_compaction, spark=True,
+        note="MOR table after the upsert: compact every log into new base files"),
+    Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
+        lambda c: _spec_read(cow_upserted(c), c), prepare=needs(cow_upserted),
+        vs="hudi_rs_read_our_cow_table", note="COW table after the upsert"),
+    Job("hudi_spec_snapshot_read_spark_engine", "hudi-spec reference.read (Spark)", READ,
+        lambda c: _spark_read(cow_upserted(c), c), prepare=_prepare_spark_read, spark=True,
+        vs="hudi_rs_read_our_cow_table", note="COW table after the upsert"),
+    Job("hudi_rs_read_our_cow_table", "hudi-rs", READ, lambda c: _hudi_rs_read(cow_upserted(c), c),
+        prepare=needs(cow_upserted), vs="pyarrow_dataset_read",
+        note="COW table after the upsert"),
+    Job("hudi_spec_mor_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
+        lambda c: _spec_read(mor_upserted(c), c), prepare=needs(mor_upserted),
+        vs="hudi_rs_read_our_mor_table", note="MOR table after the upsert (base files + logs)"),
+    Job("hudi_rs_read_our_mor_table", "hudi-rs", READ, lambda c: _hudi_rs_read(mor_upserted(c), c),
+        prepare=needs(mor_upserted), vs="pyarrow_dataset_read",
+        note="MOR table after the upsert (base files + logs)"),
+)

@@ -1,0 +1,141 @@
+"""The benchmark's outputs: the JSON results file and the markdown table (printed, and put in the docs page).
+
+Every number in them comes from one run; a job without a number says why ("not available: ...",
+"skipped: ...", "failed: ...").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.data import UpsertShape
+from bench.harness import OK, SCHEMA_ID, SPARK_START_JOB, JobResult, result_dicts
+
+BEGIN_MARK = "<!-- bench:results:begin -->"
+END_MARK = "<!-- bench:results:end -->"
+PACKAGES = ("pyarrow", "pyspark", "deltalake", "pyiceberg", "hudi")
+COLUMNS = ("job", "engine", "rows", "seconds", "rows/s", "ratio", "vs", "peak RSS MB", "bytes on disk",
+           "process s", "rows check")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Where and how a run happened."""
+
+    command: str
+    started: str
+    finished: str
+    machine: dict[str, Any]
+    versions: dict[str, str]
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def machine() -> dict[str, Any]:
+    return {"platform": platform.platform(), "cpus": os.cpu_count(), "memory_gib": _memory_gib(),
+            "python": platform.python_version()}
+
+
+def versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:,.{digits}f}"
+
+
+def _int(value: int | None) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+def row(r: JobResult) -> list[str]:
+    """One job as table cells."""
+    if r.status != OK:
+        return [r.job, r.engine, _int(r.n), f"{r.status}: {r.reason}", *[""] * (len(COLUMNS) - 4)]
+    check = "" if r.rows_check is None else f"{r.rows_check} ({_int(r.rows_seen)})"
+    return [r.job, r.engine, _int(r.rows), _num(r.seconds), _num(r.rows_per_second, 0),
+            "" if r.ratio is None else f"{r.ratio:.2f}x", r.vs or "", _num(r.peak_rss_mb, 1), _int(r.bytes),
+            _num(r.process_seconds, 1), check]
+
+
+def markdown_table(results: Sequence[JobResult]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row(r)) + " |" for r in results]
+    return "\n".join(lines)
+
+
+def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
+    """The run as markdown: how it was measured, Spark start, then one table per row count."""
+    m, v = info.machine, info.versions
+    out = [
+        f"Measured by `{info.command}` from {info.started} to {info.finished} (UTC) on {m['platform']}, "
+        f"{m['cpus']} CPUs, {m['memory_gib']} GiB of memory; Python {m['python']}, "
+        + ", ".join(f"{k} {v[k]}" for k in PACKAGES) + " (hudi = hudi-rs).",
+        "",
+    ]
+    starts = [r for r in results if r.job == SPARK_START_JOB and r.status == OK and r.seconds is not None]
+    if starts:
+        out += ["Spark session start (a new local[2] session and its first trivial job) is measured on its own: "
+                + ", ".join(f"{r.seconds:.1f} s" for r in starts)
+                + "; it is excluded from every Spark job's seconds (each job starts its session before its "
+                "timer) but included in its process seconds and peak memory.", ""]
+    for n in dict.fromkeys(r.n for r in results):
+        shape = UpsertShape(n)
+        out += [f"#### {n:,} rows",
+                "",
+                f"Upsert batch: {shape.batch:,} rows ({shape.updates:,} updates, {shape.inserts:,} new keys); "
+                f"after it a table holds {shape.rows_after:,} rows.",
+                "",
+                markdown_table([r for r in results if r.n == n]),
+                ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def results_json(results: Sequence[JobResult], info: RunInfo, md: str) -> dict[str, Any]:
+    return {"schema": SCHEMA_ID, "command": info.command, "started": info.started, "finished": info.finished,
+            "machine": info.machine, "versions": info.versions,
+            "rows": list(dict.fromkeys(r.n for r in results)), "results": result_dicts(results), "markdown": md}
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def replace_between_markers(text: str, body: str) -> str:
+    """``text`` with everything between the begin and end markers replaced by ``body``."""
+    begin, end = text.find(BEGIN_MARK), text.find(END_MARK)
+    if begin < 0 or end < begin:
+        raise ValueError(f"the page lacks the markers {BEGIN_MARK} ... {END_MARK}; add them where the "
+                         "latest results belong")
+    return text[:begin + len(BEGIN_MARK)] + "\n\n" + body.strip() + "\n\n" + text[end:]
+
+
+def update_docs(path: Path, md: str) -> None:
+    path.write_text(replace_between_markers(path.read_text(), md))

@@ -375,6 +375,13 @@ def work_dir(keep: Path | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
+def skip_reason(job: Job, n: int, skip_slow_peers: bool) -> str | None:
+    """Why a job is skipped at ``n`` rows: only slow peers, above SLOW_PEER_ROWS, when asked to."""
+    if job.slow and skip_slow_peers and n > SLOW_PEER_ROWS:
+        return f"slow peer above {SLOW_PEER_ROWS:,} rows (--skip-slow-peers)"
+    return None
+
+
 def run_all(jobs: Sequence[Job], rows: Sequence[int], work: Path, timeout: float, skip_slow_peers: bool,
             progress: Callable[[JobResult], None] = lambda r: None, keep: bool = False) -> list[JobResult]:
     """Every job at every row count, one at a time; each job's table removed after it (and each row
@@ -384,10 +391,7 @@ def run_all(jobs: Sequence[Job], rows: Sequence[int], work: Path, timeout: float
         folder = work / str(n)
         write_inputs(n, folder / "inputs")
         for job in jobs:
-            skip = None
-            if job.slow and skip_slow_peers and n > SLOW_PEER_ROWS:
-                skip = f"slow peer above {SLOW_PEER_ROWS:,} rows (--skip-slow-peers)"
-            r = run_job(job, n, folder, timeout, skip)
+            r = run_job(job, n, folder, timeout, skip_reason(job, n, skip_slow_peers))
             if not keep:
                 shutil.rmtree(folder / "tables" / job.name, ignore_errors=True)
             results.append(r)

@@ -1,0 +1,264 @@
+"""The benchmark harness's accounting (not its timings): data shape, row checks, rows/s, ratios, JSON, markdown.
+
+One tiny run of every job at 2,000 rows (each job in its own processes, as ``make bench`` runs them) is
+shared by the smoke tests; the rest are pure checks on the generator and the report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from bench import report
+from bench.__main__ import main
+from bench.data import PARTITIONS, SCHEMA, UpsertShape, base_rows, upsert_rows, write_inputs
+from bench.harness import (
+    FAILED,
+    NOT_AVAILABLE,
+    OK,
+    SCHEMA_ID,
+    SKIPPED,
+    SLOW_PEER_ROWS,
+    UPSERT,
+    WRITE,
+    JobResult,
+    add_ratios,
+    all_jobs,
+    rows_check,
+    rows_per_second,
+    run_job,
+    run_step,
+    skip_reason,
+)
+
+N = 2_000
+
+# --- the generator ----------------------------------------------------------------------------------------
+
+
+def test_base_rows_have_the_documented_shape() -> None:
+    t = base_rows(N)
+    assert t.schema == SCHEMA
+    assert [str(f.type) for f in t.schema] == ["string", "string", "int64", "int32", "double", "date32[day]",
+                                               "timestamp[us, tz=UTC]", "string"]
+    assert t.num_rows == N
+    assert pc.count_distinct(t["key"]).as_py() == N
+    assert sorted(pc.unique(t["part"]).to_pylist()) == [f"p{i}" for i in range(PARTITIONS)]
+    # a key's partition is fixed by its number, so an update lands in the partition of the row it replaces
+    for k, p in zip(t["key"].to_pylist()[:50], t["part"].to_pylist()[:50], strict=True):
+        assert p == f"p{int(k[1:]) % PARTITIONS}"
+    assert t.equals(base_rows(N)), "the generator must be deterministic"
+
+
+def test_upsert_batch_is_a_tenth_half_updates_half_new_keys() -> None:
+    base, batch = base_rows(N), upsert_rows(N)
+    shape = UpsertShape(N)
+    assert (shape.batch, shape.updates, shape.inserts, shape.rows_after) == (200, 100, 100, 2_100)
+    assert batch.num_rows == 200 and batch.schema == SCHEMA
+    old_keys = set(base["key"].to_pylist())
+    keys = batch["key"].to_pylist()
+    assert len(set(keys)) == 200
+    assert sum(k in old_keys for k in keys) == 100
+    # every update is newer than every base row (so any merge rule keeps the batch's values)
+    assert pc.min(batch["ts"]).as_py() > pc.max(base["ts"]).as_py()
+    by_key = dict(zip(base["key"].to_pylist(), base["part"].to_pylist(), strict=True))
+    for k, p in zip(keys, batch["part"].to_pylist(), strict=True):
+        if k in by_key:
+            assert by_key[k] == p
+    assert batch.equals(upsert_rows(N))
+
+
+def test_odd_sizes_keep_the_counts_consistent() -> None:
+    for n in (10, 11, 99, 1_001):
+        shape = UpsertShape(n)
+        batch = upsert_rows(n)
+        assert batch.num_rows == shape.batch == shape.updates + shape.inserts
+        assert shape.rows_after == n + shape.inserts
+    with pytest.raises(ValueError, match="at least one row"):
+        base_rows(0)
+
+
+def test_inputs_are_written_once(tmp_path: Path) -> None:
+    inputs = write_inputs(N, tmp_path)
+    first = inputs.base.stat().st_mtime_ns
+    assert write_inputs(N, tmp_path).base.stat().st_mtime_ns == first
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(inputs.base).equals(base_rows(N))
+    assert pq.read_table(inputs.upsert).num_rows == UpsertShape(N).batch
+
+
+# --- the accounting, on hand-made results ------------------------------------------------------------------
+
+
+def _result(job: str, seconds: float | None, vs: str | None = None, status: str = OK, n: int = N) -> JobResult:
+    return JobResult(job, "e", WRITE, n, status, seconds=seconds, rows=n, vs=vs)
+
+
+def test_rows_per_second_and_row_check() -> None:
+    assert rows_per_second(1_000, 4.0) == 250.0
+    assert rows_per_second(0, 4.0) is None and rows_per_second(10, 0.0) is None
+    assert rows_per_second(10, None) is None
+    assert rows_check(5, 5) == "ok" and rows_check(5, 6) == "mismatch" and rows_check(None, 6) is None
+
+
+def test_ratios_divide_by_the_baseline_at_the_same_row_count() -> None:
+    rs = [_result("base", 2.0, vs="base"), _result("mine", 5.0, vs="base"),
+          _result("base", 10.0, vs="base", n=5 * N), _result("mine", 15.0, vs="base", n=5 * N),
+          _result("orphan", 1.0, vs="missing"), _result("down", None, vs="base", status=NOT_AVAILABLE)]
+    add_ratios(rs)
+    assert [r.ratio for r in rs] == [1.0, 2.5, 1.0, 1.5, None, None]
+    failed_base = [_result("base", None, vs="base", status=FAILED), _result("mine", 5.0, vs="base")]
+    add_ratios(failed_base)
+    assert failed_base[1].ratio is None
+
+
+def test_slow_peers_are_skipped_only_above_the_threshold_and_only_when_asked() -> None:
+    iceberg = all_jobs()["pyiceberg_upsert"]
+    assert iceberg.slow
+    assert skip_reason(iceberg, SLOW_PEER_ROWS, True) is None
+    assert skip_reason(iceberg, SLOW_PEER_ROWS + 1, False) is None
+    assert "--skip-slow-peers" in str(skip_reason(iceberg, SLOW_PEER_ROWS + 1, True))
+    assert skip_reason(all_jobs()["delta_rs_merge"], 10 * SLOW_PEER_ROWS, True) is None
+    skipped = run_job(iceberg, 5 * SLOW_PEER_ROWS, Path("unused"), 10.0, "because")
+    assert (skipped.status, skipped.reason, skipped.seconds) == (SKIPPED, "because", None)
+
+
+def test_a_job_without_a_number_says_why_in_the_table() -> None:
+    r = JobResult("hudi_spec_mor_upsert", "hudi-spec (Spark)", UPSERT, N, NOT_AVAILABLE, reason="no MOR writer")
+    cells = report.row(r)
+    assert cells[3] == "not available: no MOR writer"
+    assert all(c == "" for c in cells[4:])
+    assert len(cells) == len(report.COLUMNS)
+
+
+def test_markers_are_replaced_and_the_rest_of_the_page_kept() -> None:
+    page = f"# Performance\n\nintro\n\n{report.BEGIN_MARK}\nold table\n{report.END_MARK}\n\nanalysis\n"
+    new = report.replace_between_markers(page, "| new |")
+    assert new.startswith("# Performance\n\nintro\n\n") and new.endswith(f"{report.END_MARK}\n\nanalysis\n")
+    assert "| new |" in new and "old table" not in new
+    assert report.replace_between_markers(new, "| new |") == new
+    with pytest.raises(ValueError, match="markers"):
+        report.replace_between_markers("no markers here", "x")
+
+
+def test_the_docs_page_has_the_markers() -> None:
+    page = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
+    report.replace_between_markers(page.read_text(), "")
+
+
+def test_a_process_that_dies_is_reported_failed_with_its_error(tmp_path: Path) -> None:
+    out = run_step("run", "no_such_job", N, tmp_path, timeout=120)
+    assert out.result["status"] == FAILED
+    assert "no_such_job" in out.result["reason"] and "died" in out.result["reason"]
+    assert out.maxrss_kb > 0
+
+
+# --- one tiny run of every job ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("bench")
+    docs = folder / "performance.md"
+    docs.write_text(f"# Performance\n\nintro\n\n{report.BEGIN_MARK}\n{report.END_MARK}\n\nafter\n")
+    code = main(["--rows", str(N), "--out", str(folder / "results.json"), "--docs", str(docs)])
+    data = json.loads((folder / "results.json").read_text())
+    return {"code": code, "data": data, "docs": docs.read_text(),
+            "by": {r["job"]: r for r in data["results"]}}
+
+
+
+@pytest.mark.spark
+def test_smoke_run_writes_the_documented_json(smoke: dict[str, Any]) -> None:
+    data = smoke["data"]
+    assert smoke["code"] == 0, [r for r in data["results"] if r["status"] == FAILED]
+    assert data["schema"] == SCHEMA_ID
+    assert data["rows"] == [N]
+    assert set(data) >= {"command", "started", "finished", "machine", "versions", "results", "markdown"}
+    assert data["machine"]["cpus"] and data["versions"]["pyarrow"] == pa.__version__
+    assert [r["job"] for r in data["results"]] == list(all_jobs())
+    for r in data["results"]:
+        assert r["status"] in (OK, NOT_AVAILABLE), r
+        if r["status"] == NOT_AVAILABLE:
+            assert r["reason"] and r["seconds"] is None and r["peak_rss_mb"] is None
+
+
+@pytest.mark.spark
+def test_every_peer_and_entry_handles_the_rows_it_was_given(smoke: dict[str, Any]) -> None:
+    shape = UpsertShape(N)
+    jobs = all_jobs()
+    ran = [r for r in smoke["data"]["results"] if r["status"] == OK]
+    peers = {"delta_rs_write", "delta_rs_merge", "pyiceberg_append", "pyiceberg_upsert", "pyarrow_dataset_write",
+             "pyarrow_dataset_read", "spark_parquet_write", "spark_naive_full_rewrite", "spark_session_start",
+             "hudi_spec_bulk_insert", "hudi_spec_cow_upsert", "hudi_spec_snapshot_read_spec_engine",
+             "hudi_rs_read_our_cow_table"}
+    assert peers <= {r["job"] for r in ran}, "the peers and our COW entries must run"
+    for r in ran:
+        kind = jobs[r["job"]].kind
+        if kind == WRITE:
+            assert r["rows"] == N and r["rows_seen"] == r["rows_expected"] == N, r
+        elif kind == UPSERT:
+            assert r["rows"] == shape.batch and r["rows_seen"] == r["rows_expected"] == shape.rows_after, r
+        elif r["job"] == "pyarrow_dataset_read":
+            assert r["rows"] == r["rows_seen"] == N
+        elif kind == "read" or kind == "service":
+            assert r["rows"] == r["rows_seen"] == r["rows_expected"] == shape.rows_after, r
+        if r["rows_expected"] is not None:
+            assert r["rows_check"] == "ok"
+
+
+@pytest.mark.spark
+def test_rates_ratios_memory_and_bytes_add_up(smoke: dict[str, Any]) -> None:
+    by = smoke["by"]
+    for r in by.values():
+        if r["status"] != OK:
+            continue
+        assert r["seconds"] > 0 and r["process_seconds"] >= r["seconds"]
+        if r["rows"]:
+            assert math.isclose(r["rows_per_second"], r["rows"] / r["seconds"], rel_tol=1e-12)
+        base = by.get(r["vs"]) if r["vs"] else None
+        if base is not None and base["status"] == OK:
+            assert math.isclose(r["ratio"], r["seconds"] / base["seconds"], rel_tol=1e-12)
+        else:
+            assert r["ratio"] is None
+        assert r["peak_rss_mb"] > 20
+        ex = r["extra"]
+        assert r["peak_rss_mb"] == round((max(ex["wait4_maxrss_kb"], ex["self_peak_kb"]) + ex["descendants_peak_kb"])
+                                         / 1024, 1)
+        if r["job"] != "spark_session_start":
+            assert r["bytes"] > 0
+    assert by["delta_rs_merge"]["ratio"] == 1.0 and by["spark_parquet_write"]["ratio"] == 1.0
+    # Spark jobs hold a JVM: it is a live descendant whose peak is counted
+    assert by["spark_parquet_write"]["extra"]["descendants_peak_kb"] > 100_000
+    assert by["delta_rs_write"]["extra"]["descendants_peak_kb"] == 0
+    # the session start is not inside a Spark job's seconds: its process spent at least that long outside them
+    start = by["spark_session_start"]["seconds"]
+    for r in by.values():
+        if r["status"] == OK and r["spark"] and r["job"] != "spark_session_start":
+            assert r["process_seconds"] - r["seconds"] > 0.5 * start, r["job"]
+
+
+@pytest.mark.spark
+def test_markdown_goes_to_stdout_json_and_between_the_docs_markers(smoke: dict[str, Any]) -> None:
+    md = smoke["data"]["markdown"]
+    assert smoke["docs"].startswith("# Performance\n\nintro\n\n" + report.BEGIN_MARK)
+    assert smoke["docs"].endswith(report.END_MARK + "\n\nafter\n")
+    assert md.strip() in smoke["docs"]
+    assert f"#### {N:,} rows" in md and "excluded from every Spark job's seconds" in md
+    assert f"python -m bench --rows {N}" in md
+    lines = {ln.split(" | ")[0].lstrip("| "): ln for ln in md.splitlines() if ln.startswith("| ")}
+    for r in smoke["data"]["results"]:
+        line = lines[r["job"]]
+        if r["status"] == OK:
+            assert f"| {r['seconds']:,.2f} |" in line
+            if r["bytes"]:
+                assert f"| {r['bytes']:,} |" in line
+        else:
+            assert f"| {r['status']}: " in line

@@ -108,16 +108,25 @@ def list_data_files(storage: Storage) -> list[DataFile]:
     return out
 
 
-def replaced_file_groups(storage: Storage, timeline: Timeline, as_of: str | None = None) -> set[tuple[str, str]]:
-    """(partition, file id) of groups replaced by completed replacecommits at or before ``as_of``."""
-    out: set[tuple[str, str]] = set()
+def file_group_replacements(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) of every group a completed replacecommit replaced, with that instant."""
+    out: dict[tuple[str, str], str] = {}
     for inst in timeline.completed().filter_actions(Action.REPLACE_COMMIT).instants:
-        if as_of is not None and inst.requested > as_of:
-            continue
         name = format_instant_file_name(inst, timeline.layout)
         md = parse_commit_metadata(storage.read(posixpath.join(timeline_dir(timeline.layout), name)))
-        out |= md.replaced_file_ids()
+        for key in md.replaced_file_ids():
+            out.setdefault(key, inst.requested)
     return out
+
+
+def replaced_as_of(replacements: Mapping[tuple[str, str], str], as_of: str | None) -> set[tuple[str, str]]:
+    """The groups replaced by replacecommits at or before ``as_of`` (all of them if None)."""
+    return {k for k, t in replacements.items() if as_of is None or t <= as_of}
+
+
+def replaced_file_groups(storage: Storage, timeline: Timeline, as_of: str | None = None) -> set[tuple[str, str]]:
+    """(partition, file id) of groups replaced by completed replacecommits at or before ``as_of``."""
+    return replaced_as_of(file_group_replacements(storage, timeline), as_of)
 
 
 # --8<-- [start:visibility]
@@ -196,32 +205,61 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
 
 @dataclass(frozen=True)
 class FileSystemView:
-    """The file groups of a table as of an instant."""
+    """The file groups of a table as of an instant, with the listing they were built from."""
 
     config: TableConfig
     timeline: Timeline
     groups: tuple[FileGroup, ...] = field(default_factory=tuple)
     as_of: str | None = None
+    listing: tuple[DataFile, ...] = ()
+    replacements: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    @staticmethod
+    def build(listing: Sequence[DataFile], timeline: Timeline, table_config: TableConfig, as_of: str | None = None,
+              replacements: Mapping[tuple[str, str], str] | None = None) -> FileSystemView:
+        """The view of a listing (pure). ``replacements`` maps replaced (partition, file id) pairs to the
+        replacecommit that replaced them (``file_group_replacements`` reads them from the timeline)."""
+        repl = dict(replacements or {})
+        pending = [i.requested for i in timeline.pending_compactions().instants]
+        groups = build_file_groups(listing, timeline, table_config.table_version, as_of,
+                                   replaced_as_of(repl, as_of), pending)
+        return FileSystemView(table_config, timeline, tuple(groups), as_of, tuple(listing), repl)
 
     @staticmethod
     def load(storage: Storage, config: TableConfig | None = None, timeline: Timeline | None = None,
              as_of: str | None = None, files: Sequence[DataFile] | None = None) -> FileSystemView:
+        """List the table (unless ``files`` is given), read its replacecommits and build the view."""
         cfg = config or TableConfig.load(storage)
         tl = timeline or Timeline.load(storage, cfg.timeline_layout)
         listing = list_data_files(storage) if files is None else files
-        replaced = replaced_file_groups(storage, tl, as_of)
-        pending = [i.requested for i in tl.pending_compactions().instants]
-        groups = build_file_groups(listing, tl, cfg.table_version, as_of, replaced, pending)
-        return FileSystemView(cfg, tl, tuple(groups), as_of)
+        return FileSystemView.build(listing, tl, cfg, as_of, file_group_replacements(storage, tl))
 
     def partitions(self) -> list[str]:
         return sorted({g.partition_path for g in self.groups})
+
+    def all_file_groups(self, partition_path: str | None = None) -> list[FileGroup]:
+        """Every visible file group (optionally of one partition), by partition then file id."""
+        return [g for g in self.groups if partition_path is None or g.partition_path == partition_path]
 
     def latest_slices(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         """The latest visible slice of every file group (optionally only in ``partitions``)."""
         wanted = None if partitions is None else set(partitions)
         return [s for g in self.groups if (wanted is None or g.partition_path in wanted)
                 and (s := g.latest_slice) is not None]
+
+    def latest_file_slices(self, partition_path: str, as_of: str | None = None) -> list[FileSlice]:
+        """The latest slice of each group of one partition, as of ``as_of`` (the view's instant if None):
+        the same view rebuilt from the listing of that partition at that instant."""
+        if as_of is None or as_of == self.as_of:
+            return self.latest_slices([partition_path])
+        files = [f for f in self.listing if f.partition_path == partition_path]
+        view = FileSystemView.build(files, self.timeline, self.config, as_of, self.replacements)
+        return view.latest_slices()
+
+    def latest_base_files(self, partition_path: str | None = None) -> list[DataFile]:
+        """The base file of every group's latest slice that has one (what read-optimized queries read)."""
+        slices = self.latest_slices(None if partition_path is None else [partition_path])
+        return [s.base_file for s in slices if s.base_file is not None]
 
     def group(self, partition_path: str, file_id: str) -> FileGroup | None:
         for g in self.groups:

@@ -18,7 +18,7 @@ Query types:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +100,8 @@ class TableReader:
     def _read_base(self, sl: FileSlice, columns: Sequence[str] | None) -> pa.Table | None:
         if sl.base_file is None:
             return None
-        return pq.read_table(self.storage.full(sl.base_file.path), filesystem=self.storage.fs)
+        table = pq.read_table(self.storage.full(sl.base_file.path), filesystem=self.storage.fs)
+        return _project(table, columns)
 
     def _log_versions(self, blocks: Sequence[LogBlock], ordering_type: str | None) -> tuple[dict[str, Version],
                                                                                             pa.Schema | None]:
@@ -130,14 +131,20 @@ class TableReader:
                 merged[key] = combine_logs(merged[key], new, self.rule) if key in merged else new
         return merged, schema
 
-    def read_slice(self, sl: FileSlice, as_of: str | None = None, with_logs: bool = True) -> pa.Table | None:
-        """The rows of one slice: its base file merged with its log records (or the base file alone)."""
-        base = self._read_base(sl, None)
+    def read_slice(self, sl: FileSlice, as_of: str | None = None, with_logs: bool = True,
+                   columns: Sequence[str] | None = None) -> pa.Table | None:
+        """The rows of one slice: its base file merged with its log records (or the base file alone),
+        only ``columns`` if given (merging reads every column, then projects)."""
         if not with_logs or not sl.log_files:
-            return base
+            return self._read_base(sl, columns)
         blocks, _ = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline, as_of)
         if not blocks:
-            return base
+            return self._read_base(sl, columns)
+        merged = self._merge_slice(sl, blocks)
+        return None if merged is None else _project(merged, columns)
+
+    def _merge_slice(self, sl: FileSlice, blocks: Sequence[LogBlock]) -> pa.Table | None:
+        base = self._read_base(sl, None)
         ordering = self.rule.ordering_field
         ordering_type = None
         if base is not None and ordering and ordering in base.column_names:
@@ -181,15 +188,17 @@ class TableReader:
             raise InvalidOperation(f"{what} {t!r} is not an instant time", hint="use yyyyMMddHHmmssSSS")
 
     def iter_snapshot(self, as_of: str | None = None, read_optimized: bool = False,
-                      partitions: Sequence[str] | None = None) -> Iterator[SliceRead]:
+                      partition_filter: PartitionFilter = None,
+                      columns: Sequence[str] | None = None) -> Iterator[SliceRead]:
         """Snapshot (or read-optimized) rows, one file slice at a time."""
         self._check_instant(as_of, "as_of")
         if as_of is not None and self.timeline.latest_completed() is None:
             return
-        for sl in self.view(as_of).latest_slices(partitions):
+        view = self.view(as_of)
+        for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter)):
             if read_optimized and sl.base_file is None:
                 continue
-            table = self.read_slice(sl, as_of, with_logs=not read_optimized)
+            table = self.read_slice(sl, as_of, with_logs=not read_optimized, columns=columns)
             if table is not None and table.num_rows:
                 yield SliceRead(sl, table)
 
@@ -207,8 +216,8 @@ class TableReader:
                 out.append(inst.requested)
         return out
 
-    def iter_incremental(self, begin: str | None, end: str | None = None,
-                         partitions: Sequence[str] | None = None) -> Iterator[SliceRead]:
+    def iter_incremental(self, begin: str | None, end: str | None = None, partition_filter: PartitionFilter = None,
+                         columns: Sequence[str] | None = None) -> Iterator[SliceRead]:
         """Rows written by completed instants in ``(begin, end]``, one file slice at a time."""
         self._check_instant(begin, "begin")
         self._check_instant(end, "end")
@@ -230,7 +239,8 @@ class TableReader:
             data = self.storage.read(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)))
             touched |= parse_commit_metadata(data).file_ids_written()
         allowed = pa.array(window, type=pa.string())
-        for sl in self.view(as_of).latest_slices(partitions):
+        view = self.view(as_of)
+        for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter)):
             if (sl.partition_path, sl.file_id) not in touched:
                 continue
             table = self.read_slice(sl, as_of)
@@ -238,39 +248,65 @@ class TableReader:
                 continue
             table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=allowed))
             if table.num_rows:
-                yield SliceRead(sl, table)
+                yield SliceRead(sl, _project(table, columns))
 
 
-def _collect(parts: Iterator[SliceRead], columns: Sequence[str] | None) -> pa.Table | None:
-    tables = [p.table for p in parts]
-    if not tables:
+def _project(table: pa.Table, columns: Sequence[str] | None) -> pa.Table:
+    if not columns:
+        return table
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise InvalidOperation(f"no column {', '.join(map(repr, missing))} in the table",
+                               hint=f"columns are: {', '.join(table.column_names)}")
+    return table.select(list(columns))
+
+
+# --8<-- [start:partitions]
+PartitionFilter = Sequence[str] | Callable[[str], bool] | None
+
+
+def select_partitions(partitions: Sequence[str], partition_filter: PartitionFilter) -> list[str] | None:
+    """Partition pruning: the partition paths a query reads — all (None), those listed, or those the
+    predicate accepts. Pruning only skips file groups; it never changes a row that is read."""
+    if partition_filter is None:
         return None
-    table = pa.concat_tables(tables, promote_options="permissive")
-    return table.select(list(columns)) if columns else table
+    if callable(partition_filter):
+        return [p for p in partitions if partition_filter(p)]
+    if isinstance(partition_filter, str):
+        return [partition_filter]
+    return list(partition_filter)
+# --8<-- [end:partitions]
+
+
+def _parts(reader: TableReader, query: str, as_of: str | None, begin: str | None, end: str | None,
+           columns: Sequence[str] | None, partition_filter: PartitionFilter) -> Iterator[SliceRead]:
+    if query not in QUERY_TYPES:
+        raise InvalidOperation(f"unknown query type {query!r}", hint=f"use one of {', '.join(QUERY_TYPES)}")
+    if query == "incremental":
+        if as_of is not None:
+            raise InvalidOperation("an incremental query has no as_of", hint="use begin and end")
+        return reader.iter_incremental(begin, end, partition_filter, columns)
+    if begin is not None or end is not None:
+        raise InvalidOperation(f"begin/end apply to incremental queries, not {query}",
+                               hint="use --query incremental, or as_of for time travel")
+    return reader.iter_snapshot(as_of, query == "read_optimized", partition_filter, columns)
 
 
 # --8<-- [start:read_table]
 def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
                end: str | None = None, columns: Sequence[str] | None = None,
-               partitions: Sequence[str] | None = None) -> pa.Table:
+               partition_filter: PartitionFilter = None) -> pa.Table:
     """Read a table with one query type; an empty table (no columns) when nothing is visible."""
-    if query not in QUERY_TYPES:
-        raise InvalidOperation(f"unknown query type {query!r}", hint=f"use one of {', '.join(QUERY_TYPES)}")
-    reader = TableReader(path)
-    if query == "incremental":
-        parts = reader.iter_incremental(begin, end, partitions)
-    else:
-        parts = reader.iter_snapshot(as_of, query == "read_optimized", partitions)
-    table = _collect(parts, columns)
-    return table if table is not None else pa.table({})
+    tables = [p.table for p in _parts(TableReader(path), query, as_of, begin, end, columns, partition_filter)]
+    if not tables:
+        return pa.table({})
+    return pa.concat_tables(tables, promote_options="permissive")
 # --8<-- [end:read_table]
 
 
 def iter_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
-               end: str | None = None, partitions: Sequence[str] | None = None) -> Iterator[pa.Table]:
+               end: str | None = None, columns: Sequence[str] | None = None,
+               partition_filter: PartitionFilter = None) -> Iterator[pa.Table]:
     """The same query, one Arrow table per file slice (memory bounded by a slice)."""
-    reader = TableReader(path)
-    parts = (reader.iter_incremental(begin, end, partitions) if query == "incremental"
-             else reader.iter_snapshot(as_of, query == "read_optimized", partitions))
-    for p in parts:
+    for p in _parts(TableReader(path), query, as_of, begin, end, columns, partition_filter):
         yield p.table

@@ -44,7 +44,7 @@ def _jsonable(v: Any) -> Any:
 
 def _read(args: argparse.Namespace) -> pa.Table:
     return read_table(args.table, args.query, as_of=args.as_of, begin=args.begin, end=args.end,
-                      columns=args.columns, partitions=args.partitions)
+                      columns=args.columns, partition_filter=args.partitions)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ Two layouts exist, side by side below:
 
 from __future__ import annotations
 
+import functools
+import posixpath
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -36,16 +38,26 @@ They are compared as strings: lexicographic order is time order."""
 INIT_INSTANT_TIME = "00000000000000"
 METADATA_BOOTSTRAP_INSTANT_TIME = "00000000000001"
 FULL_BOOTSTRAP_INSTANT_TIME = "00000000000002"
+INVALID_INSTANT_TIME = "0"
 
 _INSTANT_TIME_RE = re.compile(r"\d{14}(\d{3})?")
+_TIMELINE_TIME_RE = re.compile(r"\d{14}(\d{3}){0,2}")
 
 
-def validate_instant_time(t: str) -> str:
-    """Return ``t`` if it is 14 or 17 digits, else raise InvalidInstantTime."""
-    if not isinstance(t, str) or not _INSTANT_TIME_RE.fullmatch(t):
+def validate_instant_time(t: str, metadata_suffix: bool = False) -> str:
+    """Return ``t`` if it is 14 or 17 digits, else raise InvalidInstantTime.
+
+    With ``metadata_suffix`` a 17-digit time may carry a 3-digit operation suffix (20 digits):
+    the metadata table names its compaction, clean, rollback and index-init instants after a
+    data-table instant time plus such a suffix, and its first instants are all zeros
+    (``00000000000000000``, ``...001``). Both are valid instant *file* times, not dates.
+    """
+    pattern = _TIMELINE_TIME_RE if metadata_suffix else _INSTANT_TIME_RE
+    if not isinstance(t, str) or not pattern.fullmatch(t):
         raise InvalidInstantTime(
             f"{t!r} is not an instant time",
-            hint="instant times are 17 digits yyyyMMddHHmmssSSS (14 digits in legacy tables)",
+            hint="instant times are 17 digits yyyyMMddHHmmssSSS (14 digits in legacy tables"
+            + ("; 20 with a metadata-table suffix)" if metadata_suffix else ")"),
         )
     return t
 
@@ -88,8 +100,6 @@ class InstantTimeGenerator:
             candidate = format_instant_time(parse_instant_time(self._last) + _ONE_MS)
         self._last = candidate
         return candidate
-
-
 
 
 # --8<-- [start:actions]
@@ -140,7 +150,8 @@ def legal_transitions(action: str) -> Mapping[State | None, State]:
     """The state machine of an instant: from a state (None = not on the timeline) to the next.
 
     Every action goes REQUESTED → INFLIGHT → COMPLETED, one step at a time; savepoints are
-    the exception and start INFLIGHT (they have no requested file). Nothing leaves COMPLETED.
+    the exception and start INFLIGHT (they have no requested file). Nothing moves on from
+    COMPLETED; the few backward moves Hudi makes to undo an instant are ``legal_reversions``.
     """
     if action == Action.SAVEPOINT:
         return {None: State.INFLIGHT, State.INFLIGHT: State.COMPLETED}
@@ -154,26 +165,92 @@ def check_transition(action: str, from_state: State | None, to_state: State) -> 
             f"a {action} instant cannot move from {from_state or 'nothing'} to {to_state}",
             hint="instants move REQUESTED → INFLIGHT → COMPLETED one step at a time (savepoints start INFLIGHT)",
         )
+
+
+PLANNED_ACTIONS = frozenset({Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING, Action.REPLACE_COMMIT})
+"""Table services whose requested file holds a plan they can be retried from (v6 clustering is a replacecommit)."""
+
+UNPUBLISHABLE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.SAVEPOINT})
+"""Completed actions Hudi may un-publish (a completed compaction or clustering is one of these)."""
+
+
+def legal_reversions(action: str) -> Mapping[State, State]:
+    """Hudi's only backward moves, each the first step of undoing an instant.
+
+    - COMPLETED → INFLIGHT ("un-publish"): rolling back a completed commit, deltacommit or
+      replacecommit deletes its completed file first; deleting a savepoint does the same
+      before deleting its inflight file.
+    - INFLIGHT → REQUESTED: a failed compaction, log compaction or clustering is rolled back
+      to its plan and retried later (the inflight file goes, the requested file stays).
+
+    Everything else that goes backwards is illegal; an instant otherwise leaves the timeline
+    only when a rollback or restore deletes all its files.
+    """
+    moves: dict[State, State] = {}
+    if action in UNPUBLISHABLE_ACTIONS:
+        moves[State.COMPLETED] = State.INFLIGHT
+    if action in PLANNED_ACTIONS:
+        moves[State.INFLIGHT] = State.REQUESTED
+    return moves
+
+
+def check_reversion(action: str, from_state: State, to_state: State) -> None:
+    """Raise IllegalStateTransition unless ``from_state → to_state`` is one of Hudi's reversions."""
+    if legal_reversions(action).get(from_state) != to_state:
+        raise IllegalStateTransition(
+            f"a {action} instant cannot be reverted from {from_state} to {to_state}",
+            hint="only rollback un-publishes (COMPLETED → INFLIGHT) and only planned table services "
+            "return to their plan (INFLIGHT → REQUESTED)",
+        )
 # --8<-- [end:transitions]
 
 
-@dataclass(frozen=True, order=True)
+# --8<-- [start:instant]
+@functools.total_ordering
+@dataclass(frozen=True)
 class Instant:
     """One instant: requested time, action, state and (layout 2, completed) completion time.
 
     A completed compaction / log compaction / clustering is shown with the action of its
-    completed file (``commit`` / ``deltacommit`` / ``replacecommit``), as Hudi's timeline does.
+    completed file (``commit`` / ``deltacommit`` / ``replacecommit``), as Hudi's timeline does;
+    ``Timeline.origin_action`` still tells what it was requested as.
+
+    Two instants are equal when requested time, action and state are (the completion time is
+    not compared, as in Hudi's ``HoodieInstant.equals``). They sort as Hudi's instant
+    comparator does: by requested time, then action with compaction-like actions taken as the
+    action they complete as, then state in lifecycle order (REQUESTED, INFLIGHT, COMPLETED).
     """
 
     requested: str
     action: str
-    state: State = field(compare=False)
+    state: State
     completed: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        validate_instant_time(self.requested)
+        validate_instant_time(self.requested, metadata_suffix=True)
+        if self.state == State.COMPLETED and self.action in COMPLETED_ACTION:
+            raise IllegalStateTransition(
+                f"{self.requested}: a completed {self.action} is a completed {COMPLETED_ACTION[self.action]}",
+                hint="complete it with Instant.transition, which renames the action")
+        if self.state == State.REQUESTED and legal_transitions(self.action)[None] != State.REQUESTED:
+            raise IllegalStateTransition(f"{self.requested}: a {self.action} is never REQUESTED",
+                                         hint="savepoints start INFLIGHT")
         if self.completed is not None:
-            validate_instant_time(self.completed)
+            validate_instant_time(self.completed, metadata_suffix=True)
+            if self.state != State.COMPLETED:
+                raise IllegalStateTransition(
+                    f"{self.requested} {self.action} is {self.state} but has a completion time",
+                    hint="only COMPLETED instants carry a completion time")
+
+    @property
+    def sort_key(self) -> tuple[str, str, int]:
+        return (self.requested, COMPLETED_ACTION.get(self.action, self.action), STATE_ORDER[self.state])
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Instant):
+            return NotImplemented
+        return self.sort_key < other.sort_key
+# --8<-- [end:instant]
 
     @property
     def is_completed(self) -> bool:
@@ -187,11 +264,30 @@ class Instant:
     def is_inflight(self) -> bool:
         return self.state == State.INFLIGHT
 
+    @property
+    def family(self) -> str:
+        """The action this instant is known by in every state (compaction → commit, ...)."""
+        return COMPLETED_ACTION.get(self.action, self.action)
+
     def transition(self, to_state: State, completed: str | None = None) -> Instant:
         """The same instant in its next state; completing renames compaction-like actions."""
         check_transition(self.action, self.state, to_state)
         action = COMPLETED_ACTION.get(self.action, self.action) if to_state == State.COMPLETED else self.action
         return Instant(self.requested, action, to_state, completed if to_state == State.COMPLETED else None)
+
+    def revert(self, to_state: State, as_action: str | None = None) -> Instant:
+        """The same instant one state back, by one of Hudi's reversions (``legal_reversions``).
+
+        Un-publishing a completed ``commit`` that was a compaction yields a ``compaction``
+        inflight instant (a completed ``replacecommit`` that was a clustering, a ``clustering``
+        one in layout 2): pass that action as ``as_action``; it must be of the same family.
+        """
+        check_reversion(self.action, self.state, to_state)
+        action = as_action or self.action
+        if COMPLETED_ACTION.get(action, action) != self.family:
+            raise IllegalStateTransition(f"{self} cannot be reverted as a {action}",
+                                         hint=f"use an action completing as {self.family}")
+        return Instant(self.requested, action, to_state)
 
     def __str__(self) -> str:
         done = f"_{self.completed}" if self.completed else ""
@@ -230,6 +326,7 @@ def timeline_dir(layout: int) -> str:
 _NAME_V1 = re.compile(r"^(\d+)(\.\w+)(\.\D+)?$")
 _NAME_V2 = re.compile(r"^(\d+(?:_\d+)?)(\.\w+)(\.\D+)?$")
 _STATE_SUFFIX = {".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
+_ACTIONS = frozenset(a.value for a in Action)
 
 
 def format_instant_file_name(instant: Instant, layout: int) -> str:
@@ -254,6 +351,9 @@ def format_instant_file_name(instant: Instant, layout: int) -> str:
 def parse_instant_file_name(name: str, layout: int) -> Instant:
     """The instant a timeline file name stands for (inverse of ``format_instant_file_name``).
 
+    Only the names Hudi writes (its valid active-timeline extensions) are accepted, so that
+    parse and format are exact inverses: ``T.commit.inflight``, ``T.compaction`` (a completed
+    compaction is ``T.commit``) or ``T.savepoint.requested`` raise InvalidName.
     In layout 2 a completed file without ``_C`` is a legacy file: its completion time is
     unknown here (Hudi takes the file's modification time) and ``completed`` is None.
     """
@@ -265,41 +365,51 @@ def parse_instant_file_name(name: str, layout: int) -> Instant:
         )
     times, action_part, state_part = m.group(1), m.group(2)[1:], m.group(3)
     requested, _, completed = times.partition("_")
+    if completed and (state_part is not None or action_part == "inflight"):
+        raise InvalidName(f"{name!r}: only completed instant files carry a completion time",
+                          hint="requested and inflight files are named T.action.requested / T.action.inflight")
     if action_part == "inflight" and state_part is None:
         return Instant(requested, Action.COMMIT, State.INFLIGHT)
+    if action_part not in _ACTIONS:
+        raise InvalidName(f"{name!r}: unknown action {action_part!r}",
+                          hint="actions are " + ", ".join(a.value for a in Action))
     if state_part is None:
         if completed and layout != LAYOUT_V2:
             raise InvalidName(f"{name!r}: completion times appear only in layout 2", hint="check the layout")
+        if action_part in COMPLETED_ACTION:
+            raise InvalidName(f"{name!r}: a completed {action_part} is written as {COMPLETED_ACTION[action_part]}",
+                              hint=f"name it {times}.{COMPLETED_ACTION[action_part]}")
         return Instant(requested, action_part, State.COMPLETED, completed or None)
-    if completed:
-        raise InvalidName(f"{name!r}: only completed instant files carry a completion time")
+    if action_part == Action.COMMIT and state_part == ".inflight":
+        raise InvalidName(f"{name!r}: the inflight file of a commit is T.inflight",
+                          hint=f"name it {requested}.inflight (Hudi ignores {name})")
     if state_part not in _STATE_SUFFIX:
         raise InvalidName(f"{name!r}: unknown state suffix {state_part!r}", hint="use .requested or .inflight")
-    return Instant(requested, action_part, _STATE_SUFFIX[state_part])
+    state = _STATE_SUFFIX[state_part]
+    if state == State.REQUESTED and legal_transitions(action_part)[None] != State.REQUESTED:
+        raise InvalidName(f"{name!r}: a {action_part} has no requested file",
+                          hint=f"it starts as {requested}.{action_part}.inflight")
+    return Instant(requested, action_part, state)
 # --8<-- [end:file_names]
 
 
 def is_instant_file_name(name: str, layout: int) -> bool:
-    """True when ``name`` parses as an instant file of ``layout`` (and names a known action)."""
+    """True when ``name`` parses as an instant file of ``layout``."""
     try:
-        inst = parse_instant_file_name(name, layout)
+        parse_instant_file_name(name, layout)
     except InvalidName:
         return False
-    return inst.action in Action._value2member_map_
-
-
-def _family(action: str) -> str:
-    """The action an instant is known by across its states (a completed compaction is a commit)."""
-    return COMPLETED_ACTION.get(action, action)
+    return True
 
 
 @dataclass(frozen=True)
 class Timeline:
-    """The active timeline: one Instant per requested time, at the highest state it reached.
+    """The active timeline: one Instant per (requested time, action family), at its highest state.
 
     Built from the names of the files in the timeline folder, as Hudi's active timeline is:
     the requested, inflight and completed files of one instant collapse into one instant.
-    ``files`` keeps every file name per instant so writers know what an instant left behind.
+    ``files`` keeps every timeline file name per requested time so writers and rollback know
+    what an instant left behind.
     """
 
     instants: tuple[Instant, ...]
@@ -312,10 +422,12 @@ class Timeline:
     def from_file_names(names: Iterable[str], layout: int) -> Timeline:
         """Collapse instant files into instants; names that are not instant files are ignored.
 
-        Per requested time the file with the highest state wins; a ``compaction.requested``
-        whose completed file is ``T.commit`` is one instant, shown as a completed ``commit``.
+        Files are grouped by requested time and action family (compaction, log compaction
+        and clustering belong to the family of the action they complete as); per group the
+        file with the highest state wins. A ``compaction.requested`` whose completed file is
+        ``T.commit`` is therefore one instant, shown as a completed ``commit``.
         """
-        best: dict[str, Instant] = {}
+        best: dict[tuple[str, str], Instant] = {}
         files: dict[str, list[str]] = {}
         origin: dict[str, str] = {}
         for name in names:
@@ -323,17 +435,15 @@ class Timeline:
                 continue
             inst = parse_instant_file_name(name, layout)
             files.setdefault(inst.requested, []).append(name)
-            if inst.state != State.COMPLETED:
-                origin.setdefault(inst.requested, inst.action)
-                if inst.action != Action.COMMIT:
-                    origin[inst.requested] = inst.action
-            cur = best.get(inst.requested)
+            if inst.state != State.COMPLETED and (inst.action != Action.COMMIT or inst.requested not in origin):
+                origin[inst.requested] = inst.action
+            key = (inst.requested, inst.family)
+            cur = best.get(key)
             if cur is None or STATE_ORDER[inst.state] > STATE_ORDER[cur.state]:
-                best[inst.requested] = inst
-        for t, inst in best.items():
-            origin.setdefault(t, inst.action)
-        ordered = tuple(sorted(best.values(), key=lambda i: i.requested))
-        return Timeline(ordered, layout, {t: tuple(sorted(v)) for t, v in files.items()}, origin)
+                best[key] = inst
+        for inst in best.values():
+            origin.setdefault(inst.requested, inst.action)
+        return Timeline(tuple(sorted(best.values())), layout, {t: tuple(sorted(v)) for t, v in files.items()}, origin)
     # --8<-- [end:collapse]
 
     @staticmethod
@@ -357,11 +467,17 @@ class Timeline:
     def __len__(self) -> int:
         return len(self.instants)
 
-    def get(self, requested: str) -> Instant | None:
+    @functools.cached_property
+    def _by_time(self) -> Mapping[str, tuple[Instant, ...]]:
+        index: dict[str, list[Instant]] = {}
         for inst in self.instants:
-            if inst.requested == requested:
-                return inst
-        return None
+            index.setdefault(inst.requested, []).append(inst)
+        return {t: tuple(v) for t, v in index.items()}
+
+    def get(self, requested: str) -> Instant | None:
+        """The instant with this requested time (the completed one if several families share it)."""
+        found = self._by_time.get(requested, ())
+        return next((i for i in found if i.is_completed), found[0] if found else None)
 
     def origin_action(self, requested: str) -> str | None:
         """The action an instant was requested as (``compaction`` for a completed compaction)."""
@@ -429,6 +545,30 @@ class Timeline:
             and (end_inclusive is None or i.requested <= end_inclusive)
         )
 
-    def files_of(self, requested: str) -> tuple[str, ...]:
-        """The timeline file names an instant left (requested, inflight, completed)."""
-        return self.files.get(requested, ())
+    def files_of(self, instant: Instant | str) -> tuple[str, ...]:
+        """The timeline file names an instant left (requested, inflight, completed).
+
+        Given a requested time, every file with that time; given an Instant, only the files of
+        its action family.
+        """
+        if isinstance(instant, str):
+            return self.files.get(instant, ())
+        return tuple(n for n in self.files.get(instant.requested, ())
+                     if parse_instant_file_name(n, self.layout).family == instant.family)
+
+
+# --8<-- [start:content]
+def instant_file_path(instant: Instant, layout: int) -> str:
+    """Path of an instant's file (in its state) relative to the base path."""
+    return posixpath.join(timeline_dir(layout), format_instant_file_name(instant, layout))
+
+
+def read_instant_content(storage: Storage, instant: Instant | str, layout: int) -> bytes:
+    """The bytes of an instant file (an Instant in its state, or a file name in the timeline folder).
+
+    Requested compaction/clustering files hold Avro plans, completed write files hold commit
+    metadata (JSON in layout 1, Avro in layout 2); many requested and inflight files are empty.
+    """
+    name = instant if isinstance(instant, str) else format_instant_file_name(instant, layout)
+    return storage.read(posixpath.join(timeline_dir(layout), name))
+# --8<-- [end:content]

@@ -10,11 +10,13 @@ from hypothesis import strategies as st
 
 from spec.errors import IllegalStateTransition, InvalidInstantTime, InvalidName
 from spec.timeline import (
+    STATE_ORDER,
     Action,
     Instant,
     InstantTimeGenerator,
     State,
     Timeline,
+    check_reversion,
     check_transition,
     format_instant_file_name,
     format_instant_time,
@@ -134,3 +136,135 @@ def test_file_name_order_is_irrelevant() -> None:
     names = ["20240101000000001.commit.requested", "20240101000000001.inflight", "20240101000000001.commit"]
     results = {Timeline.from_file_names(p, 1).instants for p in itertools.permutations(names)}
     assert len(results) == 1
+
+
+def test_metadata_table_times() -> None:
+    # metadata-table instants: all-zero init times and data instant + 3-digit operation suffix
+    assert validate_instant_time("00000000000000000") == "00000000000000000"
+    with pytest.raises(InvalidInstantTime):
+        parse_instant_time("00000000000000000")  # a valid file time, but not a date
+    with pytest.raises(InvalidInstantTime):
+        validate_instant_time("20250618054711154001")
+    assert validate_instant_time("20250618054711154001", metadata_suffix=True)
+    inst = parse_instant_file_name("20250618054711154001.compaction.requested", 1)
+    assert (inst.requested, inst.action, inst.state) == ("20250618054711154001", "compaction", State.REQUESTED)
+    with pytest.raises(InvalidInstantTime):
+        validate_instant_time("202506180547111540012", metadata_suffix=True)
+
+
+def test_generator_never_goes_back_when_the_clock_does() -> None:
+    ticks = iter([1_700_000_010.0, 1_700_000_000.0, 1_700_000_020.5])
+    gen = InstantTimeGenerator(clock=lambda: next(ticks))
+    assert [gen.next() for _ in range(3)] == ["20231114221330000", "20231114221330001", "20231114221340500"]
+    resumed = InstantTimeGenerator(clock=lambda: 0.0, last="20231114221340500")
+    assert resumed.next() == "20231114221340501"
+
+
+def test_inflight_and_requested_files_never_carry_a_completion_time() -> None:
+    for name in ("20240101000000000_20240101000000001.inflight",
+                 "20240101000000000_20240101000000001.deltacommit.inflight",
+                 "20240101000000000_20240101000000001.clean.requested"):
+        with pytest.raises(InvalidName):
+            parse_instant_file_name(name, 2)
+    with pytest.raises(IllegalStateTransition):
+        Instant("20240101000000000", "commit", State.INFLIGHT, "20240101000000001")
+
+
+_NAME_PARTS = st.tuples(
+    st.sampled_from(["20240101000000000", "20240101000000", "2024", "", "2024010100000000x"]),
+    st.sampled_from(["", "_20240101000000009", "_x", "_"]),
+    st.sampled_from([".commit", ".deltacommit", ".compaction", ".clustering", ".savepoint", ".inflight", ".requested",
+                     ".foo", "commit", ""]),
+    st.sampled_from(["", ".requested", ".inflight", ".completed", ".crc", ".requested.crc", ".1"]),
+)
+
+
+@pytest.mark.parametrize("layout", [1, 2])
+@given(parts=_NAME_PARTS)
+def test_near_miss_names_are_rejected_or_round_trip(layout: int, parts: tuple[str, str, str, str]) -> None:
+    """An independent grammar of instant file names decides which composed names are valid."""
+    t, c, action, state = parts
+    name = "".join(parts)
+    if action == "":  # the state part then stands where the action goes
+        action, state = state, ""
+    valid_time = len(t) in (14, 17) and t.isdigit()
+    valid_c = c == "" or (layout == 2 and c[1:].isdigit() and len(c) == 18 and state == "" and action != ".inflight")
+    if action == ".inflight":  # the COW inflight file ``T.inflight``, nothing may follow
+        valid_action = state == ""
+    else:
+        valid_action = action in (".commit", ".deltacommit", ".compaction", ".clustering", ".savepoint") and state in (
+            "", ".requested", ".inflight")
+        # Hudi writes T.inflight for a commit, completes compaction/clustering under another action,
+        # and never requests a savepoint
+        if (action, state) in ((".commit", ".inflight"), (".compaction", ""), (".clustering", ""),
+                               (".savepoint", ".requested")):
+            valid_action = False
+    if valid_time and valid_c and valid_action:
+        inst = parse_instant_file_name(name, layout)
+        assert inst.requested == t and inst.completed == (c[1:] or None)
+        assert format_instant_file_name(inst, layout) == name
+    else:
+        with pytest.raises(InvalidName):
+            parse_instant_file_name(name, layout)
+
+
+@given(st.lists(instants(1), min_size=2, max_size=8))
+def test_instants_sort_as_hudi_compares_them(items: list[Instant]) -> None:
+    family = {"compaction": "commit", "logcompaction": "deltacommit", "clustering": "replacecommit"}
+    expected = sorted(items, key=lambda i: (i.requested, family.get(i.action, i.action), STATE_ORDER[i.state]))
+    assert [i.sort_key for i in sorted(items)] == [i.sort_key for i in expected]
+    for a in items:
+        for b in items:
+            assert (a == b) == ((a.requested, a.action, a.state) == (b.requested, b.action, b.state))
+
+
+def test_equality_sees_state_not_completion_time() -> None:
+    t = "20240101000000000"
+    assert Instant(t, "commit", State.REQUESTED) != Instant(t, "commit", State.COMPLETED)
+    assert Instant(t, "commit", State.COMPLETED, "20240101000000005") == Instant(t, "commit", State.COMPLETED)
+    assert Instant(t, "compaction", State.INFLIGHT) < Instant(t, "commit", State.COMPLETED)
+    assert Instant(t, "commit", State.COMPLETED) < Instant(t, "deltacommit", State.REQUESTED)
+
+
+def test_two_families_at_one_time_stay_two_instants() -> None:
+    t = "20240101000000000"
+    names = [f"{t}.deltacommit.requested", f"{t}.deltacommit.inflight", f"{t}_20240101000000500.deltacommit",
+             f"{t}.compaction.requested"]
+    tl = Timeline.from_file_names(names, 2)
+    assert [(i.action, i.state) for i in tl.instants] == [("compaction", State.REQUESTED),
+                                                          ("deltacommit", State.COMPLETED)]
+    assert tl.get(t) == tl.instants[1] and tl.is_completed(t)
+    assert tl.files_of(tl.instants[0]) == (f"{t}.compaction.requested",)
+    assert len(tl.files_of(tl.instants[1])) == 3 and len(tl.files_of(t)) == 4
+    assert tl.pending_compactions().instants == (tl.instants[0],)
+
+
+@given(st.sampled_from(list(Action)), st.sampled_from(list(State)), st.sampled_from(list(State)))
+def test_only_hudis_reversions_pass(action: Action, src: State, dst: State) -> None:
+    # hudi-format/seed: rollback un-publishes completed writes (and savepoint deletion its savepoint);
+    # failed compaction / log compaction / clustering (v6: replacecommit) go back to their plan
+    unpublish = src == State.COMPLETED and dst == State.INFLIGHT and action in (
+        "commit", "deltacommit", "replacecommit", "savepoint")
+    to_plan = src == State.INFLIGHT and dst == State.REQUESTED and action in (
+        "compaction", "logcompaction", "clustering", "replacecommit")
+    if unpublish or to_plan:
+        check_reversion(action, src, dst)
+    else:
+        with pytest.raises(IllegalStateTransition):
+            check_reversion(action, src, dst)
+
+
+def test_revert_of_a_completed_compaction_names_the_compaction() -> None:
+    done = new_instant("20240101000000000", Action.COMPACTION).transition(State.INFLIGHT).transition(
+        State.COMPLETED, "20240101000000100")
+    back = done.revert(State.INFLIGHT, as_action=Action.COMPACTION)
+    assert back == Instant("20240101000000000", "compaction", State.INFLIGHT)
+    assert back.revert(State.REQUESTED).is_requested
+    with pytest.raises(IllegalStateTransition):
+        done.revert(State.INFLIGHT, as_action=Action.CLUSTERING)
+    with pytest.raises(IllegalStateTransition):
+        Instant("20240101000000000", "clean", State.COMPLETED).revert(State.INFLIGHT)
+    with pytest.raises(IllegalStateTransition):
+        Instant("20240101000000000", "compaction", State.COMPLETED)
+    with pytest.raises(IllegalStateTransition):
+        Instant("20240101000000000", "savepoint", State.REQUESTED)

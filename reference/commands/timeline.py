@@ -1,51 +1,78 @@
-"""``hudi-spec timeline TABLE``: the instants of the active timeline (like ``CALL show_timeline``)."""
+"""``hudi-spec timeline TABLE``: the instants of the active timeline (like ``CALL show_timeline``).
+
+Columns as ``show_timeline`` names them: ``instant_time`` (requested time), ``action``, ``state``,
+and ``requested_time`` / ``inflight_time`` / ``completed_time``, the modification times of the
+instant's file in each state (UTC). Added here: ``completion_time`` (layout 2: the ``C`` of
+``T_C.action``), ``requested_action`` (``compaction`` for a completed compaction shown as
+``commit``) and ``files``, the instant's timeline files. Like ``show_timeline`` the newest 20
+instants are shown unless ``--all`` or ``--limit`` says otherwise; rows are in timeline order.
+"""
 
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 
 from reference.commands import _output
 from spec.storage import Storage
-from spec.timeline import Timeline, parse_instant_time
+from spec.timeline import State, Timeline, parse_instant_file_name, timeline_dir
 
-COLUMNS = ["instant_time", "action", "state", "requested_time", "completion_time", "files"]
+COLUMNS = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time",
+           "timeline_type", "completion_time", "requested_action", "files"]
+DEFAULT_LIMIT = 20
+"""``CALL show_timeline``'s default ``limit``."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("timeline", help="list the instants of the active timeline")
     p.add_argument("table", help="table base path or URI")
+    p.add_argument("--all", action="store_true", help="every instant (default: the newest 20)")
+    p.add_argument("--limit", type=int, default=None, help=f"only the newest N instants (default {DEFAULT_LIMIT})")
     p.add_argument("--pending", action="store_true", help="only instants that did not complete")
-    p.add_argument("--limit", type=int, default=None, help="only the newest N instants")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
 
+def _iso(mtime_ms: int) -> str:
+    return datetime.fromtimestamp(mtime_ms / 1000, UTC).isoformat(timespec="milliseconds")
+
+
 def run(args: argparse.Namespace) -> int:
-    timeline = Timeline.load(Storage(args.table))
+    storage = Storage(args.table)
+    timeline = Timeline.load(storage)
+    listing = {f.name: f.mtime_ms for f in storage.list(timeline_dir(timeline.layout)) if not f.is_dir}
     if args.pending:
         timeline = timeline.pending()
     instants = list(timeline.instants)
-    if args.limit is not None:
-        instants = instants[-args.limit:]
+    limit = None if args.all else (args.limit if args.limit is not None else DEFAULT_LIMIT)
+    if limit is not None:
+        instants = instants[-limit:] if limit > 0 else []
     rows = []
     for inst in instants:
-        completion = timeline.completion_time(inst.requested)
+        files = timeline.files_of(inst)
+        mtimes: dict[State, str] = {}
+        for name in files:
+            if name in listing:
+                mtimes[parse_instant_file_name(name, timeline.layout).state] = _iso(listing[name])
         rows.append({
             "instant_time": inst.requested,
             "action": inst.action,
             "state": inst.state.value,
-            "requested_time": parse_instant_time(inst.requested).isoformat(),
-            "completion_time": completion,
+            "requested_time": mtimes.get(State.REQUESTED),
+            "inflight_time": mtimes.get(State.INFLIGHT),
+            "completed_time": mtimes.get(State.COMPLETED),
+            "timeline_type": "ACTIVE",
+            "completion_time": inst.completed,
             "requested_action": timeline.origin_action(inst.requested),
-            "files": list(timeline.files_of(inst.requested)),
+            "files": list(files),
         })
     if args.output == "json":
-        _output.emit_json({"layout": timeline.layout, "instants": rows})
+        _output.emit_json({"layout": timeline.layout, "total_instants": len(timeline), "instants": rows})
     else:
+        shown = f"{len(rows)} of {len(timeline)}" if len(rows) < len(timeline) else str(len(rows))
         _output.emit_table(
-            f"Timeline (layout {timeline.layout}), {len(rows)} instants",
+            f"Timeline (layout {timeline.layout}), {shown} instants",
             COLUMNS,
-            [[r["instant_time"], r["action"], r["state"], r["requested_time"], r["completion_time"],
-              "\n".join(r["files"])] for r in rows],
+            [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["files"])] for r in rows],
         )
     return 0

@@ -11,6 +11,7 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
+from spec.storage import Storage
 from spec.table_config import (
     PARTITION_METADATA_FILE,
     TableConfig,
@@ -21,9 +22,12 @@ from spec.table_config import (
 )
 from spec.timeline import (
     LAYOUT_V2,
+    State,
     Timeline,
     format_instant_file_name,
+    instant_file_path,
     parse_instant_file_name,
+    read_instant_content,
     timeline_dir,
 )
 from tests.conftest import RealTable
@@ -139,3 +143,32 @@ def test_every_partition_metadata_parses(real_table: RealTable) -> None:
         assert md.depth == partition_depth("" if rel == "." else rel)
         assert timeline.get(md.commit_time) is not None or md.commit_time < timeline.instants[0].requested
         assert parse_partition_metadata(md.format()) == md
+
+
+AVRO_MAGIC = b"Obj\x01"
+
+
+def test_every_instant_file_content_is_what_its_name_says(real_table: RealTable) -> None:
+    """hudi-format.md §2.3: requested commit/deltacommit files are empty; completed write instants hold
+    commit metadata, JSON in v6 and an Avro container in v8; clean/rollback/compaction plans are Avro."""
+    checked = 0
+    for table in _tables_in(real_table.path):
+        storage = Storage(str(table))
+        tl = Timeline.load(storage)
+        for inst in tl.instants:
+            for name in tl.files_of(inst):
+                file_inst = parse_instant_file_name(name, tl.layout)
+                data = read_instant_content(storage, name, tl.layout)
+                assert data == (table / timeline_dir(tl.layout) / name).read_bytes()
+                if file_inst.state == State.COMPLETED:
+                    assert read_instant_content(storage, file_inst, tl.layout) == data
+                    assert instant_file_path(file_inst, tl.layout) == f"{timeline_dir(tl.layout)}/{name}"
+                action, state = file_inst.action, file_inst.state
+                if state == State.REQUESTED and action in ("commit", "deltacommit"):
+                    assert data == b"", name
+                elif state == State.COMPLETED and action in ("commit", "deltacommit", "replacecommit"):
+                    assert data.startswith(AVRO_MAGIC if tl.layout == LAYOUT_V2 else b"{"), name
+                elif state in (State.COMPLETED, State.REQUESTED):
+                    assert data.startswith(AVRO_MAGIC), name
+                checked += 1
+    assert checked == sum(len(v) for t in _tables_in(real_table.path) for v in Timeline.load(str(t)).files.values())

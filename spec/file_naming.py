@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass
 
 from spec.errors import InvalidName
+from spec.timeline import validate_instant_time
 
 # --8<-- [start:write_token]
 ROLLBACK_WRITE_TOKEN = "1-0-1"
@@ -90,17 +91,24 @@ class BaseFileName:
 
 
 def parse_base_file_name(name: str) -> BaseFileName:
+    """The parts of a base file name; the instant must be a timeline time (14, 17 or, in the
+    metadata table, 20 digits). Any extension parses, as in Hudi's ``BASE_FILE_PATTERN``."""
     m = _BASE_RE.match(name)
     if not m:
         raise InvalidName(
             f"{name!r} is not a base file name",
             hint="base files are <fileId>_<p-s-a write token>_<instant>.<ext>",
         )
+    validate_instant_time(m.group(3), metadata_suffix=True)
     return BaseFileName(m.group(1), m.group(2), m.group(3), m.group(4))
 
 
 def is_base_file_name(name: str) -> bool:
-    return bool(_BASE_RE.match(name)) and name.endswith(BASE_FILE_EXTENSIONS)
+    """True for a base file name with a known base format extension (.parquet, .orc, .hfile)."""
+    try:
+        return parse_base_file_name(name).extension in BASE_FILE_EXTENSIONS
+    except InvalidName:
+        return False
 # --8<-- [end:base_file]
 
 

@@ -45,21 +45,64 @@ def test_real_log_name_groups() -> None:
     assert parse_log_file_name(".commits_.archive.3_1-0-1").extension == "archive"
 
 
-@given(st.text(max_size=40))
-def test_garbage_is_rejected_with_typed_error(text: str) -> None:
-    if not is_base_file_name(text) and parse_or_none(text) is None:
-        with pytest.raises(InvalidName):
-            parse_base_file_name(text)
-    if not is_log_file_name(text):
-        with pytest.raises(InvalidName):
-            parse_log_file_name(text)
+@given(st.text(alphabet="abc01-_.log", max_size=40) | st.text(max_size=40))
+def test_any_text_is_rejected_or_round_trips(text: str) -> None:
+    """Whatever parses re-formats to the very same name; everything else raises InvalidName."""
+    for parse in (parse_base_file_name, parse_log_file_name):
+        try:
+            parsed = parse(text)
+        except InvalidName:
+            continue
+        assert parsed.format() == text
 
 
-def parse_or_none(text: str) -> BaseFileName | None:
-    try:
-        return parse_base_file_name(text)
-    except InvalidName:
-        return None
+def _break(name: str, how: str) -> str:
+    """A valid base file name broken in one way the naming rule forbids."""
+    file_id, token, rest = name.split("_")
+    instant, ext = rest.split(".")
+    return {
+        "underscore in file id": f"{file_id[:8]}_{file_id[9:]}_{token}_{rest}",
+        "short token": f"{file_id}_{token.rsplit('-', 1)[0]}_{rest}",
+        "letters in token": f"{file_id}_{token}x_{rest}",
+        "short instant": f"{file_id}_{token}_{instant[:10]}.{ext}",
+        "no extension": f"{file_id}_{token}_{instant}",
+        "dot in file id": f"{file_id}.x_{token}_{rest}",
+        "missing token": f"{file_id}_{rest}",
+    }[how]
+
+
+@given(file_ids, write_tokens, instant_times(),
+       st.sampled_from(["underscore in file id", "short token", "letters in token", "short instant", "no extension",
+                        "dot in file id", "missing token"]))
+def test_broken_base_names_raise(file_id: str, token: str, instant: str, how: str) -> None:
+    bad = _break(BaseFileName(file_id, token, instant).format(), how)
+    assert not is_base_file_name(bad)
+    with pytest.raises(InvalidName):
+        parse_base_file_name(bad)
+
+
+@given(file_ids, instant_times(), st.integers(1, 99), write_tokens,
+       st.sampled_from(["no dot", "no version", "letters in version", "bad extension", "bad token"]))
+def test_broken_log_names_raise(file_id: str, instant: str, version: int, token: str, how: str) -> None:
+    good = LogFileName(file_id, instant, version, token).format()
+    bad = {
+        "no dot": good[1:],
+        "no version": good.replace(f".log.{version}_", ".log._"),
+        "letters in version": good.replace(f".log.{version}_", f".log.v{version}_"),
+        "bad extension": good.replace(".log.", ".txt."),
+        "bad token": good + "-",
+    }[how]
+    assert not is_log_file_name(bad)
+    with pytest.raises(InvalidName):
+        parse_log_file_name(bad)
+
+
+def test_metadata_table_names() -> None:
+    b = parse_base_file_name("files-0000-0_0-1078-3102_20251220210130942001.hfile")
+    assert (b.file_id, b.instant, b.extension) == ("files-0000-0", "20251220210130942001", ".hfile")
+    assert is_base_file_name(b.format())
+    assert not is_base_file_name("f-0_0-1-2_20251220210130942.crc")  # parses, but no base format
+    assert parse_base_file_name("f-0_0-1-2_20251220210130942.crc").extension == ".crc"
 
 
 @pytest.mark.parametrize("bad", ["abc_def", "a b", "", "x/y"])

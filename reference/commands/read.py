@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -27,7 +28,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--columns", nargs="+", help="only these columns")
     p.add_argument("--partition", action="append", dest="partitions", help="only this partition path (repeatable)")
     p.add_argument("--format", choices=("table", "json", "parquet"), default=None,
-                   help="rows as a table (default), JSON lines, or a parquet file (needs --out)")
+                   help="rows as a table (default), a JSON array of row objects (as --json), "
+                        "or a parquet file (needs --out)")
     p.add_argument("--out", help="write the rows to this file instead of standard output")
     p.add_argument("--limit", type=int, default=None, help="show at most N rows (table/json)")
     p.add_argument("--engine", choices=ENGINES, default="spec",
@@ -57,15 +59,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
         return 0
     shown = table.slice(0, args.limit) if args.limit is not None else table
-    if fmt == "json":
-        lines = [json.dumps({k: _jsonable(v) for k, v in row.items()}, default=str) for row in shown.to_pylist()]
-        text = "\n".join(lines) + ("\n" if lines else "")
-        if args.out:
-            with open(args.out, "w") as f:
-                f.write(text)
+    with _destination(args.out):
+        if fmt == "json":
+            _output.emit_json([{k: _jsonable(v) for k, v in row.items()} for row in shown.to_pylist()])
         else:
-            sys.stdout.write(text)
-        return 0
-    rows = [[row.get(c) for c in shown.column_names] for row in shown.to_pylist()]
-    _output.emit_table(f"{table.num_rows} rows ({args.query})", shown.column_names, rows)
+            rows = [[row.get(c) for c in shown.column_names] for row in shown.to_pylist()]
+            _output.emit_table(f"{table.num_rows} rows ({args.query})", shown.column_names, rows)
+    if args.out:
+        print(f"wrote {shown.num_rows} rows to {args.out}", file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _destination(out: str | None) -> Iterator[None]:
+    """Standard output, or the file ``out`` in its place."""
+    if not out:
+        yield
+        return
+    with open(out, "w") as f, contextlib.redirect_stdout(f):
+        yield

@@ -1,24 +1,30 @@
-"""Streaming bucket assignment: Flink's BucketAssigner, checkpoint by checkpoint (seed 000).
+"""Streaming bucket assignment: Flink's ``BucketAssigner``, checkpoint by checkpoint (seed 000).
 
-A streaming writer commits once per checkpoint. Each record is tagged with its bucket — a file
-group — and a bucket type:
+A streaming writer commits once per checkpoint. Each record is sent to a bucket (a file group)
+and tagged, in its ``HoodieRecordLocation``'s instant field, **I** or **U**:
 
-- **U** (update): the file group already exists on disk (written by an earlier checkpoint);
-- **I** (insert): the file group is new in this checkpoint and is written by a create handle.
+1. **a key the index holds** goes to its file group, tagged U (``addUpdate``: the group's bucket
+   stays what it already is in this checkpoint, else becomes an UPDATE bucket);
+2. **a new key** (``addInsert``) goes, in this order:
 
-Rules:
+   a. to a **small file** of its partition: a group already on disk that is under the small-file
+      limit, taking ``(max file size - size) // average record size`` more records (U, UPDATE);
+   b. to the partition's **current new file group** while it has taken fewer than
+      ``max file size // average record size`` records: I if that group was opened in this
+      checkpoint (its INSERT bucket is reused), else U (UPDATE: opened in the last checkpoint);
+   c. else to a **new file group** (I, INSERT bucket), which becomes the current new file group.
 
-1. a key the table already holds goes to its file group;
-2. a new key goes to the first file group of its partition with room left (``capacity`` records,
-   Hudi's ``max file size / average record size``); if none has room, a new file group opens;
-3. within one checkpoint, a record for a file group opened in that checkpoint is an **I** record,
-   even if it updates a key inserted earlier in the same checkpoint: the insert bucket is reused
-   and appended to, not turned into an update;
-4. at the checkpoint the new file groups are committed; from the next checkpoint on their records
-   are **U** records, and the group keeps taking new keys until it is full.
+At a checkpoint the buckets are forgotten (``reset``), the small files are recomputed from the
+table (``reload``), and the current new file groups are forgotten at every second checkpoint
+(so a group opened just before a checkpoint goes on filling during the next one).
 
-So a key's operations ``I, U | U, U`` (two per checkpoint) all land in one file group: the first
-checkpoint's bucket is an insert bucket used twice, the second checkpoint's an update bucket.
+An INSERT bucket is written by a create handle; within one checkpoint a second flush of the same
+INSERT bucket reuses it and appends instead of updating — seed 000's ``I, U | U, U``: a key
+inserted and updated in one mini-batch, updated twice in the next, all in one insert bucket.
+From the next checkpoint on the group is an UPDATE bucket (merge handle; MOR: append handle).
+
+Sizes are counted in records (a file of ``r`` records is ``r × average record size`` bytes), so a
+small file's room is ``capacity - r``: ``(M - r·a) // a = M // a - r`` exactly.
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from spec.errors import InvalidConfig
 
 @dataclass(frozen=True)
 class StreamFileGroup:
-    """A file group the assigner knows: its records so far and the checkpoint that opened it."""
+    """A file group the assigner knows: its records so far and the checkpoint that opened it
+    (0: before the stream started)."""
 
     file_id: str
     records: int
@@ -40,23 +47,49 @@ class StreamFileGroup:
 
 @dataclass(frozen=True)
 class StreamBucket:
-    """Where one record goes: partition, file group, and I (new in this checkpoint) or U."""
+    """Where one record goes: partition, file group, the record's tag (``bucket_type``: I or U) and
+    the bucket's type in this checkpoint (``kind``: INSERT, written by a create handle, or UPDATE)."""
 
     partition: str
     file_id: str
-    bucket_type: str  # "I" or "U"
+    bucket_type: str
+    kind: str = "UPDATE"
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """A small file's or a new file group's assignment state: ``assigned`` of ``room`` records."""
+
+    file_id: str
+    room: int
+    assigned: int = 0
+
+    @property
+    def can_assign(self) -> bool:
+        return self.room > 0 and self.room > self.assigned
 
 
 # --8<-- [start:state]
 @dataclass(frozen=True)
 class StreamBucketAssigner:
-    """The assigner's state; ``assign`` and ``checkpoint`` return new states."""
+    """The assigner's state; ``assign`` and ``checkpoint`` return new states.
+
+    ``capacity``: records per file group (``max file size // average record size``).
+    ``small_file_limit_records``: a group on disk is a small file while it holds fewer records
+    (COW: ``small file limit // average record size``; MOR, where Flink's index covers log
+    files: ``capacity``, the default).
+    """
 
     capacity: int
     checkpoint_id: int = 1
     groups: Mapping[str, tuple[StreamFileGroup, ...]] = field(default_factory=dict)
     key_index: Mapping[tuple[str, str], str] = field(default_factory=dict)
     opened: int = 0
+    small_file_limit_records: int | None = None
+    insert_buckets: frozenset[tuple[str, str]] = frozenset()  # this checkpoint's INSERT buckets
+    new_files: Mapping[str, _Slot] = field(default_factory=dict)  # partition → current new file group
+    small_files: Mapping[str, tuple[_Slot, ...]] = field(default_factory=dict)  # computed at first insert
+    completed: int = 0  # checkpoints completed since the new file groups were last forgotten
 
     def __post_init__(self) -> None:
         if self.capacity <= 0:
@@ -65,37 +98,75 @@ class StreamBucketAssigner:
 
     def assign(self, partition: str, key: str,
                new_file_id: Callable[[int], str] | None = None) -> tuple[StreamBucketAssigner, StreamBucket]:
-        """The bucket of one record, and the state after it."""
-        groups = list(self.groups.get(partition, ()))
+        """The bucket of one record, and the state after it. ``new_file_id(n)`` names the n-th
+        group the assigner opens (default ``stream-fg-<n>``)."""
         known = self.key_index.get((partition, key))
         if known is not None:
-            group = next(g for g in groups if g.file_id == known)
-            return self, StreamBucket(partition, known, self._type(group))
-        index = next((i for i, g in enumerate(groups) if g.records < self.capacity), None)
-        opened = self.opened
-        if index is None:
-            file_id = new_file_id(opened) if new_file_id else f"stream-fg-{opened}"
-            groups.append(StreamFileGroup(file_id, 0, self.checkpoint_id))
-            index = len(groups) - 1
-            opened += 1
-        group = groups[index]
-        groups[index] = replace(group, records=group.records + 1)
-        state = replace(self, groups={**self.groups, partition: tuple(groups)},
-                        key_index={**self.key_index, (partition, key): group.file_id}, opened=opened)
-        return state, StreamBucket(partition, group.file_id, self._type(group))
+            kind = "INSERT" if (partition, known) in self.insert_buckets else "UPDATE"
+            return self, StreamBucket(partition, known, "U", kind)
+        state = self if partition in self.small_files else replace(
+            self, small_files={**self.small_files, partition: self._small_files(partition)})
+        smalls = list(state.small_files[partition])
+        slot = next((i for i, s in enumerate(smalls) if s.can_assign), None)
+        if slot is not None:
+            smalls[slot] = replace(smalls[slot], assigned=smalls[slot].assigned + 1)
+            state = replace(state, small_files={**state.small_files, partition: tuple(smalls)})
+            return state._placed(partition, key, smalls[slot].file_id, "U", "UPDATE")
+        current = state.new_files.get(partition)
+        if current is not None and current.can_assign:
+            state = replace(state, new_files={**state.new_files, partition: replace(current,
+                                                                                   assigned=current.assigned + 1)})
+            if (partition, current.file_id) in state.insert_buckets:
+                return state._placed(partition, key, current.file_id, "I", "INSERT")
+            return state._placed(partition, key, current.file_id, "U", "UPDATE")
+        file_id = new_file_id(state.opened) if new_file_id else f"stream-fg-{state.opened}"
+        state = replace(state, opened=state.opened + 1,
+                        groups={**state.groups, partition: (*state.groups.get(partition, ()),
+                                                            StreamFileGroup(file_id, 0, state.checkpoint_id))},
+                        insert_buckets=state.insert_buckets | {(partition, file_id)},
+                        new_files={**state.new_files, partition: _Slot(file_id, self.capacity, 1)})
+        return state._placed(partition, key, file_id, "I", "INSERT")
 
     def checkpoint(self) -> StreamBucketAssigner:
-        """Commit the checkpoint: groups opened so far exist on disk from now on."""
-        return replace(self, checkpoint_id=self.checkpoint_id + 1)
+        """A checkpoint completes: its groups are on disk; buckets and small files are forgotten;
+        the new file groups too at every second completed checkpoint."""
+        forget = self.completed + 1 > 1
+        return replace(self, checkpoint_id=self.checkpoint_id + 1, insert_buckets=frozenset(), small_files={},
+                       new_files={} if forget else self.new_files, completed=0 if forget else self.completed + 1)
 
-    def _type(self, group: StreamFileGroup) -> str:
-        return "I" if group.opened_in == self.checkpoint_id else "U"
+    def _small_files(self, partition: str) -> tuple[_Slot, ...]:
+        limit = self.capacity if self.small_file_limit_records is None else self.small_file_limit_records
+        return tuple(_Slot(g.file_id, self.capacity - g.records) for g in self.groups.get(partition, ())
+                     if g.opened_in < self.checkpoint_id and g.records < limit)
+
+    def _placed(self, partition: str, key: str, file_id: str, tag: str,
+                kind: str) -> tuple[StreamBucketAssigner, StreamBucket]:
+        groups = tuple(replace(g, records=g.records + 1) if g.file_id == file_id else g
+                       for g in self.groups.get(partition, ()))
+        state = replace(self, groups={**self.groups, partition: groups},
+                        key_index={**self.key_index, (partition, key): file_id})
+        return state, StreamBucket(partition, file_id, tag, kind)
 # --8<-- [end:state]
 
 
-def assign_checkpoints(capacity: int, checkpoints: list[list[tuple[str, str]]]) -> list[list[StreamBucket]]:
+# --8<-- [start:handle]
+def write_handle(table_type: str, kind: str, flushed_before: bool) -> str:
+    """The handle that writes one flush of a bucket. MOR: always the append handle (new groups
+    start as log files). COW: an INSERT bucket's first flush a create handle, a later flush in the
+    same checkpoint reuses it and appends (seed 000: ``I, U | U, U``); an UPDATE bucket a merge
+    handle (a later flush merges into the file the first one wrote)."""
+    if table_type == "MERGE_ON_READ":
+        return "append"
+    if kind == "INSERT":
+        return "create-append" if flushed_before else "create"
+    return "merge"
+# --8<-- [end:handle]
+
+
+def assign_checkpoints(capacity: int, checkpoints: list[list[tuple[str, str]]],
+                       small_file_limit_records: int | None = None) -> list[list[StreamBucket]]:
     """Buckets for every (partition, key) of every checkpoint, in order."""
-    state = StreamBucketAssigner(capacity)
+    state = StreamBucketAssigner(capacity, small_file_limit_records=small_file_limit_records)
     out: list[list[StreamBucket]] = []
     for records in checkpoints:
         buckets = []

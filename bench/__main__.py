@@ -64,11 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_docs:
         report.replace_between_markers(args.docs.read_text(), "")  # fail now, not after the run
     command = "python -m bench " + shlex.join(argv if argv is not None else sys.argv[1:])
-    started = report.now()
+    started, load = report.now(), report.load_average()
     with work_dir(args.work) as work:
         results = run_all(jobs, args.rows, work, args.timeout, args.skip_slow_peers, _progress,
                           keep=args.work is not None)
-    info = report.RunInfo(command.strip(), started, report.now(), report.machine(), report.versions())
+    info = report.RunInfo(command.strip(), started, report.now(), report.machine(load), report.versions())
     md = report.markdown(results, info)
     print()
     print(md)

@@ -241,6 +241,10 @@ def _wait_group(pgid: int, limit: float = 60.0) -> None:
         except (ProcessLookupError, PermissionError):
             return
         time.sleep(0.1)
+    _kill_group(pgid)
+
+
+def _kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -260,7 +264,7 @@ def run_step(step: str, job: str, n: int, work: Path, timeout: float) -> StepOut
     with log_file.open("w") as log:
         proc = subprocess.Popen([sys.executable, "-c", CHILD_CODE, step, job, str(n), str(work), str(result_file)],
                                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        timer = threading.Timer(timeout, _kill_group, (proc.pid,))
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)

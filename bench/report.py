@@ -47,9 +47,18 @@ def _memory_gib() -> float | None:
     return None
 
 
-def machine() -> dict[str, Any]:
+def load_average() -> float | None:
+    """The 1-minute load average (other work on the machine skews every number)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def machine(load_at_start: float | None = None) -> dict[str, Any]:
     return {"platform": platform.platform(), "cpus": os.cpu_count(), "memory_gib": _memory_gib(),
-            "python": platform.python_version()}
+            "python": platform.python_version(), "load_average_start": load_at_start,
+            "load_average_end": load_average()}
 
 
 def versions() -> dict[str, str]:
@@ -96,7 +105,8 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
     out = [
         f"Measured by `{info.command}` from {info.started} to {info.finished} (UTC) on {m['platform']}, "
         f"{m['cpus']} CPUs, {m['memory_gib']} GiB of memory; Python {m['python']}, "
-        + ", ".join(f"{k} {v[k]}" for k in PACKAGES) + " (hudi = hudi-rs).",
+        + ", ".join(f"{k} {v[k]}" for k in PACKAGES) + " (hudi = hudi-rs). 1-minute load average "
+        f"{m.get('load_average_start')} at the start and {m.get('load_average_end')} at the end.",
         "",
     ]
     starts = [r for r in results if r.job == SPARK_START_JOB and r.status == OK and r.seconds is not None]

@@ -163,16 +163,26 @@ def test_a_process_that_dies_is_reported_failed_with_its_error(tmp_path: Path) -
 # --- one tiny run of every job ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+# The core run (default suite): every peer without Spark, plain Spark's write and session start, and our
+# bulk insert; the full run (slow) adds every other entry of ours and the naive Spark rewrite.
+CORE = ("spark_session_start", "hudi_spec_bulk_insert", "spark_parquet_write", "delta_rs_write", "delta_rs_merge",
+        "pyiceberg_append", "pyiceberg_upsert", "pyarrow_dataset_write", "pyarrow_dataset_read")
+MUST_RUN = {*CORE, "spark_naive_full_rewrite", "hudi_spec_cow_upsert", "hudi_spec_snapshot_read_spec_engine",
+            "hudi_rs_read_our_cow_table"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param("core", marks=pytest.mark.spark),
+                                        pytest.param("all", marks=[pytest.mark.spark, pytest.mark.slow])])
+def smoke(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("bench")
     docs = folder / "performance.md"
     docs.write_text(f"# Performance\n\nintro\n\n{report.BEGIN_MARK}\n{report.END_MARK}\n\nafter\n")
-    code = main(["--rows", str(N), "--out", str(folder / "results.json"), "--docs", str(docs)])
+    only = ["--only", *CORE] if request.param == "core" else []
+    code = main(["--rows", str(N), *only, "--out", str(folder / "results.json"), "--docs", str(docs)])
     data = json.loads((folder / "results.json").read_text())
-    return {"code": code, "data": data, "docs": docs.read_text(),
+    selected = [j for j in all_jobs() if request.param == "all" or j in CORE]
+    return {"code": code, "data": data, "docs": docs.read_text(), "selected": selected,
             "by": {r["job"]: r for r in data["results"]}}
-
 
 
 @pytest.mark.spark
@@ -183,7 +193,7 @@ def test_smoke_run_writes_the_documented_json(smoke: dict[str, Any]) -> None:
     assert data["rows"] == [N]
     assert set(data) >= {"command", "started", "finished", "machine", "versions", "results", "markdown"}
     assert data["machine"]["cpus"] and data["versions"]["pyarrow"] == pa.__version__
-    assert [r["job"] for r in data["results"]] == list(all_jobs())
+    assert [r["job"] for r in data["results"]] == smoke["selected"]
     for r in data["results"]:
         assert r["status"] in (OK, NOT_AVAILABLE), r
         if r["status"] == NOT_AVAILABLE:
@@ -195,11 +205,8 @@ def test_every_peer_and_entry_handles_the_rows_it_was_given(smoke: dict[str, Any
     shape = UpsertShape(N)
     jobs = all_jobs()
     ran = [r for r in smoke["data"]["results"] if r["status"] == OK]
-    peers = {"delta_rs_write", "delta_rs_merge", "pyiceberg_append", "pyiceberg_upsert", "pyarrow_dataset_write",
-             "pyarrow_dataset_read", "spark_parquet_write", "spark_naive_full_rewrite", "spark_session_start",
-             "hudi_spec_bulk_insert", "hudi_spec_cow_upsert", "hudi_spec_snapshot_read_spec_engine",
-             "hudi_rs_read_our_cow_table"}
-    assert peers <= {r["job"] for r in ran}, "the peers and our COW entries must run"
+    must = MUST_RUN & set(smoke["selected"])
+    assert must <= {r["job"] for r in ran}, "the peers and our COW entries must run"
     for r in ran:
         kind = jobs[r["job"]].kind
         if kind == WRITE:

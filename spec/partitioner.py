@@ -1,20 +1,25 @@
-"""Bucket assignment for a copy-on-write write: Hudi's WorkloadProfile and UpsertPartitioner (seed 002).
+"""Bucket assignment for a batch write: Hudi's WorkloadProfile and UpsertPartitioner (seed 002).
 
 A write's records are first tagged: an *update* has a current location (the file group that
 holds its key), an *insert* has none. The **workload profile** counts, per partition, the
 inserts and the updates per file group. Then buckets are assigned — each bucket becomes one
-task that writes one file:
+Spark task that writes one file:
 
 1. **updates** (``assignUpdates``): one UPDATE bucket per file group with updates;
-2. **small files** (``assignInserts``): a partition's base files under the small-file limit take
-   inserts, each up to ``(max file size - file size) // average record size`` records, reusing
-   the group's update bucket if it has one;
-3. **new files**: the remaining inserts go to new INSERT buckets of
-   ``max file size // average record size`` records each (or the configured insert split size
-   when auto-split is off); the last bucket takes the rest;
-4. **weights**: each insert bucket's share of the partition's inserts; an insert is routed by
-   ``r = floorMod(md5(record key) as a little-endian long, total inserts) / total inserts``
-   against the cumulative weights (``getPartition``), so a key always lands in the same bucket.
+2. **small files** (``assignInserts``): a partition's small files take inserts in turn, each up
+   to ``(max file size - file size) // average record size`` records (Java long division),
+   reusing the group's UPDATE bucket if it has one, until no insert is left;
+3. **new files**: the remaining inserts go to ``ceil(remaining / per bucket)`` new INSERT
+   buckets of ``per bucket = max file size // average record size`` records (or
+   ``hoodie.copyonwrite.insert.split.size`` with auto-split off); the last takes the rest;
+4. **weights**: each insert bucket's share of the partition's inserts, summed in order into
+   cumulative weights; an insert goes where ``floorMod(hash, inserts) / inserts`` falls among
+   them (``getPartition``), ``hash`` being the first 8 MD5 bytes of its key read as a
+   little-endian signed long — so a key always lands in the same bucket.
+
+Buckets are numbered in that order: every UPDATE bucket of every partition first, then per
+partition its small-file and INSERT buckets. (Hudi walks partitions in Java HashMap order;
+here they are taken in the profile's order.)
 """
 
 from __future__ import annotations
@@ -22,17 +27,19 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spec.errors import InvalidConfig
+from spec.errors import InvalidConfig, InvalidRecord
 
 # --8<-- [start:config]
-DEFAULT_SMALL_FILE_LIMIT = 104_857_600  # hoodie.parquet.small.file.limit: 100 MB
+DEFAULT_SMALL_FILE_LIMIT = 104_857_600  # hoodie.parquet.small.file.limit: 100 MB (<= 0: no small files)
 DEFAULT_MAX_FILE_SIZE = 125_829_120  # hoodie.parquet.max.file.size: 120 MB
 DEFAULT_INSERT_SPLIT_SIZE = 500_000  # hoodie.copyonwrite.insert.split.size
 DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
 DEFAULT_RECORD_SIZE_ESTIMATION_THRESHOLD = 1.0  # hoodie.record.size.estimation.threshold
+DEFAULT_SMALL_FILE_GROUP_CANDIDATES = 1  # hoodie.merge.small.file.group.candidates.limit (MOR)
+DEFAULT_LOG_TO_PARQUET_RATIO = 0.35  # hoodie.logfile.to.parquet.compression.ratio
 
 
 @dataclass(frozen=True)
@@ -42,14 +49,31 @@ class PartitionerConfig:
     small_file_limit: int = DEFAULT_SMALL_FILE_LIMIT
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     insert_split_size: int = DEFAULT_INSERT_SPLIT_SIZE
-    auto_split_inserts: bool = True
+    auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split
     record_size_estimate: int = DEFAULT_RECORD_SIZE_ESTIMATE
     record_size_estimation_threshold: float = DEFAULT_RECORD_SIZE_ESTIMATION_THRESHOLD
+    small_file_group_candidates: int = DEFAULT_SMALL_FILE_GROUP_CANDIDATES
+    log_to_parquet_ratio: float = DEFAULT_LOG_TO_PARQUET_RATIO
 
     def __post_init__(self) -> None:
         if self.max_file_size <= 0 or self.insert_split_size <= 0 or self.record_size_estimate <= 0:
-            raise InvalidConfig("max file size, insert split size and record size estimate must be positive")
+            raise InvalidConfig("max file size, insert split size and record size estimate must be positive",
+                                hint="check hoodie.parquet.max.file.size, hoodie.copyonwrite.insert.split.size "
+                                     "and hoodie.copyonwrite.record.size.estimate")
 # --8<-- [end:config]
+
+
+# =================================================================================================
+# the workload profile
+# =================================================================================================
+
+@dataclass(frozen=True)
+class TaggedRecord:
+    """A record after index lookup: its key, partition and current file group (None: an insert)."""
+
+    key: str
+    partition: str
+    location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +86,7 @@ class PartitionProfile:
 
 @dataclass(frozen=True)
 class WorkloadProfile:
-    """The workload of one write: partition path → PartitionProfile."""
+    """The workload of one write: partition path → PartitionProfile (sorted by partition path)."""
 
     partitions: Mapping[str, PartitionProfile]
 
@@ -76,13 +100,69 @@ class WorkloadProfile:
                 inserts[partition] = inserts.get(partition, 0) + n
             else:
                 updates.setdefault(partition, {})[file_id] = updates.get(partition, {}).get(file_id, 0) + n
-        parts = set(inserts) | set(updates)
-        return WorkloadProfile({p: PartitionProfile(inserts.get(p, 0), updates.get(p, {})) for p in sorted(parts)})
+        return WorkloadProfile({p: PartitionProfile(inserts.get(p, 0), updates.get(p, {}))
+                                for p in sorted({*inserts, *updates})})
 
+    @staticmethod
+    def from_records(records: Iterable[TaggedRecord]) -> WorkloadProfile:
+        """Counted from tagged records."""
+        counts: dict[tuple[str, str | None], int] = {}
+        for r in records:
+            counts[(r.partition, r.location)] = counts.get((r.partition, r.location), 0) + 1
+        return WorkloadProfile.from_counts(counts)
+
+
+# =================================================================================================
+# average record size
+# =================================================================================================
+
+@dataclass(frozen=True)
+class CommitSizes:
+    """What one completed instant's write stats say: its action, and bytes / records written to
+    base files and to log files."""
+
+    action: str  # "commit", "replacecommit" or "deltacommit"
+    base_bytes: int
+    base_records: int
+    log_bytes: int = 0
+    log_records: int = 0
+
+
+# --8<-- [start:record_size]
+def average_record_size(commits: Sequence[CommitSizes | tuple[int, int]], config: PartitionerConfig) -> int:
+    """Hudi's ``AverageRecordSizeUtils.averageBytesPerRecord`` (0.15 / 1.0): from the newest
+    completed instant back, the first whose bytes written exceed
+    ``(long)(threshold × small-file limit)`` with records written > 0 gives
+    ``(long) ceil(bytes / records)``; none: ``hoodie.copyonwrite.record.size.estimate``.
+
+    A commit or replacecommit counts all its write stats; a deltacommit only its base files
+    (log bytes say little about parquet size). ``commits`` are oldest first; a plain
+    ``(bytes, records)`` pair is taken as already counted. (Hudi 0.14.0 read commits only.)
+    """
+    threshold = int(config.record_size_estimation_threshold * config.small_file_limit)
+    for c in reversed(commits):
+        if isinstance(c, CommitSizes):
+            if c.action in ("commit", "replacecommit"):
+                total_bytes, records = c.base_bytes + c.log_bytes, c.base_records + c.log_records
+            elif c.action == "deltacommit":
+                total_bytes, records = c.base_bytes, c.base_records
+            else:
+                continue
+        else:
+            total_bytes, records = c
+        if total_bytes > threshold and records > 0:
+            return math.ceil(float(total_bytes) / float(records))
+    return config.record_size_estimate
+# --8<-- [end:record_size]
+
+
+# =================================================================================================
+# small files
+# =================================================================================================
 
 @dataclass(frozen=True)
 class SmallFile:
-    """A base file that may take inserts: its group's file id and its size on disk."""
+    """A file group that may take inserts: its file id and its size (MOR: base + logs as parquet)."""
 
     file_id: str
     size: int
@@ -91,34 +171,62 @@ class SmallFile:
 # --8<-- [start:small_files]
 @dataclass(frozen=True)
 class SmallFileCandidate:
-    """A file group's latest slice, as the small-file rule sees it."""
+    """A file group's latest slice (before or on the last completed commit), as the small-file
+    rule sees it."""
 
     file_id: str
     base_size: int | None  # None: the slice has no base file
     has_log_files: bool = False
     under_pending_compaction: bool = False
+    log_sizes: tuple[int, ...] = ()
+    under_pending_clustering: bool = False
+
+    def size_as_parquet(self, ratio: float) -> int:
+        """``FileSlice.getTotalFileSizeAsParquetFormat``: base size + ``(long)(log bytes × ratio)``."""
+        return (self.base_size or 0) + int(sum(s for s in self.log_sizes if s > 0) * ratio)
 
 
-def select_small_files(candidates: Sequence[SmallFileCandidate], small_file_limit: int,
-                       merge_on_read: bool) -> list[SmallFile]:
-    """The small files of a partition that may take inserts, smallest first.
+def select_small_files(candidates: Sequence[SmallFileCandidate], small_file_limit: int, merge_on_read: bool, *,
+                       config: PartitionerConfig | None = None,
+                       index_can_index_log_files: bool = False) -> list[SmallFile]:
+    """The small files of a partition that may take inserts (none when the limit is <= 0).
 
-    Copy-on-write: every latest base file under the limit. Merge-on-read
-    (``SparkUpsertDeltaCommitPartitioner`` with an index that cannot index log files): only the
-    smallest latest slice that has a base file, no log files, is not under a pending compaction,
-    and is under the limit.
+    Copy-on-write (``UpsertPartitioner.getSmallFiles``): every latest base file under the
+    limit. Merge-on-read (``SparkUpsertDeltaCommitPartitioner``), groups under a pending
+    compaction excluded: with an index that can index log files (not BLOOM or SIMPLE), every
+    slice whose size as parquet is under the *max* file size, sized so; otherwise slices with a
+    base file and no log files under the limit, smallest first, at most
+    ``hoodie.merge.small.file.group.candidates.limit`` (1) of them. Groups under a pending
+    clustering never take inserts. Hudi keeps the file-system view's order for the others; here
+    they are smallest first (ties: the candidates' order).
     """
-    out = [SmallFile(c.file_id, c.base_size) for c in candidates
-           if c.base_size is not None and c.base_size < small_file_limit
-           and not (merge_on_read and (c.has_log_files or c.under_pending_compaction))]
+    cfg = config or PartitionerConfig(small_file_limit=small_file_limit)
+    if small_file_limit <= 0:
+        return []
+    usable = [c for c in candidates if not c.under_pending_clustering]
+    if not merge_on_read:
+        out = [SmallFile(c.file_id, c.base_size) for c in usable
+               if c.base_size is not None and c.base_size < small_file_limit]
+    elif index_can_index_log_files:
+        out = [SmallFile(c.file_id, c.size_as_parquet(cfg.log_to_parquet_ratio)) for c in usable
+               if not c.under_pending_compaction and c.size_as_parquet(cfg.log_to_parquet_ratio) < cfg.max_file_size]
+    else:
+        out = [SmallFile(c.file_id, c.base_size) for c in usable
+               if c.base_size is not None and c.base_size < small_file_limit and not c.under_pending_compaction
+               and not c.has_log_files and not c.log_sizes]
     out.sort(key=lambda sf: sf.size)
-    return out[:1] if merge_on_read else out
+    return out[:max(cfg.small_file_group_candidates, 0)] if merge_on_read and not index_can_index_log_files else out
 # --8<-- [end:small_files]
 
 
+# =================================================================================================
+# buckets
+# =================================================================================================
+
 @dataclass(frozen=True)
 class Bucket:
-    """One task's file: UPDATE (an existing file group) or INSERT (a new one)."""
+    """One task's file: UPDATE (an existing file group) or INSERT (a new one, whose file id is
+    ``<file_id prefix>-0``)."""
 
     number: int
     kind: str  # "UPDATE" or "INSERT"
@@ -128,10 +236,11 @@ class Bucket:
 
 @dataclass(frozen=True)
 class InsertBucket:
-    """A bucket's share of its partition's inserts."""
+    """A bucket's share of its partition's inserts, and the running sum of the shares up to it."""
 
     bucket: int
     weight: float
+    cumulative_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -148,69 +257,62 @@ class BucketAssignment:
         return self.buckets[number]
 
 
-# --8<-- [start:record_size]
-def average_record_size(commit_totals: Sequence[tuple[int, int]], config: PartitionerConfig) -> int:
-    """Hudi's ``AverageRecordSizeUtils``: from the newest commit back, the first whose bytes written
-    exceed ``threshold × small-file limit`` gives ``ceil(bytes / records)``; else the estimate.
-
-    ``commit_totals`` is ``(total bytes written, total records written)`` per completed commit, oldest first.
-    """
-    floor = config.record_size_estimation_threshold * config.small_file_limit
-    for total_bytes, records in reversed(commit_totals):
-        if total_bytes > floor and records > 0:
-            return max(1, math.ceil(total_bytes / records))
-    return config.record_size_estimate
-# --8<-- [end:record_size]
-
-
 # --8<-- [start:assign]
+def records_per_insert_bucket(config: PartitionerConfig, avg_record_size: int) -> int:
+    """``max file size // average record size`` with auto-split (Hudi 0.14–1.0; later Hudi rounds
+    up), else the insert split size. At least 1 (Hudi would divide by zero)."""
+    per_bucket = config.max_file_size // avg_record_size if config.auto_split_inserts else config.insert_split_size
+    return max(per_bucket, 1)
+
+
 def assign_buckets(profile: WorkloadProfile, small_files: Mapping[str, Sequence[SmallFile]],
                    config: PartitionerConfig, avg_record_size: int,
                    new_file_id: Callable[[], str]) -> BucketAssignment:
-    """Assign UPDATE buckets, small-file buckets and new INSERT buckets, with insert weights."""
+    """Assign UPDATE buckets, small-file buckets and new INSERT buckets, with insert weights.
+    ``new_file_id()`` gives each INSERT bucket its file id prefix (Hudi: a random UUID)."""
+    if avg_record_size <= 0:
+        raise InvalidConfig(f"average record size {avg_record_size} must be positive")
     buckets: list[Bucket] = []
     update_bucket: dict[str, int] = {}
+
+    def add_update_bucket(partition: str, file_id: str) -> int:
+        update_bucket[file_id] = len(buckets)
+        buckets.append(Bucket(len(buckets), "UPDATE", partition, file_id))
+        return update_bucket[file_id]
+
     for partition, stat in profile.partitions.items():
         for file_id in stat.updates:
-            update_bucket[file_id] = len(buckets)
-            buckets.append(Bucket(len(buckets), "UPDATE", partition, file_id))
+            add_update_bucket(partition, file_id)
     insert_buckets: dict[str, tuple[InsertBucket, ...]] = {}
     expected: dict[int, int] = {}
     for partition, stat in profile.partitions.items():
         if stat.inserts <= 0:
             continue
         unassigned = stat.inserts
-        numbers: list[int] = []
-        records: list[int] = []
+        shares: list[tuple[int, int]] = []  # (bucket, records)
         for sf in small_files.get(partition, ()):
-            if unassigned <= 0:
-                break
             to_append = min((config.max_file_size - sf.size) // avg_record_size, unassigned)
-            if to_append <= 0:
-                continue
-            if sf.file_id in update_bucket:
-                number = update_bucket[sf.file_id]
-            else:
-                number = len(buckets)
-                update_bucket[sf.file_id] = number
-                buckets.append(Bucket(number, "UPDATE", partition, sf.file_id))
-            numbers.append(number)
-            records.append(to_append)
-            unassigned -= to_append
+            if to_append > 0:
+                number = update_bucket.get(sf.file_id)
+                shares.append((add_update_bucket(partition, sf.file_id) if number is None else number, to_append))
+                unassigned -= to_append
+                if unassigned <= 0:
+                    break
         if unassigned > 0:
-            per_bucket = (config.max_file_size // avg_record_size if config.auto_split_inserts
-                          else config.insert_split_size)
-            per_bucket = max(per_bucket, 1)
+            per_bucket = records_per_insert_bucket(config, avg_record_size)
             count = math.ceil(unassigned / per_bucket)
             for b in range(count):
-                number = len(buckets)
-                buckets.append(Bucket(number, "INSERT", partition, new_file_id()))
-                numbers.append(number)
-                records.append(per_bucket if b < count - 1 else unassigned - (count - 1) * per_bucket)
-        insert_buckets[partition] = tuple(InsertBucket(n, r / stat.inserts) for n, r in zip(numbers, records,
-                                                                                           strict=True))
-        for n, r in zip(numbers, records, strict=True):
-            expected[n] = expected.get(n, 0) + r
+                buckets.append(Bucket(len(buckets), "INSERT", partition, new_file_id()))
+                last = unassigned - (count - 1) * per_bucket
+                shares.append((len(buckets) - 1, per_bucket if b < count - 1 else last))
+        cumulative = 0.0
+        out = []
+        for number, records in shares:
+            weight = float(records) / stat.inserts
+            cumulative += weight
+            out.append(InsertBucket(number, weight, cumulative))
+            expected[number] = expected.get(number, 0) + records
+        insert_buckets[partition] = tuple(out)
     inserts = {p: s.inserts for p, s in profile.partitions.items()}
     return BucketAssignment(tuple(buckets), update_bucket, insert_buckets, inserts, expected)
 # --8<-- [end:assign]
@@ -218,29 +320,37 @@ def assign_buckets(profile: WorkloadProfile, small_files: Mapping[str, Sequence[
 
 # --8<-- [start:route]
 def key_hash(record_key: str) -> int:
-    """``NumericUtils.getMessageDigestHash("MD5", key)``: the first 8 bytes of the MD5 digest of the
-    key's UTF-8 bytes, read as a little-endian signed long (``padToLong``)."""
+    """``NumericUtils.getMessageDigestHash("MD5", key)``: the MD5 digest of the key's UTF-8 bytes;
+    its first 8 bytes read as a little-endian long (``padToLong``: byte i is bits 8i..8i+7),
+    signed (two's complement)."""
     return int.from_bytes(hashlib.md5(record_key.encode("utf-8")).digest()[:8], "little", signed=True)
 
 
 def route_insert(record_key: str, partition: str, assignment: BucketAssignment) -> int:
-    """The bucket of an insert: ``floorMod(hash, total inserts) / total inserts`` against the
-    partition's cumulative bucket weights (Java ``binarySearch``: an exact hit, else the insertion point)."""
-    targets = assignment.insert_buckets[partition]
+    """The bucket of an insert (``getPartition``): ``r = floorMod(hash, total) / total`` with
+    ``total = max(1, the partition's inserts)``; Java ``binarySearch`` of ``r`` in the cumulative
+    weights: an exact hit is that bucket, else the first bucket whose cumulative weight is above
+    ``r``, else (rounding left the last sum below ``r``) the first bucket."""
+    targets = assignment.insert_buckets.get(partition)
+    if not targets:
+        raise InvalidRecord(f"partition {partition!r} has no insert bucket",
+                            hint="count the insert in the workload profile before assigning buckets")
     total = max(1, assignment.inserts.get(partition, 0))
     r = (key_hash(record_key) % total) / total
-    cumulative: list[float] = []
-    acc = 0.0
-    for t in targets:
-        acc += t.weight
-        cumulative.append(acc)
-    index = bisect.bisect_left(cumulative, r)
-    return targets[min(index, len(targets) - 1)].bucket
+    index = bisect.bisect_left([t.cumulative_weight for t in targets], r)
+    return targets[index].bucket if index < len(targets) else targets[0].bucket
+
+
+def route_update(file_id: str, assignment: BucketAssignment) -> int:
+    """The bucket of an update: its file group's UPDATE bucket."""
+    if file_id not in assignment.update_bucket:
+        raise InvalidRecord(f"file group {file_id!r} has no update bucket",
+                            hint="count the update in the workload profile before assigning buckets")
+    return assignment.update_bucket[file_id]
 
 
 def route(record_key: str, partition: str, file_id: str | None, assignment: BucketAssignment) -> int:
     """An update goes to its file group's bucket; an insert is routed by its key's hash."""
-    if file_id is not None:
-        return assignment.update_bucket[file_id]
-    return route_insert(record_key, partition, assignment)
+    return route_update(file_id, assignment) if file_id is not None else route_insert(record_key, partition,
+                                                                                      assignment)
 # --8<-- [end:route]

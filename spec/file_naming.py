@@ -23,7 +23,7 @@ from spec.timeline import validate_instant_time
 ROLLBACK_WRITE_TOKEN = "1-0-1"
 """Write token of files written outside a task (rollback command-block log files)."""
 
-_TOKEN_RE = re.compile(r"(\d+)-(\d+)-(\d+)")
+_TOKEN_RE = re.compile(r"(\d+)-(\d+)-(\d+)", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def make_file_id(prefix: str, n: int) -> str:
 
 # --8<-- [start:base_file]
 BASE_FILE_EXTENSIONS = (".parquet", ".orc", ".hfile")
-_BASE_RE = re.compile(r"^([A-Za-z0-9-]+)_(\d+-\d+-\d+)_(\d+)(\.[A-Za-z0-9]+)$")
+_BASE_RE = re.compile(r"([A-Za-z0-9-]+)_(\d+-\d+-\d+)_(\d+)(\.[A-Za-z0-9]+)", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class BaseFileName:
 def parse_base_file_name(name: str) -> BaseFileName:
     """The parts of a base file name; the instant must be a timeline time (14, 17 or, in the
     metadata table, 20 digits). Any extension parses, as in Hudi's ``BASE_FILE_PATTERN``."""
-    m = _BASE_RE.match(name)
+    m = _BASE_RE.fullmatch(name)
     if not m:
         raise InvalidName(
             f"{name!r} is not a base file name",
@@ -113,7 +113,7 @@ def is_base_file_name(name: str) -> bool:
 
 
 # --8<-- [start:log_file]
-LOG_FILE_PATTERN = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?")
+LOG_FILE_PATTERN = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?", re.ASCII)
 """Hudi's ``LOG_FILE_PATTERN`` (0.14 to 1.x); groups: 1 file id, 2 instant, 3 extension,
 4 version, 6 write token, 10 suffix (``.cdc``/``-cdc``). Matched against the whole name."""
 

@@ -11,6 +11,7 @@ except ``:`` in ``hoodie.table.create.schema``, which both readers accept as ``\
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from spec.errors import ChecksumMismatch, InvalidConfig, InvalidTable, UnsupportedTableVersion
-from spec.timeline import LAYOUT_V1, LAYOUT_V2, layout_for_table_version
+from spec.timeline import LAYOUT_V1, LAYOUT_V2, layout_for_table_version, validate_instant_time
 
 if TYPE_CHECKING:
     from spec.storage import Storage
@@ -100,62 +101,85 @@ KEYS_BY_NAME: Mapping[str, ConfigKey] = {k.key: k for k in TABLE_CONFIG_KEYS}
 
 
 # --8<-- [start:properties]
+_WS = " \t\f"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
 def _unescape(text: str) -> str:
+    """Java's ``loadConvert``: ``\\uXXXX``, ``\\t \\n \\r \\f``, and ``\\x`` → ``x`` for any other x."""
     out: list[str] = []
     i = 0
     while i < len(text):
         c = text[i]
-        if c == "\\" and i + 1 < len(text):
-            n = text[i + 1]
-            if n == "u" and i + 5 < len(text):
-                out.append(chr(int(text[i + 2:i + 6], 16)))
-                i += 6
-                continue
-            out.append({"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(n, n))
-            i += 2
+        if c != "\\" or i + 1 == len(text):
+            out.append(c)
+            i += 1
             continue
-        out.append(c)
-        i += 1
+        n = text[i + 1]
+        if n == "u":
+            digits = text[i + 2:i + 6]
+            if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                raise InvalidConfig(f"malformed \\u escape {text[i:i + 6]!r} in properties",
+                                    hint="a \\u escape needs four hex digits")
+            out.append(chr(int(digits, 16)))
+            i += 6
+            continue
+        out.append(_ESCAPES.get(n, n))
+        i += 2
     return "".join(out)
 
 
-def parse_properties(data: bytes) -> dict[str, str]:
-    """Java ``Properties.load``: ``#``/``!`` comments, ``key=value`` or ``key:value``, backslash escapes,
-    continuation lines ending in an odd number of backslashes."""
-    text = data.decode("latin-1" if b"\\u" in data else "utf-8")
+def _logical_lines(text: str) -> list[str]:
+    """Natural lines joined where one ends in an odd number of backslashes; comments and blanks dropped."""
     logical: list[str] = []
-    buf = ""
-    for raw in text.splitlines():
-        line = raw.lstrip()
-        if not buf and (not line or line[0] in "#!"):
+    buf: str | None = None
+    for raw in _LINE_BREAK.split(text):
+        line = raw.lstrip(_WS)
+        if buf is None and (not line or line[0] in "#!"):
             continue
         trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            buf += line[:-1]
+        joined = (buf or "") + (line[:-1] if trailing % 2 else line)
+        if trailing % 2:
+            buf = joined
             continue
-        logical.append(buf + line)
-        buf = ""
-    if buf:
+        logical.append(joined)
+        buf = None
+    if buf is not None:
         logical.append(buf)
+    return logical
+
+
+def parse_properties(data: bytes) -> dict[str, str]:
+    """Java ``Properties.load`` (ISO-8859-1 text): ``#``/``!`` comment lines, ``key=value``,
+    ``key:value`` or ``key value``, backslash escapes, lines continued by a trailing backslash.
+    A key given twice keeps its last value."""
     props: dict[str, str] = {}
-    for line in logical:
+    for line in _logical_lines(data.decode("latin-1")):
         i = 0
-        while i < len(line) and line[i] not in "=: \t":
+        while i < len(line) and line[i] not in "=:" + _WS:
             i += 2 if line[i] == "\\" else 1
         key = line[:i]
-        rest = line[i:].lstrip(" \t")
+        rest = line[i:].lstrip(_WS)
         if rest[:1] in ("=", ":"):
-            rest = rest[1:].lstrip(" \t")
+            rest = rest[1:].lstrip(_WS)
         props[_unescape(key)] = _unescape(rest)
     return props
+
+
+def _writable(key: str, value: str) -> bool:
+    """Whether Java and hudi-rs (split at the first ``=``, trim, no unescaping) read ``key=value`` alike."""
+    return (key.isascii() and value.isascii() and key.isprintable() and value.isprintable() and bool(key)
+            and not any(c in key for c in "=: \t\f#!\\") and "\\" not in value and value == value.strip())
 
 
 def format_properties(props: Mapping[str, str], saved_at: datetime | None = None) -> bytes:
     """Properties text as Hudi writes it (two comment lines, then sorted ``key=value`` lines).
 
-    Values are written as they are (hudi-rs does not unescape); only ``:`` in
-    ``hoodie.table.create.schema`` is escaped as ``\\:``, which every reader accepts. Values
-    may not contain line breaks or backslashes.
+    Values are written as they are, because hudi-rs does not unescape; only ``:`` in
+    ``hoodie.table.create.schema`` is escaped as ``\\:``, which every reader accepts. A key or
+    value that cannot be written so that both read it back (non-ASCII, control characters,
+    backslashes, surrounding blanks) raises InvalidConfig.
     """
     when = (saved_at or datetime.now(UTC)).astimezone(UTC)
     lines = [
@@ -164,13 +188,14 @@ def format_properties(props: Mapping[str, str], saved_at: datetime | None = None
     ]
     for key in sorted(props):
         value = props[key]
-        if any(c in value for c in "\n\r\\") or any(c in key for c in "=: \t\n\\#!"):
-            raise InvalidConfig(f"table config {key!r} has a value or key that cannot be written unescaped",
-                                hint="use plain ASCII without line breaks or backslashes")
+        if not _writable(key, value):
+            raise InvalidConfig(f"table config {key!r}={value!r} cannot be written unescaped",
+                                hint="keys and values must be printable ASCII without backslashes or "
+                                     "surrounding blanks (hudi-rs reads them verbatim)")
         if key == "hoodie.table.create.schema":
             value = value.replace(":", "\\:")
         lines.append(f"{key}={value}")
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return ("\n".join(lines) + "\n").encode("ascii")
 # --8<-- [end:properties]
 
 
@@ -469,6 +494,11 @@ class PartitionMetadata:
     commit_time: str
     depth: int
 
+    def __post_init__(self) -> None:
+        validate_instant_time(self.commit_time, metadata_suffix=True)
+        if self.depth < 0:
+            raise InvalidTable(f"partition depth {self.depth} is negative", hint="depth counts path segments")
+
     def format(self, saved_at: datetime | None = None) -> bytes:
         when = (saved_at or datetime.now(UTC)).astimezone(UTC)
         stamp = f"{when.strftime('%a %b %d %H:%M:%S')} UTC {when.year}"
@@ -476,10 +506,11 @@ class PartitionMetadata:
 
 
 def parse_partition_metadata(data: bytes) -> PartitionMetadata:
+    """Read ``.hoodie_partition_metadata`` (Java properties with ``commitTime`` and ``partitionDepth``)."""
     props = parse_properties(data)
-    try:
-        return PartitionMetadata(props["commitTime"], int(props["partitionDepth"]))
-    except (KeyError, ValueError) as err:
-        raise InvalidTable("partition metadata lacks commitTime or partitionDepth",
-                           hint="rewrite .hoodie_partition_metadata with both keys") from err
+    depth = props.get("partitionDepth", "")
+    if "commitTime" not in props or not (depth.isascii() and depth.isdigit()):
+        raise InvalidTable("partition metadata lacks commitTime or a numeric partitionDepth",
+                           hint="rewrite .hoodie_partition_metadata with both keys")
+    return PartitionMetadata(props["commitTime"], int(depth))
 # --8<-- [end:partition_metadata]

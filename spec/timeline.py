@@ -40,8 +40,8 @@ METADATA_BOOTSTRAP_INSTANT_TIME = "00000000000001"
 FULL_BOOTSTRAP_INSTANT_TIME = "00000000000002"
 INVALID_INSTANT_TIME = "0"
 
-_INSTANT_TIME_RE = re.compile(r"\d{14}(\d{3})?")
-_TIMELINE_TIME_RE = re.compile(r"\d{14}(\d{3}){0,2}")
+_INSTANT_TIME_RE = re.compile(r"\d{14}(\d{3})?", re.ASCII)
+_TIMELINE_TIME_RE = re.compile(r"\d{14}(\d{3}){0,2}", re.ASCII)
 
 
 def validate_instant_time(t: str, metadata_suffix: bool = False) -> str:
@@ -322,9 +322,10 @@ def timeline_dir(layout: int) -> str:
 
 
 # --8<-- [start:file_names]
-# layout 1: T.action[.state]; layout 2: T[_C].action[.state]  (Hudi's parsing regexes)
-_NAME_V1 = re.compile(r"^(\d+)(\.\w+)(\.\D+)?$")
-_NAME_V2 = re.compile(r"^(\d+(?:_\d+)?)(\.\w+)(\.\D+)?$")
+# layout 1: T.action[.state]; layout 2: T[_C].action[.state]  (Hudi's parsing regexes, ASCII classes as in
+# Java, matched against the whole name)
+_NAME_V1 = re.compile(r"(\d+)(\.\w+)(\.\D+)?", re.ASCII)
+_NAME_V2 = re.compile(r"(\d+(?:_\d+)?)(\.\w+)(\.\D+)?", re.ASCII)
 _STATE_SUFFIX = {".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
 _ACTIONS = frozenset(a.value for a in Action)
 
@@ -357,7 +358,7 @@ def parse_instant_file_name(name: str, layout: int) -> Instant:
     In layout 2 a completed file without ``_C`` is a legacy file: its completion time is
     unknown here (Hudi takes the file's modification time) and ``completed`` is None.
     """
-    m = (_NAME_V2 if layout == LAYOUT_V2 else _NAME_V1).match(name)
+    m = (_NAME_V2 if layout == LAYOUT_V2 else _NAME_V1).fullmatch(name)
     if not m:
         raise InvalidName(
             f"{name!r} is not an instant file name (layout {layout})",

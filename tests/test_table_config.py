@@ -31,6 +31,49 @@ def test_properties_round_trip(props: dict[str, str]) -> None:
     assert parse_properties(format_properties(props)) == props
 
 
+def _hudi_rs_reading(data: bytes) -> dict[str, str]:
+    """hudi-rs ``parse_data_for_options``: trim each line, skip blanks and '#', split at the first '=',
+    trim both sides; then ``\\:`` becomes ':' in hoodie.table.create.schema (its schema resolver)."""
+    out = {}
+    for line in data.decode("utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition("=")
+        out[key.strip()] = value.strip()
+    if "hoodie.table.create.schema" in out:
+        out["hoodie.table.create.schema"] = out["hoodie.table.create.schema"].replace("\\:", ":")
+    return out
+
+
+@given(st.dictionaries(safe_text, safe_values, max_size=8), st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters="\\"), max_size=40).map(str.strip))
+def test_written_properties_read_alike_in_java_and_hudi_rs(props: dict[str, str], schema: str) -> None:
+    props = {**props, "hoodie.table.create.schema": schema}
+    data = format_properties(props)
+    assert parse_properties(data) == props == _hudi_rs_reading(data)
+
+
+@given(safe_text, st.sampled_from([" lead", "trail ", "back\\slash", "new\nline", "tab\tin", "caf\u00e9", "\x7f"]))
+def test_unwritable_values_raise(key: str, value: str) -> None:
+    with pytest.raises(InvalidConfig):
+        format_properties({key: value})
+
+
+@pytest.mark.parametrize("key", ["", "a=b", "a:b", "a b", "#a", "!a", "k\u00e9"])
+def test_unwritable_keys_raise(key: str) -> None:
+    with pytest.raises(InvalidConfig):
+        format_properties({key: "v"})
+
+
+def test_last_duplicate_wins_and_bad_unicode_escape_is_typed() -> None:
+    assert parse_properties(b"a=1\na=2\n") == {"a": "2"}
+    assert parse_properties(b"a=\xe9\n") == {"a": "\u00e9"}  # ISO-8859-1, as Properties.load(InputStream)
+    assert parse_properties(b"\f  # comment after blanks\n  k\tv\n") == {"k": "v"}
+    with pytest.raises(InvalidConfig):
+        parse_properties(b"a=\\u12G4\n")
+
+
 def test_java_escapes_and_continuations() -> None:
     data = b"#c\n! also comment\na\\:b=x\\:y\\=z\nkey2 : v2\nlong=one\\\n    two\nuni=\\u0041\n"
     assert parse_properties(data) == {"a:b": "x:y=z", "key2": "v2", "long": "onetwo", "uni": "A"}
@@ -89,7 +132,7 @@ def test_load_missing_table(tmp_path: object) -> None:
         TableConfig.load(str(tmp_path))
 
 
-@given(st.from_regex(r"\d{17}", fullmatch=True), st.integers(0, 6))
+@given(st.from_regex(r"[0-9]{17}", fullmatch=True), st.integers(0, 6))
 def test_partition_metadata_round_trip(commit: str, depth: int) -> None:
     md = PartitionMetadata(commit, depth)
     assert parse_partition_metadata(md.format(datetime(2025, 1, 1, tzinfo=UTC))) == md

@@ -1,16 +1,27 @@
 """Log scanning: which blocks of a file slice's log files a reader applies, and in what order.
 
 The blocks of all log files of a slice are read in the log files' order (instant, version,
-write token). Then (Hudi's ``AbstractHoodieLogRecordReader`` / ``HoodieMergedLogRecordScanner``):
+write token). Then (Hudi's ``AbstractHoodieLogRecordReader`` / ``BaseHoodieLogRecordReader``):
 
-1. a block whose INSTANT_TIME is after the query instant is not applied (skipped; some older
-   Hudi readers stop reading at it, which is why writers keep blocks in instant order);
-2. a data or delete block whose instant did not complete (and does not predate the active
-   timeline) is skipped — it was written by a failed or still running write;
-3. a corrupt region is queued and ignored;
-4. a rollback command block removes every queued block of its target instant, and every
-   queued corrupt block;
-5. the queued blocks are applied oldest first.
+1. a data or delete block whose INSTANT_TIME is after the query instant is not applied (0.x also
+   skips command blocks after it; some older 0.x readers stop reading there, which is why writers
+   keep blocks in instant order);
+2. v6 only: a data or delete block whose instant did not complete (and does not predate the
+   active timeline) is skipped — it was written by a failed or still running write. v8 does not
+   check: its log files are named by their deltacommit and files of incomplete instants are not
+   in the file slice (``spec.file_system_view``);
+3. a corrupt region is ignored (0.x queues it so that a rollback block can remove it; either way
+   it is never applied);
+4. a rollback command block removes every block of its target instant read before it;
+5. log compaction: a block whose header lists COMPACTED_BLOCK_TIMES holds the merged records of
+   those instants and replaces their blocks — it is applied once, where the latest of them was,
+   and the originals are not (compactions of compactions resolve to the last one);
+6. the remaining blocks are applied oldest first (v8 groups the blocks of one instant at the
+   place of its first block).
+
+BLOCK_IDENTIFIER headers (attempt and sequence numbers, written by 0.14.0 to drop blocks of
+retried tasks) are not part of the rule: 0.15.0 stopped writing them and Hudi removed the reader
+side, as the attempt order could not be trusted.
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from spec.log_format import BlockRecord, BlockType, LogBlock, read_blocks
+from spec.log_format import BlockRecord, BlockType, HeaderKey, LogBlock, read_blocks
 from spec.timeline import Timeline
 
 if TYPE_CHECKING:
@@ -28,7 +39,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ScanStats:
-    """What a scan saw: blocks read, applied, skipped as uncommitted or later, rolled back, corrupt."""
+    """What a scan saw: blocks read, applied, skipped as uncommitted or later, rolled back, corrupt,
+    and replaced by log-compacted blocks."""
 
     total_blocks: int = 0
     applied: int = 0
@@ -36,45 +48,79 @@ class ScanStats:
     skipped_later: int = 0
     rolled_back: int = 0
     corrupt: int = 0
+    compacted: int = 0
 
 
 # --8<-- [start:scan]
-def blocks_to_apply(records: Sequence[BlockRecord], timeline: Timeline,
-                    as_of: str | None) -> tuple[list[LogBlock], ScanStats]:
+def blocks_to_apply(records: Sequence[BlockRecord], timeline: Timeline, as_of: str | None,
+                    table_version: int = 6) -> tuple[list[LogBlock], ScanStats]:
     """The blocks of a slice's logs (already in read order) that a reader applies, oldest first."""
-    queue: list[BlockRecord] = []
+    queue: list[LogBlock] = []
     skipped_uncommitted = skipped_later = rolled_back = corrupt = 0
     for rec in records:
-        if rec.block is None:
-            corrupt += 1
-            queue.append(rec)
-            continue
         block = rec.block
+        if block is None:
+            corrupt += 1
+            continue
         instant = block.instant_time or ""
-        if as_of is not None and instant > as_of:
+        is_command = block.block_type == BlockType.COMMAND_BLOCK
+        if as_of is not None and instant > as_of and (table_version < 8 or not is_command):
             skipped_later += 1
             continue
-        if block.block_type == BlockType.COMMAND_BLOCK:
+        if is_command:
             if block.is_rollback:
-                target = block.target_instant_time
-                before = len(queue)
-                queue = [q for q in queue if q.block is not None and q.block.instant_time != target]
-                rolled_back += before - len(queue)
+                kept = [q for q in queue if q.instant_time != block.target_instant_time]
+                rolled_back += len(queue) - len(kept)
+                queue = kept
             continue
-        if not timeline.contains_or_before_start(instant):
+        if table_version < 8 and not timeline.contains_or_before_start(instant):
             skipped_uncommitted += 1
             continue
-        queue.append(rec)
-    applied = [q.block for q in queue if q.block is not None]
-    stats = ScanStats(len(records), len(applied), skipped_uncommitted, skipped_later, rolled_back, corrupt)
+        queue.append(block)
+    applied = _resolve_log_compaction(queue, group_instants=table_version >= 8)
+    stats = ScanStats(len(records), len(applied), skipped_uncommitted, skipped_later, rolled_back, corrupt,
+                      len(queue) - len(applied))
     return applied, stats
+
+
+def compacted_instants(block: LogBlock) -> tuple[str, ...]:
+    """The instants a log-compacted block replaces (its COMPACTED_BLOCK_TIMES header, comma separated)."""
+    value = block.header_value(HeaderKey.COMPACTED_BLOCK_TIMES)
+    return tuple(t for t in value.split(",") if t) if value else ()
+
+
+def _resolve_log_compaction(queue: list[LogBlock], group_instants: bool) -> list[LogBlock]:
+    """Blocks in application order, each compacted block in place of the instants it replaces."""
+    if not group_instants and not any(compacted_instants(b) for b in queue):
+        return queue
+    order: list[str] = []
+    by_instant: dict[str, list[LogBlock]] = {}
+    for b in queue:
+        t = b.instant_time or ""
+        if t not in by_instant:
+            order.append(t)
+        by_instant.setdefault(t, []).append(b)
+    final_of: dict[str, str] = {}  # instant -> the last compacted instant holding its records
+    included: set[str] = set()
+    newest_first: list[str] = []
+    for t in reversed(order):
+        replaced = compacted_instants(by_instant[t][0])
+        if replaced:
+            for original in replaced:
+                final_of[original] = final_of.get(t, t)
+            continue
+        chosen = final_of.get(t, t)
+        if chosen not in included and chosen in by_instant:
+            included.add(chosen)
+            newest_first.append(chosen)
+    return [b for t in reversed(newest_first) for b in by_instant[t]]
 # --8<-- [end:scan]
 
 
-def scan_slice_logs(storage: Storage, log_paths: Sequence[str], timeline: Timeline,
-                    as_of: str | None) -> tuple[list[LogBlock], ScanStats]:
+def scan_slice_logs(storage: Storage, log_paths: Sequence[str], timeline: Timeline, as_of: str | None,
+                    table_version: int = 6) -> tuple[list[LogBlock], ScanStats]:
     """Read the slice's log files (given in read order) and choose the blocks to apply."""
     records: list[BlockRecord] = []
     for path in log_paths:
         records.extend(read_blocks(storage.read(path)))
-    return blocks_to_apply(records, timeline, as_of)
+    return blocks_to_apply(records, timeline, as_of, table_version)

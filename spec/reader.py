@@ -137,7 +137,8 @@ class TableReader:
         only ``columns`` if given (merging reads every column, then projects)."""
         if not with_logs or not sl.log_files:
             return self._read_base(sl, columns)
-        blocks, _ = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline, as_of)
+        blocks, _ = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline,
+                                    as_of or self.latest_instant(), self.config.table_version)
         if not blocks:
             return self._read_base(sl, columns)
         merged = self._merge_slice(sl, blocks)
@@ -177,6 +178,12 @@ class TableReader:
         if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
             return table.column(RECORD_KEY).combine_chunks().cast(pa.string())
         return pa.array([record_key_of(r, self.config) for r in table.to_pylist()], type=pa.string())
+
+    def latest_instant(self) -> str | None:
+        """The instant a query without ``as_of`` reads as of: the latest completed write (by requested time).
+        Log blocks of later instants are not applied."""
+        done = self.timeline.commits_timeline().completed().instants
+        return max((i.requested for i in done), default=None)
 
     # --- queries -----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from spec.log_format import encode_block, read_blocks
 from spec.reader import read_table
 from spec.timeline import Timeline
 from tests.conftest import RealTable
-from tests.hudi_rs import as_multiset
+from tests.hudi_rs import as_multiset, hudi_rs_read
 
 TRIPS_UPDATE = "quickstart_trips_table/mor/avro/v6_trips_8i1u"
 COW_TWO_COMMITS = "sample_table/cow/v6_nonpartitioned"
@@ -61,16 +61,19 @@ def _append_update(path: Path, instant: str, fare: float) -> str:
     return str(record["_hoodie_record_key"])
 
 
-def test_block_of_an_uncommitted_instant_is_invisible(real_tables: list[RealTable],
-                                                      real_table_copy: object) -> None:
+@pytest.mark.parametrize("failed", ["20250331040000000", "20250331030644000"])
+def test_block_of_an_uncommitted_instant_is_invisible(real_tables: list[RealTable], real_table_copy: object,
+                                                      failed: str) -> None:
+    """v6: a block of an instant that did not complete is skipped, whether it is after the latest
+    completed write (20250331030645735) or before it; hudi-rs reads the same."""
     table = _table(real_tables, TRIPS_UPDATE)
     path = real_table_copy(table)  # type: ignore[operator]
     before = as_multiset(read_table(str(path)))
-    failed = "20250331040000000"
     (path / ".hoodie" / f"{failed}.deltacommit.requested").write_bytes(b"")
     (path / ".hoodie" / f"{failed}.deltacommit.inflight").write_bytes(b"")
     _append_update(path, failed, 999.0)
     assert as_multiset(read_table(str(path))) == before
+    assert as_multiset(hudi_rs_read(str(path))) == before
 
 
 def test_the_same_block_counts_once_its_instant_completes(real_tables: list[RealTable],
@@ -84,18 +87,37 @@ def test_the_same_block_counts_once_its_instant_completes(real_tables: list[Real
     assert rows[key]["fare"] == 999.0 and rows[key]["_hoodie_commit_time"] == done
 
 
-def test_rollback_command_block_removes_its_target(real_tables: list[RealTable], real_table_copy: object) -> None:
+@pytest.mark.parametrize("later_write", [True, False])
+def test_rollback_command_block_removes_its_target(real_tables: list[RealTable], real_table_copy: object,
+                                                   later_write: bool) -> None:
+    """A rollback block removes the blocks of its target read before it, here those of a completed
+    instant (isolating the rule from the completion check), when the rollback block is not after the
+    query instant; hudi-rs reads the same.
+
+    Difference (v6, without the later write): 0.x skips every block after the query instant (the
+    latest completed write), a rollback block too, so the target's block is applied; hudi-rs applies
+    every rollback block of the slice. (A real rollback also deletes its target's completed file,
+    after which the completion check skips the block either way.)"""
     table = _table(real_tables, TRIPS_UPDATE)
     path = real_table_copy(table)  # type: ignore[operator]
     before = as_multiset(read_table(str(path)))
-    done, rollback = "20250331040000000", "20250331050000000"
-    _append_update(path, done, 999.0)
-    (path / ".hoodie" / f"{done}.deltacommit").write_bytes(b"")
+    done, rollback, later = "20250331040000000", "20250331050000000", "20250331060000000"
+    metadata = sorted((path / ".hoodie").glob("*.deltacommit"))[-1].read_bytes()  # hudi-rs parses it
+    key = _append_update(path, done, 999.0)
+    (path / ".hoodie" / f"{done}.deltacommit").write_bytes(metadata)
     log = _data_logs(path)[0]
     with log.open("ab") as f:
         f.write(encode_block(rollback_command_block(rollback, done)))
     (path / ".hoodie" / f"{rollback}.rollback").write_bytes(b"")
-    assert as_multiset(read_table(str(path))) == before
+    if later_write:
+        (path / ".hoodie" / f"{later}.deltacommit").write_bytes(metadata)
+    ours = read_table(str(path))
+    theirs = as_multiset(hudi_rs_read(str(path)))
+    assert theirs == before
+    if later_write:
+        assert as_multiset(ours) == before
+    else:
+        assert {r["_hoodie_record_key"]: r["fare"] for r in ours.to_pylist()}[key] == 999.0
 
 
 @pytest.mark.parametrize("name", [COW_TWO_COMMITS, TRIPS_UPDATE, V8_TRIPS])

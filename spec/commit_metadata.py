@@ -1,33 +1,50 @@
-"""Commit metadata: what a completed commit, deltacommit or replacecommit wrote.
+"""Commit metadata: what a commit, deltacommit, replacecommit or compaction wrote.
 
-The completed instant file of a data-writing action holds ``HoodieCommitMetadata``: per
-partition, a list of write stats (one per file written), the operation type, whether it was a
-compaction, and extra metadata (``schema`` = the writer's Avro schema without meta fields).
-A replacecommit adds ``partitionToReplaceFileIds``: the file groups it logically deletes.
+The completed (and inflight) file of a data-writing instant holds ``HoodieCommitMetadata``: per
+partition, one write stat per file written; the operation type; whether it was a compaction;
+and extra metadata, whose ``schema`` entry is the writer's Avro schema without meta fields.
+A replacecommit's completed file is ``HoodieReplaceCommitMetadata``, which adds
+``partitionToReplaceFileIds``: the file groups it logically deletes.
 
 Serialization differs by table version, side by side below:
 
-- v6: JSON as Jackson writes it (2-space indent, ``"key" : value``); unknown fields are
-  ignored on read, an empty file is empty metadata;
-- v8: an Avro object container file with exactly one record, null codec, written with the
-  record full names Hudi's readers resolve (``org.apache.hudi.avro.model.*``); the maps are
-  never null (newer Java readers fail on a null ``partitionToWriteStats``).
+- v6: JSON as Jackson writes Hudi's Java objects (default pretty printer: 2-space indent,
+  ``"key" : value``). A base-file stat is a ``HoodieWriteStat``; a log-file stat is a
+  ``HoodieDeltaWriteStat``, which adds ``logVersion, logOffset, baseFile, logFiles,
+  recordsStats``. Unknown fields are ignored on read; an empty file is empty metadata.
+- v8: an Avro object container with one record (``spec.avro_schemas``); the Avro write stat
+  merges both Java classes and adds ``totalLogFiles, prevBaseFile, totalLogReadTimeMs,
+  numUpdates``. The two maps are never written null (newer Java readers fail on a null
+  ``partitionToWriteStats``).
+
+Java reads v8 Avro by converting it to JSON and binding it to the same Java objects, so a null
+counter reads as 0 (the counters are Java primitives); that is the rule here too.
 """
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from spec.avro_schemas import (
+    AVRO_MAGIC,
+    commit_metadata_schema,
+    read_container,
+    replace_commit_metadata_schema,
+    write_container,
+)
 from spec.errors import MetadataFormatError
 
-AVRO_MAGIC = b"Obj\x01"
+__all__ = [
+    "AVRO_MAGIC", "NULL_COMMIT", "CommitMetadata", "RuntimeStats", "WriteOperationType", "WriteStat",
+    "format_commit_metadata", "parse_commit_metadata", "write_stat",
+]
 
 
+# --8<-- [start:operation_type]
 class WriteOperationType(StrEnum):
     """``WriteOperationType`` names as they appear in ``operationType``."""
 
@@ -49,126 +66,201 @@ class WriteOperationType(StrEnum):
     ALTER_SCHEMA = "ALTER_SCHEMA"
     LOG_COMPACT = "LOG_COMPACT"
     UNKNOWN = "UNKNOWN"
+    BUCKET_RESCALE = "BUCKET_RESCALE"  # newest Hudi only
+
+
+NULL_COMMIT = "null"
+"""``prevCommit`` of a stat that starts a new file group: the string ``"null"``."""
+# --8<-- [end:operation_type]
 
 
 # --8<-- [start:write_stat]
-S, L, INT = "string", "long", "int"
-WRITE_STAT_FIELDS: tuple[tuple[str, Any], ...] = (
-    ("fileId", S), ("path", S), ("prevCommit", S), ("numWrites", L), ("numDeletes", L),
-    ("numUpdateWrites", L), ("totalWriteBytes", L), ("totalWriteErrors", L), ("partitionPath", S),
-    ("totalLogRecords", L), ("totalLogFiles", L), ("totalUpdatedRecordsCompacted", L), ("numInserts", L),
-    ("totalLogBlocks", L), ("totalCorruptLogBlock", L), ("totalRollbackBlocks", L), ("fileSizeInBytes", L),
-    ("logVersion", INT), ("logOffset", L), ("baseFile", S), ("logFiles", {"type": "array", "items": S}),
-    ("cdcStats", {"type": "map", "values": L}), ("prevBaseFile", S), ("minEventTime", L), ("maxEventTime", L),
-    ("runtimeStats", "HoodieRuntimeStats"), ("totalLogFilesCompacted", L), ("totalLogReadTimeMs", L),
-    ("totalLogSizeCompacted", L), ("tempPath", S), ("numUpdates", L),
-)
-"""HoodieWriteStat fields in Hudi's order (all nullable, default null) — Appendix A of the format reference."""
+@dataclass(frozen=True)
+class RuntimeStats:
+    """``runtimeStats``: milliseconds spent scanning logs, merging and creating files."""
 
-V6_BASE_STAT_FIELDS = (
+    total_scan_time: int = 0
+    total_upsert_time: int = 0
+    total_create_time: int = 0
+
+
+@dataclass(frozen=True)
+class WriteStat:
+    """One file an instant wrote (``HoodieWriteStat``, ``HoodieDeltaWriteStat`` for log files).
+
+    Attributes are Hudi's field names in snake_case (``STAT_FIELDS`` maps them). Counters are
+    Java primitives: never null, 0 by default. A stat is a delta (log) stat when ``log_version``
+    is set. ``num_updates_v8`` is the v8-only Avro field ``numUpdates`` (``num_updates`` is the
+    long-standing alias of ``num_update_writes``).
+    """
+
+    file_id: str | None = None
+    path: str | None = None
+    prev_commit: str | None = None
+    num_writes: int = 0
+    num_deletes: int = 0
+    num_update_writes: int = 0
+    num_inserts: int = 0
+    total_write_bytes: int = 0
+    total_write_errors: int = 0
+    partition_path: str | None = None
+    total_log_records: int = 0
+    total_log_files_compacted: int = 0
+    total_log_size_compacted: int = 0
+    total_updated_records_compacted: int = 0
+    total_log_blocks: int = 0
+    total_corrupt_log_block: int = 0
+    total_rollback_blocks: int = 0
+    file_size_in_bytes: int = 0
+    min_event_time: int | None = None
+    max_event_time: int | None = None
+    runtime_stats: RuntimeStats | None = None
+    temp_path: str | None = None
+    cdc_stats: Mapping[str, int] | None = None
+    # HoodieDeltaWriteStat (log files)
+    log_version: int | None = None
+    log_offset: int | None = None
+    base_file: str | None = None
+    log_files: tuple[str, ...] | None = None
+    records_stats: Mapping[str, Any] | None = None  # v6 JSON only: Option<column ranges>
+    # v8 Avro only
+    total_log_files: int | None = None
+    prev_base_file: str | None = None
+    total_log_read_time_ms: int = 0
+    num_updates_v8: int = 0
+
+    @property
+    def is_delta(self) -> bool:
+        """True for a log-file stat (``HoodieDeltaWriteStat``)."""
+        return self.log_version is not None
+
+    @property
+    def is_log(self) -> bool:
+        return self.is_delta
+
+    @property
+    def num_updates(self) -> int:
+        """Records updated (``numUpdateWrites``)."""
+        return self.num_update_writes
+
+    @property
+    def file_size(self) -> int:
+        return self.file_size_in_bytes
+
+    def get(self, hudi_name: str, default: Any = None) -> Any:
+        """A field by Hudi's camelCase name (``default`` when null)."""
+        attr = _ATTR_BY_NAME.get(hudi_name)
+        value = getattr(self, attr) if attr else None
+        return default if value is None else value
+
+
+STAT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("file_id", "fileId"), ("path", "path"), ("prev_commit", "prevCommit"), ("num_writes", "numWrites"),
+    ("num_deletes", "numDeletes"), ("num_update_writes", "numUpdateWrites"), ("num_inserts", "numInserts"),
+    ("total_write_bytes", "totalWriteBytes"), ("total_write_errors", "totalWriteErrors"),
+    ("partition_path", "partitionPath"), ("total_log_records", "totalLogRecords"),
+    ("total_log_files_compacted", "totalLogFilesCompacted"), ("total_log_size_compacted", "totalLogSizeCompacted"),
+    ("total_updated_records_compacted", "totalUpdatedRecordsCompacted"), ("total_log_blocks", "totalLogBlocks"),
+    ("total_corrupt_log_block", "totalCorruptLogBlock"), ("total_rollback_blocks", "totalRollbackBlocks"),
+    ("file_size_in_bytes", "fileSizeInBytes"), ("min_event_time", "minEventTime"),
+    ("max_event_time", "maxEventTime"), ("runtime_stats", "runtimeStats"), ("temp_path", "tempPath"),
+    ("cdc_stats", "cdcStats"), ("log_version", "logVersion"), ("log_offset", "logOffset"),
+    ("base_file", "baseFile"), ("log_files", "logFiles"), ("records_stats", "recordsStats"),
+    ("total_log_files", "totalLogFiles"), ("prev_base_file", "prevBaseFile"),
+    ("total_log_read_time_ms", "totalLogReadTimeMs"), ("num_updates_v8", "numUpdates"),
+)
+"""WriteStat attribute → Hudi field name."""
+
+V6_BASE_STAT_FIELDS: tuple[str, ...] = (
     "fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",
     "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords", "totalLogFilesCompacted",
     "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks", "totalCorruptLogBlock",
     "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime", "runtimeStats",
 )
-"""The fields Jackson writes for a v6 ``HoodieWriteStat`` (base file), in its order."""
-V6_DELTA_STAT_EXTRA = ("logVersion", "logOffset", "baseFile", "logFiles", "recordsStats")
-"""``HoodieDeltaWriteStat`` adds these (log files of a deltacommit)."""
+"""What Jackson writes for a v6 ``HoodieWriteStat``, in its order (nulls included)."""
+V6_DELTA_STAT_EXTRA: tuple[str, ...] = ("logVersion", "logOffset", "baseFile", "logFiles", "recordsStats")
+"""``HoodieDeltaWriteStat`` adds these after the base fields."""
+V6_RUNTIME_ORDER = ("totalScanTime", "totalUpsertTime", "totalCreateTime")
+AVRO_RUNTIME_ORDER = ("totalScanTime", "totalCreateTime", "totalUpsertTime")
+# --8<-- [end:write_stat]
 
-NULL_COMMIT = "null"
-"""``prevCommit`` of a new file group: the string ``"null"``."""
+_ATTR_BY_NAME = {name: attr for attr, name in STAT_FIELDS}
+_COUNTERS = frozenset(f.name for f in fields(WriteStat) if f.default == 0 and f.type == "int")
+_RUNTIME_ATTRS = {"totalScanTime": "total_scan_time", "totalUpsertTime": "total_upsert_time",
+                  "totalCreateTime": "total_create_time"}
 
 
-@dataclass(frozen=True)
-class WriteStat:
-    """One file written by an instant. ``values`` holds every field by Hudi's camelCase name."""
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MetadataFormatError(f"write stat field {what} is {value!r}, not an integer")
+    return value
 
-    values: Mapping[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        # a null field and an absent one mean the same: keep only the fields that have values
-        object.__setattr__(self, "values", {k: v for k, v in self.values.items() if v is not None})
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = self.values.get(name)
-        return default if value is None else value
-
-    @property
-    def file_id(self) -> str:
-        return str(self.get("fileId", ""))
-
-    @property
-    def path(self) -> str:
-        return str(self.get("path", ""))
-
-    @property
-    def partition_path(self) -> str:
-        return str(self.get("partitionPath", ""))
-
-    @property
-    def prev_commit(self) -> str:
-        return str(self.get("prevCommit", NULL_COMMIT))
-
-    @property
-    def num_writes(self) -> int:
-        return int(self.get("numWrites", 0))
-
-    @property
-    def num_inserts(self) -> int:
-        return int(self.get("numInserts", 0))
-
-    @property
-    def num_updates(self) -> int:
-        return int(self.get("numUpdateWrites", 0))
-
-    @property
-    def num_deletes(self) -> int:
-        return int(self.get("numDeletes", 0))
-
-    @property
-    def total_write_bytes(self) -> int:
-        return int(self.get("totalWriteBytes", 0))
-
-    @property
-    def file_size(self) -> int:
-        return int(self.get("fileSizeInBytes", 0))
-
-    @property
-    def is_log(self) -> bool:
-        """True for the stat of a log file (a deltacommit's append)."""
-        return self.path.rsplit("/", 1)[-1].startswith(".")
-
-    @property
-    def log_files(self) -> tuple[str, ...]:
-        return tuple(self.get("logFiles", ()))
+def _stat_from_mapping(obj: Mapping[str, Any]) -> WriteStat:
+    """A write stat from its Hudi field names (JSON object or Avro record); unknown names are ignored."""
+    if not isinstance(obj, Mapping):
+        raise MetadataFormatError(f"a write stat must be an object, got {type(obj).__name__}")
+    values: dict[str, Any] = {}
+    for attr, name in STAT_FIELDS:
+        v = obj.get(name)
+        if attr in _COUNTERS:
+            values[attr] = 0 if v is None else _int(v, name)
+        elif v is None:
+            values[attr] = None
+        elif attr == "runtime_stats":
+            if not isinstance(v, Mapping):
+                raise MetadataFormatError(f"runtimeStats is {v!r}, not an object")
+            values[attr] = RuntimeStats(**{a: 0 if v.get(n) is None else _int(v.get(n), n)
+                                           for n, a in _RUNTIME_ATTRS.items()})
+        elif attr == "log_files":
+            values[attr] = tuple(str(x) for x in v)
+        elif attr == "cdc_stats":
+            values[attr] = {str(k): _int(x, "cdcStats") for k, x in v.items()}
+        elif attr == "records_stats":
+            values[attr] = None if v == {"val": None} else dict(v)
+        elif attr in ("min_event_time", "max_event_time", "log_version", "log_offset", "total_log_files"):
+            values[attr] = _int(v, name)
+        else:
+            values[attr] = str(v)
+    return WriteStat(**values)
 
 
 def write_stat(**values: Any) -> WriteStat:
-    """A write stat from camelCase keyword values; counters default to 0 as Hudi writes them."""
-    base = {"prevCommit": NULL_COMMIT, "numWrites": 0, "numDeletes": 0, "numUpdateWrites": 0, "numInserts": 0,
-            "totalWriteBytes": 0, "totalWriteErrors": 0, "totalLogRecords": 0, "totalLogFilesCompacted": 0,
-            "totalLogSizeCompacted": 0, "totalUpdatedRecordsCompacted": 0, "totalLogBlocks": 0,
-            "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0, "fileSizeInBytes": 0,
-            "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0}}
-    return WriteStat({**base, **values})
-# --8<-- [end:write_stat]
+    """A write stat from Hudi's camelCase names, as a writer fills one: ``prevCommit`` "null" and
+    zero runtime stats unless given."""
+    unknown = sorted(set(values) - set(_ATTR_BY_NAME))
+    if unknown:
+        raise MetadataFormatError(f"unknown write stat field(s): {', '.join(unknown)}",
+                                  hint="use Hudi's camelCase names, e.g. numWrites")
+    base: dict[str, Any] = {"prevCommit": NULL_COMMIT,
+                            "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0}}
+    return _stat_from_mapping({**base, **values})
 
 
+# --8<-- [start:commit_metadata]
 @dataclass(frozen=True)
 class CommitMetadata:
-    """HoodieCommitMetadata, or HoodieReplaceCommitMetadata when ``partition_to_replace_file_ids`` is set."""
+    """HoodieCommitMetadata; HoodieReplaceCommitMetadata when ``partition_to_replace_file_ids`` is set.
+
+    An empty file reads as ``CommitMetadata()``: no stats, not compacted, operation UNKNOWN
+    (the defaults of Hudi's Java object).
+    """
 
     partition_to_write_stats: Mapping[str, tuple[WriteStat, ...]] = field(default_factory=dict)
     compacted: bool = False
     extra_metadata: Mapping[str, str] = field(default_factory=dict)
-    operation_type: str | None = None
+    operation_type: str | None = WriteOperationType.UNKNOWN.value
     partition_to_replace_file_ids: Mapping[str, tuple[str, ...]] | None = None
+    version: int | None = None  # Avro only; Java writes null
 
     @property
     def schema(self) -> str | None:
-        """The writer's Avro schema (without meta fields), if the commit recorded one."""
-        value = self.extra_metadata.get("schema")
-        return value or None
+        """The writer's Avro schema (``extraMetadata["schema"]``, without meta fields), if recorded."""
+        return self.extra_metadata.get("schema") or None
+
+    @property
+    def is_replace(self) -> bool:
+        return self.partition_to_replace_file_ids is not None
 
     def all_write_stats(self) -> Iterator[WriteStat]:
         for stats in self.partition_to_write_stats.values():
@@ -176,32 +268,44 @@ class CommitMetadata:
 
     def file_ids_written(self) -> set[tuple[str, str]]:
         """(partition path, file id) of every file group this instant wrote to."""
-        return {(s.partition_path, s.file_id) for s in self.all_write_stats()}
+        return {(p, s.file_id) for p, stats in self.partition_to_write_stats.items() for s in stats
+                if s.file_id}
 
     def replaced_file_ids(self) -> set[tuple[str, str]]:
         """(partition path, file id) of every file group this replacecommit replaced."""
         return {(p, f) for p, ids in (self.partition_to_replace_file_ids or {}).items() for f in ids}
-
-    @property
-    def is_replace(self) -> bool:
-        return self.partition_to_replace_file_ids is not None
+# --8<-- [end:commit_metadata]
 
 
-# --- parsing ---------------------------------------------------------------------------------
+# --- parsing ---------------------------------------------------------------------------------------
 
 
-def _from_mapping(obj: Mapping[str, Any]) -> CommitMetadata:
+def _string_map(obj: Any, what: str) -> dict[str, str]:
+    if obj is None:
+        return {}
+    if not isinstance(obj, Mapping):
+        raise MetadataFormatError(f"{what} must be a map of strings, got {type(obj).__name__}")
+    return {str(k): "" if v is None else str(v) for k, v in obj.items()}
+
+
+def commit_metadata_from_mapping(obj: Mapping[str, Any]) -> CommitMetadata:
+    """Commit metadata from its Hudi field names (a JSON object or a decoded Avro record)."""
     stats_obj = obj.get("partitionToWriteStats") or {}
-    stats = {str(p): tuple(WriteStat({k: v for k, v in s.items()}) for s in (lst or [])) for p, lst in
-             stats_obj.items() if p is not None}
+    if not isinstance(stats_obj, Mapping):
+        raise MetadataFormatError("partitionToWriteStats must be a map of partition → write stats")
+    stats = {str(p): tuple(_stat_from_mapping(s) for s in (lst or []))
+             for p, lst in stats_obj.items() if p is not None}
     replace = obj.get("partitionToReplaceFileIds")
+    op = obj.get("operationType")
+    version = obj.get("version")
     return CommitMetadata(
         partition_to_write_stats=stats,
         compacted=bool(obj.get("compacted") or False),
-        extra_metadata={str(k): str(v) for k, v in (obj.get("extraMetadata") or {}).items()},
-        operation_type=obj.get("operationType"),
-        partition_to_replace_file_ids=None if replace is None else {str(p): tuple(v or ()) for p, v in
-                                                                    replace.items()},
+        extra_metadata=_string_map(obj.get("extraMetadata"), "extraMetadata"),
+        operation_type=None if op is None else str(op),
+        partition_to_replace_file_ids=None if replace is None else {
+            str(p): tuple(str(f) for f in (ids or ())) for p, ids in replace.items()},
+        version=None if version is None else _int(version, "version"),
     )
 
 
@@ -211,15 +315,7 @@ def parse_commit_metadata(data: bytes) -> CommitMetadata:
     if not data.strip():
         return CommitMetadata()
     if data.startswith(AVRO_MAGIC):
-        import fastavro
-
-        try:
-            records = list(fastavro.reader(io.BytesIO(data)))
-        except Exception as err:
-            raise MetadataFormatError(f"commit metadata is not a readable Avro container: {err}") from err
-        if len(records) != 1 or not isinstance(records[0], dict):
-            raise MetadataFormatError(f"commit metadata container holds {len(records)} records, not 1")
-        return _from_mapping(records[0])
+        return commit_metadata_from_mapping(read_container(data).record)
     try:
         obj = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -227,135 +323,100 @@ def parse_commit_metadata(data: bytes) -> CommitMetadata:
                                   hint="the instant file is damaged; roll the instant back") from err
     if not isinstance(obj, dict):
         raise MetadataFormatError("commit metadata JSON is not an object")
-    return _from_mapping(obj)
+    return commit_metadata_from_mapping(obj)
 # --8<-- [end:parse]
 
 
-# --- v6: JSON ---------------------------------------------------------------------------------
+# --- v6: JSON ----------------------------------------------------------------------------------------
 
-
-def _jackson(value: Any, indent: int) -> str:
-    """Jackson's default pretty printer: 2-space indent, ``"key" : value``, ``[ a, b ]`` arrays."""
+# --8<-- [start:v6_json]
+def jackson_pretty(value: Any, indent: int = 0) -> str:
+    """Jackson's default pretty printer: 2-space indent, ``"key" : value``, ``[ a, b ]`` arrays,
+    ``{ }`` and ``[ ]`` when empty."""
     pad = "  " * indent
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         if not value:
             return "{ }"
-        items = [f'{pad}  {json.dumps(k)} : {_jackson(v, indent + 1)}' for k, v in value.items()]
+        items = [f"{pad}  {json.dumps(k)} : {jackson_pretty(v, indent + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     if isinstance(value, list | tuple):
         if not value:
             return "[ ]"
-        return "[ " + ", ".join(_jackson(v, indent) for v in value) + " ]"
+        return "[ " + ", ".join(jackson_pretty(v, indent) for v in value) + " ]"
     return json.dumps(value)
 
 
+def _runtime(rs: RuntimeStats | None, order: tuple[str, ...]) -> dict[str, int] | None:
+    return None if rs is None else {n: getattr(rs, _RUNTIME_ATTRS[n]) for n in order}
+
+
+def _hudi_value(stat: WriteStat, name: str, runtime_order: tuple[str, ...]) -> Any:
+    value = getattr(stat, _ATTR_BY_NAME[name])
+    if name == "runtimeStats":
+        return _runtime(value, runtime_order)
+    if name == "logFiles" and value is not None:
+        return list(value)
+    if name == "cdcStats" and value is not None:
+        return dict(value)
+    return value
+
+
 def _v6_stat(stat: WriteStat) -> dict[str, Any]:
-    out = {k: stat.values.get(k) for k in V6_BASE_STAT_FIELDS}
-    if stat.is_log:
-        out.update({k: stat.values.get(k) for k in V6_DELTA_STAT_EXTRA})
-        out["logFiles"] = list(stat.values.get("logFiles") or [])
-        out["recordsStats"] = stat.values.get("recordsStats") or {"val": None}
+    names = V6_BASE_STAT_FIELDS + (V6_DELTA_STAT_EXTRA if stat.is_delta else ())
+    out = {n: _hudi_value(stat, n, V6_RUNTIME_ORDER) for n in names}
+    if stat.is_delta:
+        out["logFiles"] = out["logFiles"] or []
+        out["recordsStats"] = dict(stat.records_stats) if stat.records_stats is not None else {"val": None}
     return out
 
 
-def _v6_document(md: CommitMetadata) -> dict[str, Any]:
+def _v6_document(md: CommitMetadata, replace: bool) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "partitionToWriteStats": {p: [_v6_stat(s) for s in stats]
-                                  for p, stats in md.partition_to_write_stats.items()},
+        "partitionToWriteStats": {p: [_v6_stat(s) for s in stats] for p, stats in md.partition_to_write_stats.items()},
         "compacted": md.compacted,
         "extraMetadata": dict(md.extra_metadata),
         "operationType": md.operation_type,
     }
-    if md.partition_to_replace_file_ids is not None:
-        doc["partitionToReplaceFileIds"] = {p: list(v) for p, v in md.partition_to_replace_file_ids.items()}
-    return doc
-
-
-# --- v8: Avro ---------------------------------------------------------------------------------
-
-NAMESPACE = "org.apache.hudi.avro.model"
-
-
-def _jstring() -> dict[str, str]:
-    return {"type": "string", "avro.java.string": "String"}
-
-
-def _avro_type(t: Any) -> Any:
-    if t == "string":
-        return _jstring()
-    if isinstance(t, dict) and t.get("type") == "array":
-        return {"type": "array", "items": _avro_type(t["items"])}
-    if isinstance(t, dict) and t.get("type") == "map":
-        return {"type": "map", "values": _avro_type(t["values"]), "avro.java.string": "String"}
-    if t == "HoodieRuntimeStats":
-        return {"type": "record", "name": "HoodieRuntimeStats", "fields": [
-            {"name": n, "type": ["null", "long"], "default": None}
-            for n in ("totalScanTime", "totalUpsertTime", "totalCreateTime")]}
-    return t
-
-
-# --8<-- [start:avro_schema]
-def commit_metadata_avro_schema(replace: bool = False) -> dict[str, Any]:
-    """The Avro schema of HoodieCommitMetadata (or HoodieReplaceCommitMetadata) as Hudi embeds it."""
-    stat = {"type": "record", "name": "HoodieWriteStat", "fields": [
-        {"name": n, "type": ["null", _avro_type(t)], "default": None} for n, t in WRITE_STAT_FIELDS]}
-    fields: list[dict[str, Any]] = [
-        {"name": "partitionToWriteStats", "type": ["null", {"type": "map", "values": {"type": "array", "items": stat},
-                                                            "avro.java.string": "String"}], "default": None},
-        {"name": "compacted", "type": ["null", "boolean"], "default": None},
-        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": _jstring(),
-                                                    "avro.java.string": "String"}], "default": None},
-        {"name": "version", "type": ["int", "null"], "default": 1},
-        {"name": "operationType", "type": ["null", _jstring()], "default": None},
-    ]
     if replace:
-        fields.append({"name": "partitionToReplaceFileIds", "type": ["null", {
-            "type": "map", "values": {"type": "array", "items": _jstring()}, "avro.java.string": "String"}],
-            "default": None})
-    name = "HoodieReplaceCommitMetadata" if replace else "HoodieCommitMetadata"
-    return {"type": "record", "name": name, "namespace": NAMESPACE, "fields": fields}
-# --8<-- [end:avro_schema]
+        doc["partitionToReplaceFileIds"] = {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}
+    return doc
+# --8<-- [end:v6_json]
 
 
-def _avro_stat(stat: WriteStat) -> dict[str, Any]:
-    out = {n: stat.values.get(n) for n, _ in WRITE_STAT_FIELDS}
-    rs = out.get("runtimeStats")
-    if isinstance(rs, dict):
-        out["runtimeStats"] = {k: rs.get(k) for k in ("totalScanTime", "totalUpsertTime", "totalCreateTime")}
-    log_files = out.get("logFiles")
-    if log_files is not None:
-        out["logFiles"] = list(log_files)
-    return out
+# --- v8: Avro ------------------------------------------------------------------------------------------
+
+# --8<-- [start:v8_avro]
+AVRO_STAT_FIELDS: tuple[str, ...] = tuple(
+    f["name"] for f in commit_metadata_schema()["fields"][0]["type"][1]["values"]["items"]["fields"])
+"""The Avro HoodieWriteStat's fields, in schema order."""
 
 
-def write_avro_container(schema: dict[str, Any], record: Mapping[str, Any], sync_marker: bytes | None = None) -> bytes:
-    """One record in an Avro object container, null codec, no ``avro.codec`` key (as Java writes it)."""
-    import fastavro
-
-    parsed = fastavro.parse_schema(schema)
-    buf = io.BytesIO()
-    writer = (fastavro.write.Writer(buf, parsed, codec="null", sync_marker=sync_marker) if sync_marker
-              else fastavro.write.Writer(buf, parsed, codec="null"))
-    writer.metadata.pop("avro.codec", None)
-    writer.write(dict(record))
-    writer.flush()
-    return buf.getvalue()
+def _avro_record(md: CommitMetadata, replace: bool) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "partitionToWriteStats": {p: [{n: _hudi_value(s, n, AVRO_RUNTIME_ORDER) for n in AVRO_STAT_FIELDS}
+                                      for s in stats] for p, stats in md.partition_to_write_stats.items()},
+        "compacted": md.compacted,
+        "extraMetadata": dict(md.extra_metadata),
+        "version": md.version,
+        "operationType": md.operation_type,
+    }
+    if replace:
+        rec["partitionToReplaceFileIds"] = {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}
+    return rec
+# --8<-- [end:v8_avro]
 
 
 # --8<-- [start:format]
-def format_commit_metadata(md: CommitMetadata, table_version: int) -> bytes:
-    """The bytes of a completed (or inflight) commit file: JSON for v6, an Avro container for v8."""
+def format_commit_metadata(md: CommitMetadata, table_version: int, replace: bool | None = None,
+                           sync_marker: bytes | None = None) -> bytes:
+    """The bytes of a commit-family timeline file: Jackson JSON for v6, an Avro container for v8.
+
+    ``replace`` selects HoodieReplaceCommitMetadata (default: when the metadata names replaced
+    file groups). ``sync_marker`` fixes the Avro container's marker (default: derived from content).
+    """
+    is_replace = md.is_replace if replace is None else replace
     if table_version < 8:
-        return _jackson(_v6_document(md), 0).encode("utf-8")
-    record: dict[str, Any] = {
-        "partitionToWriteStats": {p: [_avro_stat(s) for s in stats]
-                                  for p, stats in md.partition_to_write_stats.items()},
-        "compacted": md.compacted,
-        "extraMetadata": dict(md.extra_metadata),
-        "version": None,
-        "operationType": md.operation_type,
-    }
-    if md.partition_to_replace_file_ids is not None:
-        record["partitionToReplaceFileIds"] = {p: list(v) for p, v in md.partition_to_replace_file_ids.items()}
-    return write_avro_container(commit_metadata_avro_schema(md.is_replace), record)
+        return jackson_pretty(_v6_document(md, is_replace)).encode("utf-8")
+    schema = replace_commit_metadata_schema() if is_replace else commit_metadata_schema()
+    return write_container(schema, _avro_record(md, is_replace), sync_marker)
 # --8<-- [end:format]

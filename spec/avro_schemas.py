@@ -1,0 +1,458 @@
+"""The Avro schemas of timeline metadata, and the object container they are written in.
+
+Every Avro timeline file (plans, clean / rollback / savepoint / restore / indexing metadata,
+and in table version 8 the commit metadata too) is an Avro *object container file* holding
+exactly one record. Java readers resolve that record against Hudi's compiled schema by record
+full name and field name, so a writer must use the full names below
+(``org.apache.hudi.avro.model.*``); extra fields are skipped and missing ones take defaults.
+
+The schemas here are written from the format reference's field lists (Appendix A): field
+order, types, defaults and the ``"avro.java.string":"String"`` property Hudi's generated
+classes carry. Each dict is laid out in the key order Java's ``Schema.toString()`` prints
+(``type, name, namespace, doc, fields`` for records; ``name, type, doc, default`` for fields),
+so ``schema_json`` gives the exact header string Hudi embeds. Where Hudi's schema for the same
+record changed between releases, the table version selects it (``schema_for``).
+
+Container layout (as Java's ``DataFileWriter`` writes it with the null codec): the magic
+``Obj\\x01``; a metadata map with the single key ``avro.schema`` (Java omits ``avro.codec``
+when the codec is null); a 16-byte sync marker; one block = record count 1, byte size, the
+record, the sync marker again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from spec.errors import MetadataFormatError
+
+NAMESPACE = "org.apache.hudi.avro.model"
+AVRO_MAGIC = b"Obj\x01"
+
+Schema = dict[str, Any]
+_NO_DEFAULT = object()
+
+# --8<-- [start:builders]
+JSTRING: Schema = {"type": "string", "avro.java.string": "String"}
+"""A string as Hudi's generated classes declare it (Java ``String``, not ``Utf8``)."""
+
+
+def field(name: str, type_: Any, default: Any = _NO_DEFAULT, doc: str | None = None) -> Schema:
+    """A record field: ``name, type, doc, default`` (Java's print order); no default when omitted."""
+    out: Schema = {"name": name, "type": type_}
+    if doc is not None:
+        out["doc"] = doc
+    if default is not _NO_DEFAULT:
+        out["default"] = default
+    return out
+
+
+def optional(name: str, type_: Any, doc: str | None = None) -> Schema:
+    """A nullable field: union ``["null", T]`` with default null."""
+    return field(name, ["null", type_], None, doc)
+
+
+def version_field(default: int = 1, doc: str | None = None) -> Schema:
+    """The ``version`` field of Hudi's metadata records: ``["int", "null"]`` with an int default."""
+    return field("version", ["int", "null"], default, doc)
+
+
+def jmap(values: Any, **props: Any) -> Schema:
+    """A map (keys are strings; Hudi's schemas tag the map ``avro.java.string`` too)."""
+    return {"type": "map", "values": values, "avro.java.string": "String", **props}
+
+
+def array(items: Any, **props: Any) -> Schema:
+    return {"type": "array", "items": items, **props}
+
+
+def record(name: str, fields: list[Schema], namespace: str | None = None, doc: str | None = None) -> Schema:
+    out: Schema = {"type": "record", "name": name}
+    if namespace is not None:
+        out["namespace"] = namespace
+    if doc is not None:
+        out["doc"] = doc
+    out["fields"] = fields
+    return out
+# --8<-- [end:builders]
+
+
+# --- commit metadata (table version 8) ---------------------------------------------------------
+
+# --8<-- [start:write_stat]
+def _write_stat() -> Schema:
+    s, lng = JSTRING, "long"
+    runtime = record("HoodieRuntimeStats", [
+        optional("totalScanTime", lng), optional("totalCreateTime", lng), optional("totalUpsertTime", lng)])
+    return record("HoodieWriteStat", [
+        optional("fileId", s), optional("path", s), optional("prevCommit", s), optional("numWrites", lng),
+        optional("numDeletes", lng), optional("numUpdateWrites", lng), optional("totalWriteBytes", lng),
+        optional("totalWriteErrors", lng), optional("partitionPath", s), optional("totalLogRecords", lng),
+        optional("totalLogFiles", lng), optional("totalUpdatedRecordsCompacted", lng),
+        optional("numInserts", lng), optional("totalLogBlocks", lng), optional("totalCorruptLogBlock", lng),
+        optional("totalRollbackBlocks", lng), optional("fileSizeInBytes", lng), optional("logVersion", "int"),
+        optional("logOffset", lng), optional("baseFile", s), optional("logFiles", array(s, default=None)),
+        optional("cdcStats", jmap(lng, default=None)), optional("prevBaseFile", s),
+        optional("minEventTime", lng), optional("maxEventTime", lng), optional("runtimeStats", runtime),
+        optional("totalLogFilesCompacted", lng), optional("totalLogReadTimeMs", lng),
+        optional("totalLogSizeCompacted", lng), optional("tempPath", s), optional("numUpdates", lng),
+    ])
+# --8<-- [end:write_stat]
+
+
+# --8<-- [start:commit_metadata]
+def commit_metadata_schema() -> Schema:
+    """HoodieCommitMetadata (completed and inflight commit / deltacommit / compaction, v8)."""
+    return record("HoodieCommitMetadata", [
+        optional("partitionToWriteStats", jmap(array(_write_stat()))),
+        optional("compacted", "boolean"),
+        optional("extraMetadata", jmap(JSTRING, default=None)),
+        version_field(),
+        optional("operationType", JSTRING),
+    ], NAMESPACE)
+
+
+def replace_commit_metadata_schema() -> Schema:
+    """HoodieReplaceCommitMetadata: commit metadata + the file groups a replacecommit replaced."""
+    return record("HoodieReplaceCommitMetadata", [
+        optional("partitionToWriteStats", jmap(array(_write_stat()))),
+        optional("compacted", "boolean"),
+        optional("extraMetadata", jmap(JSTRING)),
+        version_field(),
+        optional("operationType", JSTRING),
+        optional("partitionToReplaceFileIds", jmap(array(JSTRING))),
+    ], NAMESPACE)
+# --8<-- [end:commit_metadata]
+
+
+# --- plans and service metadata ----------------------------------------------------------------
+
+# --8<-- [start:compaction_plan]
+_COMPACTOR_DOC = ("The class name that is provided here should extend CompactionExecutionStrategy abstract class, "
+                  "idea is that the plan generator will also provide the execution strategy to use.")
+_STRATEGY_PARAMS_DOC = ("These parameters play a key role in determining which action type it is i.e. compaction "
+                        "or logcompaction and it will also include configs that determine how compaction needs to "
+                        "be executed.")
+
+
+def compaction_plan_schema() -> Schema:
+    """HoodieCompactionPlan (``T.compaction.requested`` / ``T.logcompaction.requested``)."""
+    s = JSTRING
+    operation = record("HoodieCompactionOperation", [
+        field("baseInstantTime", ["null", s]),
+        optional("deltaFilePaths", array(s)),
+        optional("dataFilePath", s),
+        field("fileId", ["null", s]),
+        optional("partitionPath", s),
+        optional("metrics", jmap("double")),
+        optional("bootstrapFilePath", s),
+    ])
+    strategy = record("HoodieCompactionStrategy", [
+        optional("compactorClassName", s, _COMPACTOR_DOC),
+        optional("strategyParams", jmap(s), _STRATEGY_PARAMS_DOC),
+        version_field(),
+    ])
+    return record("HoodieCompactionPlan", [
+        optional("operations", array(operation)),
+        optional("extraMetadata", jmap(s)),
+        version_field(),
+        optional("strategy", strategy),
+        field("preserveHoodieMetadata", ["boolean", "null"], False),
+        optional("missingSchedulePartitions", array(s)),
+    ], NAMESPACE)
+# --8<-- [end:compaction_plan]
+
+
+# --8<-- [start:requested_replace]
+def requested_replace_metadata_schema(table_version: int) -> Schema:
+    """HoodieRequestedReplaceMetadata (``T.replacecommit.requested``, v8 ``T.clustering.requested``).
+
+    Hudi 1.x adds ``missingSchedulePartitions`` to the clustering plan; 0.14/0.15 (v6) do not have it.
+    """
+    s = JSTRING
+    slice_info = record("HoodieSliceInfo", [
+        optional("dataFilePath", s), optional("deltaFilePaths", array(s)), field("fileId", ["null", s]),
+        optional("partitionPath", s), optional("bootstrapFilePath", s), version_field()])
+    group = record("HoodieClusteringGroup", [
+        optional("slices", array(slice_info)), optional("metrics", jmap("double")),
+        field("numOutputFileGroups", ["int", "null"], 1), optional("extraMetadata", jmap(s)), version_field()])
+    strategy = record("HoodieClusteringStrategy", [
+        optional("strategyClassName", s), optional("strategyParams", jmap(s)), version_field()])
+    plan_fields = [optional("inputGroups", array(group)), optional("strategy", strategy),
+                   optional("extraMetadata", jmap(s)), version_field(), optional("preserveHoodieMetadata", "boolean")]
+    if table_version >= 8:
+        plan_fields.append(optional("missingSchedulePartitions", array(s)))
+    return record("HoodieRequestedReplaceMetadata", [
+        optional("operationType", s),
+        optional("clusteringPlan", record("HoodieClusteringPlan", plan_fields)),
+        optional("extraMetadata", jmap(s)),
+        version_field(),
+    ], NAMESPACE)
+# --8<-- [end:requested_replace]
+
+
+# --8<-- [start:clean]
+def cleaner_plan_schema() -> Schema:
+    """HoodieCleanerPlan (``T.clean.requested``, ``T.clean.inflight``)."""
+    s = JSTRING
+    action_instant = record("HoodieActionInstant", [field("timestamp", s), field("action", s), field("state", s)])
+    file_info = record("HoodieCleanFileInfo", [optional("filePath", s), optional("isBootstrapBaseFile", "boolean")])
+    return record("HoodieCleanerPlan", [
+        optional("earliestInstantToRetain", action_instant),
+        field("policy", s),
+        optional("filesToBeDeletedPerPartition", jmap(array(s))),
+        version_field(),
+        optional("filePathsToBeDeletedPerPartition", jmap(array(file_info)),
+                 "This field replaces the field filesToBeDeletedPerPartition"),
+        optional("partitionsToBeDeleted", array(s), "partitions to be deleted"),
+    ], NAMESPACE)
+
+
+def clean_metadata_schema() -> Schema:
+    """HoodieCleanMetadata (completed ``T.clean``)."""
+    s = JSTRING
+    partition = record("HoodieCleanPartitionMetadata", [
+        field("partitionPath", s), field("policy", s), field("deletePathPatterns", array(s)),
+        field("successDeleteFiles", array(s)), field("failedDeleteFiles", array(s)),
+        optional("isPartitionDeleted", "boolean")])
+    return record("HoodieCleanMetadata", [
+        field("policy", s, ""),
+        field("startCleanTime", s),
+        field("timeTakenInMillis", "long"),
+        field("totalFilesDeleted", "int"),
+        field("earliestCommitToRetain", s),
+        field("lastCompletedCommitTimestamp", s, ""),
+        field("partitionMetadata", jmap(partition)),
+        version_field(),
+        optional("bootstrapPartitionMetadata", jmap("HoodieCleanPartitionMetadata", default=None)),
+    ], NAMESPACE)
+# --8<-- [end:clean]
+
+
+# --8<-- [start:rollback]
+def _instant_info() -> Schema:
+    return record("HoodieInstantInfo", [field("commitTime", JSTRING), field("action", JSTRING)])
+
+
+def rollback_plan_schema() -> Schema:
+    """HoodieRollbackPlan (``T.rollback.requested``)."""
+    s = JSTRING
+    request = record("HoodieRollbackRequest", [
+        field("partitionPath", s), optional("fileId", s), optional("latestBaseInstant", s),
+        field("filesToBeDeleted", array(s, default=[]), []), optional("logBlocksToBeDeleted", jmap("long"))])
+    return record("HoodieRollbackPlan", [
+        optional("instantToRollback", _instant_info(), "Hoodie instant that needs to be rolled back"),
+        optional("RollbackRequests", array(request)),
+        version_field(),
+    ], NAMESPACE)
+
+
+def _rollback_metadata(namespace: str | None) -> Schema:
+    s = JSTRING
+    partition = record("HoodieRollbackPartitionMetadata", [
+        field("partitionPath", s), field("successDeleteFiles", array(s)), field("failedDeleteFiles", array(s)),
+        optional("rollbackLogFiles", jmap("long")), optional("logFilesFromFailedCommit", jmap("long"))])
+    return record("HoodieRollbackMetadata", [
+        field("startRollbackTime", s),
+        field("timeTakenInMillis", "long"),
+        field("totalFilesDeleted", "int"),
+        field("commitsRollback", array(s)),
+        field("partitionMetadata", jmap(partition)),
+        version_field(),
+        field("instantsRollback", array(_instant_info(), default=[]), []),
+    ], namespace)
+
+
+def rollback_metadata_schema() -> Schema:
+    """HoodieRollbackMetadata (completed ``T.rollback``)."""
+    return _rollback_metadata(NAMESPACE)
+# --8<-- [end:rollback]
+
+
+# --8<-- [start:savepoint_restore]
+def savepoint_metadata_schema() -> Schema:
+    """HoodieSavepointMetadata (completed ``T.savepoint``)."""
+    s = JSTRING
+    partition = record("HoodieSavepointPartitionMetadata", [
+        field("partitionPath", s), field("savepointDataFile", array(s))])
+    return record("HoodieSavepointMetadata", [
+        field("savepointedBy", s), field("savepointedAt", "long"), field("comments", s),
+        field("partitionMetadata", jmap(partition)),
+    ], NAMESPACE)
+
+
+def restore_plan_schema() -> Schema:
+    """HoodieRestorePlan (``T.restore.requested``)."""
+    return record("HoodieRestorePlan", [
+        field("instantsToRollback", array(_instant_info(), default=None), []),
+        version_field(2),
+        field("savepointToRestoreTimestamp", [JSTRING, "null"], None),
+    ], NAMESPACE)
+
+
+def restore_metadata_schema() -> Schema:
+    """HoodieRestoreMetadata (completed ``T.restore``): the rollback metadata of every instant undone."""
+    s = JSTRING
+    return record("HoodieRestoreMetadata", [
+        field("startRestoreTime", s),
+        field("timeTakenInMillis", "long"),
+        field("instantsToRollback", array(s)),
+        field("hoodieRestoreMetadata", jmap(array(["null", _rollback_metadata(None)], default=None))),
+        version_field(),
+        field("restoreInstantInfo", array("HoodieInstantInfo", default=None), []),
+        optional("extraMetadata", jmap(s)),
+    ], NAMESPACE)
+# --8<-- [end:savepoint_restore]
+
+
+# --8<-- [start:indexing]
+_INDEX_DOC = "This field replaces the field filesToBeDeletedPerPartition"
+
+
+def _index_partition_info() -> Schema:
+    s = JSTRING
+    return record("HoodieIndexPartitionInfo", [
+        version_field(), optional("metadataPartitionPath", s), optional("indexUptoInstant", s),
+        optional("extraMetadata", jmap(s))])
+
+
+def index_plan_schema() -> Schema:
+    """HoodieIndexPlan (``T.indexing.requested``)."""
+    return record("HoodieIndexPlan", [
+        version_field(), optional("indexPartitionInfos", array(_index_partition_info()))], NAMESPACE)
+
+
+def index_commit_metadata_schema() -> Schema:
+    """HoodieIndexCommitMetadata (completed ``T.indexing``); the docs are Hudi's, copy-paste slip included."""
+    return record("HoodieIndexCommitMetadata", [
+        version_field(doc=_INDEX_DOC),
+        optional("operationType", JSTRING, _INDEX_DOC),
+        optional("indexPartitionInfos", array(_index_partition_info()),
+                 "This field contains the info for each partition that got indexed"),
+    ], NAMESPACE)
+# --8<-- [end:indexing]
+
+
+# --- lookup ---------------------------------------------------------------------------------
+
+RECORD_NAMES = (
+    "HoodieCommitMetadata", "HoodieReplaceCommitMetadata", "HoodieCompactionPlan",
+    "HoodieRequestedReplaceMetadata", "HoodieCleanerPlan", "HoodieCleanMetadata", "HoodieRollbackPlan",
+    "HoodieRollbackMetadata", "HoodieSavepointMetadata", "HoodieRestorePlan", "HoodieRestoreMetadata",
+    "HoodieIndexPlan", "HoodieIndexCommitMetadata",
+)
+"""The top-level records of timeline files (namespace ``org.apache.hudi.avro.model``)."""
+
+
+def schema_for(record_name: str, table_version: int) -> Schema:
+    """The writer schema Hudi embeds for ``record_name`` in a table of ``table_version``."""
+    builders: dict[str, Any] = {
+        "HoodieCommitMetadata": commit_metadata_schema,
+        "HoodieReplaceCommitMetadata": replace_commit_metadata_schema,
+        "HoodieCompactionPlan": compaction_plan_schema,
+        "HoodieRequestedReplaceMetadata": lambda: requested_replace_metadata_schema(table_version),
+        "HoodieCleanerPlan": cleaner_plan_schema,
+        "HoodieCleanMetadata": clean_metadata_schema,
+        "HoodieRollbackPlan": rollback_plan_schema,
+        "HoodieRollbackMetadata": rollback_metadata_schema,
+        "HoodieSavepointMetadata": savepoint_metadata_schema,
+        "HoodieRestorePlan": restore_plan_schema,
+        "HoodieRestoreMetadata": restore_metadata_schema,
+        "HoodieIndexPlan": index_plan_schema,
+        "HoodieIndexCommitMetadata": index_commit_metadata_schema,
+    }
+    name = record_name.removeprefix(NAMESPACE + ".")
+    if name not in builders:
+        raise MetadataFormatError(f"no timeline metadata record is named {record_name!r}",
+                                  hint=f"known records: {', '.join(RECORD_NAMES)}")
+    schema: Schema = builders[name]()
+    return schema
+
+
+def schema_json(schema: Mapping[str, Any]) -> str:
+    """The schema as Java's ``Schema.toString()`` prints it: compact JSON in the dict's key order."""
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=True)
+
+
+# --- the object container ------------------------------------------------------------------------
+
+# --8<-- [start:container]
+def _zigzag_long(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z & ~0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _avro_bytes(b: bytes) -> bytes:
+    return _zigzag_long(len(b)) + b
+
+
+def default_sync_marker(payload: bytes) -> bytes:
+    """A sync marker derived from the content (Java draws a random one; any 16 bytes are valid)."""
+    return hashlib.md5(payload).digest()
+
+
+def write_container(schema: Mapping[str, Any] | str, record_value: Mapping[str, Any],
+                    sync_marker: bytes | None = None) -> bytes:
+    """One record in an Avro object container: null codec, header ``{avro.schema}`` only."""
+    import fastavro
+
+    text = schema if isinstance(schema, str) else schema_json(schema)
+    parsed = fastavro.parse_schema(json.loads(text))
+    body = io.BytesIO()
+    try:
+        fastavro.schemaless_writer(body, parsed, dict(record_value))
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise MetadataFormatError(f"the record does not fit schema {json.loads(text).get('name')}: {err}",
+                                  hint="check required fields and value types") from err
+    data = body.getvalue()
+    sync = sync_marker if sync_marker is not None else default_sync_marker(text.encode() + data)
+    if len(sync) != 16:
+        raise MetadataFormatError(f"an Avro sync marker is 16 bytes, not {len(sync)}")
+    header = (AVRO_MAGIC + _zigzag_long(1) + _avro_bytes(b"avro.schema") + _avro_bytes(text.encode("utf-8"))
+              + _zigzag_long(0) + sync)
+    return header + _zigzag_long(1) + _zigzag_long(len(data)) + data + sync
+
+
+class Container:
+    """A decoded timeline container: its writer schema text, sync marker and the one record."""
+
+    def __init__(self, schema_text: str, sync_marker: bytes, record_value: dict[str, Any]) -> None:
+        self.schema_text = schema_text
+        self.sync_marker = sync_marker
+        self.record = record_value
+
+    @property
+    def record_name(self) -> str:
+        """The record's short name (``HoodieCommitMetadata`` ...)."""
+        name = json.loads(self.schema_text).get("name", "")
+        return str(name).rsplit(".", 1)[-1]
+
+
+def read_container(data: bytes) -> Container:
+    """The single record of an Avro timeline file, with its writer schema and sync marker."""
+    import fastavro
+
+    if not data.startswith(AVRO_MAGIC):
+        raise MetadataFormatError("not an Avro object container (no Obj\\x01 magic)",
+                                  hint="v6 commit metadata is JSON; every other timeline file is Avro")
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+        header = reader._header
+        records = list(reader)
+    except Exception as err:  # fastavro raises many kinds on damaged input
+        raise MetadataFormatError(f"the Avro container is damaged: {type(err).__name__}: {err}",
+                                  hint="the timeline file is truncated or corrupt") from err
+    if len(records) != 1 or not isinstance(records[0], dict):
+        raise MetadataFormatError(f"a timeline container holds exactly one record, this one {len(records)}")
+    meta = header["meta"]
+    schema_text = meta["avro.schema"].decode("utf-8")
+    return Container(schema_text, bytes(header["sync"]), records[0])
+# --8<-- [end:container]

@@ -33,12 +33,15 @@ from spec.table_config import (
     COMMIT_TIME_ORDERING,
     COMMIT_TIME_STRATEGY_ID,
     CUSTOM_MERGE,
+    DEFAULT_PAYLOAD,
     EVENT_TIME_ORDERING,
     OVERWRITE_WITH_LATEST_PAYLOAD,
     TableConfig,
 )
 
 IS_DELETED_FIELD = "_hoodie_is_deleted"
+EVENT_TIME_PAYLOADS = frozenset({DEFAULT_PAYLOAD, "org.apache.hudi.common.model.EventTimeAvroPayload"})
+"""v6 payloads that keep the stored row when its ordering value is greater (event-time ordering)."""
 
 
 class MergeMode(StrEnum):
@@ -52,10 +55,12 @@ class MergeMode(StrEnum):
 class MergeRule:
     """The merge behaviour of a table, derived from its config.
 
-    - ``mode``: event-time or commit-time ordering (v8 states it; v6 infers it from the payload
-      class: both common payloads combine log records by ordering value);
-    - ``log_wins_over_base``: v6 with OverwriteWithLatestAvroPayload — the merged log record
-      replaces the base row whatever their ordering values;
+    - ``mode``: event-time or commit-time ordering. v8 states it (merge mode, else the strategy
+      id); v6 infers it from the payload class: OverwriteWithLatestAvroPayload and the event-time
+      payloads (DefaultHoodieRecordPayload, EventTimeAvroPayload) all combine log records by
+      ordering value, any other payload is CUSTOM (its Java code decides; not specified here);
+    - ``log_wins_over_base``: v6 with OverwriteWithLatestAvroPayload (or without an ordering
+      field) — the merged log record replaces the base row whatever their ordering values;
     - ``table_version``: decides what a natural-order delete is.
     """
 
@@ -63,18 +68,22 @@ class MergeRule:
     ordering_field: str | None
     log_wins_over_base: bool
     table_version: int
+    payload_class: str | None = None
 
     @staticmethod
     def from_config(cfg: TableConfig) -> MergeRule:
         version = cfg.table_version
         ordering = cfg.ordering_field
+        payload = cfg.payload_class
         if version >= 8:
             mode_name = cfg.merge_mode or (
                 COMMIT_TIME_ORDERING if cfg.merge_strategy_id == COMMIT_TIME_STRATEGY_ID else EVENT_TIME_ORDERING)
             mode = MergeMode(mode_name) if mode_name in MergeMode._value2member_map_ else MergeMode.CUSTOM
-            return MergeRule(mode, ordering, mode == MergeMode.COMMIT_TIME_ORDERING, version)
+            return MergeRule(mode, ordering, mode == MergeMode.COMMIT_TIME_ORDERING, version, payload)
+        if payload != OVERWRITE_WITH_LATEST_PAYLOAD and payload not in EVENT_TIME_PAYLOADS:
+            return MergeRule(MergeMode.CUSTOM, ordering, False, version, payload)
         mode = MergeMode.EVENT_TIME_ORDERING if ordering else MergeMode.COMMIT_TIME_ORDERING
-        return MergeRule(mode, ordering, cfg.payload_class == OVERWRITE_WITH_LATEST_PAYLOAD or not ordering, version)
+        return MergeRule(mode, ordering, payload == OVERWRITE_WITH_LATEST_PAYLOAD or not ordering, version, payload)
 # --8<-- [end:rule]
 
 

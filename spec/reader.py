@@ -32,7 +32,7 @@ from spec.file_system_view import FileSlice, FileSystemView
 from spec.log_blocks import ORDERING_BRANCHES, decode_avro_records, decode_delete_records, decode_parquet_records
 from spec.log_format import BlockType, LogBlock
 from spec.log_scanner import scan_slice_logs
-from spec.merge import MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
+from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
 from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
 from spec.storage import Storage
 from spec.table_config import TableConfig
@@ -145,6 +145,11 @@ class TableReader:
         return None if merged is None else _project(merged, columns)
 
     def _merge_slice(self, sl: FileSlice, blocks: Sequence[LogBlock]) -> pa.Table | None:
+        if self.rule.mode == MergeMode.CUSTOM:
+            raise InvalidOperation(
+                f"merging log records under a custom merge (payload {self.rule.payload_class}, merge mode "
+                f"{self.config.merge_mode or '-'}) is not specified: its Java code decides",
+                hint="read_optimized queries read base files only; compact the table to read it fully")
         base = self._read_base(sl, None)
         ordering = self.rule.ordering_field
         ordering_type = None

@@ -4,13 +4,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.errors import InvalidOperation
 from spec.log_blocks import decode_avro_records, delete_block, delete_record
 from spec.log_format import encode_block, read_blocks
-from spec.merge import MergeMode, MergeRule, Version, combine_logs, delete_version, is_natural_order, merge_with_base
-from spec.reader import read_table
+from spec.merge import (
+    MergeMode,
+    MergeRule,
+    Version,
+    as_version,
+    combine_logs,
+    delete_version,
+    is_natural_order,
+    merge_with_base,
+)
+from spec.reader import TableReader, read_table
+from spec.table_config import (
+    COMMIT_TIME_STRATEGY_ID,
+    DEFAULT_PAYLOAD,
+    MERGE_ON_READ,
+    OVERWRITE_WITH_LATEST_PAYLOAD,
+    TableConfig,
+)
 from tests.conftest import RealTable
 from tests.hudi_rs import hudi_rs_read
 
@@ -70,8 +88,6 @@ def test_base_against_log() -> None:
 
 
 def test_is_deleted_flag_is_a_delete() -> None:
-    from spec.merge import as_version
-
     assert as_version({"ts": 3, "_hoodie_is_deleted": True}, V8_EVENT).is_delete
     assert not as_version({"ts": 3, "_hoodie_is_deleted": False}, V8_EVENT).is_delete
 
@@ -98,3 +114,51 @@ def test_v6_long_zero_delete_after_update_named_difference_with_hudi_rs(real_tab
     assert key in ours
     assert key not in theirs
     assert ours - {key} == theirs
+
+
+def _config(version: int, **props: str) -> TableConfig:
+    return TableConfig.create("t", MERGE_ON_READ, version, ("id",), "ts").with_props(**props)
+
+
+def test_merge_rule_from_config_side_by_side() -> None:
+    payload, mode, strategy = "hoodie.compaction.payload.class", "hoodie.record.merge.mode", \
+        "hoodie.record.merge.strategy.id"
+    event_time = "org.apache.hudi.common.model.EventTimeAvroPayload"
+    partial = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+    cases = [  # (version, props, mode, log wins over base)
+        (6, {payload: OVERWRITE_WITH_LATEST_PAYLOAD}, MergeMode.EVENT_TIME_ORDERING, True),
+        (6, {payload: DEFAULT_PAYLOAD}, MergeMode.EVENT_TIME_ORDERING, False),
+        (6, {payload: event_time}, MergeMode.EVENT_TIME_ORDERING, False),
+        (6, {payload: partial}, MergeMode.CUSTOM, False),
+        (8, {mode: "EVENT_TIME_ORDERING"}, MergeMode.EVENT_TIME_ORDERING, False),
+        (8, {mode: "COMMIT_TIME_ORDERING"}, MergeMode.COMMIT_TIME_ORDERING, True),
+        (8, {mode: "CUSTOM"}, MergeMode.CUSTOM, False),
+    ]
+    for version, props, expected_mode, log_wins in cases:
+        rule = MergeRule.from_config(_config(version, **props))
+        assert (rule.mode, rule.log_wins_over_base, rule.table_version) == (expected_mode, log_wins, version), props
+    no_mode = {k: v for k, v in _config(8).props.items() if k != mode}
+    rule = MergeRule.from_config(TableConfig({**no_mode, strategy: COMMIT_TIME_STRATEGY_ID}))
+    assert rule.mode == MergeMode.COMMIT_TIME_ORDERING
+    no_ordering = {k: v for k, v in _config(6).props.items() if k != "hoodie.table.precombine.field"}
+    rule = MergeRule.from_config(TableConfig(no_ordering))
+    assert (rule.mode, rule.log_wins_over_base) == (MergeMode.COMMIT_TIME_ORDERING, True)
+
+
+def test_real_tables_merge_rules(real_tables: list[RealTable]) -> None:
+    """The trips tables' payloads as the format reference describes them (§6.3)."""
+    rules = {t.name.rsplit("/", 1)[1]: TableReader(str(t.path)).rule for t in real_tables if "trips" in t.name}
+    assert rules["v6_trips_8i1u"].log_wins_over_base and rules["v6_trips_8i1u"].ordering_field == "ts"
+    assert rules["v8_trips_8i3u1d"].mode == MergeMode.EVENT_TIME_ORDERING
+    assert not rules["v8_trips_8i3u1d"].log_wins_over_base
+
+
+def test_custom_payload_refuses_to_merge_but_reads_base_files(real_tables: list[RealTable],
+                                                             real_table_copy: object) -> None:
+    table = next(t for t in real_tables if t.name == "quickstart_trips_table/mor/avro/v6_trips_8i1u")
+    path: Path = real_table_copy(table)  # type: ignore[operator]
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("OverwriteWithLatestAvroPayload", "PartialUpdateAvroPayload"))
+    with pytest.raises(InvalidOperation, match="PartialUpdateAvroPayload"):
+        read_table(str(path))
+    assert read_table(str(path), "read_optimized").num_rows == 8

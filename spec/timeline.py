@@ -312,6 +312,13 @@ def layout_for_table_version(table_version: int) -> int:
     return LAYOUT_V2 if table_version >= 8 else LAYOUT_V1
 
 
+LAYOUT_ACTIONS: Mapping[int, frozenset[str]] = {
+    LAYOUT_V1: frozenset(a.value for a in Action if a != Action.CLUSTERING),
+    LAYOUT_V2: frozenset(a.value for a in Action),
+}
+"""Actions each layout has files for: ``clustering`` exists only in layout 2 (v6 clusters as a replacecommit)."""
+
+
 def timeline_dir(layout: int) -> str:
     """Where the active timeline's files live, relative to the base path."""
     try:
@@ -327,7 +334,6 @@ def timeline_dir(layout: int) -> str:
 _NAME_V1 = re.compile(r"(\d+)(\.\w+)(\.\D+)?", re.ASCII)
 _NAME_V2 = re.compile(r"(\d+(?:_\d+)?)(\.\w+)(\.\D+)?", re.ASCII)
 _STATE_SUFFIX = {".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
-_ACTIONS = frozenset(a.value for a in Action)
 
 
 def format_instant_file_name(instant: Instant, layout: int) -> str:
@@ -339,6 +345,9 @@ def format_instant_file_name(instant: Instant, layout: int) -> str:
       ``commit``, log compaction as ``deltacommit`` and clustering as ``replacecommit``.
     """
     t, action = instant.requested, instant.action
+    if action not in LAYOUT_ACTIONS.get(layout, ()):
+        raise InvalidName(f"timeline layout {layout} has no {action!r} files",
+                          hint="clustering exists from layout 2 on; table version 6 writes it as a replacecommit")
     if instant.state == State.REQUESTED:
         return f"{t}.{action}.requested"
     if instant.state == State.INFLIGHT:
@@ -371,9 +380,9 @@ def parse_instant_file_name(name: str, layout: int) -> Instant:
                           hint="requested and inflight files are named T.action.requested / T.action.inflight")
     if action_part == "inflight" and state_part is None:
         return Instant(requested, Action.COMMIT, State.INFLIGHT)
-    if action_part not in _ACTIONS:
-        raise InvalidName(f"{name!r}: unknown action {action_part!r}",
-                          hint="actions are " + ", ".join(a.value for a in Action))
+    if action_part not in LAYOUT_ACTIONS.get(layout, ()):
+        raise InvalidName(f"{name!r}: no action {action_part!r} in timeline layout {layout}",
+                          hint="actions are " + ", ".join(sorted(LAYOUT_ACTIONS.get(layout, ()))))
     if state_part is None:
         if completed and layout != LAYOUT_V2:
             raise InvalidName(f"{name!r}: completion times appear only in layout 2", hint="check the layout")
@@ -392,6 +401,30 @@ def parse_instant_file_name(name: str, layout: int) -> Instant:
                           hint=f"it starts as {requested}.{action_part}.inflight")
     return Instant(requested, action_part, state)
 # --8<-- [end:file_names]
+
+
+# --8<-- [start:name_table]
+def instant_file_name_table() -> list[tuple[str, str, str, str, str]]:
+    """Per action: its requested, inflight, completed (layout 1) and completed (layout 2) file,
+    with ``T`` for the requested and ``C`` for the completion time; ``—`` where there is none.
+    Pending files are named alike in both layouts."""
+    t, c = "20000101000000000", "20000101000000999"
+
+    def name(action: str, inst: Instant, layout: int) -> str:
+        if action not in LAYOUT_ACTIONS[layout]:
+            return "—"
+        return format_instant_file_name(inst, layout).replace(c, "C").replace(t, "T")
+
+    rows = []
+    for action in Action:
+        inflight = Instant(t, action, State.INFLIGHT)
+        requested = "—" if legal_transitions(action)[None] != State.REQUESTED else name(
+            action, Instant(t, action, State.REQUESTED), LAYOUT_V2)
+        rows.append((action.value, requested, name(action, inflight, LAYOUT_V2),
+                     name(action, inflight.transition(State.COMPLETED), LAYOUT_V1),
+                     name(action, inflight.transition(State.COMPLETED, c), LAYOUT_V2)))
+    return rows
+# --8<-- [end:name_table]
 
 
 def is_instant_file_name(name: str, layout: int) -> bool:

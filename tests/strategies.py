@@ -31,7 +31,7 @@ actions = st.sampled_from(list(Action))
 @st.composite
 def instants(draw: st.DrawFn, layout: int) -> Instant:
     """Instants as they can appear in a timeline of ``layout``."""
-    action = draw(actions)
+    action = draw(actions.filter(lambda a: layout == 2 or a != Action.CLUSTERING))  # clustering: layout 2 only
     state = draw(st.sampled_from([s for s in State if not (action == Action.SAVEPOINT and s == State.REQUESTED)]))
     t = draw(instant_times())
     if state == State.COMPLETED:

@@ -13,6 +13,7 @@ from spec.file_naming import (
 )
 from spec.storage import Storage
 from spec.table_config import (
+    KEYS_BY_NAME,
     PARTITION_METADATA_FILE,
     TableConfig,
     parse_partition_metadata,
@@ -172,3 +173,16 @@ def test_every_instant_file_content_is_what_its_name_says(real_table: RealTable)
                     assert data.startswith(AVRO_MAGIC), name
                 checked += 1
     assert checked == sum(len(v) for t in _tables_in(real_table.path) for v in Timeline.load(str(t)).files.values())
+
+
+def test_every_real_key_is_in_the_registry_within_its_version(real_table: RealTable) -> None:
+    for table in _tables_in(real_table.path):
+        props = parse_properties((table / ".hoodie" / "hoodie.properties").read_bytes())
+        version = int(props["hoodie.table.version"])
+        for key in props:
+            assert key in KEYS_BY_NAME, f"{key} is not in TABLE_CONFIG_KEYS"
+            since = KEYS_BY_NAME[key].since_version
+            assert since <= version, f"{key} exists only since v{since}"
+        for spec in KEYS_BY_NAME.values():
+            if spec.required:
+                assert spec.key in props

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from spec.errors import ChecksumMismatch, InvalidConfig, InvalidTable, UnsupportedTableVersion
 from spec.table_config import (
     KEYS_BY_NAME,
+    TABLE_CONFIG_KEYS,
     PartitionMetadata,
     TableConfig,
     format_properties,
@@ -140,3 +142,12 @@ def test_partition_metadata_round_trip(commit: str, depth: int) -> None:
 
 def test_partition_depth() -> None:
     assert [partition_depth(p) for p in ["", "city=sf", "2023/04/01/12"]] == [0, 1, 4]
+
+
+def test_the_docs_key_table_is_the_registry() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "spec" / "table_config.md").read_text()
+    block = text.split("<!-- config-keys:start -->")[1].split("<!-- config-keys:end -->")[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in block.strip().splitlines()[2:]]
+    shown = [(r[0].strip("`"), None if r[1] == "—" else r[1].strip("`"), r[2] == "yes", int(r[3] or 0),
+              tuple(a.strip().strip("`") for a in r[4].split(",") if a.strip()), r[5]) for r in rows]
+    assert shown == [(k.key, k.default, k.required, k.since_version, k.alternatives, k.doc) for k in TABLE_CONFIG_KEYS]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -20,6 +21,7 @@ from spec.timeline import (
     check_transition,
     format_instant_file_name,
     format_instant_time,
+    instant_file_name_table,
     legal_transitions,
     new_instant,
     parse_instant_file_name,
@@ -268,3 +270,34 @@ def test_revert_of_a_completed_compaction_names_the_compaction() -> None:
         Instant("20240101000000000", "compaction", State.COMPLETED)
     with pytest.raises(IllegalStateTransition):
         Instant("20240101000000000", "savepoint", State.REQUESTED)
+
+
+def _doc_table(page: str, marker: str) -> list[tuple[str, ...]]:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "spec" / page).read_text()
+    block = text.split(f"<!-- {marker}:start -->")[1].split(f"<!-- {marker}:end -->")[0]
+    rows = [line.strip().strip("|").split("|") for line in block.strip().splitlines()[2:]]
+    return [tuple(cell.strip().strip("`") for cell in row) for row in rows]
+
+
+def test_the_docs_name_table_is_what_the_code_produces() -> None:
+    assert _doc_table("timeline.md", "instant-file-names") == instant_file_name_table()
+
+
+def test_the_name_table_agrees_with_the_format_reference() -> None:
+    # hudi-format.md §2.2, copied by hand (clean/rollback/restore/indexing share one row shape there)
+    reference = {
+        "commit": ("T.commit.requested", "T.inflight", "T.commit", "T_C.commit"),
+        "deltacommit": ("T.deltacommit.requested", "T.deltacommit.inflight", "T.deltacommit", "T_C.deltacommit"),
+        "compaction": ("T.compaction.requested", "T.compaction.inflight", "T.commit", "T_C.commit"),
+        "logcompaction": ("T.logcompaction.requested", "T.logcompaction.inflight", "T.deltacommit",
+                          "T_C.deltacommit"),
+        "replacecommit": ("T.replacecommit.requested", "T.replacecommit.inflight", "T.replacecommit",
+                          "T_C.replacecommit"),
+        "clustering": ("T.clustering.requested", "T.clustering.inflight", "—", "T_C.replacecommit"),
+        "savepoint": ("—", "T.savepoint.inflight", "T.savepoint", "T_C.savepoint"),
+        **{a: (f"T.{a}.requested", f"T.{a}.inflight", f"T.{a}", f"T_C.{a}")
+           for a in ("clean", "rollback", "restore", "indexing")},
+    }
+    table = {row[0]: row[1:] for row in instant_file_name_table()}
+    for action, names in reference.items():
+        assert table[action] == names, action

@@ -203,6 +203,7 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
 # --8<-- [end:slices]
 
 
+# --8<-- [start:view]
 @dataclass(frozen=True)
 class FileSystemView:
     """The file groups of a table as of an instant, with the listing they were built from."""
@@ -260,6 +261,7 @@ class FileSystemView:
         """The base file of every group's latest slice that has one (what read-optimized queries read)."""
         slices = self.latest_slices(None if partition_path is None else [partition_path])
         return [s.base_file for s in slices if s.base_file is not None]
+# --8<-- [end:view]
 
     def group(self, partition_path: str, file_id: str) -> FileGroup | None:
         for g in self.groups:

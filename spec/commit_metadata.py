@@ -330,6 +330,24 @@ def parse_commit_metadata(data: bytes) -> CommitMetadata:
 # --- v6: JSON ----------------------------------------------------------------------------------------
 
 # --8<-- [start:v6_json]
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def jackson_string(s: str) -> str:
+    """A JSON string as Jackson writes it: UTF-8 as is; only ``"``, ``\\`` and control characters
+    escaped (``\\n``-style where JSON has a short form, else ``\\u00XX`` in upper-case hex)."""
+    out = ['"']
+    for ch in s:
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
 def jackson_pretty(value: Any, indent: int = 0) -> str:
     """Jackson's default pretty printer: 2-space indent, ``"key" : value``, ``[ a, b ]`` arrays,
     ``{ }`` and ``[ ]`` when empty."""
@@ -337,12 +355,14 @@ def jackson_pretty(value: Any, indent: int = 0) -> str:
     if isinstance(value, Mapping):
         if not value:
             return "{ }"
-        items = [f"{pad}  {json.dumps(k)} : {jackson_pretty(v, indent + 1)}" for k, v in value.items()]
+        items = [f"{pad}  {jackson_string(str(k))} : {jackson_pretty(v, indent + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     if isinstance(value, list | tuple):
         if not value:
             return "[ ]"
         return "[ " + ", ".join(jackson_pretty(v, indent) for v in value) + " ]"
+    if isinstance(value, str):
+        return jackson_string(value)
     return json.dumps(value)
 
 

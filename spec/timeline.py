@@ -564,13 +564,18 @@ class Timeline:
             return None
         return inst.completed or inst.requested
 
+    # --8<-- [start:before_start]
     def contains_or_before_start(self, t: str) -> bool:
-        """Hudi's ``containsOrBeforeTimelineStarts``: completed here, or older than the first instant
-        (archived instants are taken as committed)."""
-        if self.is_completed(t):
+        """Hudi's ``containsOrBeforeTimelineStarts`` on the completed write timeline, as its readers
+        call it: ``t`` is a completed commit, deltacommit or replacecommit (compaction included),
+        or is older than the first of them, and so taken as committed and archived. An empty
+        write timeline contains nothing and starts nowhere."""
+        writes = self.commits_timeline()
+        if writes.get(t) is not None:
             return True
-        first = self.first_instant()
+        first = writes.first_instant()
         return first is not None and t < first.requested
+    # --8<-- [end:before_start]
 
     def in_range(self, begin_exclusive: str | None, end_inclusive: str | None) -> Timeline:
         """Instants with ``begin < requested <= end`` (an open end where None)."""

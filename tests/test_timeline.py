@@ -301,3 +301,15 @@ def test_the_name_table_agrees_with_the_format_reference() -> None:
     table = {row[0]: row[1:] for row in instant_file_name_table()}
     for action, names in reference.items():
         assert table[action] == names, action
+
+
+def test_timeline_starts_at_the_first_completed_write() -> None:
+    # Hudi's readers call containsOrBeforeTimelineStarts on the completed commits timeline:
+    # a clean or a pending write older than the first completed write does not move the start
+    t = [f"2024010100000000{i}" for i in range(8)]
+    names = [f"{t[1]}.clean.requested", f"{t[1]}.clean.inflight", f"{t[1]}.clean",
+             f"{t[2]}.deltacommit.requested", f"{t[5]}.deltacommit.requested", f"{t[5]}.deltacommit.inflight",
+             f"{t[5]}.deltacommit", f"{t[7]}.deltacommit.requested"]
+    tl = Timeline.from_file_names(names, 1)
+    assert [tl.contains_or_before_start(x) for x in t] == [True, True, True, True, True, True, False, False]
+    assert not Timeline.from_file_names(names[:4], 1).contains_or_before_start(t[0])  # no completed write

@@ -75,7 +75,8 @@ class FileSlice:
         return tuple(parse_log_file_name(f.name) for f in self.log_files)
 
     def with_logs(self, logs: Iterable[DataFile]) -> FileSlice:
-        ordered = sorted({*self.log_files, *logs}, key=lambda f: log_file_sort_key(parse_log_file_name(f.name)))
+        ordered = sorted({*self.log_files, *logs},
+                         key=lambda f: log_file_sort_key(parse_log_file_name(f.name)))
         return FileSlice(self.partition_path, self.file_id, self.base_instant, self.base_file, tuple(ordered))
 
 
@@ -124,21 +125,22 @@ def replaced_as_of(replacements: Mapping[tuple[str, str], str], as_of: str | Non
     return {k for k, t in replacements.items() if as_of is None or t <= as_of}
 
 
-def replaced_file_groups(storage: Storage, timeline: Timeline, as_of: str | None = None) -> set[tuple[str, str]]:
+def replaced_file_groups(storage: Storage, timeline: Timeline,
+                         as_of: str | None = None) -> set[tuple[str, str]]:
     """(partition, file id) of groups replaced by completed replacecommits at or before ``as_of``."""
     return replaced_as_of(file_group_replacements(storage, timeline), as_of)
 
 
 # --8<-- [start:visibility]
 def base_file_visible(instant: str, timeline: Timeline, as_of: str | None) -> bool:
-    """A base file is visible when its instant completed (or predates the active timeline) and is ≤ as_of."""
+    """A base file is visible when its instant completed (or predates the active timeline), ≤ as_of."""
     if as_of is not None and instant > as_of:
         return False
     return timeline.contains_or_before_start(instant)
 
 
 def log_file_visible(log: LogFileName, timeline: Timeline, table_version: int, as_of: str | None) -> bool:
-    """v8: a log file is visible when its deltacommit completed and is ≤ as_of; v6: always (blocks decide)."""
+    """v8: a log file is visible when its deltacommit completed, ≤ as_of; v6: always (blocks decide)."""
     if table_version < 8:
         return True
     if as_of is not None and log.instant > as_of:
@@ -216,7 +218,8 @@ class FileSystemView:
     replacements: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     @staticmethod
-    def build(listing: Sequence[DataFile], timeline: Timeline, table_config: TableConfig, as_of: str | None = None,
+    def build(listing: Sequence[DataFile], timeline: Timeline, table_config: TableConfig,
+              as_of: str | None = None,
               replacements: Mapping[tuple[str, str], str] | None = None) -> FileSystemView:
         """The view of a listing (pure). ``replacements`` maps replaced (partition, file id) pairs to the
         replacecommit that replaced them (``file_group_replacements`` reads them from the timeline)."""
@@ -273,8 +276,9 @@ class FileSystemView:
         """Per partition: (file id, [(base instant, base file name, number of log files)])."""
         out: dict[str, list[tuple[str, list[tuple[str, str | None, int]]]]] = {}
         for g in self.groups:
-            out.setdefault(g.partition_path, []).append((g.file_id, [
-                (s.base_instant, s.base_file.name if s.base_file else None, len(s.log_files)) for s in g.slices]))
+            slices = [(s.base_instant, s.base_file.name if s.base_file else None, len(s.log_files))
+                      for s in g.slices]
+            out.setdefault(g.partition_path, []).append((g.file_id, slices))
         return out
 
 

@@ -76,14 +76,15 @@ class MergeRule:
         ordering = cfg.ordering_field
         payload = cfg.payload_class
         if version >= 8:
-            mode_name = cfg.merge_mode or (
-                COMMIT_TIME_ORDERING if cfg.merge_strategy_id == COMMIT_TIME_STRATEGY_ID else EVENT_TIME_ORDERING)
+            by_strategy = COMMIT_TIME_ORDERING if cfg.merge_strategy_id == COMMIT_TIME_STRATEGY_ID else None
+            mode_name = cfg.merge_mode or by_strategy or EVENT_TIME_ORDERING
             mode = MergeMode(mode_name) if mode_name in MergeMode._value2member_map_ else MergeMode.CUSTOM
             return MergeRule(mode, ordering, mode == MergeMode.COMMIT_TIME_ORDERING, version, payload)
         if payload != OVERWRITE_WITH_LATEST_PAYLOAD and payload not in EVENT_TIME_PAYLOADS:
             return MergeRule(MergeMode.CUSTOM, ordering, False, version, payload)
         mode = MergeMode.EVENT_TIME_ORDERING if ordering else MergeMode.COMMIT_TIME_ORDERING
-        return MergeRule(mode, ordering, payload == OVERWRITE_WITH_LATEST_PAYLOAD or not ordering, version, payload)
+        log_wins = payload == OVERWRITE_WITH_LATEST_PAYLOAD or not ordering
+        return MergeRule(mode, ordering, log_wins, version, payload)
 # --8<-- [end:rule]
 
 
@@ -173,7 +174,7 @@ def combine_logs(older: Version, newer: Version, rule: MergeRule) -> Version:
 
 
 def delete_wins(delete: Version, record: Version, rule: MergeRule) -> bool:
-    """A delete removes ``record`` unless it has a real ordering value of the record's type that is smaller."""
+    """A delete removes ``record`` unless it has a smaller real ordering value of the record's type."""
     if delete.natural or record.row is None or rule.mode == MergeMode.COMMIT_TIME_ORDERING:
         return True
     if delete.ordering_type != record.ordering_type:

@@ -29,10 +29,23 @@ import pyarrow.parquet as pq
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InvalidOperation, SchemaMismatch
 from spec.file_system_view import FileSlice, FileSystemView
-from spec.log_blocks import ORDERING_BRANCHES, decode_avro_records, decode_delete_records, decode_parquet_records
+from spec.log_blocks import (
+    ORDERING_BRANCHES,
+    decode_avro_records,
+    decode_delete_records,
+    decode_parquet_records,
+)
 from spec.log_format import BlockType, LogBlock
 from spec.log_scanner import scan_slice_logs
-from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
+from spec.merge import (
+    MergeMode,
+    MergeRule,
+    Version,
+    as_version,
+    combine_logs,
+    delete_version,
+    merge_with_base,
+)
 from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
 from spec.storage import Storage
 from spec.table_config import TableConfig
@@ -41,7 +54,8 @@ from spec.timeline import Timeline, format_instant_file_name, timeline_dir
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 
 _ARROW_JAVA_TYPES = {pa.int8(): "int", pa.int16(): "int", pa.int32(): "int", pa.int64(): "long",
-                     pa.float32(): "float", pa.float64(): "double", pa.string(): "string", pa.large_string(): "string",
+                     pa.float32(): "float", pa.float64(): "double", pa.string(): "string",
+                     pa.large_string(): "string",
                      pa.binary(): "bytes", pa.date32(): "int"}
 _BRANCH_TYPES = ("null", "int", "long", "float", "double", "bytes", "string", "decimal", "int",
                  "int", "long", "long", "long")
@@ -103,8 +117,8 @@ class TableReader:
         table = pq.read_table(self.storage.full(sl.base_file.path), filesystem=self.storage.fs)
         return _project(table, columns)
 
-    def _log_versions(self, blocks: Sequence[LogBlock], ordering_type: str | None) -> tuple[dict[str, Version],
-                                                                                            pa.Schema | None]:
+    def _log_versions(self, blocks: Sequence[LogBlock],
+                      ordering_type: str | None) -> tuple[dict[str, Version], pa.Schema | None]:
         """Per record key, the version that survives the slice's log blocks (applied oldest first)."""
         merged: dict[str, Version] = {}
         schema: pa.Schema | None = None
@@ -176,8 +190,11 @@ class TableReader:
         try:
             extra = rows_to_arrow(merged_rows, out_schema)
         except SchemaMismatch:
-            extra = rows_to_arrow(merged_rows, out_schema if log_schema is None else log_schema).cast(out_schema)
-        return extra if kept_base is None else pa.concat_tables([kept_base, extra], promote_options="permissive")
+            written = out_schema if log_schema is None else log_schema
+            extra = rows_to_arrow(merged_rows, written).cast(out_schema)
+        if kept_base is None:
+            return extra
+        return pa.concat_tables([kept_base, extra], promote_options="permissive")
 
     def _keys_of(self, table: pa.Table) -> pa.Array:
         if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
@@ -228,7 +245,8 @@ class TableReader:
                 out.append(inst.requested)
         return out
 
-    def iter_incremental(self, begin: str | None, end: str | None = None, partition_filter: PartitionFilter = None,
+    def iter_incremental(self, begin: str | None, end: str | None = None,
+                         partition_filter: PartitionFilter = None,
                          columns: Sequence[str] | None = None) -> Iterator[SliceRead]:
         """Rows written by completed instants in ``(begin, end]``, one file slice at a time."""
         self._check_instant(begin, "begin")
@@ -248,7 +266,8 @@ class TableReader:
         for t in window:
             inst = self.timeline.get(t)
             assert inst is not None
-            data = self.storage.read(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)))
+            name = format_instant_file_name(inst, layout)
+            data = self.storage.read(posixpath.join(timeline_dir(layout), name))
             touched |= parse_commit_metadata(data).file_ids_written()
         allowed = pa.array(window, type=pa.string())
         view = self.view(as_of)
@@ -305,8 +324,8 @@ def _parts(reader: TableReader, query: str, as_of: str | None, begin: str | None
 
 
 # --8<-- [start:read_table]
-def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
-               end: str | None = None, columns: Sequence[str] | None = None,
+def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None,
+               begin: str | None = None, end: str | None = None, columns: Sequence[str] | None = None,
                partition_filter: PartitionFilter = None) -> pa.Table:
     """Read a table with one query type; an empty table (no columns) when nothing is visible."""
     tables = [p.table for p in _parts(TableReader(path), query, as_of, begin, end, columns, partition_filter)]
@@ -316,8 +335,8 @@ def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None =
 # --8<-- [end:read_table]
 
 
-def iter_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
-               end: str | None = None, columns: Sequence[str] | None = None,
+def iter_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None,
+               begin: str | None = None, end: str | None = None, columns: Sequence[str] | None = None,
                partition_filter: PartitionFilter = None) -> Iterator[pa.Table]:
     """The same query, one Arrow table per file slice (memory bounded by a slice)."""
     for p in _parts(TableReader(path), query, as_of, begin, end, columns, partition_filter):

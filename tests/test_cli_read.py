@@ -77,7 +77,8 @@ def test_every_query_option(real_tables: list[RealTable], capsys: pytest.Capture
     assert len(rows) == read_table(path, partition_filter=["city=chennai", "city=sao_paulo"]).num_rows
 
 
-def test_bad_arguments_exit_2_with_a_message(real_tables: list[RealTable], capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_exit_2_with_a_message(real_tables: list[RealTable],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
     path = _path(real_tables, COW_V6)
     assert main(["read", path, "--as-of", "yesterday"]) == 2
     assert "not an instant time" in capsys.readouterr().err

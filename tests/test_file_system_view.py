@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from spec.file_naming import parse_log_file_name
-from spec.file_system_view import DataFile, FileSystemView, build_file_groups, list_data_files
+from spec.file_system_view import DataFile, FileSlice, FileSystemView, build_file_groups, list_data_files
 from spec.reader import TableReader
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
@@ -38,8 +38,7 @@ def v8_timeline(*names: str) -> Timeline:
 
 def shape(view: FileSystemView) -> list[tuple[str, str, str | None, list[str]]]:
     """(file id, base instant, base file, log files) of each latest slice."""
-    return [(s.file_id, s.base_instant, s.base_file.name if s.base_file else None, [f.name for f in s.log_files])
-            for s in view.latest_slices()]
+    return shape_of(view.latest_slices())
 
 
 def slices(view: FileSystemView, file_id: str) -> list[tuple[str, int]]:
@@ -75,7 +74,8 @@ def test_an_instant_before_the_active_timeline_counts_as_completed() -> None:
 def test_v8_logs_join_slices_by_their_deltacommit_completion_time() -> None:
     # D1 completes before the compaction T3 is requested; D2 starts before T3 and completes after it
     tl = v8_timeline(f"{T1}_{T1[:-3]}100.deltacommit", f"{T2}_{T2[:-3]}500.deltacommit",
-                     f"{T3}.compaction.requested", f"{T3}_{T4}.commit", f"{T2[:-3]}200_{T3[:-3]}500.deltacommit")
+                     f"{T3}.compaction.requested", f"{T3}_{T4}.commit",
+                     f"{T2[:-3]}200_{T3[:-3]}500.deltacommit")
     d2 = f"{T2[:-3]}200"
     files = [base("f", T1), log("f", T2), log("f", d2), base("f", T3)]
     view = FileSystemView.build(files, tl, V8)
@@ -119,8 +119,8 @@ def test_replaced_file_groups_are_gone_from_the_replacecommit_on() -> None:
 
 
 def test_time_travel_cuts_slices_and_logs_at_the_query_instant() -> None:
-    tl = v8_timeline(f"{T1}_{T1[:-3]}100.commit", f"{T2}_{T2[:-3]}100.deltacommit", f"{T3}_{T3[:-3]}100.commit",
-                     f"{T4}_{T4[:-3]}100.deltacommit")
+    tl = v8_timeline(f"{T1}_{T1[:-3]}100.commit", f"{T2}_{T2[:-3]}100.deltacommit",
+                     f"{T3}_{T3[:-3]}100.commit", f"{T4}_{T4[:-3]}100.deltacommit")
     files = [base("f", T1), log("f", T2), base("f", T3), log("f", T4), base("g", T3)]
     at = {t: shape(FileSystemView.build(files, tl, V8, as_of=t)) for t in (T1, T2, T3, T4)}
     assert at[T1] == [("f", T1, base("f", T1).name, [])]
@@ -143,9 +143,10 @@ def test_queries_by_partition_and_base_files() -> None:
     assert shape_of(view.latest_file_slices("a")) == [("f", T1, files[0].name, [files[1].name])]
 
 
-def shape_of(sls: Sequence[object]) -> list[tuple[str, str, str | None, list[str]]]:
-    return [(s.file_id, s.base_instant, s.base_file.name if s.base_file else None,  # type: ignore[attr-defined]
-             [f.name for f in s.log_files]) for s in sls]  # type: ignore[attr-defined]
+def shape_of(sls: Sequence[FileSlice]) -> list[tuple[str, str, str | None, list[str]]]:
+    """(file id, base instant, base file, log files) of each slice."""
+    return [(s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
+             [f.name for f in s.log_files]) for s in sls]
 
 
 # --- real tables against hudi-rs -------------------------------------------------------------
@@ -172,7 +173,8 @@ def test_latest_slices_equal_hudi_rs(real_table: RealTable) -> None:
         assert FileSystemView.load(reader.storage).latest_slices() == []
         return
     listing = list_data_files(Storage(path))
-    points = sorted({t for i in reader.timeline.completed().instants for t in (i.requested, i.completed) if t})
+    completed = reader.timeline.completed().instants
+    points = sorted({t for i in completed for t in (i.requested, i.completed) if t})
     for as_of in [None, *points]:
         view = FileSystemView.load(reader.storage, as_of=as_of, files=listing)
         ours = sorted((s.partition_path, s.file_id, s.base_file.name if s.base_file else "",

@@ -105,12 +105,13 @@ def test_v6_long_zero_delete_after_update_named_difference_with_hudi_rs(real_tab
     key, partition = updated["_hoodie_record_key"], updated["_hoodie_partition_path"]
     instant = "20250331040000000"
     with log.open("ab") as f:
-        f.write(encode_block(delete_block(instant, block.schema or "", [delete_record(key, partition, 0, branch=2)])))
+        long_zero = delete_record(key, partition, 0, branch=2)
+        f.write(encode_block(delete_block(instant, block.schema or "", [long_zero])))
     previous = sorted((path / ".hoodie").glob("*.deltacommit"))[-1]
     (path / ".hoodie" / f"{instant}.deltacommit").write_bytes(previous.read_bytes())
     ours = {r["_hoodie_record_key"] for r in read_table(str(path)).to_pylist()}
     theirs_table = hudi_rs_read(str(path))
-    theirs = {r["_hoodie_record_key"] for r in theirs_table.to_pylist()} if theirs_table is not None else set()
+    theirs = {r["_hoodie_record_key"] for r in theirs_table.to_pylist()} if theirs_table else set()
     assert key in ours
     assert key not in theirs
     assert ours - {key} == theirs
@@ -136,7 +137,8 @@ def test_merge_rule_from_config_side_by_side() -> None:
     ]
     for version, props, expected_mode, log_wins in cases:
         rule = MergeRule.from_config(_config(version, **props))
-        assert (rule.mode, rule.log_wins_over_base, rule.table_version) == (expected_mode, log_wins, version), props
+        got = (rule.mode, rule.log_wins_over_base, rule.table_version)
+        assert got == (expected_mode, log_wins, version), props
     no_mode = {k: v for k, v in _config(8).props.items() if k != mode}
     rule = MergeRule.from_config(TableConfig({**no_mode, strategy: COMMIT_TIME_STRATEGY_ID}))
     assert rule.mode == MergeMode.COMMIT_TIME_ORDERING
@@ -147,7 +149,8 @@ def test_merge_rule_from_config_side_by_side() -> None:
 
 def test_real_tables_merge_rules(real_tables: list[RealTable]) -> None:
     """The trips tables' payloads as the format reference describes them (§6.3)."""
-    rules = {t.name.rsplit("/", 1)[1]: TableReader(str(t.path)).rule for t in real_tables if "trips" in t.name}
+    rules = {t.name.rsplit("/", 1)[1]: TableReader(str(t.path)).rule
+             for t in real_tables if "trips" in t.name}
     assert rules["v6_trips_8i1u"].log_wins_over_base and rules["v6_trips_8i1u"].ordering_field == "ts"
     assert rules["v8_trips_8i3u1d"].mode == MergeMode.EVENT_TIME_ORDERING
     assert not rules["v8_trips_8i3u1d"].log_wins_over_base

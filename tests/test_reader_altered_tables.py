@@ -39,7 +39,8 @@ def test_torn_block_at_the_tail_is_ignored(real_tables: list[RealTable], real_ta
     assert as_multiset(read_table(str(path))) == before
 
 
-def test_corrupt_block_in_the_middle_is_skipped(real_tables: list[RealTable], real_table_copy: object) -> None:
+def test_corrupt_block_in_the_middle_is_skipped(real_tables: list[RealTable],
+                                                real_table_copy: object) -> None:
     table = _table(real_tables, TRIPS_UPDATE)
     path = real_table_copy(table)  # type: ignore[operator]
     before = as_multiset(read_table(str(path)))
@@ -121,8 +122,8 @@ def test_rollback_command_block_removes_its_target(real_tables: list[RealTable],
 
 
 @pytest.mark.parametrize("name", [COW_TWO_COMMITS, TRIPS_UPDATE, V8_TRIPS])
-def test_removing_the_last_completion_rolls_the_table_back(real_tables: list[RealTable], real_table_copy: object,
-                                                           name: str) -> None:
+def test_removing_the_last_completion_rolls_the_table_back(real_tables: list[RealTable],
+                                                           real_table_copy: object, name: str) -> None:
     table = _table(real_tables, name)
     path = real_table_copy(table)  # type: ignore[operator]
     timeline = Timeline.load(str(path))
@@ -140,8 +141,10 @@ def test_v8_log_only_group_keeps_one_slice() -> None:
     """Hudi 1.x: a log of a group without base files joins the slice its group's first log opened."""
     from spec.file_system_view import DataFile, build_file_groups
 
-    names = ["20250101000000000_20250101000000100.deltacommit", "20250101000001000_20250101000001100.deltacommit"]
+    names = ["20250101000000000_20250101000000100.deltacommit",
+             "20250101000001000_20250101000001100.deltacommit"]
     timeline = Timeline.from_file_names(names, 2)
-    files = [DataFile("", ".f-0_20250101000000000.log.1_0-1-1"), DataFile("", ".f-0_20250101000001000.log.1_0-1-1")]
+    files = [DataFile("", ".f-0_20250101000000000.log.1_0-1-1"),
+             DataFile("", ".f-0_20250101000001000.log.1_0-1-1")]
     (group,) = build_file_groups(files, timeline, 8)
     assert [(s.base_instant, len(s.log_files)) for s in group.slices] == [("20250101000000000", 2)]

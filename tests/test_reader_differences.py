@@ -84,8 +84,9 @@ def _altered(tables: list[RealTable], copy: Any, name: str, keep_metadata_table:
         """Keys whose snapshot row is the slice's base file's (no log record of them in the slice)."""
         if s.base_file is None:
             return []
-        return sorted(k for k in pq.read_table(path / s.base_file.path).column("_hoodie_record_key").to_pylist()
-                      if k in snapshot and snapshot[k]["_hoodie_file_name"] == s.base_file.name)
+        keys = pq.read_table(path / s.base_file.path).column("_hoodie_record_key").to_pylist()
+        name = s.base_file.name
+        return sorted(k for k in keys if k in snapshot and snapshot[k]["_hoodie_file_name"] == name)
 
     sl = next(s for s in sorted(view.latest_slices(), key=lambda s: not s.log_files) if base_only_keys(s))
     key = base_only_keys(sl)[0]
@@ -106,21 +107,22 @@ def _drop_metadata_table(path: Path) -> None:
 def _record(alt: Altered, schema: str, **changes: Any) -> dict[str, Any]:
     fields = [f["name"] for f in json.loads(schema)["fields"]]
     record = {f: alt.row.get(f) for f in fields}
-    record.update(_hoodie_commit_time=NEW, _hoodie_commit_seqno=f"{NEW}_0_1", _hoodie_file_name=alt.slice.file_id,
-                  **changes)
+    record.update(_hoodie_commit_time=NEW, _hoodie_commit_seqno=f"{NEW}_0_1",
+                  _hoodie_file_name=alt.slice.file_id, **changes)
     return record
 
 
 @pytest.mark.parametrize("name", [V6, V8])
-def test_is_deleted_flag_deletes_the_key_hudi_rs_keeps_the_row(real_tables: list[RealTable], real_table_copy: Any,
-                                                               name: str) -> None:
+def test_is_deleted_flag_deletes_the_key_hudi_rs_keeps_the_row(real_tables: list[RealTable],
+                                                               real_table_copy: Any, name: str) -> None:
     """Difference: a data record with ``_hoodie_is_deleted = true`` is a delete in Apache Hudi (both
     payloads, and the v8 merge modes); hudi-rs ignores the field and returns the record as a row."""
     alt = _altered(real_tables, real_table_copy, name)
     schema = json.loads(alt.schema)
     schema["fields"].append({"name": "_hoodie_is_deleted", "type": "boolean", "default": False})
     flagged = json.dumps(schema)
-    alt.append(avro_data_block(NEW, flagged, [_record(alt, flagged, ts=alt.row["ts"] + 1, _hoodie_is_deleted=True)]))
+    record = _record(alt, flagged, ts=alt.row["ts"] + 1, _hoodie_is_deleted=True)
+    alt.append(avro_data_block(NEW, flagged, [record]))
     alt.complete()
     ours, theirs = alt.ours(), alt.theirs()
     assert alt.key not in ours
@@ -128,7 +130,8 @@ def test_is_deleted_flag_deletes_the_key_hudi_rs_keeps_the_row(real_tables: list
     assert as_multiset_of(ours) == as_multiset_of({k: v for k, v in theirs.items() if k != alt.key})
 
 
-def test_v8_delete_with_an_equal_ordering_value_wins(real_tables: list[RealTable], real_table_copy: Any) -> None:
+def test_v8_delete_with_an_equal_ordering_value_wins(real_tables: list[RealTable],
+                                                     real_table_copy: Any) -> None:
     """Agreement: under EVENT_TIME_ORDERING a delete record whose ordering value equals the record's
     deletes it (ties go to the later write; the delete loses only to a greater value); hudi-rs 0.5
     reads the same. The row's ordering value is first set to 500 in its base file, as hudi-rs cannot
@@ -158,7 +161,8 @@ def _with_base_ordering(alt: Altered, ts: int) -> Altered:
 
 
 @pytest.mark.parametrize("name", [V6, V8])
-def test_delete_with_a_smaller_ordering_value(real_tables: list[RealTable], real_table_copy: Any, name: str) -> None:
+def test_delete_with_a_smaller_ordering_value(real_tables: list[RealTable], real_table_copy: Any,
+                                              name: str) -> None:
     """Agreement, by version: a delete with a real ordering value smaller than the base row's removes
     the key in v6 (0.x payloads delete whatever the ordering) and loses in v8 (event time); hudi-rs
     0.5 reads both the same way."""
@@ -172,11 +176,13 @@ def test_delete_with_a_smaller_ordering_value(real_tables: list[RealTable], real
 
 
 @pytest.mark.parametrize("name", [V6, V8])
-def test_older_update_against_the_base_row(real_tables: list[RealTable], real_table_copy: Any, name: str) -> None:
+def test_older_update_against_the_base_row(real_tables: list[RealTable], real_table_copy: Any,
+                                           name: str) -> None:
     """Agreement, by version: a logged update whose ordering value is smaller than the base row's
     replaces it in v6 with OverwriteWithLatestAvroPayload and loses in v8 EVENT_TIME_ORDERING."""
     alt = _altered(real_tables, real_table_copy, name)
-    alt.append(avro_data_block(NEW, alt.schema, [_record(alt, alt.schema, ts=alt.row["ts"] - 1000, fare=999.0)]))
+    older = _record(alt, alt.schema, ts=alt.row["ts"] - 1000, fare=999.0)
+    alt.append(avro_data_block(NEW, alt.schema, [older]))
     alt.complete()
     ours = alt.ours()
     assert ours[alt.key]["fare"] == (alt.row["fare"] if alt.version >= 8 else 999.0)
@@ -192,8 +198,10 @@ def test_no_ordering_field_merges_by_commit_order(real_tables: list[RealTable], 
     alt = _altered(real_tables, real_table_copy, name)
     props = alt.path / ".hoodie" / "hoodie.properties"
     props.write_text("".join(line for line in props.read_text().splitlines(keepends=True)
-                             if not line.startswith(("hoodie.table.precombine.field", "hoodie.table.ordering.fields"))))
-    alt.append(avro_data_block(NEW, alt.schema, [_record(alt, alt.schema, ts=alt.row["ts"] - 1000, fare=999.0)]))
+                             if not line.startswith(("hoodie.table.precombine.field",
+                                                     "hoodie.table.ordering.fields"))))
+    older = _record(alt, alt.schema, ts=alt.row["ts"] - 1000, fare=999.0)
+    alt.append(avro_data_block(NEW, alt.schema, [older]))
     alt.complete()
     ours = alt.ours()
     assert ours[alt.key]["fare"] == 999.0  # the later write wins whatever its ts
@@ -210,7 +218,8 @@ def test_delete_with_a_long_ordering_beyond_int_range(real_tables: list[RealTabl
     ordering field (epoch milliseconds here) makes such values the common case."""
     alt = _altered(real_tables, real_table_copy, name)
     part = alt.row["_hoodie_partition_path"]
-    alt.append(delete_block(NEW, alt.schema, [delete_record(alt.key, part, alt.row["ts"] + 1, branch=LONG_BRANCH)]))
+    beyond_int = delete_record(alt.key, part, alt.row["ts"] + 1, branch=LONG_BRANCH)
+    alt.append(delete_block(NEW, alt.schema, [beyond_int]))
     alt.complete()
     assert alt.key not in alt.ours()
     with pytest.raises(Exception, match="varint overflow"):

@@ -37,7 +37,8 @@ def timeline(version: int, *completed: str, pending: tuple[str, ...] = ()) -> Ti
     if version < 8:
         files = [f"{t}.deltacommit" for t in completed] + [f"{t}.deltacommit.inflight" for t in pending]
         return Timeline.from_file_names(files, 1)
-    files = [f"{t}_{t[:-3]}500.deltacommit" for t in completed] + [f"{t}.deltacommit.inflight" for t in pending]
+    files = [f"{t}_{t[:-3]}500.deltacommit" for t in completed]
+    files += [f"{t}.deltacommit.inflight" for t in pending]
     return Timeline.from_file_names(files, 2)
 
 
@@ -67,8 +68,8 @@ def test_an_instant_older_than_the_active_timeline_counts_as_completed() -> None
 @pytest.mark.parametrize("version", [6, 8])
 def test_rollback_removes_the_blocks_of_its_target_read_before_it(version: int) -> None:
     tl = timeline(version, *T[1:7])
-    blocks = records(data(T[1], "a"), data(T[2], "b"), data(T[1], "c"), None, rollback_command_block(T[3], T[1]),
-                     data(T[1], "d"))
+    blocks = records(data(T[1], "a"), data(T[2], "b"), data(T[1], "c"), None,
+                     rollback_command_block(T[3], T[1]), data(T[1], "d"))
     applied, stats = blocks_to_apply(blocks, tl, None, version)
     assert names(applied) == ["b", "d"]
     assert stats.rolled_back == 2
@@ -118,8 +119,9 @@ def test_v8_groups_the_blocks_of_an_instant() -> None:
 
 
 @pytest.mark.parametrize(("pending", "applied"), [("20251220210130000", True), ("20251220210131000", False)])
-def test_v8_block_of_an_incomplete_instant_in_a_completed_log_file(real_tables: list[RealTable], real_table_copy: Any,
-                                                                   pending: str, applied: bool) -> None:
+def test_v8_block_of_an_incomplete_instant_in_a_completed_log_file(real_tables: list[RealTable],
+                                                                   real_table_copy: Any, pending: str,
+                                                                   applied: bool) -> None:
     """1.x does not check block instants against the timeline (the file's deltacommit completed), so a
     block of an instant that never completed is applied when it is not after the query instant (the
     latest completed write, 20251220210130911); after it, it is skipped. hudi-rs reads the same.

@@ -52,7 +52,10 @@ def test_partition_pruning_reads_exactly_the_partitions_rows(real_table: RealTab
     seen: list[str] = []
     for p in partitions:
         ours = read_table(path, partition_filter=[p])
-        assert as_multiset(read_table(path, partition_filter=lambda x, p=p: x == p)) == as_multiset(ours)
+        def only(x: str, p: str = p) -> bool:
+            return x == p
+
+        assert as_multiset(read_table(path, partition_filter=only)) == as_multiset(ours)
         assert ours.num_rows > 0
         seen += as_multiset(ours)
         if reader.config.populate_meta_fields:

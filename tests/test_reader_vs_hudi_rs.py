@@ -7,6 +7,9 @@ Apache Hudi disagree, we follow Apache Hudi and the test names the difference an
 
 from __future__ import annotations
 
+from typing import Any
+
+import pyarrow as pa
 import pytest
 
 from spec.errors import InvalidOperation
@@ -21,11 +24,11 @@ def _points(reader: TableReader) -> list[str]:
     return sorted({t for i in reader.timeline.completed().instants for t in (i.requested, i.completed) if t})
 
 
-def _queries(reader: TableReader) -> list[tuple[str, dict[str, object]]]:
+def _queries(reader: TableReader) -> list[tuple[str, dict[str, Any]]]:
     """Snapshot, read-optimized, time travel to every completed instant (as requested and as
     completed), incremental over every window between those points."""
     points = _points(reader)
-    qs: list[tuple[str, dict[str, object]]] = [("snapshot", {}), ("read_optimized", {})]
+    qs: list[tuple[str, dict[str, Any]]] = [("snapshot", {}), ("read_optimized", {})]
     qs += [("snapshot", {"as_of": t}) for t in points]
     for k, end in enumerate(points):
         for begin in [None, *points[:k]]:
@@ -33,14 +36,14 @@ def _queries(reader: TableReader) -> list[tuple[str, dict[str, object]]]:
     return qs
 
 
-def _ours(path: str, query: str, kw: dict[str, object]) -> object:
-    return read_table(path, query, **kw)  # type: ignore[arg-type]
+def _ours(path: str, query: str, kw: dict[str, Any]) -> pa.Table:
+    return read_table(path, query, **kw)
 
 
-def _theirs(path: str, query: str, kw: dict[str, object]) -> object:
+def _theirs(path: str, query: str, kw: dict[str, Any]) -> pa.Table | None:
     if query == "incremental":
-        return hudi_rs_read(path, incremental=(kw["begin"], kw["end"]))  # type: ignore[arg-type]
-    return hudi_rs_read(path, read_optimized=query == "read_optimized", as_of=kw.get("as_of"))  # type: ignore[arg-type]
+        return hudi_rs_read(path, incremental=(kw["begin"], kw["end"]))
+    return hudi_rs_read(path, read_optimized=query == "read_optimized", as_of=kw.get("as_of"))
 
 
 def test_every_query_matches_hudi_rs(real_table: RealTable) -> None:
@@ -60,10 +63,10 @@ def test_every_query_matches_hudi_rs(real_table: RealTable) -> None:
         if no_meta:
             # Difference 2: with hoodie.populate.meta.fields=false Apache Hudi's schema still has the
             # five meta columns (null but for _hoodie_file_name); hudi-rs leaves them out.
-            assert theirs is None or not set(META_FIELDS) & set(theirs.column_names)  # type: ignore[attr-defined]
-            assert as_multiset(ours, drop=META_FIELDS) == as_multiset(theirs), (query, kw)  # type: ignore[arg-type]
+            assert theirs is None or not set(META_FIELDS) & set(theirs.column_names)
+            assert as_multiset(ours, drop=META_FIELDS) == as_multiset(theirs), (query, kw)
         else:
-            assert as_multiset(ours) == as_multiset(theirs), (query, kw)  # type: ignore[arg-type]
+            assert as_multiset(ours) == as_multiset(theirs), (query, kw)
         compared += 1
     n = len(_points(reader))
     assert compared == 2 + (n if no_meta else n * (n + 3) // 2)

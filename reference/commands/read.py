@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--begin", help="incremental: exclusive start instant")
     p.add_argument("--end", help="incremental: inclusive end instant (default: latest)")
     p.add_argument("--columns", nargs="+", help="only these columns")
-    p.add_argument("--partition", action="append", dest="partitions", help="only this partition path (repeatable)")
+    p.add_argument("--partition", action="append", dest="partitions",
+                   help="only this partition path (repeatable)")
     p.add_argument("--format", choices=("table", "json", "parquet"), default=None,
                    help="rows as a table (default), a JSON array of row objects (as --json), "
                         "or a parquet file (needs --out)")

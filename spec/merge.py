@@ -23,6 +23,7 @@ A data record whose ``_hoodie_is_deleted`` field is true is a delete in both ver
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -138,11 +139,47 @@ def ordering_type_of(value: Any, declared: str | None = None) -> str | None:
     return type(value).__name__
 
 
-def _greater(a: Any, b: Any) -> bool:
+# --8<-- [start:compare]
+def java_compare(a: Any, b: Any) -> int | None:
+    """Compare two ordering values as Java's ``compareTo`` does: -1, 0 or 1, or None when Java could
+    not compare them (different types, or a null).
+
+    Strings compare by UTF-16 code units (not code points: a character above U+FFFF sorts below
+    U+E000..U+FFFF); doubles as ``Double.compare`` (-0.0 < 0.0, NaN above everything, NaN = NaN);
+    bytes as ``ByteBuffer.compareTo`` (signed bytes, then length); numbers, booleans (false < true)
+    and timestamps by value.
+    """
+    if a is None or b is None:
+        return None
+    if isinstance(a, str) and isinstance(b, str):
+        ua, ub = a.encode("utf-16-be"), b.encode("utf-16-be")
+        return (ua > ub) - (ua < ub)
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        sa, sb = [x - 256 if x > 127 else x for x in a], [x - 256 if x > 127 else x for x in b]
+        return (sa > sb) - (sa < sb)
+    if isinstance(a, float) and isinstance(b, float):
+        ka, kb = _double_key(a), _double_key(b)
+        return (ka > kb) - (ka < kb)
+    if isinstance(a, bool) != isinstance(b, bool) or isinstance(a, str | bytes) or isinstance(b, str | bytes):
+        return None  # Java: ClassCastException; the values do not order
     try:
-        return bool(a > b)
+        return int(a > b) - int(a < b)
     except TypeError:
-        return False
+        return None
+
+
+def _double_key(x: float) -> tuple[int, float, int]:
+    """A sort key ordering doubles as ``Double.compare``."""
+    if math.isnan(x):
+        return (1, 0.0, 0)
+    return (0, x, 0 if x == 0.0 and math.copysign(1.0, x) < 0 else 1)
+
+
+# --8<-- [end:compare]
+
+
+def _greater(a: Any, b: Any) -> bool:
+    return java_compare(a, b) == 1
 
 
 def _is_deleted_flag(row: Mapping[str, Any] | None) -> bool:

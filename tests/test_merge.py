@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from spec.merge import (
     combine_logs,
     delete_version,
     is_natural_order,
+    java_compare,
     merge_with_base,
 )
 from spec.reader import TableReader, read_table
@@ -165,3 +167,37 @@ def test_custom_payload_refuses_to_merge_but_reads_base_files(real_tables: list[
     with pytest.raises(InvalidOperation, match="PartialUpdateAvroPayload"):
         read_table(str(path))
     assert read_table(str(path), "read_optimized").num_rows == 8
+
+
+def _utf16_units(s: str) -> list[int]:
+    """UTF-16 code units of a string, computed from code points (surrogate pairs above U+FFFF)."""
+    out: list[int] = []
+    for ch in s:
+        o = ord(ch)
+        if o > 0xFFFF:
+            o -= 0x10000
+            out += [0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)]
+        else:
+            out.append(o)
+    return out
+
+
+@given(st.text(max_size=6), st.text(max_size=6))
+def test_strings_compare_by_utf16_code_units(a: str, b: str) -> None:
+    ua, ub = _utf16_units(a), _utf16_units(b)
+    assert java_compare(a, b) == (ua > ub) - (ua < ub)
+
+
+def test_java_compare_edges() -> None:
+    assert java_compare("\U0001F600", "\uFFFF") == -1  # a surrogate pair sorts below U+FFFF in Java
+    assert "\U0001F600" > "\uFFFF"  # ... though above it by code point
+    assert java_compare(-0.0, 0.0) == -1 and java_compare(0.0, -0.0) == 1
+    assert java_compare(float("nan"), float("inf")) == 1 and java_compare(float("nan"), float("nan")) == 0
+    assert java_compare(b"\x80", b"\x01") == -1  # ByteBuffer compares signed bytes
+    assert java_compare(b"\x01", b"\x01\x00") == -1
+    assert java_compare(False, True) == -1
+    assert java_compare(None, 1) is None and java_compare("1", 1) is None
+    assert java_compare(Decimal("1.10"), Decimal("1.1")) == 0
+    # a later log record with the smaller string ordering value loses under event-time ordering
+    older, newer = Version({"k": 1}, "\uFFFF", "string"), Version({"k": 2}, "\U0001F600", "string")
+    assert combine_logs(older, newer, V8_EVENT) is older

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from bench import report
@@ -53,6 +55,10 @@ def _progress(r: JobResult) -> None:
         print(f"[{r.n:,}] {r.job}: {r.status}: {r.reason}", flush=True)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the harness, which kills the running step's group
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     registry = all_jobs()
@@ -65,9 +71,15 @@ def main(argv: list[str] | None = None) -> int:
         report.replace_between_markers(args.docs.read_text(), "")  # fail now, not after the run
     command = "python -m bench " + shlex.join(argv if argv is not None else sys.argv[1:])
     started, load = report.now(), report.load_average()
-    with work_dir(args.work) as work:
-        results = run_all(jobs, args.rows, work, args.timeout, args.skip_slow_peers, _progress,
-                          keep=args.work is not None)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        with work_dir(args.work) as work:
+            results = run_all(jobs, args.rows, work, args.timeout, args.skip_slow_peers, _progress,
+                              keep=args.work is not None)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     info = report.RunInfo(command.strip(), started, report.now(), report.machine(load), report.versions())
     md = report.markdown(results, info)
     print()

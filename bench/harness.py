@@ -268,6 +268,9 @@ def run_step(step: str, job: str, n: int, work: Path, timeout: float) -> StepOut
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): the step's group must not outlive the harness
+            _kill_group(proc.pid)
+            raise
         finally:
             timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)

@@ -27,7 +27,9 @@ from bench.harness import (
     SLOW_PEER_ROWS,
     UPSERT,
     WRITE,
+    Context,
     JobResult,
+    NotAvailable,
     add_ratios,
     all_jobs,
     rows_check,
@@ -151,6 +153,30 @@ def test_markers_are_replaced_and_the_rest_of_the_page_kept() -> None:
 def test_the_docs_page_has_the_markers() -> None:
     page = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
     report.replace_between_markers(page.read_text(), "")
+
+
+def test_shared_tables_are_built_once_and_an_unbuildable_one_is_not_retried(tmp_path: Path) -> None:
+    ctx = Context(N, tmp_path)
+    calls: list[str] = []
+
+    def build(path: Path) -> None:
+        calls.append("built")
+        path.mkdir()
+        (path / "f").write_text("x")
+
+    first = ctx.cached("t", build)
+    assert ctx.cached("t", build) == first and calls == ["built"] and (first / "f").read_text() == "x"
+    copy = ctx.copy_of(first, "job")
+    assert copy == ctx.table_dir("job") and (copy / "f").read_text() == "x"
+
+    def missing(path: Path) -> None:
+        calls.append("tried")
+        raise NotAvailable("no such writer yet")
+
+    for _ in range(2):
+        with pytest.raises(NotAvailable, match="no such writer yet"):
+            ctx.cached("u", missing)
+    assert calls == ["built", "tried"]
 
 
 def test_a_process_that_dies_is_reported_failed_with_its_error(tmp_path: Path) -> None:

@@ -3,10 +3,10 @@
 | key generator | record key | partition path |
 |---|---|---|
 | SIMPLE | the one key field's value | the one partition field's value; ``field=value`` when hive-style |
-| COMPLEX | ``f1:v1,f2:v2`` for every key field (null ``__null__``, empty ``__empty__``) | the values joined by ``/`` |
+| COMPLEX | ``f1:v1,f2:v2``, every key field (``__null__``, ``__empty__``) | the values joined by ``/`` |
 | NON_PARTITION | as SIMPLE for one key field, else as COMPLEX | ``""`` |
 | TIMESTAMP | as SIMPLE | the one partition field read as a time, printed with the output date format |
-| CUSTOM | as SIMPLE for one key field, else as COMPLEX | per ``name:SIMPLE`` / ``name:TIMESTAMP`` field, by ``/`` |
+| CUSTOM | as SIMPLE for one key field, else as COMPLEX | per ``f:SIMPLE`` / ``f:TIMESTAMP``, by ``/`` |
 | GLOBAL_DELETE | as COMPLEX | ``""`` |
 
 A null or empty partition value becomes ``__HIVE_DEFAULT_PARTITION__`` (TIMESTAMP: a null value
@@ -35,7 +35,8 @@ DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 _KEYGEN_CLASS_NAMES = {"Simple": "SIMPLE", "Complex": "COMPLEX", "Nonpartitioned": "NON_PARTITION",
                        "TimestampBased": "TIMESTAMP", "Custom": "CUSTOM", "GlobalDelete": "GLOBAL_DELETE"}
-KEYGEN_TYPES_BY_CLASS = {f"org.apache.hudi.keygen.{name}{suffix}": kind for name, kind in _KEYGEN_CLASS_NAMES.items()
+KEYGEN_TYPES_BY_CLASS = {f"org.apache.hudi.keygen.{name}{suffix}": kind
+                         for name, kind in _KEYGEN_CLASS_NAMES.items()
                          for suffix in ("KeyGenerator", "AvroKeyGenerator")}
 """The v6 ``hoodie.table.keygenerator.class`` names (the Spark classes and their Avro twins)."""
 KEYGEN_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM", "GLOBAL_DELETE")
@@ -157,14 +158,16 @@ def check_partition_value(text: str, field_name: str, may_contain_slash: bool) -
         raise InvalidRecord(f"the partition value of {field_name!r} contains NUL",
                             hint="remove control characters from partition values")
     if "/" in text and not may_contain_slash:
-        raise InvalidRecord(f"the partition value {text!r} of {field_name!r} contains '/' and would become "
-                            "several folders", hint="set hoodie.datasource.write.partitionpath.urlencode=true "
-                            "or clean the value")
+        raise InvalidRecord(f"the partition value {text!r} of {field_name!r} contains '/' and would "
+                            "become several folders",
+                            hint="set hoodie.datasource.write.partitionpath.urlencode=true or clean "
+                                 "the value")
     for folder in text.split("/"):
         if folder in ("", ".", ".."):
-            raise InvalidRecord(f"the partition value {text!r} of {field_name!r} would leave the table's folder"
-                                if folder else f"the partition value of {field_name!r} makes an empty folder name",
-                                hint="partition values may not be '.', '..', start or end with '/' or hold '//'")
+            problem = "would leave the table's folder" if folder else "makes an empty folder name"
+            raise InvalidRecord(f"the partition value {text!r} of {field_name!r} {problem}",
+                                hint="a partition value may not be '.' or '..', start or end with '/' "
+                                     "or hold '//'")
     return text
 # --8<-- [end:check]
 
@@ -205,7 +208,8 @@ def _tokens(pattern: str) -> list[tuple[str, str]]:
 def format_joda(moment: datetime, pattern: str) -> str:
     """Print an aware time with a Joda pattern (the subset key generators use): ``yyyy`` (``yy``:
     two digits), ``MM``/``M`` (``MMM``: ``Apr``, ``MMMM``: ``April``), ``dd``, ``HH``, ``hh``, ``a``,
-    ``mm``, ``ss``, ``S…`` (leading fraction digits), ``Z`` (``+0000``; ``ZZ``: ``+00:00``), quoted literals."""
+    ``mm``, ``ss``, ``S…`` (leading fraction digits), ``Z`` (``+0000``; ``ZZ``: ``+00:00``), quoted
+    literals."""
     out = []
     for letter, tok in _tokens(pattern):
         n = len(tok)
@@ -254,7 +258,8 @@ def parse_joda(text: str, patterns: list[str], zone: tzinfo | None) -> datetime:
         try:
             m = re.fullmatch("".join(regex), text)
         except re.error as err:
-            raise InvalidConfig(f"date pattern {pattern!r} repeats a field", hint="name each field once") from err
+            raise InvalidConfig(f"date pattern {pattern!r} repeats a field",
+                                hint="name each field once") from err
         if m is None:
             continue
         g = m.groupdict()
@@ -331,11 +336,13 @@ class TimestampConfig:
 
     def _millis(self, number: int) -> int:
         """The number (in the type's unit) as epoch milliseconds, as ``TimeUnit.convert`` does."""
-        unit = {"UNIX_TIMESTAMP": "SECONDS", "EPOCHMILLISECONDS": "MILLISECONDS",
-                "EPOCHMICROSECONDS": "MICROSECONDS", "SCALAR": self.scalar_unit.upper()}.get(self.timestamp_type)
+        units = {"UNIX_TIMESTAMP": "SECONDS", "EPOCHMILLISECONDS": "MILLISECONDS",
+                 "EPOCHMICROSECONDS": "MICROSECONDS", "SCALAR": self.scalar_unit.upper()}
+        unit = units.get(self.timestamp_type)
         if unit is None:
             raise InvalidRecord(f"a number ({number}) cannot be read as a {self.timestamp_type} time",
-                                hint="give the time as text, or use a numeric hoodie.keygen.timebased.timestamp.type")
+                                hint="give the time as text, or use a numeric "
+                                     "hoodie.keygen.timebased.timestamp.type")
         factor = _TO_MILLIS[unit]
         if factor > 0:
             return max(-_LONG_MAX - 1, min(_LONG_MAX, number * factor))
@@ -359,7 +366,8 @@ class TimestampConfig:
             patterns = [p.strip() for p in re.split(self.input_delimiter, self.input_format) if p.strip()]
             if self.timestamp_type not in ("DATE_STRING", "MIXED") or not patterns:
                 raise InvalidRecord(f"text {value!r} cannot be read as a {self.timestamp_type} time",
-                                    hint="set hoodie.keygen.timebased.timestamp.type=DATE_STRING and an input format")
+                                    hint="set hoodie.keygen.timebased.timestamp.type=DATE_STRING and "
+                                         "an input format")
             moment = parse_joda(value, patterns, in_zone)
             moment = moment.astimezone(in_zone) if in_zone else moment  # Joda withZone: the input zone wins
             out_zone = out_zone or moment.tzinfo
@@ -396,7 +404,8 @@ def _timestamp_config(props: Mapping[str, str]) -> TimestampConfig:
         timestamp_type=kind.upper(), input_format=props.get(p + "input.dateformat", ""),
         output_format=props[p + "output.dateformat"], timezone=props.get(p + "timezone", ""),
         scalar_unit=props.get(p + "timestamp.scalar.time.unit", "SECONDS"),
-        input_timezone=props.get(p + "input.timezone", ""), output_timezone=props.get(p + "output.timezone", ""),
+        input_timezone=props.get(p + "input.timezone", ""),
+        output_timezone=props.get(p + "output.timezone", ""),
         input_delimiter=props.get(p + "input.dateformat.list.delimiter.regex", ","))
 
 
@@ -440,10 +449,12 @@ class KeyGenerator:
 
     def __post_init__(self) -> None:
         if self.kind not in KEYGEN_TYPES:
-            raise InvalidConfig(f"key generator {self.kind!r} is unknown", hint=f"use one of {', '.join(KEYGEN_TYPES)}")
+            raise InvalidConfig(f"key generator {self.kind!r} is unknown",
+                                hint=f"use one of {', '.join(KEYGEN_TYPES)}")
         if self.kind in ("SIMPLE", "TIMESTAMP") and (len(self.record_key_fields) > 1
                                                     or len(self.partition_fields) > 1):
-            raise InvalidConfig(f"a {self.kind} key generator takes one record key field and one partition field",
+            raise InvalidConfig(f"a {self.kind} key generator takes one record key field and one "
+                                "partition field",
                                 hint="use COMPLEX (or CUSTOM) for several fields")
         if self.kind == "CUSTOM" and len(self.partition_kinds) != len(self.partition_fields):
             raise InvalidConfig("a CUSTOM key generator needs a type for every partition field",
@@ -463,7 +474,8 @@ class KeyGenerator:
         ``f:v`` joined by ``,`` with ``__null__``/``__empty__``, not all of them null or empty."""
         fields = self.record_key_fields
         if not fields:
-            raise InvalidConfig("no record key field is configured", hint="set hoodie.datasource.write.recordkey.field")
+            raise InvalidConfig("no record key field is configured",
+                                hint="set hoodie.datasource.write.recordkey.field")
         single = len(fields) == 1 and (self.kind not in ("COMPLEX", "GLOBAL_DELETE")
                                        or (self.kind == "COMPLEX" and not self.encode_single_key_field_name))
         if single:
@@ -521,8 +533,10 @@ def key_generator_from_config(props: Mapping[str, str]) -> KeyGenerator:
     (``hoodie.datasource.write.*``) name: a v6 class, else a v8 type, else inferred as Hudi
     does (no partition field: NON_PARTITION; ``field:type``: CUSTOM; one partition field and one
     key field: SIMPLE; otherwise COMPLEX)."""
-    klass = props.get("hoodie.table.keygenerator.class") or props.get("hoodie.datasource.write.keygenerator.class")
-    kind = props.get("hoodie.table.keygenerator.type") or props.get("hoodie.datasource.write.keygenerator.type")
+    klass = (props.get("hoodie.table.keygenerator.class")
+             or props.get("hoodie.datasource.write.keygenerator.class"))
+    kind = (props.get("hoodie.table.keygenerator.type")
+            or props.get("hoodie.datasource.write.keygenerator.type"))
     if klass:
         if klass not in KEYGEN_TYPES_BY_CLASS:
             raise InvalidConfig(f"key generator class {klass} is not specified here",
@@ -533,8 +547,8 @@ def key_generator_from_config(props: Mapping[str, str]) -> KeyGenerator:
                                      or props.get("hoodie.datasource.write.recordkey.field") or "").split(",")
                  if f.strip())
     raw_parts = [f.strip() for f in (props.get("hoodie.table.partition.fields")
-                                     or props.get("hoodie.datasource.write.partitionpath.field") or "").split(",")
-                 if f.strip()]
+                                     or props.get("hoodie.datasource.write.partitionpath.field")
+                                     or "").split(",") if f.strip()]
     if not kind:
         kind = ("NON_PARTITION" if not raw_parts else "CUSTOM" if ":" in raw_parts[0]
                 else "SIMPLE" if len(raw_parts) == 1 and len(keys) <= 1 else "COMPLEX")

@@ -58,8 +58,9 @@ class PartitionerConfig:
     def __post_init__(self) -> None:
         if self.max_file_size <= 0 or self.insert_split_size <= 0 or self.record_size_estimate <= 0:
             raise InvalidConfig("max file size, insert split size and record size estimate must be positive",
-                                hint="check hoodie.parquet.max.file.size, hoodie.copyonwrite.insert.split.size "
-                                     "and hoodie.copyonwrite.record.size.estimate")
+                                hint="check hoodie.parquet.max.file.size, "
+                                     "hoodie.copyonwrite.insert.split.size and "
+                                     "hoodie.copyonwrite.record.size.estimate")
 # --8<-- [end:config]
 
 
@@ -186,8 +187,8 @@ class SmallFileCandidate:
         return (self.base_size or 0) + int(sum(s for s in self.log_sizes if s > 0) * ratio)
 
 
-def select_small_files(candidates: Sequence[SmallFileCandidate], small_file_limit: int, merge_on_read: bool, *,
-                       config: PartitionerConfig | None = None,
+def select_small_files(candidates: Sequence[SmallFileCandidate], small_file_limit: int,
+                       merge_on_read: bool, *, config: PartitionerConfig | None = None,
                        index_can_index_log_files: bool = False) -> list[SmallFile]:
     """The small files of a partition that may take inserts (none when the limit is <= 0).
 
@@ -209,13 +210,16 @@ def select_small_files(candidates: Sequence[SmallFileCandidate], small_file_limi
                if c.base_size is not None and c.base_size < small_file_limit]
     elif index_can_index_log_files:
         out = [SmallFile(c.file_id, c.size_as_parquet(cfg.log_to_parquet_ratio)) for c in usable
-               if not c.under_pending_compaction and c.size_as_parquet(cfg.log_to_parquet_ratio) < cfg.max_file_size]
+               if not c.under_pending_compaction
+               and c.size_as_parquet(cfg.log_to_parquet_ratio) < cfg.max_file_size]
     else:
         out = [SmallFile(c.file_id, c.base_size) for c in usable
-               if c.base_size is not None and c.base_size < small_file_limit and not c.under_pending_compaction
-               and not c.has_log_files and not c.log_sizes]
+               if c.base_size is not None and c.base_size < small_file_limit
+               and not c.under_pending_compaction and not c.has_log_files and not c.log_sizes]
     out.sort(key=lambda sf: sf.size)
-    return out[:max(cfg.small_file_group_candidates, 0)] if merge_on_read and not index_can_index_log_files else out
+    if merge_on_read and not index_can_index_log_files:
+        return out[:max(cfg.small_file_group_candidates, 0)]
+    return out
 # --8<-- [end:small_files]
 
 
@@ -261,7 +265,8 @@ class BucketAssignment:
 def records_per_insert_bucket(config: PartitionerConfig, avg_record_size: int) -> int:
     """``max file size // average record size`` with auto-split (Hudi 0.14–1.0; later Hudi rounds
     up), else the insert split size. At least 1 (Hudi would divide by zero)."""
-    per_bucket = config.max_file_size // avg_record_size if config.auto_split_inserts else config.insert_split_size
+    per_bucket = (config.max_file_size // avg_record_size if config.auto_split_inserts
+                  else config.insert_split_size)
     return max(per_bucket, 1)
 
 
@@ -294,7 +299,9 @@ def assign_buckets(profile: WorkloadProfile, small_files: Mapping[str, Sequence[
             to_append = min((config.max_file_size - sf.size) // avg_record_size, unassigned)
             if to_append > 0:
                 number = update_bucket.get(sf.file_id)
-                shares.append((add_update_bucket(partition, sf.file_id) if number is None else number, to_append))
+                if number is None:
+                    number = add_update_bucket(partition, sf.file_id)
+                shares.append((number, to_append))
                 unassigned -= to_append
                 if unassigned <= 0:
                     break

@@ -114,15 +114,15 @@ class StreamBucketAssigner:
             return state._placed(partition, key, smalls[slot].file_id, "U", "UPDATE")
         current = state.new_files.get(partition)
         if current is not None and current.can_assign:
-            state = replace(state, new_files={**state.new_files, partition: replace(current,
-                                                                                   assigned=current.assigned + 1)})
+            taken = replace(current, assigned=current.assigned + 1)
+            state = replace(state, new_files={**state.new_files, partition: taken})
             if (partition, current.file_id) in state.insert_buckets:
                 return state._placed(partition, key, current.file_id, "I", "INSERT")
             return state._placed(partition, key, current.file_id, "U", "UPDATE")
         file_id = new_file_id(state.opened) if new_file_id else f"stream-fg-{state.opened}"
+        group = StreamFileGroup(file_id, 0, state.checkpoint_id)
         state = replace(state, opened=state.opened + 1,
-                        groups={**state.groups, partition: (*state.groups.get(partition, ()),
-                                                            StreamFileGroup(file_id, 0, state.checkpoint_id))},
+                        groups={**state.groups, partition: (*state.groups.get(partition, ()), group)},
                         insert_buckets=state.insert_buckets | {(partition, file_id)},
                         new_files={**state.new_files, partition: _Slot(file_id, self.capacity, 1)})
         return state._placed(partition, key, file_id, "I", "INSERT")
@@ -131,8 +131,9 @@ class StreamBucketAssigner:
         """A checkpoint completes: its groups are on disk; buckets and small files are forgotten;
         the new file groups too at every second completed checkpoint."""
         forget = self.completed + 1 > 1
-        return replace(self, checkpoint_id=self.checkpoint_id + 1, insert_buckets=frozenset(), small_files={},
-                       new_files={} if forget else self.new_files, completed=0 if forget else self.completed + 1)
+        return replace(self, checkpoint_id=self.checkpoint_id + 1, insert_buckets=frozenset(),
+                       small_files={}, new_files={} if forget else self.new_files,
+                       completed=0 if forget else self.completed + 1)
 
     def _small_files(self, partition: str) -> tuple[_Slot, ...]:
         limit = self.capacity if self.small_file_limit_records is None else self.small_file_limit_records

@@ -11,8 +11,9 @@ from spec.errors import InvalidConfig
 from spec.stream_buckets import StreamBucket, StreamBucketAssigner, assign_checkpoints, write_handle
 
 
-def run(state: StreamBucketAssigner, records: list[str], partition: str = "p") -> tuple[StreamBucketAssigner,
-                                                                                       list[StreamBucket]]:
+def run(
+    state: StreamBucketAssigner, records: list[str], partition: str = "p"
+) -> tuple[StreamBucketAssigner, list[StreamBucket]]:
     out = []
     for key in records:
         state, bucket = state.assign(partition, key)
@@ -29,20 +30,26 @@ def test_seed_sequence_i_u_then_u_u() -> None:
     state, batch2 = run(state, ["k", "k"])
     assert [b.bucket_type for b in batch1 + batch2] == ["I", "U", "U", "U"]
     assert {b.kind for b in batch1 + batch2} == {"INSERT"} and len({b.file_id for b in batch1 + batch2}) == 1
-    assert [write_handle("COPY_ON_WRITE", "INSERT", flushed) for flushed in (False, True)] == ["create",
-                                                                                              "create-append"]
+    assert [write_handle("COPY_ON_WRITE", "INSERT", flushed) for flushed in (False, True)] == [
+        "create",
+        "create-append",
+    ]
     state, next_cp = run(state.checkpoint(), ["k", "k"])
     assert [(b.bucket_type, b.kind, b.file_id) for b in next_cp] == [("U", "UPDATE", batch1[0].file_id)] * 2
     assert write_handle("COPY_ON_WRITE", "UPDATE", False) == "merge"
-    assert {write_handle("MERGE_ON_READ", k, f) for k in ("INSERT", "UPDATE") for f in (False, True)} == {"append"}
+    assert {write_handle("MERGE_ON_READ", k, f) for k in ("INSERT", "UPDATE") for f in (False, True)} == {
+        "append"
+    }
 
 
 def test_new_keys_share_the_insert_bucket_and_a_full_one_opens_another() -> None:
     (cp1,) = assign_checkpoints(2, [[("p", "a"), ("p", "b"), ("p", "c"), ("q", "a")]])
     assert [(b.file_id, b.bucket_type, b.kind) for b in cp1] == [
-        ("stream-fg-0", "I", "INSERT"), ("stream-fg-0", "I", "INSERT"),  # the INSERT bucket is reused
+        ("stream-fg-0", "I", "INSERT"),
+        ("stream-fg-0", "I", "INSERT"),  # the INSERT bucket is reused
         ("stream-fg-1", "I", "INSERT"),  # stream-fg-0 holds max file size // record size = 2 records
-        ("stream-fg-2", "I", "INSERT")]  # partitions have their own groups
+        ("stream-fg-2", "I", "INSERT"),
+    ]  # partitions have their own groups
 
 
 def test_next_checkpoint_appends_to_the_group_as_a_small_file() -> None:
@@ -59,23 +66,36 @@ def test_new_file_group_is_kept_for_one_checkpoint_only() -> None:
     """No small files (COW, small-file limit 0): the group opened in checkpoint 1 takes checkpoint
     2's new keys through the new-file state (U), until full; after the second completed checkpoint
     the state is forgotten and a new key opens a new group although the old one has room."""
-    buckets = assign_checkpoints(4, [[("p", "a")], [("p", "b"), ("p", "c"), ("p", "d"), ("p", "e")], [("p", "f")]],
-                                 small_file_limit_records=0)
+    buckets = assign_checkpoints(
+        4,
+        [[("p", "a")], [("p", "b"), ("p", "c"), ("p", "d"), ("p", "e")], [("p", "f")]],
+        small_file_limit_records=0,
+    )
     assert [(b.file_id, b.bucket_type, b.kind) for cp in buckets for b in cp] == [
         ("stream-fg-0", "I", "INSERT"),
-        ("stream-fg-0", "U", "UPDATE"), ("stream-fg-0", "U", "UPDATE"), ("stream-fg-0", "U", "UPDATE"),
+        ("stream-fg-0", "U", "UPDATE"),
+        ("stream-fg-0", "U", "UPDATE"),
+        ("stream-fg-0", "U", "UPDATE"),
         ("stream-fg-1", "I", "INSERT"),  # stream-fg-0 took its 4 records
-        ("stream-fg-2", "I", "INSERT")]  # stream-fg-1 (1 of 4) forgotten at the second checkpoint
+        ("stream-fg-2", "I", "INSERT"),
+    ]  # stream-fg-1 (1 of 4) forgotten at the second checkpoint
 
 
 def test_groups_before_the_stream_are_small_files() -> None:
     from spec.stream_buckets import StreamFileGroup
 
-    state = StreamBucketAssigner(5, groups={"p": (StreamFileGroup("old-big", 5, 0), StreamFileGroup("old", 3, 0))},
-                                 key_index={("p", "x"): "old-big"})
+    state = StreamBucketAssigner(
+        5,
+        groups={"p": (StreamFileGroup("old-big", 5, 0), StreamFileGroup("old", 3, 0))},
+        key_index={("p", "x"): "old-big"},
+    )
     state, out = run(state, ["x", "n1", "n2", "n3"])
-    assert [(b.file_id, b.bucket_type) for b in out] == [("old-big", "U"), ("old", "U"), ("old", "U"),
-                                                         ("stream-fg-0", "I")]
+    assert [(b.file_id, b.bucket_type) for b in out] == [
+        ("old-big", "U"),
+        ("old", "U"),
+        ("old", "U"),
+        ("stream-fg-0", "I"),
+    ]
 
 
 def test_capacity_must_be_positive() -> None:
@@ -83,13 +103,18 @@ def test_capacity_must_be_positive() -> None:
         StreamBucketAssigner(0)
 
 
-_checkpoints = st.lists(st.lists(st.tuples(st.sampled_from(["p", "q"]), st.text("abcdefgh", min_size=1, max_size=2)),
-                                 max_size=14), max_size=5)
+_checkpoints = st.lists(
+    st.lists(
+        st.tuples(st.sampled_from(["p", "q"]), st.text("abcdefgh", min_size=1, max_size=2)), max_size=14
+    ),
+    max_size=5,
+)
 
 
 @given(st.integers(1, 5), _checkpoints, st.sampled_from([None, 0, 2]))
-def test_every_record_lands_in_one_group_within_capacity(capacity: int, checkpoints: list[list[tuple[str, str]]],
-                                                         small_limit: int | None) -> None:
+def test_every_record_lands_in_one_group_within_capacity(
+    capacity: int, checkpoints: list[list[tuple[str, str]]], small_limit: int | None
+) -> None:
     """Every record gets exactly one bucket; a key always the same group; each assignment path
     stays within its room. Without small files a group never exceeds its capacity; with them
     Hudi's double booking (small file and new file group at once) bounds it by 2 × capacity - 1."""

@@ -319,10 +319,10 @@ def _union_to_members(value: Any, t: pa.StructType) -> dict[str, Any]:
 
 def rows_to_arrow(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     """Rows (dicts, e.g. decoded Avro records) as an Arrow table of ``schema``; missing columns null."""
-    columns = {f.name: [to_arrow_value(r.get(f.name), f.type) for r in rows] for f in schema}
     try:
+        columns = {f.name: [to_arrow_value(r.get(f.name), f.type) for r in rows] for f in schema}
         return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as err:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError, AttributeError) as err:
         raise SchemaMismatch(f"records do not fit the table schema: {err}",
                              hint="the log records' schema is incompatible with the base file's") from err
 

@@ -413,3 +413,76 @@ def test_a_real_clustering_plan_shape_round_trips() -> None:
     v6 = parse_avro_metadata(format_avro_metadata(md, 6))
     assert isinstance(v6, HoodieRequestedReplaceMetadata) and v6.clustering_plan is not None
     assert "missingSchedulePartitions" not in v6.clustering_plan  # v6 schema has no such field
+
+
+# --- the docs' field tables are drawn from the schemas ------------------------------------------------
+
+
+def _type_text(t: Any) -> str:
+    if isinstance(t, list):
+        return " | ".join(_type_text(b) for b in t)
+    if isinstance(t, str):
+        return t
+    kind = t["type"]
+    if kind == "record":
+        return str(t["name"])
+    if kind == "array":
+        return f"array<{_type_text(t['items'])}>"
+    if kind == "map":
+        return f"map<{_type_text(t['values'])}>"
+    if "logicalType" in t:
+        return f"{kind} ({t['logicalType']})"
+    return str(kind)
+
+
+def _records_in(t: Any, out: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    if isinstance(t, list):
+        for b in t:
+            _records_in(b, out)
+    elif isinstance(t, dict):
+        if t.get("type") == "record":
+            out.setdefault(t["name"], t)
+            for f in t["fields"]:
+                _records_in(f["type"], out)
+        for key in ("items", "values"):
+            if key in t:
+                _records_in(t[key], out)
+    return out
+
+
+def field_table(record: dict[str, Any]) -> str:
+    """A markdown table of a record's fields: name, Avro type, default (— when none)."""
+    def cell(text: str) -> str:
+        return f"`{text}`"  # a pipe inside a code span does not split the cell
+    rows = ["| field | Avro type | default |", "|---|---|---|"]
+    for f in record["fields"]:
+        default = cell(json.dumps(f["default"])) if "default" in f else "—"
+        rows.append(f"| {cell(f['name'])} | {cell(_type_text(f['type']))} | {default} |")
+    return "\n".join(rows)
+
+
+def all_records() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name in RECORD_NAMES:
+        _records_in(schema_for(name, 8), out)
+    return out
+
+
+DOC_PAGES = ("docs/spec/plans.md", "docs/spec/commit_metadata.md")
+
+
+def _doc_tables(text: str) -> dict[str, str]:
+    import re
+    return {m.group(1): m.group(2).strip() for m in
+            re.finditer(r"<!-- fields: (\w+) -->\n(.*?)<!-- /fields -->", text, re.S)}
+
+
+def test_docs_field_tables_are_drawn_from_the_schemas() -> None:
+    root = Path(__file__).resolve().parent.parent
+    records = all_records()
+    documented: set[str] = set()
+    for page in DOC_PAGES:
+        for name, table in _doc_tables((root / page).read_text()).items():
+            assert table == field_table(records[name]), f"{page}: the {name} table is stale"
+            documented.add(name)
+    assert documented == set(records)  # every timeline record (nested ones too) has its table

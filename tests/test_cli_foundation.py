@@ -36,6 +36,7 @@ def test_desc_json_and_text(real_table: RealTable, capsys: pytest.CaptureFixture
         assert data["tableVersion"] == real_table.table_version
         assert data["timelineLayoutVersion"] == (2 if real_table.table_version == 8 else 1)
         assert data["tableName"] == data["properties"]["hoodie.table.name"]
+        assert data["metaPath"].rstrip("/").endswith(".hoodie") and data["metaPath"].startswith(data["basePath"])
         assert f"hoodie.table.name={data['tableName']}" in props_text
         assert len(data["properties"]) == sum(1 for line in props_text.splitlines() if line and line[0] != "#")
         assert main(["desc", str(table)]) == 0

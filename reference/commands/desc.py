@@ -1,4 +1,5 @@
-"""``hudi-spec desc TABLE``: the table's configuration (like hudi-cli ``desc``)."""
+"""``hudi-spec desc TABLE``: the table's configuration (like hudi-cli ``desc``: base and meta path, then
+every property of hoodie.properties, here with what the specification says it means)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = TableConfig.load(storage)
     summary = {
         "basePath": storage.uri,
+        "metaPath": storage.full(".hoodie"),
         "tableName": cfg.name,
         "tableType": cfg.table_type,
         "tableVersion": cfg.table_version,

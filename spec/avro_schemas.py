@@ -131,11 +131,12 @@ def replace_commit_metadata_schema() -> Schema:
 # --- plans and service metadata ----------------------------------------------------------------
 
 # --8<-- [start:compaction_plan]
-_COMPACTOR_DOC = ("The class name that is provided here should extend CompactionExecutionStrategy abstract class, "
-                  "idea is that the plan generator will also provide the execution strategy to use.")
-_STRATEGY_PARAMS_DOC = ("These parameters play a key role in determining which action type it is i.e. compaction "
-                        "or logcompaction and it will also include configs that determine how compaction needs to "
-                        "be executed.")
+_COMPACTOR_DOC = ("The class name that is provided here should extend CompactionExecutionStrategy "
+                  "abstract class, idea is that the plan generator will also provide the execution "
+                  "strategy to use.")
+_STRATEGY_PARAMS_DOC = ("These parameters play a key role in determining which action type it is i.e. "
+                        "compaction or logcompaction and it will also include configs that determine how "
+                        "compaction needs to be executed.")
 
 
 def compaction_plan_schema() -> Schema:
@@ -178,11 +179,13 @@ def requested_replace_metadata_schema(table_version: int) -> Schema:
         optional("partitionPath", s), optional("bootstrapFilePath", s), version_field()])
     group = record("HoodieClusteringGroup", [
         optional("slices", array(slice_info)), optional("metrics", jmap("double")),
-        field("numOutputFileGroups", ["int", "null"], 1), optional("extraMetadata", jmap(s)), version_field()])
+        field("numOutputFileGroups", ["int", "null"], 1), optional("extraMetadata", jmap(s)),
+        version_field()])
     strategy = record("HoodieClusteringStrategy", [
         optional("strategyClassName", s), optional("strategyParams", jmap(s)), version_field()])
     plan_fields = [optional("inputGroups", array(group)), optional("strategy", strategy),
-                   optional("extraMetadata", jmap(s)), version_field(), optional("preserveHoodieMetadata", "boolean")]
+                   optional("extraMetadata", jmap(s)), version_field(),
+                   optional("preserveHoodieMetadata", "boolean")]
     if table_version >= 8:
         plan_fields.append(optional("missingSchedulePartitions", array(s)))
     return record("HoodieRequestedReplaceMetadata", [
@@ -198,8 +201,10 @@ def requested_replace_metadata_schema(table_version: int) -> Schema:
 def cleaner_plan_schema() -> Schema:
     """HoodieCleanerPlan (``T.clean.requested``, ``T.clean.inflight``)."""
     s = JSTRING
-    action_instant = record("HoodieActionInstant", [field("timestamp", s), field("action", s), field("state", s)])
-    file_info = record("HoodieCleanFileInfo", [optional("filePath", s), optional("isBootstrapBaseFile", "boolean")])
+    action_instant = record("HoodieActionInstant", [
+        field("timestamp", s), field("action", s), field("state", s)])
+    file_info = record("HoodieCleanFileInfo", [
+        optional("filePath", s), optional("isBootstrapBaseFile", "boolean")])
     return record("HoodieCleanerPlan", [
         optional("earliestInstantToRetain", action_instant),
         field("policy", s),
@@ -253,7 +258,8 @@ def rollback_plan_schema() -> Schema:
 def _rollback_metadata(namespace: str | None) -> Schema:
     s = JSTRING
     partition = record("HoodieRollbackPartitionMetadata", [
-        field("partitionPath", s), field("successDeleteFiles", array(s)), field("failedDeleteFiles", array(s)),
+        field("partitionPath", s), field("successDeleteFiles", array(s)),
+        field("failedDeleteFiles", array(s)),
         optional("rollbackLogFiles", jmap("long")), optional("logFilesFromFailedCommit", jmap("long"))])
     return record("HoodieRollbackMetadata", [
         field("startRollbackTime", s),

@@ -159,8 +159,10 @@ STAT_FIELDS: tuple[tuple[str, str], ...] = (
     ("num_deletes", "numDeletes"), ("num_update_writes", "numUpdateWrites"), ("num_inserts", "numInserts"),
     ("total_write_bytes", "totalWriteBytes"), ("total_write_errors", "totalWriteErrors"),
     ("partition_path", "partitionPath"), ("total_log_records", "totalLogRecords"),
-    ("total_log_files_compacted", "totalLogFilesCompacted"), ("total_log_size_compacted", "totalLogSizeCompacted"),
-    ("total_updated_records_compacted", "totalUpdatedRecordsCompacted"), ("total_log_blocks", "totalLogBlocks"),
+    ("total_log_files_compacted", "totalLogFilesCompacted"),
+    ("total_log_size_compacted", "totalLogSizeCompacted"),
+    ("total_updated_records_compacted", "totalUpdatedRecordsCompacted"),
+    ("total_log_blocks", "totalLogBlocks"),
     ("total_corrupt_log_block", "totalCorruptLogBlock"), ("total_rollback_blocks", "totalRollbackBlocks"),
     ("file_size_in_bytes", "fileSizeInBytes"), ("min_event_time", "minEventTime"),
     ("max_event_time", "maxEventTime"), ("runtime_stats", "runtimeStats"), ("temp_path", "tempPath"),
@@ -173,9 +175,10 @@ STAT_FIELDS: tuple[tuple[str, str], ...] = (
 
 V6_BASE_STAT_FIELDS: tuple[str, ...] = (
     "fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",
-    "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords", "totalLogFilesCompacted",
-    "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks", "totalCorruptLogBlock",
-    "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime", "runtimeStats",
+    "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords",
+    "totalLogFilesCompacted", "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks",
+    "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime",
+    "runtimeStats",
 )
 """What Jackson writes for a v6 ``HoodieWriteStat``, in its order (nulls included)."""
 V6_DELTA_STAT_EXTRA: tuple[str, ...] = ("logVersion", "logOffset", "baseFile", "logFiles", "recordsStats")
@@ -311,7 +314,8 @@ def commit_metadata_from_mapping(obj: Mapping[str, Any]) -> CommitMetadata:
 
 # --8<-- [start:parse]
 def parse_commit_metadata(data: bytes) -> CommitMetadata:
-    """Commit metadata from a timeline file: an Avro container (v8), JSON (v6), or empty (= empty metadata)."""
+    """Commit metadata from a timeline file: an Avro container (v8), JSON (v6), or empty (= empty
+    metadata)."""
     if not data.strip():
         return CommitMetadata()
     if data.startswith(AVRO_MAGIC):
@@ -355,7 +359,8 @@ def jackson_pretty(value: Any, indent: int = 0) -> str:
     if isinstance(value, Mapping):
         if not value:
             return "{ }"
-        items = [f"{pad}  {jackson_string(str(k))} : {jackson_pretty(v, indent + 1)}" for k, v in value.items()]
+        items = [f"{pad}  {jackson_string(str(k))} : {jackson_pretty(v, indent + 1)}"
+                 for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     if isinstance(value, list | tuple):
         if not value:
@@ -390,15 +395,20 @@ def _v6_stat(stat: WriteStat) -> dict[str, Any]:
     return out
 
 
+def _replaced(md: CommitMetadata) -> dict[str, list[str]]:
+    return {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}
+
+
 def _v6_document(md: CommitMetadata, replace: bool) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "partitionToWriteStats": {p: [_v6_stat(s) for s in stats] for p, stats in md.partition_to_write_stats.items()},
+        "partitionToWriteStats": {p: [_v6_stat(s) for s in stats]
+                                  for p, stats in md.partition_to_write_stats.items()},
         "compacted": md.compacted,
         "extraMetadata": dict(md.extra_metadata),
         "operationType": md.operation_type,
     }
     if replace:
-        doc["partitionToReplaceFileIds"] = {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}
+        doc["partitionToReplaceFileIds"] = _replaced(md)
     return doc
 # --8<-- [end:v6_json]
 
@@ -421,7 +431,7 @@ def _avro_record(md: CommitMetadata, replace: bool) -> dict[str, Any]:
         "operationType": md.operation_type,
     }
     if replace:
-        rec["partitionToReplaceFileIds"] = {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}
+        rec["partitionToReplaceFileIds"] = _replaced(md)
     return rec
 # --8<-- [end:v8_avro]
 

@@ -50,7 +50,8 @@ def _record(cls: type[Any]) -> _Codec:
 
 
 def _records(cls: type[Any]) -> _Codec:
-    return _Codec(_opt(lambda v: tuple(from_avro(cls, x) for x in v)), _opt(lambda v: [to_avro(x) for x in v]))
+    return _Codec(_opt(lambda v: tuple(from_avro(cls, x) for x in v)),
+                  _opt(lambda v: [to_avro(x) for x in v]))
 
 
 def _map_of_records(cls: type[Any]) -> _Codec:
@@ -75,8 +76,8 @@ _SHAPES: dict[str, Callable[[type[Any]], _Codec]] = {
 }
 
 
-def avro(name: str | None = None, codec: _Codec = PLAIN, *, of: type[Any] | None = None, shape: str = "record",
-         **kw: Any) -> Any:
+def avro(name: str | None = None, codec: _Codec = PLAIN, *, of: type[Any] | None = None,
+         shape: str = "record", **kw: Any) -> Any:
     """A dataclass field stored under Avro field ``name`` (default: the camelCase of its own name).
 
     ``of`` names the nested record class; ``shape`` says how it nests: one ``record``, a list of
@@ -109,7 +110,8 @@ T = TypeVar("T")
 
 
 def from_avro(cls: type[T], rec: Mapping[str, Any]) -> T:
-    """A plan dataclass from its decoded Avro record; fields the writer's schema lacked keep their defaults."""
+    """A plan dataclass from its decoded Avro record; fields the writer's schema lacked keep their
+    defaults."""
     if not isinstance(rec, Mapping):
         raise MetadataFormatError(f"{cls.__name__} must be a record, got {type(rec).__name__}")
     kwargs = {f.name: f.metadata.get("codec", PLAIN).decode(rec[avro_name(f)])
@@ -152,7 +154,8 @@ class HoodieCompactionPlan:
         of=HoodieCompactionOperation, shape="records", default=None)
     extra_metadata: Mapping[str, str] | None = avro(codec=MAP, default=None)
     version: int | None = avro(default=1)
-    strategy: HoodieCompactionStrategy | None = field(default=None, metadata=avro_meta(of=HoodieCompactionStrategy))
+    strategy: HoodieCompactionStrategy | None = field(
+        default=None, metadata=avro_meta(of=HoodieCompactionStrategy))
     preserve_hoodie_metadata: bool | None = avro(default=False)
     missing_schedule_partitions: tuple[str, ...] | None = avro(codec=STRINGS, default=None)
 
@@ -267,7 +270,8 @@ class HoodieRollbackPlan:
     """``T.rollback.requested``: the instant to roll back and the per-file-group requests."""
 
     RECORD: ClassVar[str] = "HoodieRollbackPlan"
-    instant_to_rollback: HoodieInstantInfo | None = field(default=None, metadata=avro_meta(of=HoodieInstantInfo))
+    instant_to_rollback: HoodieInstantInfo | None = field(
+        default=None, metadata=avro_meta(of=HoodieInstantInfo))
     rollback_requests: tuple[HoodieRollbackRequest, ...] | None = avro(
         "RollbackRequests", of=HoodieRollbackRequest, shape="records", default=None)
     version: int | None = avro(default=1)
@@ -324,7 +328,8 @@ class HoodieRestorePlan:
     """``T.restore.requested``: the instants to roll back, newest first."""
 
     RECORD: ClassVar[str] = "HoodieRestorePlan"
-    instants_to_rollback: tuple[HoodieInstantInfo, ...] = avro(of=HoodieInstantInfo, shape="records", default=())
+    instants_to_rollback: tuple[HoodieInstantInfo, ...] = avro(
+        of=HoodieInstantInfo, shape="records", default=())
     version: int | None = avro(default=2)
     savepoint_to_restore_timestamp: str | None = avro(default=None)
 
@@ -340,7 +345,8 @@ class HoodieRestoreMetadata:
     hoodie_restore_metadata: Mapping[str, tuple[HoodieRollbackMetadata | None, ...]] = avro(
         of=HoodieRollbackMetadata, shape="map_of_optional_lists")
     version: int | None = avro(default=1)
-    restore_instant_info: tuple[HoodieInstantInfo, ...] = avro(of=HoodieInstantInfo, shape="records", default=())
+    restore_instant_info: tuple[HoodieInstantInfo, ...] = avro(
+        of=HoodieInstantInfo, shape="records", default=())
     extra_metadata: Mapping[str, str] | None = avro(codec=MAP, default=None)
 # --8<-- [end:savepoint_restore]
 
@@ -417,7 +423,7 @@ def format_avro_metadata(obj: Any, table_version: int, sync_marker: bytes | None
     record_name = getattr(type(obj), "RECORD", None)
     if record_name is None:
         raise MetadataFormatError(f"{type(obj).__name__} is not a timeline record",
-                                  hint="commit metadata is written with spec.commit_metadata.format_commit_metadata")
+                                  hint="commit metadata: spec.commit_metadata.format_commit_metadata")
     return write_container(schema_for(record_name, table_version), to_avro(obj), sync_marker)
 # --8<-- [end:parse_format]
 

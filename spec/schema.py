@@ -34,7 +34,7 @@ OPERATION_FIELD = "_hoodie_operation"
 
 
 def meta_field(name: str) -> dict[str, Any]:
-    """A meta column as Hudi declares it: ``{"name", "type": ["null","string"], "doc": "", "default": null}``."""
+    """A meta column as Hudi declares it: ``["null","string"]``, doc ``""``, default null."""
     return {"name": name, "type": ["null", "string"], "doc": "", "default": None}
 
 
@@ -53,7 +53,8 @@ def _load(avro: str | Mapping[str, Any]) -> Mapping[str, Any]:
     else:
         obj = avro
     if not isinstance(obj, Mapping) or obj.get("type") != "record":
-        raise SchemaMismatch("a table schema must be an Avro record", hint="check the SCHEMA header or commit")
+        raise SchemaMismatch("a table schema must be an Avro record",
+                             hint="check the SCHEMA header or commit")
     return obj
 
 
@@ -327,8 +328,10 @@ def rows_to_arrow(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Ta
                              hint="the log records' schema is incompatible with the base file's") from err
 
 
-def avro_records_to_arrow(records: Sequence[Mapping[str, Any]], avro_schema: str | Mapping[str, Any]) -> pa.Table:
-    """Decoded Avro records (fastavro, logical types converted) as an Arrow table of the schema's Arrow form."""
+def avro_records_to_arrow(records: Sequence[Mapping[str, Any]],
+                          avro_schema: str | Mapping[str, Any]) -> pa.Table:
+    """Decoded Avro records (fastavro, logical types converted) as an Arrow table of the schema's
+    Arrow form."""
     return rows_to_arrow(records, arrow_schema_from_avro(avro_schema))
 
 
@@ -340,8 +343,8 @@ def _to_avro_value(value: Any, t: Any) -> Any:
         branches = [b for b in t if b != "null"]
         if len(branches) == 1:
             return _to_avro_value(value, branches[0])
-        chosen = [(i, v) for i, v in enumerate(value.values()) if v is not None] if isinstance(value, Mapping) \
-            else []
+        members = value.values() if isinstance(value, Mapping) else ()
+        chosen = [(i, v) for i, v in enumerate(members) if v is not None]
         if not chosen:
             raise SchemaMismatch(f"a value of union {t} has no member set: {value!r}")
         i, v = chosen[0]

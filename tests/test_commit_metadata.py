@@ -15,7 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.avro_schemas import commit_metadata_schema, read_container, replace_commit_metadata_schema, schema_json
+from spec.avro_schemas import (
+    commit_metadata_schema,
+    read_container,
+    replace_commit_metadata_schema,
+    schema_json,
+)
 from spec.commit_metadata import (
     AVRO_STAT_FIELDS,
     NULL_COMMIT,
@@ -42,7 +47,8 @@ COMMIT_FAMILY = ("commit", "deltacommit", "replacecommit")
 def _commit_files(table: RealTable) -> list[tuple[Any, Any, str, bytes]]:
     out = []
     for inst, path, where in timeline_files(table):
-        if inst.action in COMMIT_FAMILY and not (inst.action == "replacecommit" and inst.state == State.REQUESTED):
+        requested_replace = inst.action == "replacecommit" and inst.state == State.REQUESTED
+        if inst.action in COMMIT_FAMILY and not requested_replace:
             out.append((inst, path, where, path.read_bytes()))
     return out
 
@@ -82,7 +88,8 @@ def test_completed_write_stats_mean_what_the_format_reference_says(real_table: R
     for inst, _path, where, data in _commit_files(real_table):
         if inst.state != State.COMPLETED or not data:
             continue
-        root = real_table.path if where in (".hoodie", ".hoodie/timeline") else real_table.path / ".hoodie/metadata"
+        in_data_table = where in (".hoodie", ".hoodie/timeline")
+        root = real_table.path if in_data_table else real_table.path / ".hoodie/metadata"
         md = parse_commit_metadata(data)
         if where in (".hoodie", ".hoodie/timeline") and md.schema:
             assert "_hoodie_commit_time" not in md.schema  # the writer schema, without meta fields
@@ -96,7 +103,8 @@ def test_completed_write_stats_mean_what_the_format_reference_says(real_table: R
                 assert name.startswith(("." + s.file_id, s.file_id))
                 if s.is_delta:  # a log file of a MOR deltacommit
                     # logFiles: the slice's log files so far, the one just written last
-                    assert name.startswith(".") and s.log_files and s.log_files[-1] == name and s.log_offset == 0
+                    assert name.startswith(".") and s.log_files and s.log_files[-1] == name
+                    assert s.log_offset == 0
                     assert all(f.startswith(f".{s.file_id}_") for f in s.log_files)
                     assert s.log_version == int(name.split(".log.")[1].split("_")[0])
                     if version >= 8:  # v8: prevCommit is the deltacommit itself, baseFile ""
@@ -113,7 +121,8 @@ def test_completed_write_stats_mean_what_the_format_reference_says(real_table: R
 
 def test_v6_inflight_is_the_planned_workload() -> None:
     """§2.3: an inflight commit lists per partition fileId "" (inserts) or the updated group, paths null."""
-    doc = {"partitionToWriteStats": {"p": [{"fileId": "", "path": None, "prevCommit": "null", "numInserts": 3}]},
+    planned = {"fileId": "", "path": None, "prevCommit": "null", "numInserts": 3}
+    doc = {"partitionToWriteStats": {"p": [planned]},
            "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}
     md = parse_commit_metadata(json.dumps(doc).encode())
     (s,) = md.partition_to_write_stats["p"]
@@ -154,7 +163,8 @@ def test_v8_never_writes_null_maps() -> None:
 
 def test_v8_records_carry_hudis_full_names() -> None:
     for md, name in ((CommitMetadata(), "HoodieCommitMetadata"),
-                     (CommitMetadata(partition_to_replace_file_ids={"p": ("f1-0",)}), "HoodieReplaceCommitMetadata")):
+                     (CommitMetadata(partition_to_replace_file_ids={"p": ("f1-0",)}),
+                      "HoodieReplaceCommitMetadata")):
         text = read_container(format_commit_metadata(md, 8)).schema_text
         parsed = fastavro.parse_schema(json.loads(text))
         assert parsed["name"] == f"org.apache.hudi.avro.model.{name}"
@@ -167,17 +177,20 @@ def test_v6_json_layout_is_jacksons() -> None:
                         False, {"schema": '{"a":"é\n"}'}, "INSERT")
     text = format_commit_metadata(md, 6).decode("utf-8")
     assert text.startswith('{\n  "partitionToWriteStats" : {\n    "p" : [ {\n      "fileId" : "f1-0",\n')
-    assert '"extraMetadata" : {\n    "schema" : "{\\"a\\":\\"é\\n\\"}"\n  },' in text  # UTF-8 kept, \n escaped
+    # UTF-8 kept, \n escaped
+    assert '"extraMetadata" : {\n    "schema" : "{\\"a\\":\\"é\\n\\"}"\n  },' in text
     assert text.endswith('  "operationType" : "INSERT"\n}')
     assert '"runtimeStats" : {\n        "totalScanTime" : 0,\n        "totalUpsertTime" : 0,' in text
-    assert jackson_pretty({"a": [], "b": {}, "c": [1, "x"]}) == '{\n  "a" : [ ],\n  "b" : { },\n  "c" : [ 1, "x" ]\n}'
+    assert jackson_pretty({"a": [], "b": {}, "c": [1, "x"]}) == \
+        '{\n  "a" : [ ],\n  "b" : { },\n  "c" : [ 1, "x" ]\n}'
     assert jackson_pretty("\x01\t") == '"\\u0001\\t"'
 
 
 def test_delta_stats_are_the_ones_with_a_log_version() -> None:
     base = write_stat(fileId="f", path="p/f_0-1-1_20240101000000000.parquet")
     log = write_stat(fileId="f", path="p/.f_20240101000000000.log.1_0-1-1", logVersion=1, logOffset=0,
-                     baseFile="f_0-1-1_20240101000000000.parquet", logFiles=[".f_20240101000000000.log.1_0-1-1"])
+                     baseFile="f_0-1-1_20240101000000000.parquet",
+                     logFiles=[".f_20240101000000000.log.1_0-1-1"])
     assert not base.is_delta and log.is_delta and log.is_log
     doc = json.loads(format_commit_metadata(CommitMetadata({"p": (base, log)}), 6))
     b, lg = doc["partitionToWriteStats"]["p"]
@@ -251,7 +264,8 @@ def metadata(draw: st.DrawFn, version: int) -> CommitMetadata:
     stats = {p: tuple(draw(st.lists(write_stats(version), max_size=2))) for p in parts}
     replace_ids = draw(st.none() | st.dictionaries(texts, st.lists(texts, max_size=2).map(tuple), max_size=2))
     return CommitMetadata(stats, draw(st.booleans()), draw(st.dictionaries(texts, texts, max_size=3)),
-                          draw(st.none() | st.sampled_from([o.value for o in WriteOperationType])), replace_ids,
+                          draw(st.none() | st.sampled_from([o.value for o in WriteOperationType])),
+                          replace_ids,
                           draw(st.none() | st.integers(-(2**31), 2**31 - 1)) if version >= 8 else None)
 
 

@@ -126,12 +126,14 @@ def test_every_timeline_file_parses_into_its_type_and_writes_back_exactly(real_t
 
 
 def test_avro_content_matches_the_v6_json_rule(real_table: RealTable) -> None:
-    """v6: only commit / deltacommit / replacecommit (not requested) are JSON; v8: every non-empty file is Avro."""
+    """v6: only commit / deltacommit / replacecommit (not requested) are JSON; v8: every non-empty
+    file is Avro."""
     for inst, path, _ in timeline_files(real_table):
         data = path.read_bytes()
         if not data:
             continue
-        commit_json = inst.action in ("commit", "deltacommit", "replacecommit") and inst.state != State.REQUESTED
+        commit_json = (inst.action in ("commit", "deltacommit", "replacecommit")
+                       and inst.state != State.REQUESTED)
         is_avro = data.startswith(b"Obj\x01")
         assert is_avro == (real_table.table_version >= 8 or not commit_json), path.name
 
@@ -180,8 +182,8 @@ def test_insert_overwrite_requested_replace_is_all_null(real_tables: list[RealTa
     found = _by_type(real_tables, HoodieRequestedReplaceMetadata)
     assert len(found) == 2
     for _, _, _, obj in found:
-        assert obj == HoodieRequestedReplaceMetadata(operation_type=None, clustering_plan=None, extra_metadata=None,
-                                                     version=None)
+        assert obj == HoodieRequestedReplaceMetadata(operation_type=None, clustering_plan=None,
+                                                     extra_metadata=None, version=None)
 
 
 def test_indexing_plan_names_the_built_partition(real_tables: list[RealTable]) -> None:
@@ -201,17 +203,17 @@ APPENDIX_A = {
                              "missingSchedulePartitions"],
     "HoodieRequestedReplaceMetadata": ["operationType", "clusteringPlan", "extraMetadata", "version"],
     "HoodieRollbackPlan": ["instantToRollback", "RollbackRequests", "version"],
-    "HoodieRollbackMetadata": ["startRollbackTime", "timeTakenInMillis", "totalFilesDeleted", "commitsRollback",
-                               "partitionMetadata", "version", "instantsRollback"],
+    "HoodieRollbackMetadata": ["startRollbackTime", "timeTakenInMillis", "totalFilesDeleted",
+                               "commitsRollback", "partitionMetadata", "version", "instantsRollback"],
     "HoodieCleanerPlan": ["earliestInstantToRetain", "policy", "filesToBeDeletedPerPartition", "version",
                           "filePathsToBeDeletedPerPartition", "partitionsToBeDeleted"],
     "HoodieCleanMetadata": ["policy", "startCleanTime", "timeTakenInMillis", "totalFilesDeleted",
-                            "earliestCommitToRetain", "lastCompletedCommitTimestamp", "partitionMetadata", "version",
-                            "bootstrapPartitionMetadata"],
+                            "earliestCommitToRetain", "lastCompletedCommitTimestamp", "partitionMetadata",
+                            "version", "bootstrapPartitionMetadata"],
     "HoodieSavepointMetadata": ["savepointedBy", "savepointedAt", "comments", "partitionMetadata"],
     "HoodieRestorePlan": ["instantsToRollback", "version", "savepointToRestoreTimestamp"],
-    "HoodieRestoreMetadata": ["startRestoreTime", "timeTakenInMillis", "instantsToRollback", "hoodieRestoreMetadata",
-                              "version", "restoreInstantInfo", "extraMetadata"],
+    "HoodieRestoreMetadata": ["startRestoreTime", "timeTakenInMillis", "instantsToRollback",
+                              "hoodieRestoreMetadata", "version", "restoreInstantInfo", "extraMetadata"],
     "HoodieIndexPlan": ["version", "indexPartitionInfos"],
     "HoodieIndexCommitMetadata": ["version", "operationType", "indexPartitionInfos"],
 }
@@ -314,8 +316,8 @@ instant_info = st.builds(HoodieInstantInfo, commit_time=texts, action=texts)
 compaction_plan = st.builds(
     HoodieCompactionPlan,
     operations=st.none() | st.lists(st.builds(
-        HoodieCompactionOperation, base_instant_time=opt_text, delta_file_paths=opt_strs, data_file_path=opt_text,
-        file_id=opt_text, partition_path=opt_text,
+        HoodieCompactionOperation, base_instant_time=opt_text, delta_file_paths=opt_strs,
+        data_file_path=opt_text, file_id=opt_text, partition_path=opt_text,
         metrics=st.none() | st.dictionaries(texts, st.floats(allow_nan=False), max_size=3),
         bootstrap_file_path=opt_text), max_size=3).map(tuple),
     extra_metadata=opt_str_map, version=opt_int,
@@ -337,7 +339,8 @@ cleaner_plan = st.builds(
         max_size=2).map(tuple), max_size=2),
     partitions_to_be_deleted=opt_strs)
 clean_metadata = st.builds(
-    HoodieCleanMetadata, policy=texts, start_clean_time=texts, time_taken_in_millis=longs, total_files_deleted=ints,
+    HoodieCleanMetadata, policy=texts, start_clean_time=texts, time_taken_in_millis=longs,
+    total_files_deleted=ints,
     earliest_commit_to_retain=texts, last_completed_commit_timestamp=texts,
     partition_metadata=st.dictionaries(texts, clean_partition, max_size=2), version=opt_int,
     bootstrap_partition_metadata=st.none() | st.dictionaries(texts, clean_partition, max_size=2))
@@ -352,30 +355,36 @@ rollback_metadata = st.builds(
     commits_rollback=strs,
     partition_metadata=st.dictionaries(texts, st.builds(
         HoodieRollbackPartitionMetadata, partition_path=texts, success_delete_files=strs,
-        failed_delete_files=strs, rollback_log_files=long_map, log_files_from_failed_commit=long_map), max_size=2),
+        failed_delete_files=strs, rollback_log_files=long_map, log_files_from_failed_commit=long_map),
+        max_size=2),
     version=opt_int, instants_rollback=st.lists(instant_info, max_size=2).map(tuple))
 savepoint_metadata = st.builds(
     HoodieSavepointMetadata, savepointed_by=texts, savepointed_at=longs, comments=texts,
-    partition_metadata=st.dictionaries(texts, st.builds(HoodieSavepointPartitionMetadata, partition_path=texts,
-                                                        savepoint_data_file=strs), max_size=2))
-restore_plan = st.builds(HoodieRestorePlan, instants_to_rollback=st.lists(instant_info, max_size=3).map(tuple),
+    partition_metadata=st.dictionaries(texts, st.builds(HoodieSavepointPartitionMetadata,
+                                                        partition_path=texts, savepoint_data_file=strs),
+                                       max_size=2))
+restore_plan = st.builds(HoodieRestorePlan,
+                         instants_to_rollback=st.lists(instant_info, max_size=3).map(tuple),
                          version=opt_int, savepoint_to_restore_timestamp=opt_text)
 restore_metadata = st.builds(
     HoodieRestoreMetadata, start_restore_time=texts, time_taken_in_millis=longs, instants_to_rollback=strs,
-    hoodie_restore_metadata=st.dictionaries(texts, st.lists(st.none() | rollback_metadata, max_size=2).map(tuple),
-                                            max_size=2),
-    version=opt_int, restore_instant_info=st.lists(instant_info, max_size=2).map(tuple), extra_metadata=opt_str_map)
+    hoodie_restore_metadata=st.dictionaries(
+        texts, st.lists(st.none() | rollback_metadata, max_size=2).map(tuple), max_size=2),
+    version=opt_int, restore_instant_info=st.lists(instant_info, max_size=2).map(tuple),
+    extra_metadata=opt_str_map)
 index_info = st.builds(HoodieIndexPartitionInfo, version=opt_int, metadata_partition_path=opt_text,
                        index_upto_instant=opt_text, extra_metadata=opt_str_map)
 index_plan = st.builds(HoodieIndexPlan, version=opt_int,
                        index_partition_infos=st.none() | st.lists(index_info, max_size=2).map(tuple))
 index_commit = st.builds(HoodieIndexCommitMetadata, version=opt_int, operation_type=opt_text,
                          index_partition_infos=st.none() | st.lists(index_info, max_size=2).map(tuple))
-requested_replace = st.builds(HoodieRequestedReplaceMetadata, operation_type=opt_text, clustering_plan=st.none(),
+requested_replace = st.builds(HoodieRequestedReplaceMetadata, operation_type=opt_text,
+                              clustering_plan=st.none(),
                               extra_metadata=opt_str_map, version=opt_int)
 
 ANY_PLAN = st.one_of(compaction_plan, cleaner_plan, clean_metadata, rollback_plan, rollback_metadata,
-                     savepoint_metadata, restore_plan, restore_metadata, index_plan, index_commit, requested_replace)
+                     savepoint_metadata, restore_plan, restore_metadata, index_plan, index_commit,
+                     requested_replace)
 
 
 @pytest.mark.parametrize("version", [6, 8])
@@ -404,7 +413,8 @@ def test_a_real_clustering_plan_shape_round_trips() -> None:
             "strategy": {"strategyClassName": "org.apache.hudi.client.clustering.run.strategy."
                                               "SparkSortAndSizeExecutionStrategy",
                          "strategyParams": {}, "version": 1},
-            "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True, "missingSchedulePartitions": []}
+            "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True,
+            "missingSchedulePartitions": []}
     md = HoodieRequestedReplaceMetadata(operation_type="CLUSTER", clustering_plan=plan, extra_metadata={},
                                         version=1)
     back = parse_timeline_content(Instant("20240101000000000", "clustering", State.REQUESTED),

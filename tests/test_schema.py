@@ -85,7 +85,8 @@ def _stated_schemas(table: RealTable) -> list[tuple[str, str, Path]]:
 
 def test_every_stated_schema_converts_and_spark_schemas_convert_back(real_table: RealTable) -> None:
     stated = _stated_schemas(real_table)
-    table_name = parse_properties((real_table.path / ".hoodie/hoodie.properties").read_bytes())["hoodie.table.name"]
+    props = parse_properties((real_table.path / ".hoodie/hoodie.properties").read_bytes())
+    table_name = props["hoodie.table.name"]
     for kind, text, where in stated:
         avro = json.loads(text)
         arrow = arrow_schema_from_avro(text)
@@ -196,8 +197,8 @@ def test_unsupported_types_raise_typed_errors() -> None:
 
 names = st.from_regex(r"[a-z][a-zA-Z0-9_]{0,6}", fullmatch=True)
 SCALARS = [pa.string(), pa.int32(), pa.int64(), pa.float32(), pa.float64(), pa.bool_(), pa.binary(),
-           pa.binary(4), pa.decimal128(10, 2), pa.decimal128(38, 9), pa.date32(), pa.timestamp("us", tz="UTC"),
-           pa.timestamp("ms", tz="UTC"), pa.timestamp("us"), pa.time64("us")]
+           pa.binary(4), pa.decimal128(10, 2), pa.decimal128(38, 9), pa.date32(),
+           pa.timestamp("us", tz="UTC"), pa.timestamp("ms", tz="UTC"), pa.timestamp("us"), pa.time64("us")]
 
 
 def _fields(children: st.SearchStrategy[pa.DataType]) -> st.SearchStrategy[list[pa.Field]]:
@@ -231,15 +232,20 @@ def _values(t: pa.DataType) -> st.SearchStrategy[Any]:
     if pa.types.is_list(t):
         return st.lists(_nullable(t.value_field), max_size=3)
     if pa.types.is_map(t):
-        return st.dictionaries(st.text(max_size=4), _nullable(t.item_field), max_size=3).map(lambda d: list(d.items()))
+        pairs = st.dictionaries(st.text(max_size=4), _nullable(t.item_field), max_size=3)
+        return pairs.map(lambda d: list(d.items()))
     if pa.types.is_decimal(t):
+        bound = 10 ** (t.precision - t.scale)
         return st.decimals(allow_nan=False, allow_infinity=False, places=t.scale,
-                           min_value=-(10 ** (t.precision - t.scale)) + 1, max_value=10 ** (t.precision - t.scale) - 1)
+                           min_value=-bound + 1, max_value=bound - 1)
     if pa.types.is_timestamp(t):
         tz = dt.UTC if t.tz else None
         zones = st.just(tz) if tz else st.none()
-        moments = st.datetimes(min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1), timezones=zones)
-        return moments.map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000) if t.unit == "ms" else d)
+        moments = st.datetimes(min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1),
+                               timezones=zones)
+        if t.unit == "ms":
+            return moments.map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))
+        return moments
     simple: dict[str, st.SearchStrategy[Any]] = {
         "string": st.text(max_size=6), "int32": st.integers(-(2**31), 2**31 - 1),
         "int64": st.integers(-(2**63), 2**63 - 1), "float": st.floats(width=32, allow_nan=False),
@@ -299,7 +305,8 @@ def test_resolved_schema_has_the_columns_hudi_rs_reads(real_table: RealTable) ->
     assert schema is not None
     columns = real_table.baseline.get("columns")
     if not columns:  # an empty table: hudi-rs reads nothing; the create schema stands
-        assert schema.names == [*META_FIELDS, *arrow_schema_from_avro(props["hoodie.table.create.schema"]).names]
+        create = arrow_schema_from_avro(props["hoodie.table.create.schema"])
+        assert schema.names == [*META_FIELDS, *create.names]
         return
     if populate:
         assert schema.names == columns
@@ -311,12 +318,14 @@ def test_value_conversions_by_hand() -> None:
     avro = {"type": "record", "name": "r", "namespace": "n", "fields": [
         {"name": "m", "type": ["null", {"type": "map", "values": "long"}], "default": None},
         {"name": "d", "type": ["null", {"type": "fixed", "name": "fixed", "namespace": "n.r.d", "size": 5,
-                                        "logicalType": "decimal", "precision": 10, "scale": 5}], "default": None},
+                                        "logicalType": "decimal", "precision": 10, "scale": 5}],
+         "default": None},
         {"name": "u", "type": ["null", "int", "string"], "default": None}]}
     table = avro_records_to_arrow([{"m": {"a": 1}, "d": decimal.Decimal("1.50000"), "u": "x"},
                                    {"m": None, "d": None, "u": 3}], avro)
     assert table.column("m").to_pylist() == [[("a", 1)], None]
-    assert table.column("u").to_pylist() == [{"member0": None, "member1": "x"}, {"member0": 3, "member1": None}]
+    assert table.column("u").to_pylist() == [{"member0": None, "member1": "x"},
+                                             {"member0": 3, "member1": None}]
     assert arrow_to_avro_records(table, avro) == [{"m": {"a": 1}, "d": decimal.Decimal("1.50000"), "u": "x"},
                                                   {"m": None, "d": None, "u": 3}]
     with pytest.raises(SchemaMismatch):

@@ -442,6 +442,9 @@ class Container:
         return str(name).rsplit(".", 1)[-1]
 
 
+_HEADER_META: Schema = {"type": "map", "values": "bytes"}
+
+
 def read_container(data: bytes) -> Container:
     """The single record of an Avro timeline file, with its writer schema and sync marker."""
     import fastavro
@@ -450,15 +453,17 @@ def read_container(data: bytes) -> Container:
         raise MetadataFormatError("not an Avro object container (no Obj\\x01 magic)",
                                   hint="v6 commit metadata is JSON; every other timeline file is Avro")
     try:
-        reader = fastavro.reader(io.BytesIO(data))
-        header = reader._header
-        records = list(reader)
+        head = io.BytesIO(data)
+        head.seek(len(AVRO_MAGIC))
+        meta = fastavro.schemaless_reader(head, _HEADER_META)
+        sync = head.read(16)
+        records = list(fastavro.reader(io.BytesIO(data)))
     except Exception as err:  # fastavro raises many kinds on damaged input
         raise MetadataFormatError(f"the Avro container is damaged: {type(err).__name__}: {err}",
                                   hint="the timeline file is truncated or corrupt") from err
     if len(records) != 1 or not isinstance(records[0], dict):
         raise MetadataFormatError(f"a timeline container holds exactly one record, this one {len(records)}")
-    meta = header["meta"]
-    schema_text = meta["avro.schema"].decode("utf-8")
-    return Container(schema_text, bytes(header["sync"]), records[0])
+    if not isinstance(meta, dict) or "avro.schema" not in meta or len(sync) != 16:
+        raise MetadataFormatError("the Avro container header has no writer schema")
+    return Container(meta["avro.schema"].decode("utf-8"), sync, records[0])
 # --8<-- [end:container]

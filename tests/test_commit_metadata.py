@@ -166,7 +166,7 @@ def test_v8_records_carry_hudis_full_names() -> None:
                      (CommitMetadata(partition_to_replace_file_ids={"p": ("f1-0",)}),
                       "HoodieReplaceCommitMetadata")):
         text = read_container(format_commit_metadata(md, 8)).schema_text
-        parsed = fastavro.parse_schema(json.loads(text))
+        parsed: dict[str, Any] = fastavro.parse_schema(json.loads(text))  # type: ignore[assignment]
         assert parsed["name"] == f"org.apache.hudi.avro.model.{name}"
         assert "org.apache.hudi.avro.model.HoodieWriteStat" in json.dumps(parsed)
 

@@ -110,6 +110,7 @@ def test_every_timeline_file_parses_into_its_type_and_writes_back_exactly(real_t
                 inst.action != "replacecommit" or inst.state != State.REQUESTED)
             assert obj == (CommitMetadata() if commit_like else None)
             continue
+        assert expected is not None
         assert isinstance(obj, expected), f"{where}/{path.name}: {type(obj).__name__}"
         if inst.state == State.COMPLETED and not where.startswith(".hoodie/metadata"):
             completed[inst.action] = completed.get(inst.action, 0) + 1
@@ -223,7 +224,7 @@ APPENDIX_A = {
 @pytest.mark.parametrize("name", RECORD_NAMES)
 def test_schemas_are_valid_avro_with_hudis_full_names(name: str, version: int) -> None:
     schema = schema_for(name, version)
-    parsed = fastavro.parse_schema(json.loads(schema_json(schema)))
+    parsed: dict[str, Any] = fastavro.parse_schema(json.loads(schema_json(schema)))  # type: ignore[assignment]
     assert parsed["name"] == f"{NAMESPACE}.{name}"
     if name in APPENDIX_A:
         assert [f["name"] for f in schema["fields"]] == APPENDIX_A[name]

@@ -274,7 +274,7 @@ def test_values_survive_avro_encoding(table: pa.Table) -> None:
     records = arrow_to_avro_records(table, avro)
     buf = io.BytesIO()
     fastavro.writer(buf, fastavro.parse_schema(json.loads(json.dumps(avro))), records)
-    decoded = list(fastavro.reader(io.BytesIO(buf.getvalue())))
+    decoded = [r for r in fastavro.reader(io.BytesIO(buf.getvalue())) if isinstance(r, dict)]
     assert avro_records_to_arrow(decoded, avro).equals(table)
 
 

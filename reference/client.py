@@ -71,6 +71,7 @@ from spec.timeline import (
     Timeline,
     format_instant_file_name,
     new_instant,
+    read_instant_content,
     timeline_dir,
 )
 
@@ -215,24 +216,27 @@ class WriteClient:
         rolled: list[str] = []
         layout = table.timeline_layout
         pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
+        if not pending:
+            return rolled
+        # one listing of the data files, by the instant in their names (a listing catches files written
+        # before their marker; ``.inprogress`` are files a killed task left half written)
+        written: dict[str, list[str]] = {}
+        for f in self.storage.list("", recursive=True):
+            if f.is_dir or f.path.startswith(".hoodie") or not f.name.endswith((".parquet", ".inprogress")):
+                continue
+            try:
+                written.setdefault(parse_base_file_name(f.name.removesuffix(".inprogress")).instant, []).append(f.path)
+            except HudiSpecError:
+                continue
         for inst in reversed(pending):
-            # the markers name what the write created; a listing catches files written before their marker
+            # the markers name what the write created
             for f in self.storage.list(f".hoodie/.temp/{inst.requested}", recursive=True):
                 if not f.is_dir and ".marker." in f.name:
                     data = f.path.removeprefix(f".hoodie/.temp/{inst.requested}/").rsplit(".marker.", 1)[0]
                     self.storage.delete(data)
                     self.storage.delete(f"{data}.inprogress")
-            for f in self.storage.list("", recursive=True):
-                if f.is_dir or f.path.startswith(".hoodie"):
-                    continue
-                name = f.name
-                if name.endswith((".parquet", ".inprogress")):
-                    try:
-                        written_by = parse_base_file_name(name.removesuffix(".inprogress")).instant
-                    except HudiSpecError:
-                        continue
-                    if written_by == inst.requested:
-                        self.storage.delete(f.path)
+            for path in written.get(inst.requested, []):
+                self.storage.delete(path)
             self.storage.delete_dir(f".hoodie/.temp/{inst.requested}")
             for name in reversed(timeline.files_of(inst.requested)):
                 self.storage.delete(posixpath.join(timeline_dir(layout), name))
@@ -295,8 +299,7 @@ class WriteClient:
         latest = timeline.commits_timeline().latest_completed()
         if latest is None:
             return
-        md = parse_commit_metadata(self.storage.read(posixpath.join(
-            timeline_dir(timeline.layout), format_instant_file_name(latest, timeline.layout))))
+        md = parse_commit_metadata(read_instant_content(self.storage, latest, timeline.layout))
         if md.schema:
             known = {f["name"] for f in json.loads(md.schema)["fields"]}
             dropped = sorted(known - columns - set(META_FIELDS))
@@ -409,8 +412,7 @@ class WriteClient:
     def _commit_totals(self, timeline: Timeline) -> list[tuple[int, int]]:
         totals = []
         for inst in timeline.commits_timeline().instants:
-            md = parse_commit_metadata(self.storage.read(posixpath.join(
-                timeline_dir(timeline.layout), format_instant_file_name(inst, timeline.layout))))
+            md = parse_commit_metadata(read_instant_content(self.storage, inst, timeline.layout))
             stats = list(md.all_write_stats())
             totals.append((sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats)))
         return totals

@@ -37,7 +37,7 @@ from spec.file_naming import (
     parse_log_file_name,
 )
 from spec.table_config import PARTITION_METADATA_FILE, TableConfig
-from spec.timeline import Action, Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Action, Timeline, read_instant_content
 
 if TYPE_CHECKING:
     from spec.storage import Storage
@@ -113,8 +113,7 @@ def file_group_replacements(storage: Storage, timeline: Timeline) -> dict[tuple[
     """(partition, file id) of every group a completed replacecommit replaced, with that instant."""
     out: dict[tuple[str, str], str] = {}
     for inst in timeline.completed().filter_actions(Action.REPLACE_COMMIT).instants:
-        name = format_instant_file_name(inst, timeline.layout)
-        md = parse_commit_metadata(storage.read(posixpath.join(timeline_dir(timeline.layout), name)))
+        md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
         for key in md.replaced_file_ids():
             out.setdefault(key, inst.requested)
     return out

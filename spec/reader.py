@@ -17,7 +17,6 @@ Query types:
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +48,7 @@ from spec.merge import (
 from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Timeline, read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 
@@ -266,8 +265,7 @@ class TableReader:
         for t in window:
             inst = self.timeline.get(t)
             assert inst is not None
-            name = format_instant_file_name(inst, layout)
-            data = self.storage.read(posixpath.join(timeline_dir(layout), name))
+            data = read_instant_content(self.storage, inst, layout)
             touched |= parse_commit_metadata(data).file_ids_written()
         allowed = pa.array(window, type=pa.string())
         view = self.view(as_of)

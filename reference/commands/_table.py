@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import posixpath
-
 from spec.commit_metadata import CommitMetadata, parse_commit_metadata
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Instant, Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Instant, Timeline, read_instant_content
 
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
@@ -17,5 +15,4 @@ def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
 
 
 def commit_metadata(storage: Storage, timeline: Timeline, inst: Instant) -> CommitMetadata:
-    name = format_instant_file_name(inst, timeline.layout)
-    return parse_commit_metadata(storage.read(posixpath.join(timeline_dir(timeline.layout), name)))
+    return parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))

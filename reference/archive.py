@@ -1,0 +1,297 @@
+"""Archival: moving old instants off the active timeline, and reading them back.
+
+``spec.services.plan_archive`` chooses the instants (past ``hoodie.keep.max.commits`` completed
+commits, down to ``hoodie.keep.min.commits``, never past a savepoint or a pending write). Here
+they are moved:
+
+- **table version 6** (layout 1): every timeline file of each chosen instant (requested, inflight,
+  completed) becomes one ``HoodieArchivedMetaEntry`` record — ``commitTime``, ``actionType``,
+  ``actionState`` and the file's content in the field its action and state call for — and the
+  records go, ten to a block, into Avro data blocks (header: SCHEMA only) of the archived log
+  ``.hoodie/archived/.commits_.archive.<N>_1-0-1``, appended to the newest one. Then the
+  instant files are deleted from the active timeline: pending-state files first, completed last.
+- **table version 8** (layout 2) archives into the LSM timeline under ``.hoodie/timeline/history``
+  (parquet files listed by ``manifest_<N>``, whose number ``_version_`` holds). Writing it is not
+  implemented: ``archive`` refuses a v8 table with InvalidOperation. ``archived_instants``
+  reads both.
+
+Data files are never touched by archival: a base file whose commit is archived stays visible,
+being older than the active timeline's start.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
+from spec.commit_metadata import format_commit_metadata, parse_commit_metadata
+from spec.errors import HudiSpecError, InvalidOperation, MetadataFormatError
+from spec.file_naming import ROLLBACK_WRITE_TOKEN, LogFileName, is_log_file_name, parse_log_file_name
+from spec.log_blocks import decode_avro_records, encode_avro_records
+from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
+from spec.plans import parse_avro_metadata, to_avro
+from spec.services import ArchiveConfig, CompactionConfig, plan_archive
+from spec.storage import Storage
+from spec.table_config import TableConfig
+from spec.timeline import (
+    HISTORY_DIRS,
+    LAYOUT_V1,
+    Action,
+    Instant,
+    State,
+    Timeline,
+    format_instant_file_name,
+    parse_instant_file_name,
+    timeline_dir,
+)
+
+ARCHIVE_FILE_ID = "commits"
+"""The archived log is ``.commits_.archive.<N>_1-0-1``: file id ``commits``, an empty instant."""
+
+ARCHIVE_EXTENSION = "archive"
+ARCHIVE_BATCH = 10
+"""``hoodie.commits.archival.batch``: records per data block."""
+
+Schema = dict[str, Any]
+
+
+# --8<-- [start:entry_schema]
+def _compaction_metadata_schema() -> Schema:
+    """HoodieCompactionMetadata (deprecated, never filled, still part of the entry's schema)."""
+    def opt(name: str, t: Any) -> Schema:
+        return {"name": name, "type": ["null", t]}
+
+    stat = {"name": "HoodieCompactionWriteStat", "type": "record", "fields": [
+        opt("partitionPath", "string"), opt("totalLogRecords", "long"), opt("totalLogFiles", "long"),
+        opt("totalUpdatedRecordsCompacted", "long"), opt("hoodieWriteStat", "HoodieWriteStat")]}
+    return {"namespace": NAMESPACE, "type": "record", "name": "HoodieCompactionMetadata", "fields": [
+        {"name": "partitionToCompactionWriteStats",
+         "type": ["null", {"type": "map", "values": {"type": "array", "items": stat}}]}]}
+
+
+ENTRY_FIELDS: tuple[tuple[str, str | None], ...] = (
+    ("hoodieCommitMetadata", "HoodieCommitMetadata"),
+    ("hoodieCleanMetadata", "HoodieCleanMetadata"),
+    ("hoodieCompactionMetadata", "HoodieCompactionMetadata"),
+    ("hoodieRollbackMetadata", "HoodieRollbackMetadata"),
+    ("hoodieSavePointMetadata", "HoodieSavepointMetadata"),
+    ("commitTime", None),
+    ("actionType", None),
+    ("version", None),
+    ("hoodieCompactionPlan", "HoodieCompactionPlan"),
+    ("hoodieCleanerPlan", "HoodieCleanerPlan"),
+    ("actionState", None),
+    ("hoodieReplaceCommitMetadata", "HoodieReplaceCommitMetadata"),
+    ("hoodieRequestedReplaceMetadata", "HoodieRequestedReplaceMetadata"),
+)
+"""HoodieArchivedMetaEntry's fields in order, with the record each optional metadata field holds."""
+
+
+def archived_entry_schema(table_version: int) -> Schema:
+    """The HoodieArchivedMetaEntry schema: every field a union with null (default null) except
+    ``version`` (``["int","null"]``, default 1); each named type is defined once, at first use."""
+    fields: list[Schema] = []
+    for name, record in ENTRY_FIELDS:
+        if record is None:
+            t: Any = ["int", "null"] if name == "version" else ["null", "string"]
+            fields.append({"name": name, "type": t, "default": 1 if name == "version" else None})
+            continue
+        body = _compaction_metadata_schema() if record == "HoodieCompactionMetadata" else \
+            schema_for(record, table_version)
+        fields.append({"name": name, "type": ["null", body], "default": None})
+    schema: Schema = {"type": "record", "name": "HoodieArchivedMetaEntry", "namespace": NAMESPACE, "fields": fields}
+    defined: Schema = _define_once(schema, NAMESPACE, set())
+    return defined
+# --8<-- [end:entry_schema]
+
+
+def _define_once(node: Any, namespace: str, seen: set[str]) -> Any:
+    """The schema with every repeated definition of a named type replaced by its full name."""
+    if isinstance(node, list):
+        return [_define_once(x, namespace, seen) for x in node]
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind in ("record", "enum", "fixed") and "name" in node:
+        ns = node.get("namespace", namespace)
+        full = node["name"] if "." in node["name"] else f"{ns}.{node['name']}"
+        if full in seen:
+            return full
+        seen.add(full)
+        out = dict(node)
+        if kind == "record":
+            out["fields"] = [{**f, "type": _define_once(f["type"], ns, seen)} for f in node["fields"]]
+        return out
+    return {k: (_define_once(v, namespace, seen) if k in ("type", "items", "values") else v)
+            for k, v in node.items()}
+
+
+# --- what each timeline file becomes ------------------------------------------------------------
+
+def _content_field(inst: Instant) -> str | None:
+    """The entry field holding a timeline file's content (None: the entry carries no content)."""
+    a, s = inst.action, inst.state
+    if a in (Action.COMMIT, Action.DELTA_COMMIT):
+        return "hoodieCommitMetadata"
+    if a == Action.REPLACE_COMMIT:
+        return {State.REQUESTED: "hoodieRequestedReplaceMetadata", State.INFLIGHT: "hoodieCommitMetadata",
+                State.COMPLETED: "hoodieReplaceCommitMetadata"}[s]
+    if a == Action.CLEAN:
+        return "hoodieCleanMetadata" if s == State.COMPLETED else "hoodieCleanerPlan"
+    if a == Action.ROLLBACK and s == State.COMPLETED:
+        return "hoodieRollbackMetadata"
+    if a == Action.SAVEPOINT and s == State.COMPLETED:
+        return "hoodieSavePointMetadata"
+    if a == Action.COMPACTION:
+        return "hoodieCompactionPlan"
+    return None
+
+
+def _avro_value(storage: Storage, table: TableConfig, name: str, inst: Instant, fld: str) -> Any:
+    """The content of one timeline file as the entry field's Avro record (None when empty)."""
+    folder = timeline_dir(table.timeline_layout)
+    if inst.action == Action.COMPACTION:  # the plan lives in the requested file (inflight is empty)
+        name = f"{inst.requested}.compaction.requested"
+    data = storage.read(posixpath.join(folder, name))
+    if not data.strip():
+        return None
+    if fld in ("hoodieCommitMetadata", "hoodieReplaceCommitMetadata"):
+        md = parse_commit_metadata(data)
+        return read_container(format_commit_metadata(md, 8, replace=fld == "hoodieReplaceCommitMetadata")).record
+    return to_avro(parse_avro_metadata(data))
+
+
+def archived_entry(storage: Storage, table: TableConfig, name: str) -> dict[str, Any]:
+    """The HoodieArchivedMetaEntry record of one active-timeline file."""
+    inst = parse_instant_file_name(name, table.timeline_layout)
+    entry: dict[str, Any] = {f: None for f, _ in ENTRY_FIELDS}
+    entry.update(commitTime=inst.requested, actionType=inst.action, actionState=inst.state.value, version=1)
+    fld = _content_field(inst)
+    if fld is not None:
+        entry[fld] = _avro_value(storage, table, name, inst, fld)
+    return entry
+
+
+# --- archiving ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArchiveResult:
+    """The instants moved off the active timeline, and the archive file they went to."""
+
+    archived: tuple[Instant, ...]
+    archive_file: str | None = None
+    records: int = 0
+
+
+def archive_files(storage: Storage) -> list[str]:
+    """The v6 archived logs, oldest version first (paths relative to the base path)."""
+    folder = HISTORY_DIRS[LAYOUT_V1]
+    names = [f.name for f in storage.list(folder) if not f.is_dir and is_log_file_name(f.name)
+             and parse_log_file_name(f.name).extension == ARCHIVE_EXTENSION]
+    return [posixpath.join(folder, n) for n in sorted(names, key=lambda n: parse_log_file_name(n).version)]
+
+
+def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None = None,
+            compaction: CompactionConfig | None = None) -> ArchiveResult:
+    """Archive what ``plan_archive`` chooses (table version 6). Nothing chosen: nothing written."""
+    if table.timeline_layout != LAYOUT_V1:
+        raise InvalidOperation("archiving a table version 8 timeline (the LSM history) is not implemented",
+                               hint="archive v6 tables, or let Apache Hudi archive v8 tables")
+    timeline = Timeline.load(storage, table.timeline_layout)
+    chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
+    if not chosen:
+        return ArchiveResult(())
+    names = [n for inst in chosen for n in _files_in_state_order(timeline, inst)]
+    records = [archived_entry(storage, table, n) for n in names]
+    schema_text = schema_json(archived_entry_schema(table.table_version))
+    blocks = [LogBlock(BlockType.AVRO_DATA_BLOCK, ((int(HeaderKey.SCHEMA), schema_text),),
+                       encode_avro_records(records[i:i + ARCHIVE_BATCH], schema_text))
+              for i in range(0, len(records), ARCHIVE_BATCH)]
+    existing = archive_files(storage)
+    data = encode_blocks(blocks)
+    if existing and isinstance(storage.fs, pafs.LocalFileSystem):
+        target = existing[-1]
+        storage.append(target, data)
+    else:
+        version = parse_log_file_name(posixpath.basename(existing[-1])).version + 1 if existing else 1
+        target = posixpath.join(HISTORY_DIRS[LAYOUT_V1], LogFileName(
+            ARCHIVE_FILE_ID, "", version, ROLLBACK_WRITE_TOKEN, ARCHIVE_EXTENSION).format())
+        storage.write_atomic(target, data)
+    folder = timeline_dir(table.timeline_layout)
+    pending_first = sorted(names, key=lambda n: parse_instant_file_name(n, 1).is_completed)
+    for n in pending_first:
+        storage.delete(posixpath.join(folder, n))
+    return ArchiveResult(tuple(chosen), target, len(records))
+
+
+def _files_in_state_order(timeline: Timeline, inst: Instant) -> list[str]:
+    return sorted(timeline.files_of(inst), key=lambda n: parse_instant_file_name(n, timeline.layout).sort_key)
+
+
+# --- reading the archived timeline --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArchivedInstant:
+    """One archived instant at its highest archived state (``completed``: v8 completion time)."""
+
+    requested: str
+    action: str
+    state: str
+    completed: str | None = None
+
+
+def archived_entries(storage: Storage) -> list[dict[str, Any]]:
+    """Every HoodieArchivedMetaEntry record of the v6 archived logs, in file and block order."""
+    out: list[dict[str, Any]] = []
+    for path in archive_files(storage):
+        for rec in read_blocks(storage.read(path)):
+            if rec.block is not None and rec.block.block_type == BlockType.AVRO_DATA_BLOCK:
+                out.extend(decode_avro_records(rec.block))
+    return out
+
+
+def _lsm_instants(storage: Storage) -> list[ArchivedInstant]:
+    """Instants of the v8 LSM history: the parquet files the latest manifest lists."""
+    import pyarrow.parquet as pq
+
+    folder = HISTORY_DIRS[2]
+    if not storage.exists(posixpath.join(folder, "_version_")):
+        return []
+    version = storage.read(posixpath.join(folder, "_version_")).decode().strip()
+    try:
+        manifest: Mapping[str, Any] = json.loads(storage.read(posixpath.join(folder, f"manifest_{version}")))
+    except (ValueError, HudiSpecError) as err:
+        raise MetadataFormatError(f"the LSM history's manifest_{version} does not parse: {err}",
+                                  hint="the history folder is damaged") from err
+    out = []
+    for f in manifest.get("files", []):
+        table = pq.read_table(storage.full(posixpath.join(folder, f["fileName"])),
+                              columns=["instantTime", "completionTime", "action"])
+        for r in table.to_pylist():
+            out.append(ArchivedInstant(r["instantTime"], r["action"], State.COMPLETED.value, r["completionTime"]))
+    return sorted(out, key=lambda i: i.requested)
+
+
+def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInstant]:
+    """The archived timeline: per archived instant its action and highest state, oldest first."""
+    if table.timeline_layout != LAYOUT_V1:
+        return _lsm_instants(storage)
+    names = []
+    for e in archived_entries(storage):
+        try:
+            inst = Instant(e["commitTime"], e["actionType"], State(e["actionState"] or "COMPLETED"))
+            names.append(format_instant_file_name(inst, LAYOUT_V1))
+        except (HudiSpecError, ValueError, KeyError):
+            continue
+    return [ArchivedInstant(i.requested, i.action, i.state.value)
+            for i in Timeline.from_file_names(names, LAYOUT_V1).instants]
+
+
+__all__ = ["ARCHIVE_BATCH", "ArchiveResult", "ArchivedInstant", "archive", "archive_files", "archived_entries",
+           "archived_entry", "archived_entry_schema", "archived_instants"]

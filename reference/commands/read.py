@@ -1,4 +1,10 @@
-"""``hudi-spec read TABLE``: read a table with any query type (the spec reader, no Spark)."""
+"""``hudi-spec read TABLE``: read a table with any query type.
+
+Two engines answer the same queries with the same rows: ``spec`` (the default) is the executable
+specification's reader and needs no Spark; ``spark`` is the reference implementation's Spark reader
+(``reference.read.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
+come in Spark's order.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from reference.commands import _output
 from spec.errors import InvalidOperation
 from spec.reader import QUERY_TYPES, read_table
 
-ENGINES = ("spec",)
+ENGINES = ("spec", "spark")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", help="write the rows to this file instead of standard output")
     p.add_argument("--limit", type=int, default=None, help="show at most N rows (table/json)")
     p.add_argument("--engine", choices=ENGINES, default="spec",
-                   help="spec: the executable specification's reader (no Spark)")
+                   help="spec: the executable specification's reader (no Spark); "
+                        "spark: the reference Spark reader (same rows)")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
@@ -46,8 +53,23 @@ def _jsonable(v: Any) -> Any:
 
 
 def _read(args: argparse.Namespace) -> pa.Table:
+    if args.engine == "spark":
+        return _read_spark(args)
     return read_table(args.table, args.query, as_of=args.as_of, begin=args.begin, end=args.end,
                       columns=args.columns, partition_filter=args.partitions)
+
+
+def _read_spark(args: argparse.Namespace) -> pa.Table:
+    """The query's rows read by Spark (the process's session), collected to Arrow."""
+    from reference.read import read_spark
+    from reference.spark import get_or_create_session
+
+    df = read_spark(get_or_create_session(), args.table, args.query, as_of=args.as_of, begin=args.begin,
+                    end=args.end, columns=args.columns, partition_filter=args.partitions)
+    if not df.columns:
+        return pa.table({})
+    table: pa.Table = df.toArrow()
+    return table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,13 @@
-"""``hudi-conformance``: run the conformance suite, regenerate fixtures, check a table directory."""
+"""``hudi-conformance``: run the conformance suite, regenerate fixtures, check a table directory.
+
+    hudi-conformance run --impl spec|reference|hudi_rs|module:Class [--suite S] [--case ID]
+                         [--fixtures DIR] [--strict] [--junitxml FILE] [--output text|json]
+    hudi-conformance generate [--out fixtures] [--suite S]
+    hudi-conformance check TABLE...
+
+``run`` exits 0 when every executed case passed (or failed as a known failure) and at least one
+case executed, 1 otherwise, 2 on a usage error.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +15,70 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from spec.errors import HudiSpecError
 
 SUBCOMMANDS = ("run", "generate", "check")
+DEFAULT_FIXTURES = "fixtures"
+
+
+def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("run", help="run the conformance cases against an implementation")
+    p.add_argument("--impl", required=True, help="spec, reference, hudi_rs or module:Class (a TableUnderTest)")
+    p.add_argument("--suite", default=None, help="only this suite (a folder under <fixtures>/cases)")
+    p.add_argument("--case", action="append", default=[], help="only cases whose id contains this (repeatable)")
+    p.add_argument("--fixtures", default=DEFAULT_FIXTURES, help="the corpus folder (default: fixtures)")
+    p.add_argument("--strict", action="store_true", help="also compare L3 (file names and log block sequences)")
+    p.add_argument("--junitxml", default=None, help="also write a JUnit XML report to this file")
+    p.add_argument("--output", choices=("text", "json"), default="text")
+    p.add_argument("--verbose", "-v", action="store_true", help="show the diffs of known failures too")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance.adapter import DEFAULT_LAYERS, LAYERS, resolve_impl
+    from conformance.runner import load_cases, render_json, render_junit, render_text, run_cases
+
+    factory = resolve_impl(args.impl)
+    cases = load_cases(args.fixtures, args.suite)
+    if args.case:
+        cases = [c for c in cases if any(part in c.case.id for part in args.case)]
+    layers = LAYERS if args.strict else DEFAULT_LAYERS
+    result = run_cases(cases, factory, layers)
+    if args.junitxml:
+        Path(args.junitxml).write_text(render_junit(result))
+    print(render_json(result) if args.output == "json" else render_text(result, args.verbose))
+    return result.exit_code
+
+
+def register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("generate", help="regenerate the cases and their expected observations from the spec model")
+    p.add_argument("--out", default=DEFAULT_FIXTURES, help="the corpus folder (default: fixtures)")
+    p.add_argument("--suite", action="append", default=None, help="only this suite (repeatable)")
+    p.set_defaults(handler=generate)
+
+
+def generate(args: argparse.Namespace) -> int:
+    from conformance.generate import generate as write_corpus
+
+    counts = write_corpus(args.out, args.suite)
+    for suite, n in counts.items():
+        print(f"{suite}: {n} cases")
+    print(f"{sum(counts.values())} cases written to {args.out}")
+    return 0
+
+
+BUILTIN = {"run": register_run, "generate": register_generate}
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hudi-conformance", description="The Hudi conformance suite.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
+        if name in BUILTIN:
+            BUILTIN[name](sub)
+            continue
         try:
             module = importlib.import_module(f"conformance.cli_{name}")
         except ModuleNotFoundError as err:

@@ -1,0 +1,42 @@
+"""``hudi-spec archived TABLE``: the archived timeline (like ``CALL show_archived_commits``).
+
+Lists the instants archival moved off the active timeline, oldest first: ``instant_time``,
+``action``, ``state`` and (table version 8) ``completion_time``. ``--run`` archives first, with
+``--keep-min`` / ``--keep-max`` as ``hoodie.keep.min.commits`` / ``hoodie.keep.max.commits``
+(defaults 20 / 30); archiving table version 8 timelines is not implemented (typed error).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.archive import archive, archived_instants
+from reference.commands import _output
+from reference.services import open_table
+from spec.services import ArchiveConfig
+
+COLUMNS = ["instant_time", "action", "state", "completion_time"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("archived", help="list (and with --run, first archive) the archived timeline")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("--run", action="store_true", help="archive what the keep-min/keep-max rule allows first")
+    p.add_argument("--keep-min", type=int, default=20, help="hoodie.keep.min.commits (default 20)")
+    p.add_argument("--keep-max", type=int, default=30, help="hoodie.keep.max.commits (default 30)")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, table = open_table(args.table)
+    moved: list[str] = []
+    if args.run:
+        result = archive(storage, table, ArchiveConfig(args.keep_min, args.keep_max))
+        moved = [i.requested for i in result.archived]
+    rows = [{"instant_time": i.requested, "action": i.action, "state": i.state, "completion_time": i.completed}
+            for i in archived_instants(storage, table)]
+    data = {"archived_now": moved, "total_instants": len(rows), "instants": rows}
+    title = f"Archived timeline, {len(rows)} instants" + (f" ({len(moved)} archived now)" if args.run else "")
+    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title=title)
+    return 0

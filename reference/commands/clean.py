@@ -1,0 +1,67 @@
+"""``hudi-spec clean TABLE``: run the cleaner (like ``CALL run_clean``).
+
+``--policy`` is ``hoodie.cleaner.policy`` (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS,
+KEEP_LATEST_BY_HOURS) and ``--retained N`` the retention of that policy (commits, file versions
+or hours; Hudi's defaults 10, 3 and 24). ``--dry-run`` prints the plan without writing anything.
+Nothing to clean writes no instant. Output: one row per deleted file.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.services import clean, open_table, plan_table_clean
+from spec.errors import InvalidConfig
+from spec.services import (
+    CLEAN_POLICIES,
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanConfig,
+)
+
+COLUMNS = ["clean_time", "partition_path", "file"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("clean", help="delete file slices no retained query needs")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("--policy", default=KEEP_LATEST_COMMITS, help=f"one of {', '.join(CLEAN_POLICIES)}")
+    p.add_argument("--retained", type=int, default=None,
+                   help="commits / file versions / hours retained (default 10 / 3 / 24)")
+    p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def clean_config(policy: str, retained: int | None) -> CleanConfig:
+    """The CleanConfig of a policy name and its retention number."""
+    name = policy.upper()
+    if name not in CLEAN_POLICIES:
+        raise InvalidConfig(f"unknown cleaner policy {policy!r}", hint=f"use one of {', '.join(CLEAN_POLICIES)}")
+    if retained is None:
+        return CleanConfig(name)
+    if name == KEEP_LATEST_FILE_VERSIONS:
+        return CleanConfig(name, file_versions_retained=retained)
+    if name == KEEP_LATEST_BY_HOURS:
+        return CleanConfig(name, hours_retained=retained)
+    return CleanConfig(name, commits_retained=retained)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, table = open_table(args.table)
+    config = clean_config(args.policy, args.retained)
+    if args.dry_run:
+        plan = plan_table_clean(storage, table, config)
+        files = plan.files_to_delete
+        instant = None
+    else:
+        result = clean(storage, table, config)
+        files, instant = result.deleted, result.instant
+    rows = [{"clean_time": instant, "partition_path": p, "file": f} for p, fs in sorted(files.items()) for f in fs]
+    data = {"clean_time": instant, "dry_run": args.dry_run, "policy": config.policy,
+            "total_files_deleted": len(rows), "files": rows}
+    title = ("Clean plan (dry run)" if args.dry_run else f"Clean {instant}" if instant else "Nothing to clean")
+    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title=title)
+    return 0

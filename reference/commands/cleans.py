@@ -1,0 +1,66 @@
+"""``hudi-spec cleans TABLE``: completed cleans with their metadata (like ``CALL show_cleans``).
+
+Columns as ``show_cleans`` names them: ``clean_time`` (requested time), ``state_transition_time``
+(layout 2: the completion time), ``action``, ``start_clean_time``, ``time_taken_in_millis``,
+``total_files_deleted``, ``earliest_commit_to_retain``, ``last_completed_commit_timestamp`` and
+``version``; added here: ``policy``. Newest first, as ``show_cleans`` orders them.
+``--pending`` lists cleans that did not complete, with the number of files their plan deletes.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.commands._table import open_table
+from spec.plans import HoodieCleanerPlan, HoodieCleanMetadata, parse_avro_metadata
+from spec.timeline import Action, Instant, State, read_instant_content
+
+COLUMNS = ["clean_time", "state_transition_time", "action", "start_clean_time", "time_taken_in_millis",
+           "total_files_deleted", "earliest_commit_to_retain", "last_completed_commit_timestamp", "version", "policy"]
+PENDING_COLUMNS = ["clean_time", "state", "policy", "earliest_instant_to_retain", "files_to_delete"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("cleans", help="completed cleans and what they deleted")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("--limit", type=int, default=None, help="only the newest N")
+    p.add_argument("--pending", action="store_true", help="cleans that did not complete, with their plans")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, _, timeline = open_table(args.table)
+    cleans = [i for i in reversed(timeline.instants) if i.action == Action.CLEAN]
+    if args.pending:
+        rows = []
+        for inst in cleans:
+            if inst.is_completed:
+                continue
+            data = read_instant_content(storage, Instant(inst.requested, Action.CLEAN, State.REQUESTED),
+                                        timeline.layout)
+            plan = parse_avro_metadata(data, HoodieCleanerPlan)
+            files = sum(len(v) for v in (plan.file_paths_to_be_deleted_per_partition or {}).values()) + sum(
+                len(v) for v in (plan.files_to_be_deleted_per_partition or {}).values())
+            e = plan.earliest_instant_to_retain
+            rows.append({"clean_time": inst.requested, "state": inst.state.value, "policy": plan.policy,
+                         "earliest_instant_to_retain": e.timestamp if e else None, "files_to_delete": files})
+        rows = rows[:args.limit] if args.limit is not None else rows
+        _output.emit(args.output, rows, PENDING_COLUMNS, [[r[c] for c in PENDING_COLUMNS] for r in rows],
+                     title="Pending cleans")
+        return 0
+    rows = []
+    for inst in cleans:
+        if not inst.is_completed:
+            continue
+        md = parse_avro_metadata(read_instant_content(storage, inst, timeline.layout), HoodieCleanMetadata)
+        rows.append({"clean_time": inst.requested, "state_transition_time": inst.completed, "action": inst.action,
+                     "start_clean_time": md.start_clean_time, "time_taken_in_millis": md.time_taken_in_millis,
+                     "total_files_deleted": md.total_files_deleted,
+                     "earliest_commit_to_retain": md.earliest_commit_to_retain,
+                     "last_completed_commit_timestamp": md.last_completed_commit_timestamp,
+                     "version": md.version, "policy": md.policy})
+    rows = rows[:args.limit] if args.limit is not None else rows
+    _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Cleans")
+    return 0

@@ -1,0 +1,50 @@
+"""``hudi-spec compactions TABLE``: compaction instants, pending and completed (like ``CALL show_compaction``).
+
+Columns as ``show_compaction`` names them: ``compaction_time`` (requested time),
+``state_transition_time`` (layout 2: the completion time), ``state``, ``action`` (``compaction``
+while pending, ``commit`` once completed), ``timeline_type`` and ``operation_size`` (the number of
+operations in the plan, ``T.compaction.requested``); added here: ``total_log_files`` (log files the
+plan compacts) and ``partitions``. One row per instant, newest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from reference.commands import _output
+from reference.commands._table import open_table
+from spec.plans import HoodieCompactionPlan, parse_avro_metadata
+from spec.timeline import Action, read_instant_content
+
+COLUMNS = ["compaction_time", "state_transition_time", "state", "action", "timeline_type", "operation_size",
+           "total_log_files", "partitions"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("compactions", help="compaction instants and the size of their plans")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("--limit", type=int, default=None, help="only the newest N")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, _, timeline = open_table(args.table)
+    rows: list[dict[str, Any]] = []
+    for inst in reversed(timeline.instants):
+        requested = f"{inst.requested}.compaction.requested"  # the plan stays after the compaction completes
+        if inst.family != Action.COMMIT or requested not in timeline.files_of(inst.requested):
+            continue
+        plan = parse_avro_metadata(read_instant_content(storage, requested, timeline.layout), HoodieCompactionPlan)
+        ops = plan.operations or ()
+        rows.append({"compaction_time": inst.requested, "state_transition_time": inst.completed,
+                     "state": inst.state.value, "action": inst.action, "timeline_type": "ACTIVE",
+                     "operation_size": len(ops), "total_log_files": sum(len(op.delta_file_paths or ()) for op in ops),
+                     "partitions": sorted({op.partition_path or "" for op in ops})})
+    if args.limit is not None:
+        rows = rows[:args.limit]
+    _output.emit(args.output, rows, COLUMNS,
+                 [[*(r[c] for c in COLUMNS[:-1]), ", ".join(r["partitions"])] for r in rows],
+                 title="Compactions")
+    return 0

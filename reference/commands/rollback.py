@@ -1,0 +1,41 @@
+"""``hudi-spec rollback TABLE [INSTANT]``: roll back a write (like ``CALL rollback_to_instant``).
+
+Without INSTANT the latest data-writing instant (completed or pending) is rolled back. A completed
+write is rolled back only when no write completed after it and no savepoint keeps it; a pending
+compaction is never rolled back (it is retried). Output: one row per file deleted or command-block
+log written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.services import open_table, rollback
+
+COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("rollback", help="roll back the latest (or a named) write")
+    p.add_argument("table", help="table base path or URI")
+    p.add_argument("instant", nargs="?", help="the instant to roll back (default: the latest write)")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, table = open_table(args.table)
+    result = rollback(storage, table, args.instant)
+    rows = []
+    for p, pm in sorted(result.metadata.partition_metadata.items()):
+        rows += [{"rollback_instant": result.instant, "instant": result.target.requested, "partition_path": p,
+                  "change": "deleted", "file": f} for f in pm.success_delete_files]
+        rows += [{"rollback_instant": result.instant, "instant": result.target.requested, "partition_path": p,
+                  "change": "rollback block", "file": f} for f in sorted(pm.rollback_log_files or {})]
+    data = {"rollback_instant": result.instant, "instant": result.target.requested, "action": result.target.action,
+            "state": result.target.state.value, "total_files_deleted": result.metadata.total_files_deleted,
+            "changes": rows}
+    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
+                 title=f"Rolled back {result.target.requested} ({result.target.action}) at {result.instant}")
+    return 0

@@ -1,0 +1,59 @@
+"""``hudi-spec savepoint create|restore``: savepoint a commit, restore the table to a savepoint.
+
+- ``savepoint create TABLE [INSTANT] [--user U --comment C]`` (like ``CALL create_savepoint``):
+  keeps the files of the latest slices as of the commit (default: the latest) from every clean;
+- ``savepoint restore TABLE INSTANT`` (like ``CALL rollback_to_savepoint``): undoes every write
+  after the savepoint under one restore instant; the table then reads as it read at the savepoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.services import open_table, restore, savepoint_create
+
+CREATE_COLUMNS = ["savepoint_time", "partition_path", "file"]
+RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "total_files_deleted"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("savepoint", help="create a savepoint or restore the table to one")
+    actions = p.add_subparsers(dest="savepoint_command", metavar="ACTION", required=True)
+    c = actions.add_parser("create", help="savepoint a completed commit (default: the latest)")
+    c.add_argument("table", help="table base path or URI")
+    c.add_argument("instant", nargs="?", help="the commit to savepoint (default: the latest)")
+    c.add_argument("--user", default="hudi-spec", help="savepointedBy (default hudi-spec)")
+    c.add_argument("--comment", default="", help="comments")
+    _output.add_output_option(c)
+    c.set_defaults(handler=run_create)
+    r = actions.add_parser("restore", help="restore the table to a savepoint")
+    r.add_argument("table", help="table base path or URI")
+    r.add_argument("instant", help="the savepoint's time")
+    _output.add_output_option(r)
+    r.set_defaults(handler=run_restore)
+
+
+def run_create(args: argparse.Namespace) -> int:
+    storage, table = open_table(args.table)
+    result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment)
+    rows = [{"savepoint_time": result.instant, "partition_path": p, "file": f} for p, f in sorted(result.files)]
+    data = {"savepoint_time": result.instant, "total_files": len(rows), "files": rows}
+    _output.emit(args.output, data, CREATE_COLUMNS, [[r[c] for c in CREATE_COLUMNS] for r in rows],
+                 title=f"Savepoint {result.instant}")
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    storage, table = open_table(args.table)
+    result = restore(storage, table, args.instant)
+    rows = []
+    for inst in result.rolled_back:
+        md = (result.metadata.hoodie_restore_metadata.get(inst.requested) or (None,))[0]
+        rows.append({"restore_instant": result.instant, "savepoint_time": result.savepoint,
+                     "instant": inst.requested, "action": inst.action,
+                     "total_files_deleted": md.total_files_deleted if md else 0})
+    data = {"restore_instant": result.instant, "savepoint_time": result.savepoint, "rolled_back": rows}
+    _output.emit(args.output, data, RESTORE_COLUMNS, [[r[c] for c in RESTORE_COLUMNS] for r in rows],
+                 title=f"Restored to {result.savepoint} at {result.instant}")
+    return 0

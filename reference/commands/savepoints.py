@@ -1,0 +1,42 @@
+"""``hudi-spec savepoints TABLE``: completed savepoints (like ``CALL show_savepoints``).
+
+``savepoint_time`` as ``show_savepoints`` names it (the savepointed commit's time), newest first;
+added here from the HoodieSavepointMetadata: ``savepointed_by``, ``savepointed_at``, ``comments``,
+``total_partitions``, ``total_files`` (the files the savepoint keeps) and ``state_transition_time``
+(layout 2: the completion time).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from reference.commands import _output
+from reference.commands._table import open_table
+from spec.plans import HoodieSavepointMetadata, parse_avro_metadata
+from spec.timeline import Action, read_instant_content
+
+COLUMNS = ["savepoint_time", "savepointed_by", "savepointed_at", "comments", "total_partitions", "total_files",
+           "state_transition_time"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("savepoints", help="completed savepoints and the files they keep")
+    p.add_argument("table", help="table base path or URI")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    storage, _, timeline = open_table(args.table)
+    rows = []
+    for inst in reversed(timeline.instants):
+        if inst.action != Action.SAVEPOINT or not inst.is_completed:
+            continue
+        md = parse_avro_metadata(read_instant_content(storage, inst, timeline.layout), HoodieSavepointMetadata)
+        rows.append({"savepoint_time": inst.requested, "savepointed_by": md.savepointed_by,
+                     "savepointed_at": md.savepointed_at, "comments": md.comments,
+                     "total_partitions": len(md.partition_metadata),
+                     "total_files": sum(len(pm.savepoint_data_file) for pm in md.partition_metadata.values()),
+                     "state_transition_time": inst.completed})
+    _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Savepoints")
+    return 0

@@ -1,0 +1,468 @@
+"""Table services executed on real tables: clean, rollback, savepoint + restore, archival.
+
+Copy-on-write tables are written once per table version by the reference writer on Spark and
+copied for every test; merge-on-read tables are built from the spec's builders (``reference.demo``).
+After every service the spec reader must read what the service promises (the same snapshot, the
+same retained time travel, the snapshot of the instant rolled back to) and hudi-rs must read the
+same rows. A property test runs the cleaner on random synthetic timelines (no Spark) and checks
+that no file a retained query or a savepoint needs is ever deleted.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reference import archive as arch
+from reference import services
+from reference.demo import INSERT_T, UPDATE_T, build_table
+from spec.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.errors import InstantNotFound, InvalidOperation
+from spec.file_system_view import FileSystemView
+from spec.log_format import read_log_file
+from spec.plans import (
+    HoodieCleanerPlan,
+    HoodieCleanMetadata,
+    HoodieRestoreMetadata,
+    HoodieRestorePlan,
+    HoodieRollbackMetadata,
+    HoodieRollbackPlan,
+    HoodieSavepointMetadata,
+    format_avro_metadata,
+    parse_timeline_content,
+)
+from spec.reader import read_table
+from spec.services import (
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    ArchiveConfig,
+    CleanConfig,
+    CleanPlan,
+    earliest_commit_to_retain,
+)
+from spec.storage import Storage
+from spec.table_config import COPY_ON_WRITE, TableConfig
+from spec.timeline import Action, Instant, State, Timeline, format_instant_time, read_instant_content
+from tests.hudi_rs import hudi_rs_read
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def open_(path: Path) -> tuple[Storage, TableConfig]:
+    storage = Storage(path)
+    return storage, TableConfig.load(storage)
+
+
+def rows_of(table: pa.Table | None) -> list[tuple[Any, ...]]:
+    """Rows as comparable tuples: partition, key, commit time and every data column."""
+    if table is None or table.num_columns == 0:
+        return []
+    keep = [c for c in table.column_names if c not in ("_hoodie_file_name", "_hoodie_commit_seqno")]
+    return sorted(tuple(str(r[c]) for c in sorted(keep)) for r in table.to_pylist())
+
+
+def read(path: Path, as_of: str | None = None) -> list[tuple[Any, ...]]:
+    return rows_of(read_table(str(path), as_of=as_of))
+
+
+def assert_hudi_rs_agrees(path: Path) -> None:
+    assert rows_of(hudi_rs_read(str(path))) == read(path)
+
+
+def timeline_of(path: Path) -> Timeline:
+    return Timeline.load(Storage(path))
+
+
+def content(path: Path, inst: Instant) -> Any:
+    tl = timeline_of(path)
+    return parse_timeline_content(inst, read_instant_content(Storage(path), inst, tl.layout))
+
+
+def instant(path: Path, action: str, state: State = State.COMPLETED) -> list[Instant]:
+    return [i for i in timeline_of(path).instants if i.action == action and i.state == state]
+
+
+def data_files(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()
+            and not str(p.relative_to(path)).startswith(".hoodie") and p.name != ".hoodie_partition_metadata"}
+
+
+def disk(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+# --- copy-on-write tables written by the reference writer ------------------------------------------
+
+OPTIONS = {"hoodie.table.name": "svc", "hoodie.datasource.write.recordkey.field": "id",
+           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "city",
+           "hoodie.datasource.write.hive_style_partitioning": "true"}
+
+
+def batch(ids: list[int], ts: int, city: str) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "ts": pa.array([ts] * len(ids), pa.int64()),
+                     "city": [city] * len(ids), "v": [f"v{i}@{ts}" for i in ids]})
+
+
+@pytest.fixture(scope="module")
+def cow_templates(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, list[str]]]:
+    """Per table version a COW table with four commits: group a gets a slice in each, group b in c1, c3."""
+    from reference.client import WriteClient
+
+    out = {}
+    for version in (6, 8):
+        path = tmp_path_factory.mktemp(f"cow{version}") / "t"
+        client = WriteClient(str(path), spark)
+        opts = {**OPTIONS, "hoodie.write.table.version": str(version)}
+        steps = [("insert", pa.concat_tables([batch([1, 2, 3], 1, "a"), batch([5, 6], 1, "b")])),
+                 ("upsert", batch([1, 2], 2, "a")),
+                 ("upsert", pa.concat_tables([batch([3], 3, "a"), batch([5], 3, "b")])),
+                 ("upsert", batch([1], 4, "a"))]
+        commits = [client.write(data, op, opts).instant for op, data in steps]
+        out[version] = (path, commits)
+    return out
+
+
+@pytest.fixture
+def cow(cow_templates: dict[int, tuple[Path, list[str]]], tmp_path: Path) -> Any:
+    def copy(version: int) -> tuple[Path, list[str]]:
+        src, commits = cow_templates[version]
+        dest = tmp_path / f"cow{version}"
+        shutil.copytree(src, dest)
+        return dest, commits
+    return copy
+
+
+VERSIONS = [6, 8]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("version", VERSIONS)
+def test_clean_keeps_the_snapshot_and_retained_time_travel(cow: Any, version: int) -> None:
+    path, commits = cow(version)
+    storage, table = open_(path)
+    before = {c: read(path, c) for c in commits}
+    snapshot = read(path)
+    files_before = data_files(path)
+    result = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=2))
+    assert result.instant is not None and result.total_deleted == 1
+    assert result.plan is not None and result.plan.earliest_instant_to_retain is not None
+    assert result.plan.earliest_instant_to_retain.requested == commits[2]
+    (gone,) = [f"{p}/{f}" for p, fs in result.deleted.items() for f in fs]
+    assert gone.startswith("city=a/") and gone.endswith(f"_{commits[0]}.parquet")
+    assert data_files(path) == files_before - {gone}
+    assert read(path) == snapshot
+    for c in commits[1:]:  # the retained commits, and the last slice before the earliest retained one
+        assert read(path, c) == before[c], c
+    # the timeline: requested and inflight hold the plan, the completed file the clean metadata
+    plan = content(path, Instant(result.instant, Action.CLEAN, State.REQUESTED))
+    assert isinstance(plan, HoodieCleanerPlan) and plan.policy == KEEP_LATEST_COMMITS and plan.version == 2
+    assert plan.earliest_instant_to_retain is not None
+    assert plan.earliest_instant_to_retain.timestamp == commits[2]
+    (infos,) = plan.file_paths_to_be_deleted_per_partition.values()  # type: ignore[union-attr]
+    assert [i.file_path for i in infos] == [str(path / gone)]
+    assert content(path, Instant(result.instant, Action.CLEAN, State.INFLIGHT)) == plan
+    (done,) = instant(path, Action.CLEAN)
+    assert (done.completed is not None) == (version == 8)
+    md = content(path, done)
+    assert isinstance(md, HoodieCleanMetadata)
+    assert md.total_files_deleted == 1 and md.earliest_commit_to_retain == commits[2]
+    assert md.last_completed_commit_timestamp == commits[-1]
+    assert md.partition_metadata["city=a"].success_delete_files == (gone.split("/")[1],)
+    assert_hudi_rs_agrees(path)
+    # a second clean with the same retention finds nothing: no new instant
+    again = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=2))
+    assert again.instant is None and len(instant(path, Action.CLEAN)) == 1
+
+
+@pytest.mark.spark
+def test_clean_never_touches_a_savepoint(cow: Any) -> None:
+    path, commits = cow(6)
+    storage, table = open_(path)
+    at_c1 = read(path, commits[0])
+    sp = services.savepoint_create(storage, table, commits[0], comment="keep c1")
+    assert {f for _, f in sp.files} == {f.split("/")[1] for f in data_files(path) if f"_{commits[0]}." in f}
+    result = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    # without the savepoint, c1 and c2 slices of group a and c1 of group b would go; c2 still goes
+    assert result.total_deleted == 1
+    assert all(f"_{commits[1]}." in f for fs in result.deleted.values() for f in fs)
+    assert read(path, commits[0]) == at_c1
+    md = content(path, instant(path, Action.SAVEPOINT)[0])
+    assert isinstance(md, HoodieSavepointMetadata) and md.comments == "keep c1"
+    # a savepoint older than what a clean retained is refused
+    services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    with pytest.raises(InvalidOperation, match="already savepointed"):
+        services.savepoint_create(storage, table, commits[0])
+    with pytest.raises(InvalidOperation, match="last clean retained"):
+        services.savepoint_create(storage, table, commits[1])
+    assert_hudi_rs_agrees(path)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("version", VERSIONS)
+def test_rollback_of_the_latest_commit_restores_the_previous_snapshot(cow: Any, version: int) -> None:
+    path, commits = cow(version)
+    storage, table = open_(path)
+    previous = read(path, commits[2])
+    written = {f for f in data_files(path) if f"_{commits[3]}." in f}
+    result = services.rollback(storage, table)
+    assert result.target.requested == commits[3] and result.target.is_completed
+    assert read(path) == previous
+    assert not written & data_files(path)
+    tl = timeline_of(path)
+    assert tl.get(commits[3]) is None and not tl.files_of(commits[3])
+    plan = content(path, Instant(result.instant, Action.ROLLBACK, State.REQUESTED))
+    assert isinstance(plan, HoodieRollbackPlan)
+    assert plan.instant_to_rollback is not None and plan.instant_to_rollback.commit_time == commits[3]
+    assert {f for r in plan.rollback_requests or () for f in r.files_to_be_deleted} == {str(path / f) for f in written}
+    assert content(path, Instant(result.instant, Action.ROLLBACK, State.INFLIGHT)) is None
+    (done,) = instant(path, Action.ROLLBACK)
+    md = content(path, done)
+    assert isinstance(md, HoodieRollbackMetadata)
+    assert md.commits_rollback == (commits[3],) and md.total_files_deleted == len(written)
+    assert md.instants_rollback[0].action == Action.COMMIT
+    assert_hudi_rs_agrees(path)
+
+
+@pytest.mark.spark
+def test_rollback_refusals_leave_the_table_untouched(cow: Any) -> None:
+    path, commits = cow(8)
+    storage, table = open_(path)
+    before = disk(path)
+    with pytest.raises(InvalidOperation, match=f"{commits[3]} completed after it"):
+        services.rollback(storage, table, commits[2])
+    with pytest.raises(InstantNotFound):
+        services.rollback(storage, table, "20000101000000000")
+    assert disk(path) == before
+    services.savepoint_create(storage, table)
+    before = disk(path)
+    with pytest.raises(InvalidOperation, match="savepointed"):
+        services.rollback(storage, table)
+    assert disk(path) == before
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("version", VERSIONS)
+def test_rollback_of_a_failed_write(cow: Any, version: int) -> None:
+    """A write that died after writing a base file: requested + inflight on the timeline, a data file."""
+    path, _ = cow(version)
+    storage, table = open_(path)
+    snapshot = read(path)
+    tl = timeline_of(path)
+    failed = format_instant_time(datetime.now(UTC) + timedelta(seconds=5))
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+    storage.create_if_absent(f"{folder}/{failed}.commit.requested", b"")
+    storage.create_if_absent(f"{folder}/{failed}.inflight", b"")
+    any_base = sorted(f for f in data_files(path) if f.startswith("city=b/"))[0]
+    stray = any_base.rsplit("_", 1)[0] + f"_{failed}.parquet"
+    storage.write_atomic(stray, b"PAR1 half written")
+    assert read(path) == snapshot  # invisible to readers
+    result = services.rollback(storage, table)
+    assert result.target == Instant(failed, Action.COMMIT, State.INFLIGHT)
+    assert not storage.exists(stray) and not timeline_of(path).files_of(failed)
+    assert read(path) == snapshot and len(timeline_of(path)) == len(tl) + 1
+    assert_hudi_rs_agrees(path)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("version", VERSIONS)
+def test_savepoint_and_restore_return_the_savepointed_snapshot(cow: Any, version: int) -> None:
+    path, commits = cow(version)
+    storage, table = open_(path)
+    at_c2 = read(path, commits[1])
+    services.savepoint_create(storage, table, commits[1])
+    services.savepoint_create(storage, table, commits[3])  # a later savepoint: the restore removes it
+    result = services.restore(storage, table, commits[1])
+    assert [i.requested for i in result.rolled_back] == [commits[3], commits[2]]
+    assert read(path) == at_c2
+    tl = timeline_of(path)
+    assert [i.requested for i in tl.commits_timeline().instants] == commits[:2]
+    assert [i.requested for i in tl.instants if i.action == Action.SAVEPOINT] == [commits[1]]
+    assert not [f for f in data_files(path) if f"_{commits[2]}." in f or f"_{commits[3]}." in f]
+    (done,) = instant(path, Action.RESTORE)
+    plan = content(path, Instant(done.requested, Action.RESTORE, State.REQUESTED))
+    assert isinstance(plan, HoodieRestorePlan) and plan.savepoint_to_restore_timestamp == commits[1]
+    assert [i.commit_time for i in plan.instants_to_rollback] == [commits[3], commits[2]]
+    md = content(path, done)
+    assert isinstance(md, HoodieRestoreMetadata)
+    assert md.instants_to_rollback == (commits[3], commits[2])
+    assert set(md.hoodie_restore_metadata) == {commits[2], commits[3]}
+    assert_hudi_rs_agrees(path)
+    with pytest.raises(InstantNotFound, match="no completed savepoint"):
+        services.restore(storage, table, commits[3])
+
+
+@pytest.mark.spark
+def test_archival_moves_old_instants_and_lists_them_back(cow: Any) -> None:
+    path, commits = cow(6)
+    storage, table = open_(path)
+    snapshot = read(path)
+    before = timeline_of(path)
+    result = arch.archive(storage, table, ArchiveConfig(keep_min_commits=2, keep_max_commits=3))
+    assert [i.requested for i in result.archived] == commits[:2]
+    assert result.archive_file == ".hoodie/archived/.commits_.archive.1_1-0-1"
+    after = timeline_of(path)
+    assert len(after) == len(before) - 2
+    assert [i.requested for i in after.commits_timeline().instants] == commits[2:]
+    listed = arch.archived_instants(storage, table)
+    assert [(i.requested, i.action, i.state) for i in listed] == [(c, "commit", "COMPLETED") for c in commits[:2]]
+    entries = arch.archived_entries(storage)
+    assert len(entries) == result.records == 6  # requested, inflight and completed file of each commit
+    completed = [e for e in entries if e["actionState"] == "COMPLETED"]
+    assert all(e["hoodieCommitMetadata"]["operationType"] in ("INSERT", "UPSERT") for e in completed)
+    blocks = read_log_file(storage, result.archive_file)
+    assert [b.block.header_map for b in blocks if b.block] and all(
+        set(b.block.header_map) == {2} for b in blocks if b.block)
+    assert read(path) == snapshot
+    assert_hudi_rs_agrees(path)
+    # under the limits: nothing more; v8 archival is refused, not half done
+    assert arch.archive(storage, table, ArchiveConfig(keep_min_commits=2, keep_max_commits=3)).archived == ()
+
+
+@pytest.mark.spark
+def test_archive_refuses_version_8(cow: Any) -> None:
+    path, _ = cow(8)
+    storage, table = open_(path)
+    before = disk(path)
+    with pytest.raises(InvalidOperation, match="not implemented"):
+        arch.archive(storage, table, ArchiveConfig(keep_min_commits=1, keep_max_commits=2))
+    assert disk(path) == before
+    assert arch.archived_instants(storage, table) == []
+
+
+# --- merge-on-read tables from the spec builders (no Spark) ----------------------------------------
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_mor_rollback_of_a_deltacommit(tmp_path: Path, version: int) -> None:
+    path = build_table(tmp_path / "t", version)
+    storage, table = open_(path)
+    at_insert = read(path, INSERT_T)
+    logs_before = {f for f in data_files(path) if "/." in f}
+    result = services.rollback(storage, table)
+    assert result.target.requested == UPDATE_T
+    assert read(path) == at_insert
+    md = result.metadata
+    (pm,) = md.partition_metadata.values()
+    if version == 6:  # logs are shared: a ROLLBACK command block in a new log version
+        (cmd_log,) = pm.rollback_log_files or {}
+        assert cmd_log.endswith(f"_{INSERT_T}.log.2_1-0-1")
+        assert set(pm.log_files_from_failed_commit or {}) == {str(path / f) for f in logs_before}
+        rel = str(Path(cmd_log).relative_to(path))
+        (blk,) = read_log_file(storage, rel)
+        assert blk.block is not None and blk.block.is_rollback
+        assert blk.block.target_instant_time == UPDATE_T and blk.block.instant_time == result.instant
+        assert logs_before < {f for f in data_files(path) if "/." in f}
+    else:  # the log is the deltacommit's own: deleted
+        assert set(pm.success_delete_files) == {str(path / f) for f in logs_before}
+        assert not {f for f in data_files(path) if "/." in f}
+    assert_hudi_rs_agrees(path)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_mor_savepoint_and_restore(tmp_path: Path, version: int) -> None:
+    path = build_table(tmp_path / "t", version)
+    storage, table = open_(path)
+    at_insert = read(path, INSERT_T)
+    sp = services.savepoint_create(storage, table, INSERT_T)
+    # v6: the slice's shared log file is part of the slice as of any instant (its blocks are filtered
+    # when read); v8: the log of the later deltacommit is not in the slice as of the insert
+    assert len(sp.files) == (2 if version == 6 else 1)
+    result = services.restore(storage, table, INSERT_T)
+    assert [i.requested for i in result.rolled_back] == [UPDATE_T]
+    assert read(path) == at_insert
+    assert_hudi_rs_agrees(path)
+    # the restore happened inside one restore instant: no rollback instants of its own
+    assert not [i for i in timeline_of(path).instants if i.action == Action.ROLLBACK]
+
+
+def test_a_clean_left_pending_is_finished_by_the_next(tmp_path: Path) -> None:
+    path = build_table(tmp_path / "t", 6)
+    storage, table = open_(path)
+    base = next(f for f in data_files(path) if f.endswith(".parquet"))
+    stale = base.replace(f"_{INSERT_T}.parquet", "_20241231000000000.parquet")
+    storage.write_atomic(stale, b"")  # an older slice, deleted by the plan below
+    plan = CleanPlan(KEEP_LATEST_COMMITS, None, UPDATE_T, {"city=san_francisco": (stale.split("/")[1],)})
+    record = services.cleaner_plan_record(storage, plan)
+    t = "20250101100000000"
+    storage.create_if_absent(f".hoodie/{t}.clean.requested", format_avro_metadata(record, 6))
+    result = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=5))
+    assert result.finished_pending == (t,) and result.instant is None
+    assert not storage.exists(stale)
+    md = content(path, Instant(t, Action.CLEAN, State.COMPLETED))
+    assert isinstance(md, HoodieCleanMetadata) and md.total_files_deleted == 1
+
+
+# --- property: the cleaner never deletes what a retained query or a savepoint reads ----------------
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def _commit(storage: Storage, version: int, t: str, done: str, files: list[str]) -> None:
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+    for f in files:
+        storage.write_atomic(f, b"")
+    storage.create_if_absent(f"{folder}/{t}.commit.requested", b"")
+    storage.create_if_absent(f"{folder}/{t}.inflight", b"")
+    name = f"{t}.commit" if version == 6 else f"{t}_{done}.commit"
+    storage.create_if_absent(f"{folder}/{name}", format_commit_metadata(CommitMetadata(), version))
+
+
+def _slice_files(storage: Storage, table: TableConfig, as_of: str | None) -> set[str]:
+    view = FileSystemView.load(storage, table, as_of=as_of)
+    return {f"{s.partition_path}/{s.base_file.name}" for s in view.latest_slices() if s.base_file}
+
+
+@given(version=st.sampled_from(VERSIONS),
+       steps=st.lists(st.tuples(st.sets(st.integers(0, 3), min_size=1), st.booleans(), st.integers(0, 4)),
+                      min_size=1, max_size=9),
+       policy=st.sampled_from([KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS]),
+       retained=st.integers(1, 4))
+def test_clean_property_never_deletes_needed_files(tmp_path_factory: pytest.TempPathFactory, version: int,
+                                                    steps: list[tuple[set[int], bool, int]], policy: str,
+                                                    retained: int) -> None:
+    path = tmp_path_factory.mktemp("prop") / "t"
+    storage = Storage(path)
+    table = TableConfig.create("p", COPY_ON_WRITE, version, ("id",), "ts", ("part",), "SIMPLE")
+    storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
+    config = CleanConfig(policy, commits_retained=retained, file_versions_retained=retained)
+    clock_t = [T0]
+
+    def clock() -> float:
+        clock_t[0] += timedelta(seconds=1)
+        return clock_t[0].timestamp()
+
+    for groups, savepoint, clean_now in steps:
+        t = format_instant_time(datetime.fromtimestamp(clock(), UTC))
+        done = format_instant_time(datetime.fromtimestamp(clock(), UTC))
+        _commit(storage, version, t, done, [f"p{g % 2}/f{g}-0_0-0-0_{t}.parquet" for g in groups])
+        if savepoint:
+            services.savepoint_create(storage, table, t, clock=clock)
+        if clean_now:
+            tl = Timeline.load(storage, table.timeline_layout)
+            earliest = earliest_commit_to_retain(tl, config)
+            commits = [i.requested for i in tl.commits_timeline().instants]
+            needed = _slice_files(storage, table, None)
+            if policy == KEEP_LATEST_COMMITS and earliest is not None:
+                for c in commits:
+                    if c >= earliest.requested:
+                        needed |= _slice_files(storage, table, c)
+            kept = services.savepointed_files(storage, tl)
+            before = data_files(path)
+            result = services.clean(storage, table, config, clock=clock)
+            after = data_files(path)
+            deleted = {f"{p}/{f}" for p, fs in result.deleted.items() for f in fs}
+            assert before - after == deleted
+            assert not deleted & needed, (deleted & needed)
+            assert not {d.split("/")[1] for d in deleted} & kept
+            if policy == KEEP_LATEST_FILE_VERSIONS:
+                for g in range(4):  # the newest `retained` versions of every group survive
+                    mine = sorted((f for f in before if f"/f{g}-0_" in f), reverse=True)[:retained]
+                    assert set(mine) <= after
+            if result.instant is None:
+                assert deleted == set()

@@ -1,0 +1,86 @@
+"""hudi-rs (the ``hudi`` Python package) as a reader under test.
+
+hudi-rs does not write tables, so this adapter lets another adapter write (by default the reference
+implementation) and answers every L0 query by reading that table directory with hudi-rs: snapshot,
+read-optimized, time travel and incremental. Its rows must be the ones the spec predicts. The
+timeline and layout are the writer's (used for labels only): this adapter is observed in L0 alone,
+its other layers are SKIPped. A query hudi-rs fails is reported as the error ``invalid_table`` with
+hudi-rs's message kept in the exception chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from conformance.adapter import Query, RawLayout, RawRows, RawTimeline, TableUnderTest
+from conformance.ops import CreateTable, Op
+from spec.errors import InvalidTable
+from spec.storage import Storage
+
+
+def _reference_writer() -> Any:
+    from conformance.adapters.reference_spark import ReferenceSparkAdapter
+
+    return ReferenceSparkAdapter()
+
+
+class HudiRsAdapter(TableUnderTest):
+    """Writes with ``writer`` (an adapter that leaves a table directory at ``.path``), reads with hudi-rs."""
+
+    name: ClassVar[str] = "hudi_rs"
+    layers: ClassVar[frozenset[str]] = frozenset({"L0"})
+
+    def __init__(self, writer: Callable[[], Any] = _reference_writer) -> None:
+        self.writer = writer()
+
+    @property  # type: ignore[override]
+    def capabilities(self) -> frozenset[str]:  # the writer's
+        caps: frozenset[str] = self.writer.capabilities
+        return caps
+
+    def create(self, config: CreateTable, workdir: Path) -> None:
+        self.writer.create(config, workdir)
+
+    def apply(self, op: Op) -> None:
+        self.writer.apply(op)
+
+    def timeline(self) -> RawTimeline:
+        tl: RawTimeline = self.writer.timeline()
+        return tl
+
+    def layout(self) -> RawLayout:
+        out: RawLayout = self.writer.layout()
+        return out
+
+    def rows(self, query: Query) -> RawRows:
+        import hudi
+        import pyarrow as pa
+        from hudi import HudiQueryType, HudiReadOptions
+
+        path = str(self.writer.path)
+        if not Storage(path).exists(".hoodie/hoodie.properties"):
+            return []
+        try:
+            table = hudi.HudiTableBuilder.from_base_uri(path).build()
+            opts = HudiReadOptions()
+            if query.kind == "read_optimized":
+                opts = opts.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
+            elif query.kind == "time_travel" and query.as_of:
+                opts = opts.with_as_of_timestamp(query.as_of)
+            elif query.kind == "incremental":
+                opts = opts.with_query_type(HudiQueryType.Incremental)
+                if query.begin:
+                    opts = opts.with_start_timestamp(query.begin)
+                if query.end:
+                    opts = opts.with_end_timestamp(query.end)
+            batches = table.read(opts)
+        except Exception as err:  # hudi-rs raises its own exception types
+            raise InvalidTable(f"hudi-rs failed the {query.kind} query: {err}",
+                               hint="a conforming reader answers this query") from err
+        rows: list[dict[str, Any]] = pa.Table.from_batches(batches).to_pylist() if batches else []
+        return rows
+
+    def close(self) -> None:
+        self.writer.close()

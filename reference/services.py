@@ -469,6 +469,7 @@ def _undo(storage: Storage, table: TableConfig, timeline: Timeline, target: Inst
         instants_rollback=(HoodieInstantInfo(commit_time=target.requested, action=target.action),))
 
 
+# --8<-- [start:rollback_allowed]
 def check_rollback_allowed(storage: Storage, timeline: Timeline, target: Instant) -> None:
     """A pending compaction is not rolled back (it is retried); a completed write is rolled back only
     when no write completed after it, and never while a savepoint keeps it."""
@@ -483,6 +484,7 @@ def check_rollback_allowed(storage: Storage, timeline: Timeline, target: Instant
                                    hint="roll back the later commits first, or restore to a savepoint")
         if target.requested in savepoint_times(timeline):
             raise InvalidOperation(f"{target.requested} is savepointed", hint="delete the savepoint first")
+# --8<-- [end:rollback_allowed]
 
 
 def rollback(storage: Storage, table: TableConfig, instant_time: str | None = None, *,

@@ -4,6 +4,7 @@
     table.write(df_or_arrow, operation="upsert", options={"hoodie.table.name": "trips", ...})
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
+    table.compact()                                # merge-on-read: base + logs → new base files
 """
 
 from __future__ import annotations
@@ -38,6 +39,25 @@ class HudiTable:
              end: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows of any query type, as a pyarrow Table (the spec reader; no Spark needed)."""
         return read_table(self.path, query, as_of=as_of, begin=begin, end=end, columns=columns)
+
+    def compact(self) -> str | None:
+        """Merge-on-read: schedule a compaction of every slice with log files and run it; its instant,
+        or None when there was nothing to compact."""
+        from reference.compaction import compact
+
+        return compact(self._client)
+
+    def schedule_compaction(self, instant: str | None = None) -> str | None:
+        """Merge-on-read: write a compaction plan (``<t>.compaction.requested``) without running it."""
+        from reference.compaction import schedule_compaction
+
+        return schedule_compaction(self._client, instant)
+
+    def run_compaction(self, instant: str | None = None) -> str:
+        """Merge-on-read: execute a pending compaction (the oldest when ``instant`` is None)."""
+        from reference.compaction import run_compaction
+
+        return run_compaction(self._client, instant)
 
     @property
     def config(self) -> TableConfig:

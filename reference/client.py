@@ -30,9 +30,10 @@ import pyarrow as pa
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec, HandleContext, run_handle
 from reference.index import bloom_index, simple_index
 from reference.options import WriteConfig, parse_options
+from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, format_commit_metadata, parse_commit_metadata
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
-from spec.file_naming import make_file_id, parse_base_file_name
+from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
 from spec.merge import MergeRule
 from spec.partitioner import (
@@ -56,7 +57,7 @@ from spec.schema import (
 )
 from spec.storage import Storage
 from spec.table_config import (
-    COPY_ON_WRITE,
+    MERGE_ON_READ,
     PARTITION_METADATA_FILE,
     PartitionMetadata,
     TableConfig,
@@ -102,9 +103,6 @@ def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> Table
     if not cfg.record_key_fields:
         raise InvalidConfig("a new table needs hoodie.datasource.write.recordkey.field",
                             hint="name the field(s) that identify a record")
-    if cfg.table_type != COPY_ON_WRITE:
-        raise InvalidConfig("this writer writes copy-on-write tables",
-                            hint="merge-on-read writes arrive with the MOR writer; use COPY_ON_WRITE")
     avro = avro_schema_from_arrow(schema, *record_name_for_table(cfg.table_name))
     table = TableConfig.create(cfg.table_name, cfg.table_type, cfg.table_version, cfg.record_key_fields,
                                cfg.ordering_field, cfg.partition_fields, cfg.keygen_type, cfg.hive_style,
@@ -126,9 +124,6 @@ def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[
     if given_parts and cfg.partition_fields != table.partition_fields:
         raise InvalidConfig(f"partition fields {cfg.partition_fields} differ from the table's "
                             f"{table.partition_fields}", hint="a table's partitioning cannot change")
-    if table.table_type != COPY_ON_WRITE:
-        raise InvalidOperation("this writer writes copy-on-write tables only",
-                               hint="merge-on-read writes arrive with the MOR writer")
     if table.metadata_partitions:
         raise InvalidOperation(
             f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "
@@ -222,10 +217,16 @@ class WriteClient:
         # before their marker; ``.inprogress`` are files a killed task left half written)
         written: dict[str, list[str]] = {}
         for f in self.storage.list("", recursive=True):
-            if f.is_dir or f.path.startswith(".hoodie") or not f.name.endswith((".parquet", ".inprogress")):
+            if f.is_dir or f.path.startswith(".hoodie"):
                 continue
             try:
-                written.setdefault(parse_base_file_name(f.name.removesuffix(".inprogress")).instant, []).append(f.path)
+                if f.name.endswith((".parquet", ".inprogress")):
+                    written.setdefault(parse_base_file_name(f.name.removesuffix(".inprogress")).instant,
+                                       []).append(f.path)
+                elif table.table_version >= 8 and is_log_file_name(f.name):
+                    # v8 log files carry their deltacommit's instant (v6 names carry the slice's base
+                    # instant and are found through their APPEND markers)
+                    written.setdefault(parse_log_file_name(f.name).instant, []).append(f.path)
             except HudiSpecError:
                 continue
         for inst in reversed(pending):
@@ -275,7 +276,8 @@ class WriteClient:
         timeline = Timeline.load(self.storage, table.timeline_layout)
         gen = self._generator(timeline)
         instant = gen.next()
-        action = Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS else Action.COMMIT
+        action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
+                  else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
         started = self._start(table, instant, action)
         try:
             md = self._write(df, table, timeline, cfg, instant, op)
@@ -283,7 +285,12 @@ class WriteClient:
         except BaseException:
             self.rollback_failed_writes(table, Timeline.load(self.storage, table.timeline_layout))
             raise
-        return WriteResult(instant, action, op, md)
+        result = WriteResult(instant, action, op, md)
+        if table.table_type == MERGE_ON_READ and cfg.inline_compact:
+            from reference.compaction import maybe_inline_compaction
+
+            maybe_inline_compaction(self, table, cfg)
+        return result
 
     def _check_schema(self, df: Any, table: TableConfig, timeline: Timeline, op: str) -> None:
         columns = set(df.columns)
@@ -378,8 +385,9 @@ class WriteClient:
         counts = {(r[PARTITION_PATH], r["__file_id"]): r["count"]
                   for r in df.groupBy(PARTITION_PATH, "__file_id").count().collect()}
         profile = WorkloadProfile.from_counts(counts)
+        busy = pending_compaction_groups(self.storage, timeline)
         small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else \
-            self._small_files(view, cfg)
+            self._small_files(view, cfg, busy)
         pcfg = PartitionerConfig(cfg.small_file_limit, cfg.max_file_size, cfg.insert_split_size, cfg.auto_split,
                                  cfg.record_size_estimate)
         avg = average_record_size(self._commit_totals(timeline), pcfg)
@@ -388,7 +396,8 @@ class WriteClient:
 
         assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
         self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
-        stats = (self._run_handles(df, table, assignment, view, instant, user_schema, cfg, op)
+        small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
+        stats = (self._run_handles(df, table, assignment, view, instant, user_schema, cfg, op, busy, small_ids)
                  if assignment.buckets else [])
         by_partition: dict[str, list[WriteStat]] = {}
         for s in stats:
@@ -402,18 +411,26 @@ class WriteClient:
             return table.create_schema or ""
         return json.dumps(avro_schema_from_arrow(schema, *record_name_for_table(table.name)))
 
-    def _small_files(self, view: FileSystemView, cfg: WriteConfig) -> dict[str, list[SmallFile]]:
+    def _small_files(self, view: FileSystemView, cfg: WriteConfig,
+                     busy: Mapping[tuple[str, str], str]) -> dict[str, list[SmallFile]]:
+        """Per partition, the small files inserts may go to (``spec.partitioner`` COW and MOR rules;
+        ``busy`` groups are under a pending compaction)."""
+        mor = view.config.table_type == MERGE_ON_READ
         by_partition: dict[str, list[SmallFileCandidate]] = {}
         for sl in view.latest_slices():
             by_partition.setdefault(sl.partition_path, []).append(SmallFileCandidate(
-                sl.file_id, sl.base_file.size if sl.base_file else None, bool(sl.log_files)))
-        return {p: select_small_files(c, cfg.small_file_limit, merge_on_read=False) for p, c in by_partition.items()}
+                sl.file_id, sl.base_file.size if sl.base_file else None, bool(sl.log_files),
+                (sl.partition_path, sl.file_id) in busy))
+        return {p: select_small_files(c, cfg.small_file_limit, merge_on_read=mor) for p, c in by_partition.items()}
 
     def _commit_totals(self, timeline: Timeline) -> list[tuple[int, int]]:
+        """(bytes, records) of the base files each completed commit / replacecommit wrote, oldest first."""
         totals = []
-        for inst in timeline.commits_timeline().instants:
+        for inst in timeline.commits_timeline().completed().instants:
+            if inst.action not in (Action.COMMIT, Action.REPLACE_COMMIT):
+                continue
             md = parse_commit_metadata(read_instant_content(self.storage, inst, timeline.layout))
-            stats = list(md.all_write_stats())
+            stats = [s for s in md.all_write_stats() if not s.is_delta]
             totals.append((sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats)))
         return totals
 
@@ -424,22 +441,32 @@ class WriteClient:
                 self.storage.write_atomic(rel, PartitionMetadata(instant, partition_depth(p)).format())
 
     def _run_handles(self, df: Any, table: TableConfig, assignment: BucketAssignment, view: FileSystemView,
-                     instant: str, user_schema: pa.Schema, cfg: WriteConfig, op: str) -> list[dict[str, Any]]:
+                     instant: str, user_schema: pa.Schema, cfg: WriteConfig, op: str,
+                     busy: Mapping[tuple[str, str], str], small_ids: set[str]) -> list[dict[str, Any]]:
         from pyspark import TaskContext
 
+        mor = table.table_type == MERGE_ON_READ
         specs: dict[int, BucketSpec] = {}
         for b in assignment.buckets:
             if b.kind == "UPDATE":
                 group = view.group(b.partition, b.file_id)
                 base = group.latest_slice.base_file if group and group.latest_slice else None
                 prev = parse_base_file_name(base.name).instant if base else NULL_COMMIT
-                specs[b.number] = BucketSpec(b.number, "update", b.partition, b.file_id,
-                                             base.path if base else None, prev)
+                if mor and b.file_id not in small_ids:
+                    specs[b.number] = append_bucket(b.number, b.partition, b.file_id, group, busy)
+                else:
+                    specs[b.number] = BucketSpec(b.number, "update", b.partition, b.file_id,
+                                                 base.path if base else None, prev)
             else:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
         avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
+        ordering = table.ordering_field
         ctx = HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), cfg.compression,
-                            specs, sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE")
+                            specs, sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE",
+                            table_version=table.table_version,
+                            append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
+                            record_size=cfg.record_size_estimate, ordering_field=ordering,
+                            ordering_branch=ordering_branch(user_schema, ordering))
         routing = assignment
         columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG]
         schema_bytes = user_schema.serialize().to_pybytes()
@@ -457,8 +484,8 @@ class WriteClient:
             token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
             data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
             bucket = int(table_in.column(BUCKET)[0].as_py())
-            stat = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
-            return pa.table({"stat": [json.dumps(stat)]})
+            stats = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
+            return pa.table({"stat": [json.dumps(s) for s in stats]})
 
         from pyspark.sql.types import IntegerType, StructField, StructType
 
@@ -468,6 +495,45 @@ class WriteClient:
         self.spark.sparkContext.setJobDescription(f"hudi commit {instant}: write {len(specs)} buckets")
         rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
         return [json.loads(r["stat"]) for r in rows]
+
+
+def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) → the pending compaction (requested or inflight) whose plan holds the group."""
+    from spec.plans import HoodieCompactionPlan, parse_avro_metadata
+
+    busy: dict[tuple[str, str], str] = {}
+    for inst in timeline.pending_compactions().instants:
+        requested = inst if inst.state == State.REQUESTED else Instant(inst.requested, inst.action, State.REQUESTED)
+        plan = parse_avro_metadata(read_instant_content(storage, requested, timeline.layout), HoodieCompactionPlan)
+        for op in plan.operations or ():
+            busy[(op.partition_path or "", op.file_id or "")] = inst.requested
+    return busy
+
+
+def append_bucket(number: int, partition: str, file_id: str, group: Any,
+                  busy: Mapping[tuple[str, str], str]) -> BucketSpec:
+    """An append handle's bucket: the slice its log joins is the group's pending compaction, else its
+    latest slice (named by its base instant, or for a log-only group by its first log's instant)."""
+    sl = group.latest_slice if group is not None else None
+    base = sl.base_file if sl is not None else None
+    logs = tuple(f.name for s in (group.slices if group is not None else ()) for f in s.log_files)
+    base_instant = busy.get((partition, file_id)) or (sl.base_instant if sl is not None else None)
+    return BucketSpec(number, "append", partition, file_id, None,
+                      sl.base_instant if sl is not None else NULL_COMMIT, base_instant=base_instant,
+                      base_file_name=base.name if base is not None else None, existing_logs=logs)
+
+
+_BRANCH_BY_TYPE = ((pa.types.is_int8, 1), (pa.types.is_int16, 1), (pa.types.is_int32, 1), (pa.types.is_int64, 2),
+                   (pa.types.is_float32, 3), (pa.types.is_float64, 4), (pa.types.is_binary, 5),
+                   (pa.types.is_string, 6), (pa.types.is_large_string, 6))
+
+
+def ordering_branch(schema: pa.Schema, ordering: str | None) -> int:
+    """The ``HoodieDeleteRecord.orderingVal`` union branch for the ordering field's type (0: none)."""
+    if ordering is None or ordering not in schema.names:
+        return 0
+    t = schema.field(ordering).type
+    return next((b for test, b in _BRANCH_BY_TYPE if test(t)), 0)
 
 
 def _stat(values: Mapping[str, Any]) -> WriteStat:

@@ -3,7 +3,10 @@
 - create handle: a new file group — every incoming record becomes a row of a new base file;
 - merge handle: an existing file group — the old base file's rows merged with the incoming
   records (updates replace or lose to the stored row per ``spec.merge``, deletes remove it,
-  inserts routed to this small file are added), written as the group's next base file.
+  inserts routed to this small file are added), written as the group's next base file;
+- append handle (merge-on-read): an existing file group's updates and deletes appended to a new
+  log file of its latest slice as Avro data blocks and one delete block, buffered, split and
+  rolled over by ``spec.append_handle``'s rules; nothing is merged (readers and compaction merge).
 
 Every row gets the five meta columns; rows copied unchanged keep their commit time and
 sequence number (only ``_hoodie_file_name`` changes), as Hudi's merge handle does.
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -21,9 +24,19 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reference.bloom import footer as bloom_footer
+from spec.append_handle import (
+    AppendHandleConfig,
+    LogRecordOp,
+    PlannedBlock,
+    first_log_file,
+    plan_appends,
+    plan_log_files,
+)
 from spec.commit_metadata import NULL_COMMIT
-from spec.file_naming import BaseFileName
-from spec.merge import MergeRule, Version, as_version, merge_with_base
+from spec.file_naming import BaseFileName, parse_log_file_name
+from spec.log_blocks import avro_data_block, delete_block, delete_record
+from spec.log_format import LogBlock, encode_blocks
+from spec.merge import IS_DELETED_FIELD, MergeRule, Version, as_version, merge_with_base
 from spec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage import Storage
 
@@ -36,11 +49,15 @@ class BucketSpec:
     """What one handle writes: a new or existing file group in a partition."""
 
     bucket: int
-    kind: str  # "insert" (new file group) or "update" (existing group, incl. a small file taking inserts)
+    kind: str  # "insert" (new file group), "update" (existing group, incl. a small file taking inserts)
+    #            or "append" (merge-on-read: the group's latest slice gets a new log file)
     partition: str
     file_id: str
     old_base: str | None = None  # path of the group's current base file (update buckets)
     prev_commit: str = NULL_COMMIT
+    base_instant: str | None = None  # append: the slice the logs join (names v6 log files)
+    base_file_name: str | None = None  # append: the slice's base file name, for the write stat
+    existing_logs: tuple[str, ...] = ()  # append: names of the group's log files (the next version)
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,11 @@ class HandleContext:
     compression: str
     buckets: Mapping[int, BucketSpec]
     sort_by_key: bool = False  # bulk_insert with a sort mode: each file's rows in record key order
+    table_version: int = 6
+    append: AppendHandleConfig = field(default_factory=AppendHandleConfig)
+    record_size: int = 1024  # the size estimate of one record (bytes) the append handle buffers by
+    ordering_field: str | None = None
+    ordering_branch: int = 0  # HoodieDeleteRecord.orderingVal union branch of the ordering field's type
 
 
 def marker_path(instant: str, data_file: str, io_type: str) -> str:
@@ -114,8 +136,16 @@ def _fresh(data: pa.Table, ctx: HandleContext, task_partition: int, start: int, 
 
 
 def run_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partition: int, write_token: str,
-               data_schema: pa.Schema) -> dict[str, Any]:
-    """Write one bucket's file and return its write stat (camelCase, as in commit metadata).
+               data_schema: pa.Schema) -> list[dict[str, Any]]:
+    """Write one bucket's files and return their write stats (camelCase, as in commit metadata)."""
+    if ctx.buckets[bucket].kind == "append":
+        return run_append_handle(ctx, bucket, incoming, task_partition, write_token, data_schema)
+    return [run_base_handle(ctx, bucket, incoming, task_partition, write_token, data_schema)]
+
+
+def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partition: int, write_token: str,
+                    data_schema: pa.Schema) -> dict[str, Any]:
+    """A create or merge handle: write one bucket's base file and return its write stat.
 
     Rows of the old base file whose keys are not touched are copied column-wise with their meta
     values (only ``_hoodie_file_name`` changes); only touched keys are merged record by record.
@@ -178,3 +208,90 @@ def run_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partiti
         "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
         "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
     }
+
+
+def _is_delete(incoming: pa.Table) -> list[bool]:
+    """Per record: a delete (the delete operation, or ``_hoodie_is_deleted`` true)."""
+    flags = (incoming.column(DELETE_FLAG).to_pylist() if DELETE_FLAG in incoming.column_names
+             else [False] * incoming.num_rows)
+    if IS_DELETED_FIELD in incoming.column_names:
+        marked = incoming.column(IS_DELETED_FIELD).to_pylist()
+        flags = [bool(f) or m is True for f, m in zip(flags, marked, strict=True)]
+    return flags
+
+
+def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partition: int,
+                      write_token: str, data_schema: pa.Schema) -> list[dict[str, Any]]:
+    """An append handle: one file group's records as log blocks, one write stat per log file.
+
+    Records are taken in record-key order; ``spec.append_handle.plan_appends`` decides the blocks
+    (data blocks flushed as the buffer fills, then the remaining data block and one delete block on
+    close) and ``plan_log_files`` where the log rolls over, by the encoded size of each append.
+    Data records carry the five meta fields (``_hoodie_file_name`` is the file id); a delete from the
+    delete operation has a null ordering value (natural order: it always wins), a record marked
+    ``_hoodie_is_deleted`` keeps its ordering value.
+    """
+    spec = ctx.buckets[bucket]
+    storage = Storage(ctx.base_path)
+    incoming = incoming.sort_by([(RECORD_KEY, "ascending")])
+    keys = incoming.column(RECORD_KEY).cast(pa.string()).to_pylist()
+    partitions = incoming.column(PARTITION_PATH).cast(pa.string()).to_pylist()
+    deletes = _is_delete(incoming)
+    ops_by_delete = DELETE_FLAG in incoming.column_names and incoming.column(DELETE_FLAG).to_pylist()
+    located = (incoming.column("__file_id").to_pylist() if "__file_id" in incoming.column_names
+               else [None] * incoming.num_rows)
+    data = _conform(incoming, data_schema).to_pylist()
+    ops = [LogRecordOp(k, d, ctx.record_size) for k, d in zip(keys, deletes, strict=True)]
+    existing = [parse_log_file_name(n) for n in spec.existing_logs]
+    first = first_log_file(spec.file_id, spec.base_instant or ctx.instant, ctx.instant, existing, write_token,
+                           ctx.table_version)
+    seq = 0
+    encoded: dict[tuple[PlannedBlock, ...], bytes] = {}
+    for append in plan_appends(ops, ctx.append):
+        blocks: list[LogBlock] = []
+        for pb in append:
+            if pb.kind == "data":
+                records = []
+                for i in pb.records:
+                    records.append({COMMIT_TIME: ctx.instant, COMMIT_SEQNO: seqno(ctx.instant, task_partition, seq),
+                                    RECORD_KEY: keys[i], PARTITION_PATH: partitions[i], FILE_NAME: spec.file_id,
+                                    **data[i]})
+                    seq += 1
+                blocks.append(avro_data_block(ctx.instant, ctx.avro_schema_json, records))
+            else:
+                dels = []
+                for i in pb.records:
+                    natural = bool(ops_by_delete and ops_by_delete[i]) or ctx.ordering_field is None
+                    value = None if natural else data[i].get(ctx.ordering_field or "")
+                    dels.append(delete_record(keys[i], partitions[i], value,
+                                              0 if value is None else ctx.ordering_branch))
+                blocks.append(delete_block(ctx.instant, ctx.avro_schema_json, dels))
+        encoded[append] = encode_blocks(blocks)
+    planned = plan_log_files(list(encoded), first, lambda a: len(encoded[a]), ctx.append)
+    stats = []
+    for pf in planned:
+        rel = posixpath.join(spec.partition, pf.name.format()) if spec.partition else pf.name.format()
+        storage.create_if_absent(marker_path(ctx.instant, rel, "APPEND"), b"")
+        offset = storage.size(rel) if storage.exists(rel) else 0
+        payload = b"".join(encoded[a] for a in _appends_of(pf.blocks, encoded))
+        storage.append(rel, payload)
+        in_file = [i for b in pf.blocks for i in b.records]
+        n_deletes = sum(1 for i in in_file if deletes[i])
+        written = [i for i in in_file if not deletes[i]]
+        updates = sum(1 for i in written if located[i] is not None)
+        size = storage.size(rel)
+        stats.append({
+            "fileId": spec.file_id, "path": rel, "prevCommit": spec.base_instant or ctx.instant,
+            "numWrites": len(written), "numDeletes": n_deletes, "numUpdateWrites": updates,
+            "numInserts": len(written) - updates, "totalWriteBytes": len(payload), "totalWriteErrors": 0,
+            "partitionPath": spec.partition, "fileSizeInBytes": size, "logVersion": pf.name.version,
+            "logOffset": offset, "baseFile": spec.base_file_name or "", "logFiles": (pf.name.format(),),
+        })
+    return stats
+
+
+def _appends_of(blocks: Sequence[PlannedBlock], encoded: Mapping[tuple[PlannedBlock, ...], bytes]
+                ) -> list[tuple[PlannedBlock, ...]]:
+    """The appends (in order) whose blocks make up ``blocks``."""
+    wanted = set(blocks)
+    return [a for a in encoded if a and a[0] in wanted]

@@ -80,6 +80,15 @@ REGISTRY: tuple[Option, ...] = (
     Option("hoodie.bulkinsert.sort.mode", "NONE", "GLOBAL_SORT, PARTITION_SORT or NONE",
            choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT")),
     Option("hoodie.datasource.write.partitions.to.delete", "", "partitions for delete_partition", _fields),
+    Option("hoodie.logfile.data.block.max.size", str(256 * 1024 * 1024),
+           "merge-on-read: the append handle flushes a data block when its buffer reaches this size (bytes)",
+           _positive_int),
+    Option("hoodie.logfile.max.size", str(1024 * 1024 * 1024),
+           "merge-on-read: a log file rolls over to the next version past this size (bytes)", _positive_int),
+    Option("hoodie.compact.inline", "false", "merge-on-read: schedule and run a compaction after a deltacommit "
+           "once enough deltacommits followed the last one", _bool),
+    Option("hoodie.compact.inline.max.delta.commits", "5",
+           "merge-on-read: deltacommits since the last compaction that trigger the next", _positive_int),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in REGISTRY}
 ALIASES: dict[str, str] = {a: o.key for o in REGISTRY for a in o.aliases}
@@ -111,6 +120,10 @@ class WriteConfig:
     combine_before_insert: bool
     bulk_insert_sort_mode: str
     partitions_to_delete: tuple[str, ...]
+    log_block_size: int = 256 * 1024 * 1024
+    log_file_size: int = 1024 * 1024 * 1024
+    inline_compact: bool = False
+    compact_max_delta_commits: int = 5
 
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
@@ -164,4 +177,8 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
         combine_before_insert=values["hoodie.combine.before.insert"],
         bulk_insert_sort_mode=values["hoodie.bulkinsert.sort.mode"],
         partitions_to_delete=tuple(values["hoodie.datasource.write.partitions.to.delete"] or ()),
+        log_block_size=values["hoodie.logfile.data.block.max.size"],
+        log_file_size=values["hoodie.logfile.max.size"],
+        inline_compact=values["hoodie.compact.inline"],
+        compact_max_delta_commits=values["hoodie.compact.inline.max.delta.commits"],
     )

@@ -1,0 +1,296 @@
+"""Compaction of merge-on-read tables: schedule a plan, run it on Spark, trigger it inline.
+
+- **schedule**: ``spec.services.plan_compaction`` over the latest file slices (groups already
+  under a pending compaction excluded) → ``<t>.compaction.requested`` holding the Avro
+  ``HoodieCompactionPlan`` (one operation per slice with log files; version 2, Hudi's metrics).
+  Nothing to compact → no instant.
+- **run**: ``<t>.compaction.inflight``; one Spark task per operation reads the slice's base file
+  and exactly the plan's log files, merged by the spec reader's rules (``spec.merge``), and writes
+  the group's new base file at ``t`` — rows keep their commit time and sequence number, only
+  ``_hoodie_file_name`` changes; then the completed instant is a ``commit`` (v8: ``t_<completion>
+  .commit``) with ``compacted: true`` and operation ``COMPACT``. A compaction that died half way
+  is re-run from its plan: the base files it left are removed first.
+- **inline**: after a deltacommit, when ``hoodie.compact.inline`` is set and at least
+  ``hoodie.compact.inline.max.delta.commits`` deltacommits followed the last compaction
+  (``spec.services.should_schedule_compaction``), schedule and run one.
+
+Writes that arrive while a compaction is pending append to the slice the compaction opens
+(``reference.client.append_bucket``); their logs are not in the plan and stay on top of the new
+base file.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from reference.handles import HandleContext, _write, marker_path
+from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
+from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
+from spec.file_naming import BaseFileName, parse_base_file_name
+from spec.file_system_view import DataFile, FileSlice, FileSystemView
+from spec.log_blocks import block_record_count
+from spec.log_scanner import scan_slice_logs
+from spec.merge import MergeRule
+from spec.plans import (
+    COMPACTION_METRICS,
+    HoodieCompactionOperation,
+    HoodieCompactionPlan,
+    format_avro_metadata,
+    parse_avro_metadata,
+)
+from spec.reader import TableReader
+from spec.schema import (
+    FILE_NAME,
+    META_FIELDS,
+    RECORD_KEY,
+    avro_schema_from_arrow,
+    record_name_for_table,
+    with_meta_fields,
+)
+from spec.services import CompactionConfig, SliceRef, plan_compaction, should_schedule_compaction
+from spec.storage import Storage
+from spec.table_config import MERGE_ON_READ, TableConfig
+from spec.timeline import Action, Instant, State, Timeline, format_instant_file_name, read_instant_content, timeline_dir
+
+if TYPE_CHECKING:
+    from reference.client import WriteClient
+    from reference.options import WriteConfig
+
+PLAN_VERSION = 2
+"""``HoodieCompactionPlan.version`` as Hudi 0.x and 1.x write it."""
+
+
+def _require_mor(table: TableConfig) -> None:
+    if table.table_type != MERGE_ON_READ:
+        raise InvalidOperation(f"table {table.name} is {table.table_type}; compaction applies to MERGE_ON_READ tables",
+                               hint="copy-on-write tables have no log files to compact")
+
+
+def _mb(n: int) -> float:
+    """Whole megabytes, as Hudi's default compaction strategy counts I/O (long division)."""
+    return float(n // (1024 * 1024))
+
+
+def schedule_compaction(client: WriteClient, instant: str | None = None) -> str | None:
+    """Write a compaction plan for every latest slice with log files; its instant, or None."""
+    from reference.client import pending_compaction_groups
+
+    table = _table(client)
+    _require_mor(table)
+    timeline = Timeline.load(client.storage, table.timeline_layout)
+    client.rollback_failed_writes(table, timeline)
+    timeline = Timeline.load(client.storage, table.timeline_layout)
+    t = instant or client._generator(timeline).next()
+    latest = max((i.requested for i in timeline.instants), default="")
+    if t <= latest:
+        raise InvalidOperation(f"compaction instant {t} is not after the latest instant {latest}",
+                               hint="omit the instant to let the writer choose one")
+    busy = pending_compaction_groups(client.storage, timeline)
+    view = FileSystemView.load(client.storage, table, timeline)
+    sizes = {f.path: f.size for f in view.listing}
+    plan = plan_compaction(t, [SliceRef.of(sl) for sl in view.latest_slices()], timeline, table.table_version,
+                           set(busy))
+    if plan is None:
+        return None
+    ops = []
+    for op in plan.operations:
+        log_size = sum(sizes.get(posixpath.join(op.partition_path, n) if op.partition_path else n, 0)
+                       for n in op.log_files)
+        base_size = sizes.get(posixpath.join(op.partition_path, op.base_file) if op.partition_path and op.base_file
+                              else op.base_file or "", 0)
+        read_mb, write_mb = _mb(base_size + log_size), _mb(base_size)
+        metrics = dict(zip(COMPACTION_METRICS, (float(len(op.log_files)), read_mb + write_mb, read_mb,
+                                                 float(log_size), write_mb), strict=True))
+        ops.append(HoodieCompactionOperation(
+            base_instant_time=op.base_instant, delta_file_paths=op.log_files, data_file_path=op.base_file,
+            file_id=op.file_id, partition_path=op.partition_path, metrics=metrics))
+    avro_plan = HoodieCompactionPlan(operations=tuple(ops), extra_metadata={}, version=PLAN_VERSION,
+                                     preserve_hoodie_metadata=False, missing_schedule_partitions=())
+    folder = timeline_dir(table.timeline_layout)
+    requested = Instant(t, Action.COMPACTION, State.REQUESTED)
+    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(requested, table.timeline_layout)),
+                                    format_avro_metadata(avro_plan, table.table_version))
+    return t
+
+
+def _table(client: WriteClient) -> TableConfig:
+    table = client.table_config()
+    if table is None:
+        raise InvalidOperation(f"there is no Hudi table at {client.path}", hint="write to it first")
+    return table
+
+
+def run_compaction(client: WriteClient, instant: str | None = None) -> str:
+    """Execute a pending compaction (the oldest when ``instant`` is None); returns its instant."""
+    table = _table(client)
+    _require_mor(table)
+    layout = table.timeline_layout
+    timeline = Timeline.load(client.storage, layout)
+    pending = timeline.pending_compactions().instants
+    if instant is None:
+        if not pending:
+            raise InstantNotFound("there is no pending compaction to run", hint="schedule one first")
+        inst = pending[0]
+    else:
+        found = [i for i in pending if i.requested == instant]
+        if not found:
+            raise InstantNotFound(f"no pending compaction at {instant}",
+                                  hint="list them with `hudi-spec timeline`; schedule one with `hudi-spec compact`")
+        inst = found[0]
+    t = inst.requested
+    requested = Instant(t, Action.COMPACTION, State.REQUESTED)
+    plan = parse_avro_metadata(read_instant_content(client.storage, requested, layout), HoodieCompactionPlan)
+    folder = timeline_dir(layout)
+    if inst.state == State.REQUESTED:
+        inst = inst.transition(State.INFLIGHT)
+        client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
+    _remove_partial_output(client.storage, plan, t)
+    client.storage.mkdirs(f".hoodie/.temp/{t}")
+    stats = _run_operations(client, table, plan, t)
+    by_partition: dict[str, list[Any]] = {}
+    for s in stats:
+        by_partition.setdefault(s["partitionPath"], []).append(write_stat(**s))
+    schema = _latest_schema(client.storage, timeline) or table.create_schema or ""
+    md = CommitMetadata({p: tuple(v) for p, v in sorted(by_partition.items())}, True, {"schema": schema}, "COMPACT")
+    gen = client._generator(Timeline.load(client.storage, layout))
+    done = inst.transition(State.COMPLETED, completed=gen.next() if layout == 2 else None)
+    client.storage.delete_dir(f".hoodie/.temp/{t}")
+    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(done, layout)),
+                                    format_commit_metadata(md, table.table_version))
+    return t
+
+
+def compact(client: WriteClient) -> str | None:
+    """Schedule a compaction and run it; the instant, or None when no slice has log files."""
+    t = schedule_compaction(client)
+    return run_compaction(client, t) if t is not None else None
+
+
+def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteConfig) -> str | None:
+    """Inline compaction after a deltacommit (``hoodie.compact.inline``, NUM_COMMITS trigger)."""
+    timeline = Timeline.load(client.storage, table.timeline_layout)
+    if not should_schedule_compaction(timeline, CompactionConfig(cfg.compact_max_delta_commits)):
+        return None
+    return compact(client)
+
+
+def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
+    from spec.commit_metadata import parse_commit_metadata
+
+    for inst in reversed(timeline.commits_timeline().completed().instants):
+        md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+        if md.schema:
+            return md.schema
+    return None
+
+
+def _remove_partial_output(storage: Storage, plan: HoodieCompactionPlan, t: str) -> None:
+    """Delete base files an earlier, killed run of this compaction left (named by its instant)."""
+    for partition in {op.partition_path or "" for op in plan.operations or ()}:
+        for f in storage.list(partition):
+            if f.is_dir:
+                continue
+            name = f.name.removesuffix(".inprogress")
+            try:
+                if parse_base_file_name(name).instant == t:
+                    storage.delete(f.path)
+            except HudiSpecError:
+                continue
+    storage.delete_dir(f".hoodie/.temp/{t}")
+
+
+def _operation_json(op: HoodieCompactionOperation) -> str:
+    return json.dumps({"partition": op.partition_path or "", "file_id": op.file_id,
+                       "base_instant": op.base_instant_time, "base_file": op.data_file_path,
+                       "logs": list(op.delta_file_paths or ())})
+
+
+def _run_operations(client: WriteClient, table: TableConfig, plan: HoodieCompactionPlan,
+                    t: str) -> list[dict[str, Any]]:
+    ops = [_operation_json(op) for op in plan.operations or ()]
+    if not ops:
+        return []
+    base_path = client.path
+    spark = client.spark
+
+    def run(batches: Any) -> Any:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        token = f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
+        for batch in batches:
+            out = [json.dumps(compact_slice(base_path, json.loads(o), t, token)) for o in batch.column(0).to_pylist()]
+            yield pa.record_batch([pa.array(out, pa.string())], names=["stat"])
+
+    spark.sparkContext.setJobDescription(f"hudi compaction {t}: {len(ops)} file groups")
+    df = spark.createDataFrame([(o,) for o in ops], "op string").repartition(min(len(ops), 64))
+    return [json.loads(r["stat"]) for r in df.mapInArrow(run, "stat string").collect()]
+
+
+def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: str) -> dict[str, Any]:
+    """Merge one slice (its base file and the plan's log files) into the group's base file at ``t``;
+    the compaction's write stat."""
+    reader = TableReader(base_path)
+    storage = reader.storage
+    partition = op["partition"]
+
+    def data_file(name: str) -> DataFile:
+        rel = posixpath.join(partition, name) if partition else name
+        return DataFile(partition, name, storage.size(rel))
+
+    base = data_file(op["base_file"]) if op["base_file"] else None
+    logs = [data_file(n) for n in op["logs"]]
+    sl = FileSlice(partition, op["file_id"], op["base_instant"], base).with_logs(logs)
+    merged = reader.read_slice(sl)
+    blocks, scan = scan_slice_logs(storage, [f.path for f in sl.log_files], reader.timeline,
+                                   reader.latest_instant(), reader.config.table_version)
+    name = BaseFileName(op["file_id"], write_token, t).format()
+    rel = posixpath.join(partition, name) if partition else name
+    storage.create_if_absent(marker_path(t, rel, "CREATE"), b"")
+    if merged is None:
+        merged = pa.table({n: pa.array([], pa.string()) for n in META_FIELDS})
+    merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
+                               pa.array([name] * merged.num_rows, pa.string()))
+    merged = merged.sort_by([(RECORD_KEY, "ascending")])
+    data_schema = pa.schema([f for f in merged.schema if f.name not in META_FIELDS])
+    avro = with_meta_fields(avro_schema_from_arrow(data_schema, *record_name_for_table(reader.config.name)))
+    ctx = HandleContext(base_path, t, json.dumps(avro), MergeRule.from_config(reader.config), "gzip", {})
+    size = _write(storage, rel, merged, ctx)
+    base_keys: set[str] = set()
+    if base is not None:
+        base_keys = set(reader.read_slice(FileSlice(partition, op["file_id"], op["base_instant"], base),
+                                          with_logs=False, columns=[RECORD_KEY]).column(RECORD_KEY).to_pylist())
+    out_keys = set(merged.column(RECORD_KEY).to_pylist())
+    log_records = sum(block_record_count(b) for b in blocks)
+    log_keys = _log_keys(blocks)
+    updated = len(out_keys & base_keys & log_keys)
+    return {
+        "fileId": op["file_id"], "path": rel, "prevCommit": op["base_instant"], "numWrites": merged.num_rows,
+        "numDeletes": len(base_keys - out_keys), "numUpdateWrites": updated, "numInserts": len(out_keys - base_keys),
+        "totalWriteBytes": size, "totalWriteErrors": 0, "partitionPath": partition, "fileSizeInBytes": size,
+        "totalLogRecords": log_records, "totalLogFilesCompacted": len(logs),
+        "totalLogSizeCompacted": sum(f.size for f in logs), "totalUpdatedRecordsCompacted": updated,
+        "totalLogBlocks": scan.total_blocks, "totalCorruptLogBlock": scan.corrupt,
+        "totalRollbackBlocks": scan.rolled_back, "prevBaseFile": op["base_file"],
+    }
+
+
+def _log_keys(blocks: Any) -> set[str]:
+    from spec.log_blocks import decode_delete_records, decode_records
+    from spec.log_format import BlockType
+
+    keys: set[str] = set()
+    for b in blocks:
+        if b.block_type == BlockType.DELETE_BLOCK:
+            keys.update(d.record_key or "" for d in decode_delete_records(b))
+        elif b.is_data:
+            keys.update(str(r.get(RECORD_KEY)) for r in decode_records(b))
+    return keys
+
+
+__all__ = ["compact", "compact_slice", "maybe_inline_compaction", "run_compaction", "schedule_compaction"]

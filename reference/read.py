@@ -109,6 +109,7 @@ def _check_query(query: str, as_of: str | None, begin: str | None, end: str | No
     _check_instant(as_of, "as_of")
 
 
+# --8<-- [start:plan_read]
 def plan_read(reader: TableReader, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
               end: str | None = None, partition_filter: PartitionFilter = None) -> ReadPlan:
     """Choose the file slices a query reads, as the spec reader does (see the module docstring)."""
@@ -123,6 +124,7 @@ def plan_read(reader: TableReader, query: str = "snapshot", as_of: str | None = 
     if read_optimized:
         slices = [sl for sl in slices if sl.base_file is not None]
     return ReadPlan(query, tuple(slices), not read_optimized, as_of or reader.latest_instant())
+# --8<-- [end:plan_read]
 
 
 def _plan_incremental(reader: TableReader, begin: str | None, end: str | None,
@@ -287,6 +289,7 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
     return df
 
 
+# --8<-- [start:merged_frame]
 def _merged_frame(spark: Any, reader: TableReader, plan: ReadPlan, indexes: list[int], arrow_schema: pa.Schema,
                   spark_schema: Any) -> Any:
     """The merged rows of the slices ``indexes``: one slice a partition, merged by ``spec`` in the task."""
@@ -299,6 +302,7 @@ def _merged_frame(spark: Any, reader: TableReader, plan: ReadPlan, indexes: list
                     yield from conform(table, arrow_schema).to_batches()
 
     return _one_per_partition(spark, indexes).mapInArrow(merge, spark_schema)
+# --8<-- [end:merged_frame]
 
 
 def _one_per_partition(spark: Any, indexes: list[int]) -> Any:

@@ -70,7 +70,7 @@ def assert_same(spark: Any, path: str, query: str, kw: dict[str, Any]) -> int:
         # nothing visible: no slice chosen gives no columns; slices whose rows are all filtered out
         # give the columns and no rows (a DataFrame's schema is known before it runs)
         assert got.num_rows == 0
-    return expected.num_rows
+    return int(expected.num_rows)
 
 
 def _points(reader: TableReader) -> list[str]:

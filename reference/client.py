@@ -443,8 +443,6 @@ class WriteClient:
     def _run_handles(self, df: Any, table: TableConfig, assignment: BucketAssignment, view: FileSystemView,
                      instant: str, user_schema: pa.Schema, cfg: WriteConfig, op: str,
                      busy: Mapping[tuple[str, str], str], small_ids: set[str]) -> list[dict[str, Any]]:
-        from pyspark import TaskContext
-
         mor = table.table_type == MERGE_ON_READ
         specs: dict[int, BucketSpec] = {}
         for b in assignment.buckets:
@@ -459,17 +457,10 @@ class WriteClient:
                                                  base.path if base else None, prev)
             else:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
-        avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
-        ordering = table.ordering_field
-        ctx = HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), cfg.compression,
-                            specs, sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE",
-                            table_version=table.table_version,
-                            append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
-                            record_size=cfg.record_size_estimate, ordering_field=ordering,
-                            ordering_branch=ordering_branch(user_schema, ordering))
+        ctx = self.handle_context(table, cfg, instant, specs, user_schema,
+                                  sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE")
         routing = assignment
-        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG]
-        schema_bytes = user_schema.serialize().to_pybytes()
+        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG, "__file_id"]
 
         def add_bucket(batches: Any) -> Any:
             for batch in batches:
@@ -479,6 +470,29 @@ class WriteClient:
                 buckets = [route(k, p, f, routing) for k, p, f in zip(keys, parts, fids, strict=True)]
                 yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
 
+        from pyspark.sql.types import IntegerType, StructField, StructType
+
+        tagged_schema = StructType([*df.select(*columns).schema.fields, StructField(BUCKET, IntegerType())])
+        tagged = df.select(*columns).mapInArrow(add_bucket, tagged_schema)
+        return self.write_buckets(tagged, ctx, user_schema)
+
+    def handle_context(self, table: TableConfig, cfg: WriteConfig, instant: str, specs: Mapping[int, BucketSpec],
+                       user_schema: pa.Schema, sort_by_key: bool = False) -> HandleContext:
+        """What every handle of one write needs, shipped to the Spark tasks."""
+        avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
+        ordering = table.ordering_field
+        return HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), cfg.compression,
+                             specs, sort_by_key=sort_by_key, table_version=table.table_version,
+                             append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
+                             record_size=cfg.record_size_estimate, ordering_field=ordering,
+                             ordering_branch=ordering_branch(user_schema, ordering))
+
+    def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
+        """Step 6: one Spark task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
+        from pyspark import TaskContext
+
+        schema_bytes = user_schema.serialize().to_pybytes()
+
         def write_bucket(table_in: pa.Table) -> pa.Table:
             ctx_task = TaskContext.get()
             token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
@@ -487,12 +501,7 @@ class WriteClient:
             stats = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
             return pa.table({"stat": [json.dumps(s) for s in stats]})
 
-        from pyspark.sql.types import IntegerType, StructField, StructType
-
-        tagged_schema = StructType([*df.select(*columns, "__file_id").schema.fields,
-                                    StructField(BUCKET, IntegerType())])
-        tagged = df.select(*columns, "__file_id").mapInArrow(add_bucket, tagged_schema)
-        self.spark.sparkContext.setJobDescription(f"hudi commit {instant}: write {len(specs)} buckets")
+        self.spark.sparkContext.setJobDescription(f"hudi commit {ctx.instant}: write {len(ctx.buckets)} buckets")
         rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
         return [json.loads(r["stat"]) for r in rows]
 

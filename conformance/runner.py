@@ -28,7 +28,7 @@ from typing import Any
 from conformance.adapter import DEFAULT_LAYERS, LAYERS, TableUnderTest, missing_capabilities
 from conformance.diff import LayerDiff, diff_step, render_step
 from conformance.observe import Normalizer, Observation, QueryPlan, describe_op, fixed_times, observe, plan_of
-from conformance.ops import Case, ExpectError, Op, case_from_json
+from conformance.ops import Case, CreateTable, ExpectError, Op, case_from_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 
 
@@ -63,27 +63,73 @@ def execute(adapter: TableUnderTest, case: Case, layers: Sequence[str], workdir:
     adapter.create(case.config, workdir)
     armed: str | None = None
     for n, op in enumerate(case.ops, 1):
-        stop = False
         if isinstance(op, ExpectError):
-            armed, outcome = op.kind, "ok"
+            armed, outcome, stop = op.kind, "ok", False
         else:
-            expecting, armed = armed, None
-            try:
-                adapter.apply(op)
-                outcome = "ok" if expecting is None else f"no error (expected {expecting})"
-            except HudiSpecError as err:
-                if expecting is not None and isinstance(err, ERROR_KINDS[expecting]):
-                    outcome = f"raised {expecting}"
-                elif expecting is not None:
-                    outcome = f"raised {_kind_of(err)} (expected {expecting})"
-                else:
-                    outcome, stop = f"raised {_kind_of(err)}: {err}", True
-            except Exception as err:  # an implementation's own failure: reported, never hidden
-                outcome, stop = f"crashed {type(err).__name__}: {err}", True
+            (outcome, stop), armed = apply_op(adapter, op, armed), None
         plan = plans[n - 1] if plans is not None and n - 1 < len(plans) else None
         yield Step(n, op, outcome, observe(adapter, norm, layers, plan, outcome), stop)
         if stop:
             return
+
+
+def apply_op(adapter: TableUnderTest, op: Op, expecting: str | None, with_message: bool = True) -> tuple[str, bool]:
+    """Apply one operation; the step's outcome, and whether it raised unexpectedly (the case stops).
+    Outcomes: ``ok``; ``raised <kind>`` (the expected error, or any error with ``with_message`` off);
+    ``no error (expected <kind>)``; ``raised <kind> (expected <kind>)``; ``raised <kind>: <message>``;
+    ``crashed <exception type>: <message>`` for an exception outside ``spec.errors``."""
+    try:
+        adapter.apply(op)
+    except HudiSpecError as err:
+        if expecting is not None and isinstance(err, ERROR_KINDS[expecting]):
+            return f"raised {expecting}", False
+        if expecting is not None:
+            return f"raised {_kind_of(err)} (expected {expecting})", False
+        return (f"raised {_kind_of(err)}: {err}" if with_message else f"raised {_kind_of(err)}"), True
+    except Exception as err:  # an implementation's own failure: reported, never hidden
+        return f"crashed {type(err).__name__}: {err}", True
+    return ("ok" if expecting is None else f"no error (expected {expecting})"), False
+
+
+class Lockstep:
+    """An adapter and the spec model driven side by side: ``step(op)`` applies the operation to both
+    and returns the diff of their observations (the model's plan of queries is asked of the
+    adapter). Operations the model refuses are fine as long as the adapter refuses them with the
+    same error kind: both tables stay as they were. Used by property tests over the vocabulary."""
+
+    def __init__(self, adapter: TableUnderTest, config: CreateTable, workdir: Path,
+                 layers: Sequence[str] = DEFAULT_LAYERS) -> None:
+        from conformance.adapters.spec_model import SpecModelAdapter
+
+        self.model: TableUnderTest = SpecModelAdapter()
+        self.adapter = adapter
+        self.config = config
+        self.layers = [layer for layer in layers if layer in adapter.layers]
+        self.norms = (Normalizer(), Normalizer())
+        self.ops: list[Op] = []
+        (workdir / "model").mkdir(parents=True, exist_ok=True)
+        (workdir / "impl").mkdir(parents=True, exist_ok=True)
+        self.model.create(config, workdir / "model")
+        adapter.create(config, workdir / "impl")
+        self.armed: str | None = None
+
+    def step(self, op: Op) -> dict[str, LayerDiff]:
+        self.ops.append(op)
+        if isinstance(op, ExpectError):
+            self.armed = op.kind
+            return {}
+        expecting, self.armed = self.armed, None
+        mine, refused = apply_op(self.model, op, expecting, with_message=False)
+        theirs, _ = apply_op(self.adapter, op, expecting, with_message=False)
+        if refused and mine.startswith("raised "):  # recorded as expected, so the sequence replays as a case
+            self.ops.insert(len(self.ops) - 1, ExpectError(mine.removeprefix("raised ")))
+        expected = observe(self.model, self.norms[0], self.layers, None, mine)
+        observed = observe(self.adapter, self.norms[1], self.layers, plan_of(expected), theirs)
+        return diff_step(expected, observed, self.layers)
+
+    def as_case(self, case_id: str, description: str = "") -> Case:
+        """The operations so far as a case (for ``conformance.generate.write_regression``)."""
+        return Case(case_id, description, ("hypothesis",), "hypothesis", self.config, tuple(self.ops))
 
 
 def expected_steps(case: Case, layers: Sequence[str] = LAYERS) -> list[Observation]:

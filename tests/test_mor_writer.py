@@ -280,3 +280,28 @@ def test_inline_compaction_after_n_delta_commits(spark: Any, tmp_path: Path, ver
     assert sorted(r["v"] for r in read_table(str(t.path)).to_pylist()) == sorted(["v0@1", "v1@2", "v2@1", "v3@1"])
     ro = read_table(str(t.path), "read_optimized")
     assert sorted(r["v"] for r in ro.to_pylist()) == sorted(["v0@1", "v1@2", "v2@1", "v3@1"])
+
+
+def test_cli_compact_schedule_and_run(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from reference.cli import main
+
+    t = Lockstep(spark, tmp_path / "t", 8, small_file_limit=0)
+    t.write("insert", [rec(i, 1, "sf" if i % 2 else "la") for i in range(4)])
+    assert main(["compact", str(t.path), "--output", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"compaction_time": None, "state": None, "file_groups": []}
+    t.write("upsert", [rec(1, 2), rec(2, 2, "la")])
+    assert main(["compact", str(t.path), "--schedule", "--output", "json"]) == 0
+    scheduled = json.loads(capsys.readouterr().out)
+    assert scheduled["state"] == "REQUESTED"
+    assert main(["compact", str(t.path), "--run", "--output", "json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["compaction_time"] == scheduled["compaction_time"] and done["state"] == "COMPLETED"
+    assert sorted(g["partition_path"] for g in done["file_groups"]) == ["city=la", "city=sf"]
+    assert all(g["total_log_files_compacted"] == 1 and g["total_log_records"] == 1 for g in done["file_groups"])
+    assert main(["compact", str(t.path), "--run", "20990101000000000"]) != 0  # no such pending compaction
+    err = capsys.readouterr().err
+    assert "no pending compaction" in err
+    assert main(["compact", str(t.path)]) == 0  # text output: nothing left to compact
+    assert "Nothing to compact" in capsys.readouterr().out

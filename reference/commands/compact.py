@@ -1,0 +1,57 @@
+"""``hudi-spec compact TABLE``: compact a merge-on-read table (like ``CALL run_compaction``).
+
+Without options: schedule a compaction of every latest file slice with log files and run it.
+``--schedule`` only writes the plan (``<t>.compaction.requested``); ``--run [INSTANT]`` executes a
+pending plan (the oldest when no instant is given). Output: one row per compacted file group.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from reference.commands import _output
+from spec.commit_metadata import parse_commit_metadata
+from spec.timeline import Timeline, read_instant_content
+
+COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
+           "total_log_files_compacted", "total_log_records", "file_size"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("compact", help="merge-on-read: merge base and log files into new base files")
+    p.add_argument("table", help="table base path or URI")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--schedule", action="store_true", help="only write the compaction plan")
+    mode.add_argument("--run", nargs="?", const="", metavar="INSTANT",
+                      help="only run a pending compaction (the oldest, or INSTANT)")
+    _output.add_output_option(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reference.client import WriteClient
+    from reference.compaction import compact, run_compaction, schedule_compaction
+
+    client = WriteClient(args.table)
+    if args.schedule:
+        t = schedule_compaction(client)
+        data: dict[str, Any] = {"compaction_time": t, "state": "REQUESTED" if t else None, "file_groups": []}
+        title = f"Compaction {t} scheduled" if t else "Nothing to compact"
+        _output.emit(args.output, data, COLUMNS, [], title=title)
+        return 0
+    t = run_compaction(client, args.run or None) if args.run is not None else compact(client)
+    rows: list[dict[str, Any]] = []
+    if t is not None:
+        timeline = Timeline.load(client.storage)
+        inst = timeline.get(t)
+        assert inst is not None
+        md = parse_commit_metadata(read_instant_content(client.storage, inst, timeline.layout))
+        rows = [{"compaction_time": t, "partition_path": s.partition_path, "file_id": s.file_id,
+                 "prev_commit": s.prev_commit, "num_writes": s.num_writes,
+                 "total_log_files_compacted": s.total_log_files_compacted, "total_log_records": s.total_log_records,
+                 "file_size": s.file_size} for s in md.all_write_stats()]
+    data = {"compaction_time": t, "state": "COMPLETED" if t else None, "file_groups": rows}
+    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
+                 title=f"Compaction {t}" if t else "Nothing to compact")
+    return 0

@@ -10,7 +10,9 @@ that no file a retained query or a savepoint needs is ever deleted.
 
 from __future__ import annotations
 
+import itertools
 import shutil
+from collections import deque
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -110,6 +112,19 @@ def batch(ids: list[int], ts: int, city: str) -> pa.Table:
                      "city": [city] * len(ids), "v": [f"v{i}@{ts}" for i in ids]})
 
 
+STEPS = [("insert", [*batch([1, 2, 3], 1, "a").to_pylist(), *batch([5, 6], 1, "b").to_pylist()]),
+         ("upsert", batch([1, 2], 2, "a").to_pylist()),
+         ("upsert", [*batch([3], 3, "a").to_pylist(), *batch([5], 3, "b").to_pylist()]),
+         ("upsert", batch([1], 4, "a").to_pylist())]
+"""The writes of every copy-on-write test table."""
+
+
+def file_id_prefixes() -> Any:
+    """The same sequence of file id prefixes for the writer and the model."""
+    ids = itertools.count(1)
+    return lambda: f"00000000-0000-4000-8000-{next(ids):012d}"
+
+
 @pytest.fixture(scope="module")
 def cow_templates(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, list[str]]]:
     """Per table version a COW table with four commits: group a gets a slice in each, group b in c1, c3."""
@@ -118,13 +133,9 @@ def cow_templates(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[
     out = {}
     for version in (6, 8):
         path = tmp_path_factory.mktemp(f"cow{version}") / "t"
-        client = WriteClient(str(path), spark)
+        client = WriteClient(str(path), spark, file_id_prefix=file_id_prefixes())
         opts = {**OPTIONS, "hoodie.write.table.version": str(version)}
-        steps = [("insert", pa.concat_tables([batch([1, 2, 3], 1, "a"), batch([5, 6], 1, "b")])),
-                 ("upsert", batch([1, 2], 2, "a")),
-                 ("upsert", pa.concat_tables([batch([3], 3, "a"), batch([5], 3, "b")])),
-                 ("upsert", batch([1], 4, "a"))]
-        commits = [client.write(data, op, opts).instant for op, data in steps]
+        commits = [client.write(pa.Table.from_pylist(rows), op, opts).instant for op, rows in STEPS]
         out[version] = (path, commits)
     return out
 
@@ -466,3 +477,85 @@ def test_clean_property_never_deletes_needed_files(tmp_path_factory: pytest.Temp
                     assert set(mine) <= after
             if result.instant is None:
                 assert deleted == set()
+
+
+# --- in lockstep with the spec model ------------------------------------------------------------------
+
+@pytest.mark.spark
+@pytest.mark.parametrize("version", VERSIONS)
+def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> None:
+    """The four writes, a savepoint, a clean, archival (v6), a rollback and a restore: after each, the
+    timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
+    (told the instant times and file sizes the writer chose, given the same file ids)."""
+    from conformance.ops import Archive, Clean, CreateTable, Restore, Rollback, Savepoint, Write
+    from spec.commit_metadata import parse_commit_metadata
+    from spec.file_naming import parse_base_file_name
+    from spec.model import TableModel
+    from spec.model_read import layout, snapshot
+    from spec.model_state import Env
+
+    path, commits = cow(version)
+    storage, table = open_(path)
+    times: deque[str] = deque()
+    sizes: dict[tuple[str, str, str], int] = {}
+    for inst in timeline_of(path).commits_timeline().instants:
+        for stat in parse_commit_metadata(read_instant_content(storage, inst, table.timeline_layout)).all_write_stats():
+            name = stat.path.rsplit("/", 1)[-1]
+            sizes[(stat.partition_path, stat.file_id, parse_base_file_name(name).instant)] = stat.file_size
+    config = CreateTable(table_version=version, partition_fields=("city",), hive_style=True,
+                         clean_commits_retained=1, keep_min_commits=2, keep_max_commits=3)
+    model = TableModel(config, Env(lambda: times.popleft(), file_id_prefixes(),
+                                   lambda p, f, t, n: sizes.get((p, f, t))))
+    fed: set[str] = set()
+
+    def new_times() -> None:
+        """Feed the model the instant times the last step chose, in the order it asks for them
+        (a savepoint's requested time is its commit's, not a new one)."""
+        for i in sorted(timeline_of(path).instants, key=lambda i: i.requested):
+            for t in (i.requested, i.completed):
+                if t is not None and t not in fed and not (i.action == Action.SAVEPOINT and t == i.requested):
+                    times.append(t)
+                    fed.add(t)
+
+    def check(step: str) -> None:
+        disk_tl = sorted((i.requested, i.action, i.state, i.completed) for i in timeline_of(path).instants)
+        model_tl = sorted((i.requested, i.action, i.state, i.completed) for i in model.state.timeline)
+        assert disk_tl == model_tl, step
+        view = FileSystemView.load(Storage(path))
+        disk_layout = {p: sorted((g.file_id, [s.base_instant for s in g.slices]) for g in view.groups
+                                 if g.partition_path == p) for p in view.partitions()}
+        model_layout = {p: sorted((g.file_id, [s.base_instant for s in g.slices]) for g in groups)
+                        for p, groups in layout(model.state).items() if groups}
+        assert disk_layout == model_layout, step
+        predicted = sorted((r["_hoodie_record_key"], r["_hoodie_commit_time"], r["v"]) for r in snapshot(model.state))
+        written = sorted((r["_hoodie_record_key"], r["_hoodie_commit_time"], r["v"])
+                         for r in read_table(str(path)).to_pylist())
+        assert written == predicted, step
+
+    # the writes, replayed: the writer wrote them in requested-time order, completion times after each
+    for (op, rows), c in zip(STEPS, commits, strict=True):
+        inst = timeline_of(path).get(c)
+        assert inst is not None
+        times.extend([c] + ([inst.completed] if inst.completed else []))
+        fed.update(times)
+        model.apply(Write(op, tuple(rows)))
+    check("writes")
+    steps: list[tuple[str, Any, Any]] = [
+        ("savepoint", lambda: services.savepoint_create(storage, table, commits[1]), Savepoint(commits[1])),
+        ("clean", lambda: services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)),
+         Clean()),
+    ]
+    if version == 6:
+        steps.append(("archive", lambda: arch.archive(storage, table, ArchiveConfig(2, 3)), Archive()))
+    steps += [("rollback", lambda: services.rollback(storage, table), Rollback()),
+              ("restore", lambda: services.restore(storage, table, commits[1]), Restore(commits[1]))]
+    for name, run, op in steps:
+        run()
+        new_times()
+        model.apply(op)
+        check(name)
+        if name == "archive":
+            assert timeline_of(path).get(commits[0]) is None and arch.archived_instants(storage, table)
+    remaining = [i.requested for i in timeline_of(path).commits_timeline().instants]
+    assert remaining == (commits[1:2] if version == 6 else commits[:2])
+    assert_hudi_rs_agrees(path)

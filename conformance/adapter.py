@@ -109,6 +109,7 @@ def missing_capabilities(case: Case, capabilities: frozenset[str]) -> list[str]:
     return sorted(required_capabilities(case) - capabilities)
 
 
+# --8<-- [start:table_under_test]
 class TableUnderTest:
     """Base class of adapters. Subclasses set ``name`` and ``capabilities`` and implement ``create``,
     ``apply`` and the three raw reads (``timeline``, ``layout``, ``rows``), or mix in
@@ -147,6 +148,7 @@ class TableUnderTest:
 
     def close(self) -> None:
         """Release what ``create`` acquired (called once per case, also after a failure)."""
+# --8<-- [end:table_under_test]
 
 
 class DirectoryReads:

@@ -26,6 +26,7 @@ from spec.timeline import parse_instant_time
 
 WRITE_OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
 
+# --8<-- [start:capabilities]
 CAPABILITIES: frozenset[str] = frozenset({
     "COPY_ON_WRITE",
     "v6", "v8",
@@ -35,6 +36,7 @@ CAPABILITIES: frozenset[str] = frozenset({
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
 })
 """What the reference writer does today: copy-on-write writes of all seven operations, v6 and v8."""
+# --8<-- [end:capabilities]
 
 KNOWN_FAILURES: dict[str, str] = {
     f"schema-add-column-cow-v{v}": "time travel to before a column was added: the spec model pads the new column "

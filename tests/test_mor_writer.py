@@ -186,6 +186,23 @@ def test_mor_upserts_deletes_and_compaction_follow_the_model(spark: Any, tmp_pat
     t.write("delete", [rec(5, 0)])
     t.write("upsert", [rec(9, 1, "la")])
     t.check()
+    _spark_reads_equal_the_spec_reader(spark, t.path)
+
+
+def _spark_reads_equal_the_spec_reader(spark: Any, path: Path) -> None:
+    """The Spark reader (reference.read) returns the spec reader's rows for every query type."""
+    from reference.read import read_spark
+    from tests.hudi_rs import as_multiset
+
+    done = Timeline.load(str(path)).commits_timeline().completed().instants
+    picks = [done[1], done[len(done) // 2], done[-2]]
+    queries: list[dict[str, Any]] = [{"query": "snapshot"}, {"query": "read_optimized"}]
+    queries += [{"query": "snapshot", "as_of": i.requested} for i in picks]
+    queries += [{"query": "incremental", "begin": done[0].requested, "end": i.requested} for i in picks]
+    for q in queries:
+        ours = read_table(str(path), **q)
+        theirs = read_spark(spark, str(path), **q).toArrow()
+        assert as_multiset(theirs) == as_multiset(ours), q
 
 
 @pytest.mark.parametrize("version", [6, 8])

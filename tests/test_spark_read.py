@@ -148,6 +148,20 @@ def test_mor_slices_are_merged_in_spark_tasks(spark: Any, real_tables: list[Real
     assert "FileScan parquet" in df._jdf.queryExecution().executedPlan().toString()
 
 
+def test_a_slice_of_log_files_only(spark: Any, real_tables: list[RealTable], real_table_copy: Any) -> None:
+    """A file slice without a base file (here: a copy of a real table with that slice's base file
+    removed) is merged from its logs alone; its schema comes from a Spark job over such slices."""
+    table = next(t for t in real_tables if t.name.endswith("v6_trips_8i1u"))
+    path = real_table_copy(table)
+    (base,) = [sl.base_file for sl in plan_read(TableReader(str(path))).slices if sl.log_files]
+    assert base is not None
+    (path / base.path).unlink()
+    reader = TableReader(str(path))
+    assert [k for k, sl in enumerate(plan_read(reader).slices) if sl.base_file is None] == plan_read(reader).merged()
+    counts = [assert_same(spark, str(path), q, kw) for q, kw in _all_queries(reader)]
+    assert counts[:2] == [5, 4]  # snapshot: the other groups' 4 rows and the log's 1; read-optimized: 4
+
+
 def test_columns_and_partition_filter(spark: Any, real_tables: list[RealTable]) -> None:
     path = _table(real_tables, "v8_trips_8i3u1d")
     cols = ["fare", "_hoodie_record_key", "city"]

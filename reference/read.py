@@ -56,7 +56,7 @@ from spec.schema import COMMIT_TIME
 from spec.storage import Storage
 from spec.timeline import read_instant_content
 
-__all__ = ["ReadPlan", "plan_read", "plan_schema", "read_spark"]
+__all__ = ["ReadPlan", "check_query", "conform", "plan_read", "plan_schema", "read_spark"]
 
 # characters Hadoop's path globbing gives a meaning to; a path handed to spark.read escapes them
 _GLOB_CHARS = "\\*?[]{}"
@@ -93,7 +93,7 @@ def _check_instant(t: str | None, what: str) -> None:
         raise InvalidOperation(f"{what} {t!r} is not an instant time", hint="use yyyyMMddHHmmssSSS")
 
 
-def _check_query(query: str, as_of: str | None, begin: str | None, end: str | None) -> None:
+def check_query(query: str, as_of: str | None, begin: str | None, end: str | None) -> None:
     """A query type is one of ``QUERY_TYPES``; only incremental takes begin/end, and it takes no as_of."""
     if query not in QUERY_TYPES:
         raise InvalidOperation(f"unknown query type {query!r}", hint=f"use one of {', '.join(QUERY_TYPES)}")
@@ -113,7 +113,7 @@ def _check_query(query: str, as_of: str | None, begin: str | None, end: str | No
 def plan_read(reader: TableReader, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
               end: str | None = None, partition_filter: PartitionFilter = None) -> ReadPlan:
     """Choose the file slices a query reads, as the spec reader does (see the module docstring)."""
-    _check_query(query, as_of, begin, end)
+    check_query(query, as_of, begin, end)
     if query == "incremental":
         return _plan_incremental(reader, begin, end, partition_filter)
     if as_of is not None and reader.timeline.latest_completed() is None:

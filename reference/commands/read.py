@@ -61,9 +61,10 @@ def _read(args: argparse.Namespace) -> pa.Table:
 
 def _read_spark(args: argparse.Namespace) -> pa.Table:
     """The query's rows read by Spark (the process's session), collected to Arrow."""
-    from reference.read import read_spark
+    from reference.read import check_query, read_spark
     from reference.spark import get_or_create_session
 
+    check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
     df = read_spark(get_or_create_session(), args.table, args.query, as_of=args.as_of, begin=args.begin,
                     end=args.end, columns=args.columns, partition_filter=args.partitions)
     if not df.columns:

@@ -10,10 +10,16 @@ they are moved:
   records go, ten to a block, into Avro data blocks (header: SCHEMA only) of the archived log
   ``.hoodie/archived/.commits_.archive.<N>_1-0-1``, appended to the newest one. Then the
   instant files are deleted from the active timeline: pending-state files first, completed last.
-- **table version 8** (layout 2) archives into the LSM timeline under ``.hoodie/timeline/history``
-  (parquet files listed by ``manifest_<N>``, whose number ``_version_`` holds). Writing it is not
-  implemented: ``archive`` refuses a v8 table with InvalidOperation. ``archived_instants``
-  reads both.
+- **table version 8** (layout 2): the LSM timeline under ``.hoodie/timeline/history``. Each
+  archived instant becomes one ``HoodieLSMTimelineInstant`` row — ``instantTime``,
+  ``completionTime``, ``action`` (as completed), ``metadata`` (the completed file's bytes),
+  ``plan`` (the requested plan of a clean, compaction or replacecommit/clustering; a non-empty
+  inflight replacecommit overrides it) and ``version`` 1 — in a new level-0 parquet file
+  ``<first instant>_<last instant>_0.parquet``; then ``manifest_<N+1>`` (Jackson-pretty JSON
+  ``{"files": [{"fileName", "fileLen"}]}``: the previous manifest's files plus the new one) and
+  ``_version_`` (``N+1``) make it visible; then the instant files are deleted, pending-state
+  first. Hudi merges ten level-0 files into one level-1 file; that compaction of the history is
+  not done here (readers take any number of files).
 
 Data files are never touched by archival: a base file whose commit is archived stays visible,
 being older than the active timeline's start.
@@ -23,15 +29,14 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
 from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
-from spec.commit_metadata import format_commit_metadata, parse_commit_metadata
-from spec.errors import HudiSpecError, InvalidOperation, MetadataFormatError
+from spec.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
+from spec.errors import HudiSpecError, MetadataFormatError
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, LogFileName, is_log_file_name, parse_log_file_name
 from spec.log_blocks import decode_avro_records, encode_avro_records
 from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
@@ -199,15 +204,17 @@ def archive_files(storage: Storage) -> list[str]:
 
 def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None = None,
             compaction: CompactionConfig | None = None) -> ArchiveResult:
-    """Archive what ``plan_archive`` chooses (table version 6). Nothing chosen: nothing written."""
-    if table.timeline_layout != LAYOUT_V1:
-        raise InvalidOperation("archiving a table version 8 timeline (the LSM history) is not implemented",
-                               hint="archive v6 tables, or let Apache Hudi archive v8 tables")
+    """Archive what ``plan_archive`` chooses (v6: the archived log; v8: the LSM history). Nothing
+    chosen: nothing written."""
     timeline = Timeline.load(storage, table.timeline_layout)
     chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
     if not chosen:
         return ArchiveResult(())
     names = [n for inst in chosen for n in _files_in_state_order(timeline, inst)]
+    if table.timeline_layout != LAYOUT_V1:
+        target = _write_lsm(storage, timeline, chosen)
+        _delete_instant_files(storage, table, names)
+        return ArchiveResult(tuple(chosen), target, len(chosen))
     records = [archived_entry(storage, table, n) for n in names]
     schema_text = schema_json(archived_entry_schema(table.table_version))
     blocks = [LogBlock(BlockType.AVRO_DATA_BLOCK, ((int(HeaderKey.SCHEMA), schema_text),),
@@ -223,11 +230,114 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
         target = posixpath.join(HISTORY_DIRS[LAYOUT_V1], LogFileName(
             ARCHIVE_FILE_ID, "", version, ROLLBACK_WRITE_TOKEN, ARCHIVE_EXTENSION).format())
         storage.write_atomic(target, data)
-    folder = timeline_dir(table.timeline_layout)
-    pending_first = sorted(names, key=lambda n: parse_instant_file_name(n, 1).is_completed)
-    for n in pending_first:
-        storage.delete(posixpath.join(folder, n))
+    _delete_instant_files(storage, table, names)
     return ArchiveResult(tuple(chosen), target, len(records))
+
+
+def _delete_instant_files(storage: Storage, table: TableConfig, names: list[str]) -> None:
+    """Remove archived instants from the active timeline: pending-state files first, completed last,
+    so a crash never leaves a completed instant without its earlier files being the only trace."""
+    layout = table.timeline_layout
+    folder = timeline_dir(layout)
+    for n in sorted(names, key=lambda n: parse_instant_file_name(n, layout).is_completed):
+        storage.delete(posixpath.join(folder, n))
+
+
+# --8<-- [start:lsm]
+LSM_VERSION_FILE = "_version_"
+LSM_MANIFEST_PREFIX = "manifest_"
+LSM_INSTANT_SCHEMA: Schema = {
+    "type": "record", "name": "HoodieLSMTimelineInstant", "namespace": NAMESPACE, "fields": [
+        {"name": "instantTime", "type": ["null", "string"], "default": None},
+        {"name": "completionTime", "type": ["null", "string"], "default": None},
+        {"name": "action", "type": ["null", "string"], "default": None},
+        {"name": "metadata", "type": ["null", "bytes"], "default": None},
+        {"name": "plan", "type": ["null", "bytes"], "default": None},
+        {"name": "version", "type": "int", "default": 1}]}
+"""One row of an LSM history file (HoodieLSMTimelineInstant)."""
+
+
+def lsm_row(storage: Storage, timeline: Timeline, inst: Instant) -> dict[str, Any]:
+    """The HoodieLSMTimelineInstant of an archived (completed) instant."""
+    folder = timeline_dir(timeline.layout)
+    by_state = {parse_instant_file_name(n, timeline.layout): n for n in timeline.files_of(inst)}
+
+    def data(state: State) -> tuple[str | None, bytes | None]:
+        for i, n in by_state.items():
+            if i.state == state:
+                body = storage.read(posixpath.join(folder, n))
+                return i.action, body or None
+        return None, None
+
+    _, metadata = data(State.COMPLETED)
+    pending_action, requested = data(State.REQUESTED)
+    plan = None
+    if pending_action in (Action.CLEAN, Action.COMPACTION, Action.LOG_COMPACTION):
+        plan = requested
+    elif pending_action in (Action.REPLACE_COMMIT, Action.CLUSTERING):
+        plan = data(State.INFLIGHT)[1] or requested
+    return {"instantTime": inst.requested, "completionTime": inst.completed, "action": inst.action,
+            "metadata": metadata, "plan": plan, "version": 1}
+
+
+def lsm_latest_version(storage: Storage) -> int:
+    """The latest snapshot version: ``_version_``, else the highest ``manifest_<N>``; -1 when none."""
+    folder = HISTORY_DIRS[2]
+    path = posixpath.join(folder, LSM_VERSION_FILE)
+    if storage.exists(path):
+        text = storage.read(path).decode("utf-8", "replace").strip()
+        if text.isdigit():
+            return int(text)
+    versions = [int(f.name.removeprefix(LSM_MANIFEST_PREFIX)) for f in storage.list(folder)
+                if f.name.startswith(LSM_MANIFEST_PREFIX) and f.name.removeprefix(LSM_MANIFEST_PREFIX).isdigit()]
+    return max(versions, default=-1)
+
+
+def lsm_manifest(storage: Storage, version: int) -> list[dict[str, Any]]:
+    """The file entries ``{"fileName", "fileLen"}`` of snapshot ``version`` (none for -1)."""
+    if version < 0:
+        return []
+    path = posixpath.join(HISTORY_DIRS[2], f"{LSM_MANIFEST_PREFIX}{version}")
+    try:
+        doc = json.loads(storage.read(path) or b"{}")
+    except ValueError as err:
+        raise MetadataFormatError(f"{path} is not JSON: {err}", hint="the history folder is damaged") from err
+    files = doc.get("files", []) if isinstance(doc, dict) else None
+    if not isinstance(files, list):
+        raise MetadataFormatError(f"{path} has no list of files", hint="the history folder is damaged")
+    return [dict(f) for f in files]
+
+
+def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]) -> str:
+    """Write the level-0 history file of ``chosen``, then the next manifest and ``_version_``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = HISTORY_DIRS[2]
+    ordered = sorted(chosen, key=lambda i: i.requested)
+    name = f"{ordered[0].requested}_{ordered[-1].requested}_0.parquet"
+    rel = posixpath.join(folder, name)
+    version = lsm_latest_version(storage)
+    entries = lsm_manifest(storage, version)
+    if any(e.get("fileName") == name for e in entries):
+        return rel  # a crashed archival already committed this file: only the deletes are left
+    rows = [lsm_row(storage, timeline, i) for i in ordered]
+    schema = pa.schema([pa.field("instantTime", pa.string()), pa.field("completionTime", pa.string()),
+                        pa.field("action", pa.string()), pa.field("metadata", pa.binary()),
+                        pa.field("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)],
+                       metadata={"parquet.avro.schema": schema_json(LSM_INSTANT_SCHEMA), "writer.model.name": "avro"})
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink, store_schema=False)
+    storage.write_atomic(rel, sink.getvalue().to_pybytes())
+    entries.append({"fileName": name, "fileLen": storage.size(rel)})
+    new_version = 1 if version < 0 else version + 1
+    manifest = posixpath.join(folder, f"{LSM_MANIFEST_PREFIX}{new_version}")
+    storage.delete(manifest)  # a manifest a crashed archival left without its version file
+    storage.create_if_absent(manifest, jackson_pretty({"files": entries}).encode("utf-8"))
+    storage.delete(posixpath.join(folder, LSM_VERSION_FILE))
+    storage.create_if_absent(posixpath.join(folder, LSM_VERSION_FILE), str(new_version).encode("utf-8"))
+    return rel
+# --8<-- [end:lsm]
 
 
 def _files_in_state_order(timeline: Timeline, inst: Instant) -> list[str]:
@@ -257,24 +367,15 @@ def archived_entries(storage: Storage) -> list[dict[str, Any]]:
 
 
 def _lsm_instants(storage: Storage) -> list[ArchivedInstant]:
-    """Instants of the v8 LSM history: the parquet files the latest manifest lists."""
+    """Instants of the v8 LSM history: the rows of the files the latest manifest lists."""
     import pyarrow.parquet as pq
 
-    folder = HISTORY_DIRS[2]
-    if not storage.exists(posixpath.join(folder, "_version_")):
-        return []
-    version = storage.read(posixpath.join(folder, "_version_")).decode().strip()
-    try:
-        manifest: Mapping[str, Any] = json.loads(storage.read(posixpath.join(folder, f"manifest_{version}")))
-    except (ValueError, HudiSpecError) as err:
-        raise MetadataFormatError(f"the LSM history's manifest_{version} does not parse: {err}",
-                                  hint="the history folder is damaged") from err
     out = []
-    for f in manifest.get("files", []):
-        table = pq.read_table(storage.full(posixpath.join(folder, f["fileName"])),
-                              columns=["instantTime", "completionTime", "action"])
-        for r in table.to_pylist():
-            out.append(ArchivedInstant(r["instantTime"], r["action"], State.COMPLETED.value, r["completionTime"]))
+    for entry in lsm_manifest(storage, lsm_latest_version(storage)):
+        rel = posixpath.join(HISTORY_DIRS[2], str(entry.get("fileName")))
+        table = pq.read_table(storage.full(rel), columns=["instantTime", "completionTime", "action"])
+        out += [ArchivedInstant(r["instantTime"], r["action"], State.COMPLETED.value, r["completionTime"])
+                for r in table.to_pylist()]
     return sorted(out, key=lambda i: i.requested)
 
 

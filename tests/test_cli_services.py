@@ -113,34 +113,37 @@ def test_savepoint_rollback_restore_clean_commands(tmp_path: Path, version: int,
     capsys.readouterr()
 
 
-def _skeleton(path: Path, commits: int) -> list[str]:
-    """A v6 copy-on-write table of ``commits`` commits, each rewriting one file group (empty files)."""
+def _skeleton(path: Path, commits: int, version: int) -> list[tuple[str, str | None]]:
+    """A copy-on-write table of ``commits`` commits, each rewriting one file group (empty files);
+    (requested, completion time) per commit."""
     storage = Storage(path)
-    table = TableConfig.create("s", COPY_ON_WRITE, 6, ("id",), "ts", (), "SIMPLE")
+    table = TableConfig.create("s", COPY_ON_WRITE, version, ("id",), "ts", (), "SIMPLE")
     storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
-    times = []
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+    times: list[tuple[str, str | None]] = []
     for n in range(commits):
         t = format_instant_time(datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=n))
+        c = format_instant_time(datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=n, seconds=1))
         storage.write_atomic(f"f0-0_0-0-0_{t}.parquet", b"")
-        storage.create_if_absent(f".hoodie/{t}.commit.requested", b"")
-        storage.create_if_absent(f".hoodie/{t}.inflight", b"")
-        storage.create_if_absent(f".hoodie/{t}.commit", format_commit_metadata(CommitMetadata(), 6))
-        times.append(t)
+        storage.create_if_absent(f"{folder}/{t}.commit.requested", b"")
+        storage.create_if_absent(f"{folder}/{t}.inflight", b"")
+        completed = f"{t}.commit" if version == 6 else f"{t}_{c}.commit"
+        storage.create_if_absent(f"{folder}/{completed}", format_commit_metadata(CommitMetadata(), version))
+        times.append((t, None if version == 6 else c))
     return times
 
 
-def test_archived_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    times = _skeleton(tmp_path / "s", 5)
+@pytest.mark.parametrize("version", [6, 8])
+def test_archived_command(tmp_path: Path, version: int, capsys: pytest.CaptureFixture[str]) -> None:
+    times = _skeleton(tmp_path / "s", 5, version)
     path = str(tmp_path / "s")
     assert _json(capsys, ["archived", path]) == {"archived_now": [], "total_instants": 0, "instants": []}
     ran = _json(capsys, ["archived", path, "--run", "--keep-min", "2", "--keep-max", "4"])
-    assert ran["archived_now"] == times[:3] and ran["total_instants"] == 3
-    assert [(r["instant_time"], r["action"], r["state"]) for r in ran["instants"]] == [
-        (t, "commit", "COMPLETED") for t in times[:3]]
-    assert [i.requested for i in Timeline.load(path).instants] == times[3:]
+    assert ran["archived_now"] == [t for t, _ in times[:3]] and ran["total_instants"] == 3
+    assert [(r["instant_time"], r["action"], r["state"], r["completion_time"]) for r in ran["instants"]] == [
+        (t, "commit", "COMPLETED", c) for t, c in times[:3]]
+    assert [i.requested for i in Timeline.load(path).instants] == [t for t, _ in times[3:]]
+    assert main(["archived", path]) == 0 and "3 instants" in capsys.readouterr().out
     cleaned = _json(capsys, ["clean", path, "--retained", "1"])
     assert cleaned["total_files_deleted"] == 3  # all but the latest slice and the one before the retained commit
-    v8 = str(build_table(tmp_path / "t8", 8))
-    capsys.readouterr()
-    assert "not implemented" in _error(capsys, ["archived", v8, "--run"])
     assert "InvalidConfig" in _error(capsys, ["archived", path, "--run", "--keep-min", "5", "--keep-max", "4"])

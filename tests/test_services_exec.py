@@ -332,19 +332,40 @@ def test_archival_moves_old_instants_and_lists_them_back(cow: Any) -> None:
         set(b.block.header_map) == {2} for b in blocks if b.block)
     assert read(path) == snapshot
     assert_hudi_rs_agrees(path)
-    # under the limits: nothing more; v8 archival is refused, not half done
+    # under the limits: nothing more
     assert arch.archive(storage, table, ArchiveConfig(keep_min_commits=2, keep_max_commits=3)).archived == ()
 
 
 @pytest.mark.spark
-def test_archive_refuses_version_8(cow: Any) -> None:
-    path, _ = cow(8)
+def test_archival_into_the_lsm_history(cow: Any) -> None:
+    """Table version 8: one level-0 parquet file of HoodieLSMTimelineInstant rows, manifest_1, _version_."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    path, commits = cow(8)
     storage, table = open_(path)
-    before = disk(path)
-    with pytest.raises(InvalidOperation, match="not implemented"):
-        arch.archive(storage, table, ArchiveConfig(keep_min_commits=1, keep_max_commits=2))
-    assert disk(path) == before
-    assert arch.archived_instants(storage, table) == []
+    snapshot = read(path)
+    tl = timeline_of(path)
+    completed = {c: read_instant_content(storage, tl.get(c), tl.layout) for c in commits[:2]}  # type: ignore[arg-type]
+    result = arch.archive(storage, table, ArchiveConfig(keep_min_commits=2, keep_max_commits=3))
+    assert [i.requested for i in result.archived] == commits[:2]
+    history = ".hoodie/timeline/history"
+    assert result.archive_file == f"{history}/{commits[0]}_{commits[1]}_0.parquet"
+    rows = pq.read_table(storage.full(result.archive_file)).to_pylist()
+    assert [(r["instantTime"], r["action"], r["version"]) for r in rows] == [(c, "commit", 1) for c in commits[:2]]
+    assert [r["completionTime"] for r in rows] == [tl.get(c).completed for c in commits[:2]]  # type: ignore[union-attr]
+    assert [r["metadata"] for r in rows] == [completed[c] for c in commits[:2]] and all(r["plan"] is None for r in rows)
+    manifest = json.loads(storage.read(f"{history}/manifest_1"))
+    assert manifest == {"files": [{"fileName": result.archive_file.rsplit("/", 1)[1],
+                                   "fileLen": storage.size(result.archive_file)}]}
+    assert storage.read(f"{history}/_version_") == b"1"
+    listed = arch.archived_instants(storage, table)
+    assert [(i.requested, i.action, i.completed) for i in listed] == [
+        (c, "commit", tl.get(c).completed) for c in commits[:2]]  # type: ignore[union-attr]
+    assert [i.requested for i in timeline_of(path).commits_timeline().instants] == commits[2:]
+    assert read(path) == snapshot
+    assert_hudi_rs_agrees(path)
 
 
 # --- merge-on-read tables from the spec builders (no Spark) ----------------------------------------
@@ -484,7 +505,7 @@ def test_clean_property_never_deletes_needed_files(tmp_path_factory: pytest.Temp
 @pytest.mark.spark
 @pytest.mark.parametrize("version", VERSIONS)
 def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> None:
-    """The four writes, a savepoint, a clean, archival (v6), a rollback and a restore: after each, the
+    """The four writes, a savepoint, a clean, archival, a rollback and a restore: after each, the
     timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
     (told the instant times and file sizes the writer chose, given the same file ids)."""
     from conformance.ops import Archive, Clean, CreateTable, Restore, Rollback, Savepoint, Write
@@ -545,8 +566,7 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
         ("clean", lambda: services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)),
          Clean()),
     ]
-    if version == 6:
-        steps.append(("archive", lambda: arch.archive(storage, table, ArchiveConfig(2, 3)), Archive()))
+    steps.append(("archive", lambda: arch.archive(storage, table, ArchiveConfig(2, 3)), Archive()))
     steps += [("rollback", lambda: services.rollback(storage, table), Rollback()),
               ("restore", lambda: services.restore(storage, table, commits[1]), Restore(commits[1]))]
     for name, run, op in steps:
@@ -557,5 +577,5 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
         if name == "archive":
             assert timeline_of(path).get(commits[0]) is None and arch.archived_instants(storage, table)
     remaining = [i.requested for i in timeline_of(path).commits_timeline().instants]
-    assert remaining == (commits[1:2] if version == 6 else commits[:2])
+    assert remaining == commits[1:2]
     assert_hudi_rs_agrees(path)

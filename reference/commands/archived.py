@@ -3,7 +3,7 @@
 Lists the instants archival moved off the active timeline, oldest first: ``instant_time``,
 ``action``, ``state`` and (table version 8) ``completion_time``. ``--run`` archives first, with
 ``--keep-min`` / ``--keep-max`` as ``hoodie.keep.min.commits`` / ``hoodie.keep.max.commits``
-(defaults 20 / 30); archiving table version 8 timelines is not implemented (typed error).
+(defaults 20 / 30): table version 6 into the archived log, 8 into the LSM history.
 """
 
 from __future__ import annotations

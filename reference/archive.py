@@ -324,10 +324,12 @@ def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]
     rows = [lsm_row(storage, timeline, i) for i in ordered]
     schema = pa.schema([pa.field("instantTime", pa.string()), pa.field("completionTime", pa.string()),
                         pa.field("action", pa.string()), pa.field("metadata", pa.binary()),
-                        pa.field("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)],
-                       metadata={"parquet.avro.schema": schema_json(LSM_INSTANT_SCHEMA), "writer.model.name": "avro"})
+                        pa.field("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
     sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), sink, store_schema=False)
+    with pq.ParquetWriter(sink, schema, store_schema=False) as writer:  # the footer parquet-avro writes
+        writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+        writer.add_key_value_metadata({"parquet.avro.schema": schema_json(LSM_INSTANT_SCHEMA),
+                                       "writer.model.name": "avro"})
     storage.write_atomic(rel, sink.getvalue().to_pybytes())
     entries.append({"fileName": name, "fileLen": storage.size(rel)})
     new_version = 1 if version < 0 else version + 1

@@ -75,7 +75,12 @@ def read(path: Path, as_of: str | None = None) -> list[tuple[Any, ...]]:
 
 
 def assert_hudi_rs_agrees(path: Path) -> None:
+    """hudi-rs reads what the spec reader reads, and the table passes ``hudi-conformance check``."""
+    from conformance.checker import check_table
+
     assert rows_of(hudi_rs_read(str(path))) == read(path)
+    report = check_table(str(path))
+    assert report.ok, report.errors
 
 
 def timeline_of(path: Path) -> Timeline:
@@ -352,6 +357,8 @@ def test_archival_into_the_lsm_history(cow: Any) -> None:
     assert [i.requested for i in result.archived] == commits[:2]
     history = ".hoodie/timeline/history"
     assert result.archive_file == f"{history}/{commits[0]}_{commits[1]}_0.parquet"
+    footer = pq.ParquetFile(storage.full(result.archive_file)).metadata.metadata
+    assert json.loads(footer[b"parquet.avro.schema"])["name"] == "HoodieLSMTimelineInstant"
     rows = pq.read_table(storage.full(result.archive_file)).to_pylist()
     assert [(r["instantTime"], r["action"], r["version"]) for r in rows] == [(c, "commit", 1) for c in commits[:2]]
     assert [r["completionTime"] for r in rows] == [tl.get(c).completed for c in commits[:2]]  # type: ignore[union-attr]

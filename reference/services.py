@@ -9,7 +9,8 @@ way Apache Hudi leaves them, and leaves the plan and the outcome on the timeline
 - **rollback**: ``R.rollback.requested`` (HoodieRollbackPlan) → ``R.rollback.inflight`` (empty) →
   the target's completed file removed (un-publish), its files deleted (COW, MOR v8) or ROLLBACK
   command blocks appended in new log versions (MOR v6), its inflight and requested files removed
-  → ``R.rollback`` / ``R_C.rollback`` (HoodieRollbackMetadata).
+  → ``R.rollback`` / ``R_C.rollback`` (HoodieRollbackMetadata). A rollback left pending by a
+  crash is finished from its plan by the next rollback.
 - **savepoint**: ``T.savepoint.inflight`` (empty) → ``T.savepoint`` / ``T_C.savepoint``
   (HoodieSavepointMetadata: the files of the latest slices as of ``T``), ``T`` being the
   savepointed commit's own time.
@@ -347,8 +348,9 @@ class RollbackResult:
 
     instant: str
     target: Instant
-    plan: RollbackPlan
+    plan: HoodieRollbackPlan
     metadata: HoodieRollbackMetadata
+    resumed: bool = False
 
 
 def raw_group_refs(listing: Sequence[DataFile]) -> list[GroupRef]:
@@ -490,11 +492,51 @@ def check_rollback_allowed(storage: Storage, timeline: Timeline, target: Instant
 def rollback(storage: Storage, table: TableConfig, instant_time: str | None = None, *,
              clock: Clock | None = None) -> RollbackResult:
     """Explicitly roll back ``instant_time`` (default: the latest data-writing instant, completed or
-    pending). Refused, with the table untouched, as ``check_rollback_allowed`` says."""
+    pending). Refused, with the table untouched, as ``check_rollback_allowed`` says.
+
+    Rollbacks a crash left pending are finished first, from their plans; when one of them undid
+    the instant asked for (or no instant was named), that finished rollback is the result.
+    """
+    resumed = finish_pending_rollbacks(storage, table, clock=clock)
+    for r in reversed(resumed):
+        if instant_time is None or r.target.requested == instant_time:
+            return r
     timeline = _timeline(storage, table)
     target = instant_to_rollback(timeline, instant_time)
     check_rollback_allowed(storage, timeline, target)
     return rollback_instant(storage, table, target, clock=clock, timeline=timeline)
+
+
+def finish_pending_rollbacks(storage: Storage, table: TableConfig, *,
+                             clock: Clock | None = None) -> list[RollbackResult]:
+    """Finish every rollback a crash left requested or inflight, oldest first, from the plan in its
+    requested file (files already gone count as failed deletes). Hudi re-runs such a rollback
+    rather than planning a new one."""
+    out = []
+    timeline = _timeline(storage, table)
+    layout = table.timeline_layout
+    for inst in timeline.instants:
+        if inst.action != Action.ROLLBACK or inst.is_completed:
+            continue
+        requested = Instant(inst.requested, Action.ROLLBACK, State.REQUESTED)
+        record = _parse(storage, requested, layout, HoodieRollbackPlan)
+        assert isinstance(record, HoodieRollbackPlan)
+        info = record.instant_to_rollback
+        if info is None:
+            raise InvalidTable(f"the pending rollback {inst.requested} names no instant to roll back",
+                               hint="delete its files from the timeline by hand")
+        tl = _timeline(storage, table)
+        family = [i for i in tl.instants if i.requested == info.commit_time and i.action != Action.ROLLBACK
+                  and i.action != Action.SAVEPOINT]
+        target = family[0] if family else Instant(info.commit_time, info.action, State.INFLIGHT)
+        started = _now_millis(None)
+        inflight = requested.transition(State.INFLIGHT)
+        if inst.state == State.REQUESTED:
+            _write_instant(storage, inflight, layout)
+        md = _undo(storage, table, tl, target, record, inst.requested, started)
+        _complete(storage, table, inflight, _generator(tl, clock), format_avro_metadata(md, table.table_version))
+        out.append(RollbackResult(inst.requested, target, record, md, resumed=True))
+    return out
 
 
 def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, clock: Clock | None = None,
@@ -516,7 +558,7 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     _write_instant(storage, inflight, layout)
     md = _undo(storage, table, tl, target, record, r, started)
     _complete(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
-    return RollbackResult(r, target, plan, md)
+    return RollbackResult(r, target, record, md)
 
 
 # =============================================================================================
@@ -660,7 +702,8 @@ def open_table(path: str) -> tuple[Storage, TableConfig]:
 
 __all__ = [
     "CleanResult", "RestoreResult", "RollbackResult", "SavepointResult", "absolute", "check_rollback_allowed",
-    "clean", "cleaner_plan_record", "compaction_plan", "finish_pending_cleans", "group_refs", "open_table",
+    "clean", "cleaner_plan_record", "compaction_plan", "finish_pending_cleans", "finish_pending_rollbacks",
+    "group_refs", "open_table",
     "pending_compaction_bases", "plan_table_clean", "plan_table_rollback", "raw_group_refs", "relative", "restore",
     "rollback", "rollback_instant", "rollback_plan_record", "savepoint_create", "savepoint_metadata",
     "savepoint_times", "savepointed_files", "write_instants",

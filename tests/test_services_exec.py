@@ -420,6 +420,37 @@ def test_mor_savepoint_and_restore(tmp_path: Path, version: int) -> None:
     assert not [i for i in timeline_of(path).instants if i.action == Action.ROLLBACK]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_rollback_left_pending_is_finished_from_its_plan(tmp_path: Path, version: int) -> None:
+    """A crash after the plan was written and the target un-published: the next rollback finishes
+    that one (same instant, same plan) instead of rolling back another write."""
+    path = build_table(tmp_path / "t", version)
+    storage, table = open_(path)
+    at_insert = read(path, INSERT_T)
+    tl = timeline_of(path)
+    target = tl.get(UPDATE_T)
+    assert target is not None
+    plan, appended = services.plan_table_rollback(storage, table, target)
+    record = services.rollback_plan_record(storage, plan, appended,
+                                           {str(p.relative_to(path)): p.stat().st_size for p in path.rglob("*")})
+    r = "20250101100000000"
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+    storage.create_if_absent(f"{folder}/{r}.rollback.requested", format_avro_metadata(record, version))
+    storage.create_if_absent(f"{folder}/{r}.rollback.inflight", b"")
+    (completed,) = [n for n in tl.files_of(target) if "." + Action.DELTA_COMMIT in n and "flight" not in n
+                    and "requested" not in n]
+    storage.delete(f"{folder}/{completed}")  # un-published, then the crash
+    result = services.rollback(storage, table)
+    assert result.resumed and result.instant == r and result.target.requested == UPDATE_T
+    assert read(path) == at_insert
+    after = timeline_of(path)
+    assert [(i.requested, i.action, i.state) for i in after.instants] == [
+        (INSERT_T, "deltacommit", State.COMPLETED), (r, "rollback", State.COMPLETED)]
+    md = content(path, next(i for i in after.instants if i.action == Action.ROLLBACK))
+    assert isinstance(md, HoodieRollbackMetadata) and md.commits_rollback == (UPDATE_T,)
+    assert_hudi_rs_agrees(path)
+
+
 def test_a_clean_left_pending_is_finished_by_the_next(tmp_path: Path) -> None:
     path = build_table(tmp_path / "t", 6)
     storage, table = open_(path)

@@ -468,6 +468,48 @@ def test_a_clean_left_pending_is_finished_by_the_next(tmp_path: Path) -> None:
     assert isinstance(md, HoodieCleanMetadata) and md.total_files_deleted == 1
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_replacecommit_rollback_and_clean_of_replaced_groups(tmp_path: Path, version: int) -> None:
+    """A replacecommit rolled back brings the replaced group back; once older than the earliest
+    retained commit, a replaced group is cleaned whole."""
+    path = tmp_path / "t"
+    storage = Storage(path)
+    table = TableConfig.create("r", COPY_ON_WRITE, version, ("id",), "ts", ("part",), "SIMPLE")
+    storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
+    t = [format_instant_time(T0 + timedelta(minutes=n)) for n in range(4)]
+    done = [format_instant_time(T0 + timedelta(minutes=n, seconds=1)) for n in range(4)]
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+
+    def complete(i: int, action: str, md: CommitMetadata) -> None:
+        name = f"{t[i]}.{action}" if version == 6 else f"{t[i]}_{done[i]}.{action}"
+        storage.create_if_absent(f"{folder}/{name}", format_commit_metadata(md, version))
+
+    _commit(storage, version, t[0], done[0], [f"p/f0-0_0-0-0_{t[0]}.parquet", f"p/f1-0_0-0-0_{t[0]}.parquet"])
+    storage.write_atomic(f"p/f2-0_0-0-0_{t[1]}.parquet", b"")
+    storage.create_if_absent(f"{folder}/{t[1]}.replacecommit.requested", b"")
+    storage.create_if_absent(f"{folder}/{t[1]}.replacecommit.inflight", b"")
+    complete(1, "replacecommit", CommitMetadata(operation_type="INSERT_OVERWRITE",
+                                                partition_to_replace_file_ids={"p": ("f0-0",)}))
+
+    def groups() -> list[str]:
+        return sorted(g.file_id for g in FileSystemView.load(storage, table).groups)
+
+    assert groups() == ["f1-0", "f2-0"]
+    result = services.rollback(storage, table)
+    assert result.target.requested == t[1] and result.target.action == Action.REPLACE_COMMIT
+    assert groups() == ["f0-0", "f1-0"] and not storage.exists(f"p/f2-0_0-0-0_{t[1]}.parquet")
+    # again, then two more commits: the replaced group goes whole once its replacecommit is not retained
+    storage.write_atomic(f"p/f2-0_0-0-0_{t[2]}.parquet", b"")
+    storage.create_if_absent(f"{folder}/{t[2]}.replacecommit.requested", b"")
+    storage.create_if_absent(f"{folder}/{t[2]}.replacecommit.inflight", b"")
+    complete(2, "replacecommit", CommitMetadata(operation_type="INSERT_OVERWRITE",
+                                                partition_to_replace_file_ids={"p": ("f0-0",)}))
+    _commit(storage, version, t[3], done[3], [f"p/f1-0_0-0-0_{t[3]}.parquet"])
+    cleaned = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    assert cleaned.deleted == {"p": (f"f0-0_0-0-0_{t[0]}.parquet",)}
+    assert groups() == ["f1-0", "f2-0"]
+
+
 # --- property: the cleaner never deletes what a retained query or a savepoint reads ----------------
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

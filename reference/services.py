@@ -628,6 +628,19 @@ def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | N
     return SavepointResult(instant_time, md)
 
 
+def savepoint_delete(storage: Storage, table: TableConfig, instant_time: str) -> None:
+    """Delete a savepoint (Hudi's ``deleteSavepoint``): its completed file first (un-publish), then its
+    inflight file; its files become cleanable again. InstantNotFound if there is no such savepoint."""
+    timeline = _timeline(storage, table)
+    found = [i for i in timeline.instants if i.action == Action.SAVEPOINT and i.requested == instant_time]
+    if not found:
+        raise InstantNotFound(f"no savepoint at {instant_time}", hint="list them with hudi-spec savepoints")
+    layout = table.timeline_layout
+    names = timeline.files_of(found[0])
+    for n in sorted(names, key=lambda n: parse_instant_file_name(n, layout).state, reverse=True):
+        storage.delete(posixpath.join(timeline_dir(layout), n))
+
+
 def savepoint_metadata(storage: Storage, timeline: Timeline, instant_time: str) -> HoodieSavepointMetadata:
     """The metadata of the completed savepoint at ``instant_time``."""
     found = [i for i in timeline.instants if i.action == Action.SAVEPOINT and i.is_completed
@@ -703,8 +716,8 @@ def open_table(path: str) -> tuple[Storage, TableConfig]:
 __all__ = [
     "CleanResult", "RestoreResult", "RollbackResult", "SavepointResult", "absolute", "check_rollback_allowed",
     "clean", "cleaner_plan_record", "compaction_plan", "finish_pending_cleans", "finish_pending_rollbacks",
-    "group_refs", "open_table",
-    "pending_compaction_bases", "plan_table_clean", "plan_table_rollback", "raw_group_refs", "relative", "restore",
-    "rollback", "rollback_instant", "rollback_plan_record", "savepoint_create", "savepoint_metadata",
-    "savepoint_times", "savepointed_files", "write_instants",
+    "group_refs", "open_table", "pending_compaction_bases", "plan_table_clean", "plan_table_rollback",
+    "raw_group_refs", "relative", "restore", "rollback", "rollback_instant", "rollback_plan_record",
+    "savepoint_create", "savepoint_delete", "savepoint_metadata", "savepoint_times", "savepointed_files",
+    "write_instants",
 ]

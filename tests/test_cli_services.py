@@ -108,6 +108,9 @@ def test_savepoint_rollback_restore_clean_commands(tmp_path: Path, version: int,
     assert "InvalidConfig" in _error(capsys, ["clean", path, "--policy", "KEEP_EVERYTHING"])
     assert "InstantNotFound" in _error(capsys, ["savepoint", "restore", path, UPDATE_T])
     assert main(["savepoint", "create", str(tmp_path / "nowhere")]) == 2
+    assert _json(capsys, ["savepoint", "delete", path, INSERT_T]) == {"deleted_savepoint": INSERT_T}
+    assert _json(capsys, ["savepoints", path]) == []
+    assert "InstantNotFound" in _error(capsys, ["savepoint", "delete", path, INSERT_T])
     for argv in (["cleans", path], ["rollbacks", path], ["savepoints", path], ["clean", path]):
         assert main(argv) == 0
     capsys.readouterr()

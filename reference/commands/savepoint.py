@@ -3,7 +3,9 @@
 - ``savepoint create TABLE [INSTANT] [--user U --comment C]`` (like ``CALL create_savepoint``):
   keeps the files of the latest slices as of the commit (default: the latest) from every clean;
 - ``savepoint restore TABLE INSTANT`` (like ``CALL rollback_to_savepoint``): undoes every write
-  after the savepoint under one restore instant; the table then reads as it read at the savepoint.
+  after the savepoint under one restore instant; the table then reads as it read at the savepoint;
+- ``savepoint delete TABLE INSTANT`` (like ``CALL delete_savepoint``): removes the savepoint; the
+  files it kept become cleanable again.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.services import open_table, restore, savepoint_create
+from reference.services import open_table, restore, savepoint_create, savepoint_delete
 
 CREATE_COLUMNS = ["savepoint_time", "partition_path", "file"]
 RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "total_files_deleted"]
@@ -32,6 +34,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("instant", help="the savepoint's time")
     _output.add_output_option(r)
     r.set_defaults(handler=run_restore)
+    d = actions.add_parser("delete", help="delete a savepoint")
+    d.add_argument("table", help="table base path or URI")
+    d.add_argument("instant", help="the savepoint's time")
+    _output.add_output_option(d)
+    d.set_defaults(handler=run_delete)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -56,4 +63,12 @@ def run_restore(args: argparse.Namespace) -> int:
     data = {"restore_instant": result.instant, "savepoint_time": result.savepoint, "rolled_back": rows}
     _output.emit(args.output, data, RESTORE_COLUMNS, [[r[c] for c in RESTORE_COLUMNS] for r in rows],
                  title=f"Restored to {result.savepoint} at {result.instant}")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    storage, table = open_table(args.table)
+    savepoint_delete(storage, table, args.instant)
+    _output.emit(args.output, {"deleted_savepoint": args.instant}, ["deleted_savepoint"], [[args.instant]],
+                 title="Savepoint deleted")
     return 0

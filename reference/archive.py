@@ -22,7 +22,9 @@ they are moved:
   not done here (readers take any number of files).
 
 Data files are never touched by archival: a base file whose commit is archived stays visible,
-being older than the active timeline's start.
+being older than the active timeline's start. A replacecommit is archived only once the file
+groups it replaced have been cleaned (``hold_back_uncleaned_replaces``): its record of them leaves
+the active timeline with it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,14 @@ import pyarrow.fs as pafs
 from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
 from spec.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
 from spec.errors import HudiSpecError, MetadataFormatError
-from spec.file_naming import ROLLBACK_WRITE_TOKEN, LogFileName, is_log_file_name, parse_log_file_name
+from spec.file_naming import (
+    ROLLBACK_WRITE_TOKEN,
+    LogFileName,
+    is_log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from spec.file_system_view import list_data_files
 from spec.log_blocks import decode_avro_records, encode_avro_records
 from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
 from spec.plans import parse_avro_metadata, to_avro
@@ -52,7 +61,9 @@ from spec.timeline import (
     State,
     Timeline,
     format_instant_file_name,
+    format_instant_time,
     parse_instant_file_name,
+    read_instant_content,
     timeline_dir,
 )
 
@@ -94,8 +105,12 @@ ENTRY_FIELDS: tuple[tuple[str, str | None], ...] = (
     ("actionState", None),
     ("hoodieReplaceCommitMetadata", "HoodieReplaceCommitMetadata"),
     ("hoodieRequestedReplaceMetadata", "HoodieRequestedReplaceMetadata"),
+    ("HoodieInflightReplaceMetadata", "HoodieCommitMetadata"),
+    ("hoodieIndexCommitMetadata", "HoodieIndexCommitMetadata"),
+    ("stateTransitionTime", None),
 )
-"""HoodieArchivedMetaEntry's fields in order, with the record each optional metadata field holds."""
+"""HoodieArchivedMetaEntry's fields in order (Hudi 0.14/0.15), with the record each optional
+metadata field holds (an inflight replacecommit's commit metadata goes to HoodieInflightReplaceMetadata)."""
 
 
 def archived_entry_schema(table_version: int) -> Schema:
@@ -145,7 +160,7 @@ def _content_field(inst: Instant) -> str | None:
     if a in (Action.COMMIT, Action.DELTA_COMMIT):
         return "hoodieCommitMetadata"
     if a == Action.REPLACE_COMMIT:
-        return {State.REQUESTED: "hoodieRequestedReplaceMetadata", State.INFLIGHT: "hoodieCommitMetadata",
+        return {State.REQUESTED: "hoodieRequestedReplaceMetadata", State.INFLIGHT: "HoodieInflightReplaceMetadata",
                 State.COMPLETED: "hoodieReplaceCommitMetadata"}[s]
     if a == Action.CLEAN:
         return "hoodieCleanMetadata" if s == State.COMPLETED else "hoodieCleanerPlan"
@@ -155,6 +170,8 @@ def _content_field(inst: Instant) -> str | None:
         return "hoodieSavePointMetadata"
     if a == Action.COMPACTION:
         return "hoodieCompactionPlan"
+    if a == Action.INDEXING and s == State.COMPLETED:
+        return "hoodieIndexCommitMetadata"
     return None
 
 
@@ -166,17 +183,21 @@ def _avro_value(storage: Storage, table: TableConfig, name: str, inst: Instant, 
     data = storage.read(posixpath.join(folder, name))
     if not data.strip():
         return None
-    if fld in ("hoodieCommitMetadata", "hoodieReplaceCommitMetadata"):
+    if fld in ("hoodieCommitMetadata", "hoodieReplaceCommitMetadata", "HoodieInflightReplaceMetadata"):
         md = parse_commit_metadata(data)
         return read_container(format_commit_metadata(md, 8, replace=fld == "hoodieReplaceCommitMetadata")).record
     return to_avro(parse_avro_metadata(data))
 
 
 def archived_entry(storage: Storage, table: TableConfig, name: str) -> dict[str, Any]:
-    """The HoodieArchivedMetaEntry record of one active-timeline file."""
+    """The HoodieArchivedMetaEntry record of one active-timeline file (``stateTransitionTime``: the
+    file's modification time, as an instant time)."""
     inst = parse_instant_file_name(name, table.timeline_layout)
     entry: dict[str, Any] = {f: None for f, _ in ENTRY_FIELDS}
-    entry.update(commitTime=inst.requested, actionType=inst.action, actionState=inst.state.value, version=1)
+    rel = posixpath.join(timeline_dir(table.timeline_layout), name)
+    mtime = storage.fs.get_file_info(storage.full(rel)).mtime
+    entry.update(commitTime=inst.requested, actionType=inst.action, actionState=inst.state.value, version=1,
+                 stateTransitionTime=format_instant_time(mtime) if mtime is not None else None)
     fld = _content_field(inst)
     if fld is not None:
         entry[fld] = _avro_value(storage, table, name, inst, fld)
@@ -208,6 +229,7 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
     chosen: nothing written."""
     timeline = Timeline.load(storage, table.timeline_layout)
     chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
+    chosen = hold_back_uncleaned_replaces(storage, timeline, chosen)
     if not chosen:
         return ArchiveResult(())
     names = [n for inst in chosen for n in _files_in_state_order(timeline, inst)]
@@ -232,6 +254,34 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
         storage.write_atomic(target, data)
     _delete_instant_files(storage, table, names)
     return ArchiveResult(tuple(chosen), target, len(records))
+
+
+def hold_back_uncleaned_replaces(storage: Storage, timeline: Timeline,
+                                 chosen: tuple[Instant, ...]) -> tuple[Instant, ...]:
+    """``chosen`` cut before the first completed replacecommit whose replaced file groups still have
+    files: once it left the active timeline, readers would see those groups again (Hudi's archiver
+    likewise keeps a replacecommit until the cleaner removed what it replaced). Clean and rollback
+    instants stay archived only when older than the newest commit still archived."""
+    live = {(f.partition_path, _file_id(f.name)) for f in list_data_files(storage)}
+    cut = None
+    for inst in sorted(chosen, key=lambda i: i.requested):
+        if inst.action == Action.REPLACE_COMMIT:
+            md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+            if md.replaced_file_ids() & live:
+                cut = inst.requested
+                break
+    if cut is None:
+        return chosen
+    commits = [i for i in chosen if i.action not in _SERVICES and i.requested < cut]
+    newest = max((i.requested for i in commits), default="")
+    return tuple(i for i in chosen if i in commits or (i.action in _SERVICES and i.requested < newest))
+
+
+_SERVICES = frozenset({Action.CLEAN, Action.ROLLBACK})
+
+
+def _file_id(name: str) -> str:
+    return parse_log_file_name(name).file_id if is_log_file_name(name) else parse_base_file_name(name).file_id
 
 
 def _delete_instant_files(storage: Storage, table: TableConfig, names: list[str]) -> None:
@@ -396,5 +446,8 @@ def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInst
             for i in Timeline.from_file_names(names, LAYOUT_V1).instants]
 
 
-__all__ = ["ARCHIVE_BATCH", "ArchiveResult", "ArchivedInstant", "archive", "archive_files", "archived_entries",
-           "archived_entry", "archived_entry_schema", "archived_instants"]
+__all__ = [
+    "ARCHIVE_BATCH", "ENTRY_FIELDS", "ArchiveResult", "ArchivedInstant", "archive", "archive_files", "archived_entries",
+    "archived_entry", "archived_entry_schema", "archived_instants", "hold_back_uncleaned_replaces",
+    "lsm_latest_version", "lsm_manifest", "lsm_row",
+]

@@ -510,6 +510,86 @@ def test_replacecommit_rollback_and_clean_of_replaced_groups(tmp_path: Path, ver
     assert groups() == ["f1-0", "f2-0"]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None:
+    """Commits, a clean, a rollback and a replacecommit archived: each timeline file becomes the entry
+    its action and state call for (v6) or one LSM row per instant (v8); a replacecommit waits until
+    the clean removed the group it replaced."""
+    import pyarrow.parquet as pq
+
+    from spec.plans import HoodieRequestedReplaceMetadata
+
+    path = tmp_path / "t"
+    storage = Storage(path)
+    table = TableConfig.create("a", COPY_ON_WRITE, version, ("id",), "ts", ("part",), "SIMPLE")
+    storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+    t = [format_instant_time(T0 + timedelta(minutes=n)) for n in range(11)]
+    done = [format_instant_time(T0 + timedelta(minutes=n, seconds=30)) for n in range(11)]
+
+    def at(n: int) -> Any:
+        return lambda: (T0 + timedelta(minutes=n, seconds=10)).timestamp()
+
+    def svc(n: int) -> str:  # the instant time a service run on clock at(n) takes
+        return format_instant_time(T0 + timedelta(minutes=n, seconds=10))
+
+    for n in range(3):
+        _commit(storage, version, t[n], done[n], [f"p/f0-0_0-0-0_{t[n]}.parquet"])
+    assert services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1), clock=at(3)).instant
+    storage.create_if_absent(f"{folder}/{t[4]}.commit.requested", b"")  # a failed write, rolled back
+    storage.create_if_absent(f"{folder}/{t[4]}.inflight", b"")
+    services.rollback(storage, table, clock=at(5))
+    storage.write_atomic(f"p/f1-0_0-0-0_{t[6]}.parquet", b"")
+    storage.create_if_absent(f"{folder}/{t[6]}.replacecommit.requested",
+                             format_avro_metadata(HoodieRequestedReplaceMetadata(), version))
+    storage.create_if_absent(f"{folder}/{t[6]}.replacecommit.inflight",
+                             format_commit_metadata(CommitMetadata(operation_type="INSERT_OVERWRITE"), version))
+    name = f"{t[6]}.replacecommit" if version == 6 else f"{t[6]}_{done[6]}.replacecommit"
+    storage.create_if_absent(f"{folder}/{name}", format_commit_metadata(
+        CommitMetadata(operation_type="INSERT_OVERWRITE", partition_to_replace_file_ids={"p": ("f0-0",)}), version))
+    for n in (7, 8, 9):
+        _commit(storage, version, t[n], done[n], [f"p/f1-0_0-0-0_{t[n]}.parquet"])
+    config = ArchiveConfig(keep_min_commits=2, keep_max_commits=3)
+    first = arch.archive(storage, table, config)  # f0 still has files: the replacecommit stays
+    assert [i.requested for i in first.archived] == t[:3]
+    assert services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1),
+                          clock=at(10)).total_deleted == 4  # f0 whole (replaced), f1 at t6 and t7
+    second = arch.archive(storage, table, config)
+    assert [(i.requested, i.action) for i in second.archived] == [
+        (svc(3), "clean"), (svc(5), "rollback"), (t[6], "replacecommit"), (t[7], "commit")]
+    assert [(i.requested, i.action) for i in timeline_of(path).instants] == [
+        (t[8], "commit"), (t[9], "commit"), (svc(10), "clean")]
+    listed = arch.archived_instants(storage, table)
+    assert [(i.requested, i.action, i.state) for i in listed] == [
+        (t[0], "commit", "COMPLETED"), (t[1], "commit", "COMPLETED"), (t[2], "commit", "COMPLETED"),
+        (svc(3), "clean", "COMPLETED"), (svc(5), "rollback", "COMPLETED"), (t[6], "replacecommit", "COMPLETED"),
+        (t[7], "commit", "COMPLETED")]
+    if version == 6:
+        entries = {(e["commitTime"], e["actionType"], e["actionState"]): e for e in arch.archived_entries(storage)}
+        assert len(entries) == 21
+        filled = {k: sorted(f for f, _ in arch.ENTRY_FIELDS if f not in ("commitTime", "actionType", "actionState",
+                                                                          "version", "stateTransitionTime")
+                            and v[f] is not None) for k, v in entries.items()}
+        assert filled[(svc(3), "clean", "REQUESTED")] == filled[(svc(3), "clean", "INFLIGHT")] == ["hoodieCleanerPlan"]
+        assert filled[(svc(3), "clean", "COMPLETED")] == ["hoodieCleanMetadata"]
+        assert filled[(svc(5), "rollback", "COMPLETED")] == ["hoodieRollbackMetadata"]
+        assert filled[(t[6], "replacecommit", "REQUESTED")] == ["hoodieRequestedReplaceMetadata"]
+        assert filled[(t[6], "replacecommit", "INFLIGHT")] == ["HoodieInflightReplaceMetadata"]
+        assert filled[(t[6], "replacecommit", "COMPLETED")] == ["hoodieReplaceCommitMetadata"]
+        assert entries[(t[6], "replacecommit", "COMPLETED")]["hoodieReplaceCommitMetadata"][
+            "partitionToReplaceFileIds"] == {"p": ["f0-0"]}
+        assert filled[(t[0], "commit", "COMPLETED")] == ["hoodieCommitMetadata"]
+        assert all(e["stateTransitionTime"] for e in entries.values())
+        assert arch.archive_files(storage) == [".hoodie/archived/.commits_.archive.1_1-0-1"]  # appended to
+    else:
+        assert second.archive_file == f".hoodie/timeline/history/{svc(3)}_{t[7]}_0.parquet"
+        rows = {r["instantTime"]: r for r in pq.read_table(storage.full(second.archive_file)).to_pylist()}
+        assert rows[svc(3)]["plan"] is not None and rows[svc(3)]["metadata"] is not None  # cleaner plan, metadata
+        assert rows[t[6]]["plan"] is not None  # the inflight replacecommit's metadata
+        assert rows[t[7]]["plan"] is None and rows[svc(5)]["action"] == "rollback"
+        assert arch.lsm_latest_version(storage) == 2 and len(arch.lsm_manifest(storage, 2)) == 2
+
+
 # --- property: the cleaner never deletes what a retained query or a savepoint reads ----------------
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -85,15 +85,13 @@ def op_capability(op: Op) -> str:
 
 def config_capabilities(config: CreateTable) -> set[str]:
     """What a table configuration needs: its table type, ``v<version>``, its key generator, its merge
-    mode, and the services it turns on automatically (inline compaction, auto clean, auto archive)."""
+    mode, and the services it turns on inside writes (``inline_compact``, ``auto_clean``,
+    ``auto_archive``: each also needs the service itself)."""
     needs = {config.table_type, f"v{config.table_version}", f"keygen:{config.resolved_key_generator}",
              f"merge:{config.merge_mode}"}
-    if config.inline_compact:
-        needs.add("compact")
-    if config.auto_clean:
-        needs.add("clean")
-    if config.auto_archive:
-        needs.add("archive")
+    for flag, service in (("inline_compact", "compact"), ("auto_clean", "clean"), ("auto_archive", "archive")):
+        if getattr(config, flag):
+            needs |= {flag, service}
     return needs
 
 

@@ -310,8 +310,8 @@ def fixed_instants(tt: str, v: int) -> Case:
     return _case("fixed-instants", tt, v, "writes at instant times the case names; rollback of a named instant",
                  ["write:upsert", "rollback", "instant_time"], _config(tt, v),
                  [Write("insert", (rec(1, 1),), "20240601000000000"),
-                  Write("upsert", (rec(1, 2),), "20240601000001000"),
-                  Rollback("20240601000001000")])
+                  Write("upsert", (rec(1, 2),), "20240601000100000"),
+                  Rollback("20240601000100000")])
 
 
 # --- suite: stream ---------------------------------------------------------------------------------

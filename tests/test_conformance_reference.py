@@ -25,8 +25,10 @@ pytestmark = pytest.mark.spark
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 CI_SUBSET = ("insert-upsert-delete-cow-v6", "insert-overwrite-cow-v8", "delete-partition-cow-v6",
-             "bulk-insert-upsert-cow-v8", "expect-error-write-cow-v6", "insert-split-cow-v8")
-"""Every write operation and delete_partition, both table versions, an expected error, a split insert."""
+             "bulk-insert-upsert-cow-v8", "expect-error-write-cow-v6", "rollback-latest-cow-v6",
+             "clean-savepoint-cow-v8")
+"""Every write operation and delete_partition, both table versions, an expected error, rollback, savepoint
+and clean."""
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +37,11 @@ def cases() -> dict[str, FixtureCase]:
 
 
 def test_capabilities_are_copy_on_write_writes_of_both_versions(cases: dict[str, FixtureCase]) -> None:
-    assert {"COPY_ON_WRITE", "v6", "v8", "delete_partition"} <= CAPABILITIES
-    assert "MERGE_ON_READ" not in CAPABILITIES and "compact" not in CAPABILITIES
+    assert {"COPY_ON_WRITE", "v6", "v8", "delete_partition", "clean", "rollback", "savepoint", "restore"} \
+        <= CAPABILITIES
+    assert "MERGE_ON_READ" not in CAPABILITIES and "compact" not in CAPABILITIES and "crash" not in CAPABILITIES
     runnable = [fc for fc in cases.values() if not missing_capabilities(fc.case, CAPABILITIES)]
-    assert len(runnable) >= 20
+    assert len(runnable) >= 30
     assert all(fc.case.config.table_type == "COPY_ON_WRITE" for fc in runnable)
     assert set(CI_SUBSET) <= {fc.case.id for fc in runnable}
 

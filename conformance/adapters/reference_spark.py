@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from conformance.adapter import DirectoryReads, TableUnderTest
-from conformance.ops import CreateTable, DeletePartition, Op, Write
-from spec.errors import InvalidOperation
+from conformance.ops import Clean, CreateTable, DeletePartition, Op, Restore, Rollback, Savepoint, Write
+from spec.errors import InstantNotFound, InvalidOperation
 from spec.timeline import parse_instant_time
 
 WRITE_OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
 
 # --8<-- [start:capabilities]
-CAPABILITIES: frozenset[str] = frozenset({
+WRITES: frozenset[str] = frozenset({
     "COPY_ON_WRITE",
     "v6", "v8",
     *(f"write:{op}" for op in WRITE_OPERATIONS),
@@ -35,7 +35,13 @@ CAPABILITIES: frozenset[str] = frozenset({
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
 })
-"""What the reference writer does today: copy-on-write writes of all seven operations, v6 and v8."""
+"""Copy-on-write writes of all seven operations, table versions 6 and 8."""
+
+SERVICES: frozenset[str] = frozenset({"clean", "rollback", "savepoint", "restore"})
+"""Table services run by ``reference.services`` on the table directory."""
+
+CAPABILITIES: frozenset[str] = WRITES | SERVICES
+"""What the reference does today. Extend here (and give the operation a handler in ``_HANDLERS``)."""
 # --8<-- [end:capabilities]
 
 KNOWN_FAILURES: dict[str, str] = {
@@ -99,6 +105,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
         self.client: Any = None
         self.options: dict[str, str] = {}
         self.clock = ReplayClock()
+        self.config = CreateTable()
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         from reference.client import WriteClient
@@ -112,6 +119,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
         self.client = WriteClient(self.path, self.spark, self.clock,
                                   lambda: f"00000000-0000-4000-8000-{next(ids):012d}")
         self.options = write_options(config)
+        self.config = config
 
     def _write(self, op: Write) -> None:
         import pyarrow as pa
@@ -134,7 +142,66 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
         handler(self, op)
 
 
+def _storage_table(adapter: ReferenceSparkAdapter) -> tuple[Any, Any]:
+    from spec.storage import Storage
+    from spec.table_config import TableConfig
+
+    storage = Storage(adapter.path)
+    if not storage.exists(".hoodie/hoodie.properties"):
+        raise InstantNotFound("the table has no commit yet", hint="write something first")
+    return storage, TableConfig.load(storage)
+
+
+def _fixing(adapter: ReferenceSparkAdapter, t: str | None) -> None:
+    if t is not None:
+        adapter.clock.fix(t)
+
+
+def _clean(adapter: ReferenceSparkAdapter, op: Clean) -> None:
+    from reference import services
+    from spec.services import CleanConfig
+
+    storage, table = _storage_table(adapter)
+    c = adapter.config
+    _fixing(adapter, op.instant_time)
+    services.clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained,
+                                               c.clean_file_versions_retained, c.clean_hours_retained),
+                   clock=adapter.clock)
+
+
+def _rollback(adapter: ReferenceSparkAdapter, op: Rollback) -> None:
+    from reference import services
+
+    storage, table = _storage_table(adapter)
+    services.rollback(storage, table, op.instant_time, clock=adapter.clock)
+
+
+def _savepoint(adapter: ReferenceSparkAdapter, op: Savepoint) -> None:
+    from reference import services
+
+    storage, table = _storage_table(adapter)
+    services.savepoint_create(storage, table, op.instant_time, clock=adapter.clock)
+
+
+def _restore(adapter: ReferenceSparkAdapter, op: Restore) -> None:
+    from reference import services
+    from spec.timeline import Timeline
+
+    storage, table = _storage_table(adapter)
+    t = op.savepoint_time
+    if t is None:
+        saved = services.savepoint_times(Timeline.load(storage, table.timeline_layout))
+        if not saved:
+            raise InstantNotFound("there is no savepoint to restore to", hint="savepoint a commit first")
+        t = saved[-1]
+    services.restore(storage, table, t, clock=adapter.clock)
+
+
 _HANDLERS: dict[type, Callable[[ReferenceSparkAdapter, Any], None]] = {
     Write: ReferenceSparkAdapter._write,
     DeletePartition: ReferenceSparkAdapter._delete_partition,
+    Clean: _clean,
+    Rollback: _rollback,
+    Savepoint: _savepoint,
+    Restore: _restore,
 }

@@ -43,7 +43,7 @@ slow: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --quiet
+	$(BIN)/mkdocs build --strict
 
 docs-serve: $(STAMP)
 	$(BIN)/mkdocs serve

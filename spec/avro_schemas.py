@@ -344,6 +344,7 @@ def index_commit_metadata_schema() -> Schema:
 
 # --- lookup ---------------------------------------------------------------------------------
 
+# --8<-- [start:lookup]
 RECORD_NAMES = (
     "HoodieCommitMetadata", "HoodieReplaceCommitMetadata", "HoodieCompactionPlan",
     "HoodieRequestedReplaceMetadata", "HoodieCleanerPlan", "HoodieCleanMetadata", "HoodieRollbackPlan",
@@ -381,6 +382,7 @@ def schema_for(record_name: str, table_version: int) -> Schema:
 def schema_json(schema: Mapping[str, Any]) -> str:
     """The schema as Java's ``Schema.toString()`` prints it: compact JSON in the dict's key order."""
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=True)
+# --8<-- [end:lookup]
 
 
 # --- the object container ------------------------------------------------------------------------

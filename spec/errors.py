@@ -11,6 +11,7 @@ new kind of failure gets a new class here rather than a new message on an old on
 from __future__ import annotations
 
 
+# --8<-- [start:base]
 class HudiSpecError(Exception):
     """Base of every error hudi-spec raises on purpose.
 
@@ -23,11 +24,13 @@ class HudiSpecError(Exception):
         self.message = message
         self.hint = hint
         super().__init__(f"{message} ({hint})" if hint else message)
+# --8<-- [end:base]
 
 
 # --- names and values on disk -------------------------------------------------------------
 
 
+# --8<-- [start:hierarchy]
 class InvalidName(HudiSpecError):
     """A file or instant name does not follow the format's naming rule."""
 
@@ -131,8 +134,10 @@ class InvalidOperation(HudiSpecError):
     """An operation is not allowed in the table's current state or with these arguments."""
 
     kind = "invalid_operation"
+# --8<-- [end:hierarchy]
 
 
+# --8<-- [start:kinds]
 ERROR_KINDS: dict[str, type[HudiSpecError]] = {
     cls.kind: cls
     for cls in (
@@ -156,3 +161,4 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
     )
 }
 """Error kinds by name, as conformance cases spell them in ``expect_error``."""
+# --8<-- [end:kinds]

@@ -37,6 +37,7 @@ MODEL_WRITE_TOKEN = "0-0-0"
 (Spark task ids) and normalized away when layouts are compared."""
 
 
+# --8<-- [start:files]
 @dataclass(frozen=True)
 class BaseFile:
     """A base file: the instant that wrote it, its rows in record-key order, and its size in bytes
@@ -125,6 +126,7 @@ def listing(groups: tuple[FileGroup, ...]) -> list[DataFile]:
         out += [DataFile(g.partition, b.name, b.size) for b in g.base_files]
         out += [DataFile(g.partition, lf.name) for lf in g.log_files]
     return out
+# --8<-- [end:files]
 
 
 def header_only(block: LogBlock) -> EncodedBlock:

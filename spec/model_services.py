@@ -60,6 +60,7 @@ def finish(state: TableState, env: Env, t: str) -> TableState:
 
 # --- compaction ---------------------------------------------------------------------------------
 
+# --8<-- [start:compaction]
 def schedule_compaction(state: TableState, env: Env, given: str | None = None) -> tuple[TableState, str | None]:
     """Plan a compaction of every latest slice with log files (groups under a pending compaction
     excluded); no instant when nothing qualifies."""
@@ -111,6 +112,7 @@ def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
         if t is not None:
             state = run_compaction(state, env, t)
     return state
+# --8<-- [end:compaction]
 
 
 # --- clean --------------------------------------------------------------------------------------
@@ -169,6 +171,7 @@ def _raw_refs(state: TableState) -> list[GroupRef]:
             for g in state.groups]
 
 
+# --8<-- [start:rollback]
 def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
     """Undo ``target`` with rollback time ``r``: the plan's files go, v6 MOR gets command blocks,
     the target leaves the timeline (its plan, replacements and schema with it)."""
@@ -225,6 +228,7 @@ def rollback_failed_writes(state: TableState, env: Env, floor: str | None = None
     for inst in reversed(failed):
         state = _rolled_back(state, env, inst, floor)
     return state
+# --8<-- [end:rollback]
 
 
 def savepoint(state: TableState, env: Env, instant_time: str | None = None) -> TableState:

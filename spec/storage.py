@@ -89,6 +89,7 @@ class Storage:
     def mkdirs(self, rel: str) -> None:
         self.fs.create_dir(self.full(rel), recursive=True)
 
+    # --8<-- [start:atomic]
     def write_atomic(self, rel: str, data: bytes) -> None:
         """Write ``data`` to ``rel`` whole: a temporary sibling, then a rename over the final name."""
         parent = posixpath.dirname(rel)
@@ -125,6 +126,7 @@ class Storage:
         if self.exists(rel):
             raise WriteConflict(f"{rel} already exists: another writer created it first", hint="retry")
         self.write_atomic(rel, data)
+    # --8<-- [end:atomic]
 
     def delete(self, rel: str, missing_ok: bool = True) -> None:
         try:
@@ -137,6 +139,7 @@ class Storage:
         if self.is_dir(rel):
             self.fs.delete_dir(self.full(rel))
 
+    # --8<-- [start:append]
     def append(self, rel: str, data: bytes) -> int:
         """Append ``data`` to ``rel`` (creating it) and return the offset it starts at.
 
@@ -153,3 +156,4 @@ class Storage:
             f.flush()
             os.fsync(f.fileno())
         return offset
+    # --8<-- [end:append]

@@ -32,6 +32,8 @@ class HudiTable:
         return self._client.write(data, operation, options)
 
     def delete_partitions(self, partitions: Sequence[str], options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Delete whole partitions (``delete_partition``): a replacecommit replacing every file group of ``partitions``
+        (partition paths, e.g. ``city=sf``) with nothing."""
         opts = {**(options or {}), "hoodie.datasource.write.partitions.to.delete": ",".join(partitions)}
         return self._client.write(None, "delete_partition", opts)
 
@@ -61,8 +63,10 @@ class HudiTable:
 
     @property
     def config(self) -> TableConfig:
+        """The table's ``hoodie.properties``, loaded and validated afresh."""
         return TableConfig.load(self.path)
 
     @property
     def timeline(self) -> Timeline:
+        """The table's active timeline, loaded afresh."""
         return Timeline.load(self.path)

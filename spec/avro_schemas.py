@@ -66,10 +66,13 @@ def jmap(values: Any, **props: Any) -> Schema:
 
 
 def array(items: Any, **props: Any) -> Schema:
+    """An array schema of ``items`` (extra properties kept in the order given)."""
     return {"type": "array", "items": items, **props}
 
 
 def record(name: str, fields: list[Schema], namespace: str | None = None, doc: str | None = None) -> Schema:
+    """A record schema: ``type, name, namespace, doc, fields`` in Java's print order; namespace and doc only when
+    given."""
     out: Schema = {"type": "record", "name": name}
     if namespace is not None:
         out["namespace"] = namespace

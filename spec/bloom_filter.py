@@ -109,10 +109,12 @@ class BloomRow:
             self.data = bytearray((self.bits + 7) // 8)
 
     def add_positions(self, pos: Iterable[int]) -> None:
+        """Set the bits at ``pos`` (bit ``p`` is bit ``p & 7`` of byte ``p >> 3``)."""
         for p in pos:
             self.data[p >> 3] |= 1 << (p & 7)
 
     def has_positions(self, pos: Iterable[int]) -> bool:
+        """Whether every bit at ``pos`` is set."""
         return all(self.data[p >> 3] & (1 << (p & 7)) for p in pos)
 
 
@@ -130,10 +132,12 @@ class DynamicBloomFilter:
 
     @property
     def bits(self) -> int:
+        """Bits per row, from the entries per row and the false-positive probability."""
         return bit_size(self.row_entries, self.fpp)
 
     @property
     def hashes(self) -> int:
+        """Hash functions per key, from the bits per row and the entries per row."""
         return num_hashes(self.bits, self.row_entries)
 
     def __post_init__(self) -> None:
@@ -141,9 +145,12 @@ class DynamicBloomFilter:
             self.rows = [BloomRow(self.bits, self.hashes)]
 
     def add(self, key: str) -> None:
+        """Add a record key: its hash positions set in the current row."""
         self.add_positions(positions(key, self.hashes, self.bits))
 
     def add_positions(self, pos: Iterable[int]) -> None:
+        """Add one key's positions: a full row opens a new row while the filter holds fewer than its maximum entries;
+        past that the last row keeps taking keys."""
         if self.current_row_count >= self.row_entries:
             if len(self.rows) * self.row_entries < self.max_entries:
                 self.rows.append(BloomRow(self.bits, self.hashes))
@@ -152,6 +159,7 @@ class DynamicBloomFilter:
         self.current_row_count += 1
 
     def might_contain(self, key: str) -> bool:
+        """Whether ``key`` may be in the file: its positions are all set in some row (never a false negative)."""
         pos = positions(key, self.rows[0].hashes, self.rows[0].bits)
         return any(row.has_positions(pos) for row in self.rows)
 
@@ -192,6 +200,7 @@ def deserialize_dynamic(data: bytes) -> DynamicBloomFilter:
 
 
 def from_footer(value: str) -> DynamicBloomFilter:
+    """The filter stored in a base file's footer (``org.apache.hudi.bloomfilter``, base64 of its bytes)."""
     return deserialize_dynamic(base64.b64decode(value))
 
 

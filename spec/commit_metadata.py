@@ -136,6 +136,7 @@ class WriteStat:
 
     @property
     def is_log(self) -> bool:
+        """Whether the stat is of a log file (a delta write), as opposed to a base file."""
         return self.is_delta
 
     @property
@@ -145,6 +146,7 @@ class WriteStat:
 
     @property
     def file_size(self) -> int:
+        """The written file's size in bytes (``fileSizeInBytes``)."""
         return self.file_size_in_bytes
 
     def get(self, hudi_name: str, default: Any = None) -> Any:
@@ -263,9 +265,11 @@ class CommitMetadata:
 
     @property
     def is_replace(self) -> bool:
+        """Whether this is replacecommit metadata (it names the file groups it replaced)."""
         return self.partition_to_replace_file_ids is not None
 
     def all_write_stats(self) -> Iterator[WriteStat]:
+        """Every write stat, partition by partition in the metadata's order."""
         for stats in self.partition_to_write_stats.values():
             yield from stats
 

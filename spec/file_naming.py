@@ -35,10 +35,12 @@ class WriteToken:
     attempt_id: int
 
     def format(self) -> str:
+        """``<partition id>-<stage id>-<attempt id>``."""
         return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
 
 
 def parse_write_token(token: str) -> WriteToken:
+    """Parse ``<int>-<int>-<int>``; raises InvalidName otherwise."""
     m = _TOKEN_RE.fullmatch(token)
     if not m:
         raise InvalidName(f"{token!r} is not a write token", hint="write tokens are <int>-<int>-<int>")
@@ -83,10 +85,12 @@ class BaseFileName:
     extension: str = ".parquet"
 
     def format(self) -> str:
+        """``<file id>_<write token>_<instant><extension>``."""
         return f"{self.file_id}_{self.write_token}_{self.instant}{self.extension}"
 
     @property
     def name(self) -> str:
+        """The file name (the same as ``format()``)."""
         return self.format()
 
 
@@ -130,19 +134,23 @@ class LogFileName:
     suffix: str = ""
 
     def format(self) -> str:
+        """``.<file id>_<instant>.<extension>.<version>[_<write token>[<suffix>]]``."""
         tail = f"_{self.write_token}{self.suffix}" if self.write_token is not None else ""
         return f".{self.file_id}_{self.instant}.{self.extension}.{self.version}{tail}"
 
     @property
     def name(self) -> str:
+        """The file name (the same as ``format()``)."""
         return self.format()
 
     @property
     def is_cdc(self) -> bool:
+        """Whether this is a change-data-capture log (a ``.cdc`` or ``-cdc`` suffix), not a data log."""
         return bool(self.suffix)
 
 
 def parse_log_file_name(name: str) -> LogFileName:
+    """Parse a log file name; raises InvalidName when it does not follow the pattern."""
     m = LOG_FILE_PATTERN.fullmatch(name)
     if not m:
         raise InvalidName(
@@ -160,6 +168,7 @@ def parse_log_file_name(name: str) -> LogFileName:
 
 
 def is_log_file_name(name: str) -> bool:
+    """Whether ``name`` follows the log file naming rule."""
     return LOG_FILE_PATTERN.fullmatch(name) is not None
 
 

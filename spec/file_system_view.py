@@ -53,6 +53,7 @@ class DataFile:
 
     @property
     def path(self) -> str:
+        """The path relative to the table's base path (``partition/name``, or ``name`` when unpartitioned)."""
         return posixpath.join(self.partition_path, self.name) if self.partition_path else self.name
 
 
@@ -68,13 +69,16 @@ class FileSlice:
 
     @property
     def base_file_name(self) -> BaseFileName | None:
+        """The base file's parsed name, or None when the slice has only log files."""
         return parse_base_file_name(self.base_file.name) if self.base_file else None
 
     @property
     def log_file_names(self) -> tuple[LogFileName, ...]:
+        """The log files' parsed names, in read order."""
         return tuple(parse_log_file_name(f.name) for f in self.log_files)
 
     def with_logs(self, logs: Iterable[DataFile]) -> FileSlice:
+        """The slice with ``logs`` added, all log files in read order (instant, version, write token)."""
         ordered = sorted({*self.log_files, *logs},
                          key=lambda f: log_file_sort_key(parse_log_file_name(f.name)))
         return FileSlice(self.partition_path, self.file_id, self.base_instant, self.base_file, tuple(ordered))
@@ -90,6 +94,7 @@ class FileGroup:
 
     @property
     def latest_slice(self) -> FileSlice | None:
+        """The slice with the greatest base instant, or None for a group with no visible slice."""
         return self.slices[-1] if self.slices else None
 
 
@@ -238,6 +243,7 @@ class FileSystemView:
         return FileSystemView.build(listing, tl, cfg, as_of, file_group_replacements(storage, tl))
 
     def partitions(self) -> list[str]:
+        """The partition paths that hold a visible file group, sorted."""
         return sorted({g.partition_path for g in self.groups})
 
     def all_file_groups(self, partition_path: str | None = None) -> list[FileGroup]:
@@ -266,6 +272,7 @@ class FileSystemView:
 # --8<-- [end:view]
 
     def group(self, partition_path: str, file_id: str) -> FileGroup | None:
+        """The visible file group ``file_id`` of ``partition_path``, or None."""
         for g in self.groups:
             if g.partition_path == partition_path and g.file_id == file_id:
                 return g

@@ -83,6 +83,7 @@ class LogBlock:
     format_version: int = LOG_FORMAT_VERSION
 
     def header_value(self, key: HeaderKey) -> str | None:
+        """The header value of ``key``, or None when the block's header does not have it."""
         for k, v in self.header:
             if k == key:
                 return v
@@ -90,27 +91,33 @@ class LogBlock:
 
     @property
     def header_map(self) -> dict[HeaderKey | int, str]:
+        """The header as a mapping; keys this specification knows as HeaderKey, others as their number."""
         return {(HeaderKey(k) if k in HeaderKey._value2member_map_ else k): v for k, v in self.header}
 
     @property
     def instant_time(self) -> str | None:
+        """``INSTANT_TIME``: the instant that wrote the block."""
         return self.header_value(HeaderKey.INSTANT_TIME)
 
     @property
     def target_instant_time(self) -> str | None:
+        """``TARGET_INSTANT_TIME``: for a rollback command block, the instant whose blocks it rolls back."""
         return self.header_value(HeaderKey.TARGET_INSTANT_TIME)
 
     @property
     def schema(self) -> str | None:
+        """``SCHEMA``: the Avro writer schema of a data or delete block, as JSON."""
         return self.header_value(HeaderKey.SCHEMA)
 
     @property
     def is_rollback(self) -> bool:
+        """Whether this is a command block whose command is a rollback."""
         return (self.block_type == BlockType.COMMAND_BLOCK
                 and self.header_value(HeaderKey.COMMAND_BLOCK_TYPE) == str(int(CommandType.ROLLBACK_BLOCK)))
 
     @property
     def is_data(self) -> bool:
+        """Whether this is a data block (Avro, parquet or HFile content)."""
         return self.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK,
                                    BlockType.HFILE_DATA_BLOCK)
 
@@ -158,6 +165,7 @@ def encode_block(block: LogBlock) -> bytes:
 
 
 def encode_blocks(blocks: Sequence[LogBlock]) -> bytes:
+    """The bytes of ``blocks`` framed one after another, as a log file (or one append to it) holds them."""
     return b"".join(encode_block(b) for b in blocks)
 # --8<-- [end:framing]
 
@@ -180,6 +188,7 @@ class BlockRecord:
 
     @property
     def is_corrupt(self) -> bool:
+        """Whether this step of the log is a corrupt region rather than a block."""
         return self.corrupt is not None
 
 

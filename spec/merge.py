@@ -46,6 +46,9 @@ EVENT_TIME_PAYLOADS = frozenset({DEFAULT_PAYLOAD, "org.apache.hudi.common.model.
 
 
 class MergeMode(StrEnum):
+    """How the versions of a key are ordered: by the ordering field (event time), by commit time, or by a custom merger
+    this specification cannot run."""
+
     EVENT_TIME_ORDERING = EVENT_TIME_ORDERING
     COMMIT_TIME_ORDERING = COMMIT_TIME_ORDERING
     CUSTOM = CUSTOM_MERGE
@@ -73,6 +76,8 @@ class MergeRule:
 
     @staticmethod
     def from_config(cfg: TableConfig) -> MergeRule:
+        """The table's merge rule. v8: the merge mode, else the strategy id, else event-time ordering; an unknown mode
+        is custom. v6: from the payload class; without an ordering field, commit-time ordering."""
         version = cfg.table_version
         ordering = cfg.ordering_field
         payload = cfg.payload_class
@@ -105,6 +110,7 @@ class Version:
 
     @property
     def is_delete(self) -> bool:
+        """Whether this version deletes the key (it has no row)."""
         return self.row is None
 
 

@@ -182,6 +182,8 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
 
 
 def compact(state: TableState, env: Env, mode: str, instant_time: str | None) -> TableState:
+    """A compaction operation: ``run`` executes a pending plan, ``schedule`` only writes one, ``schedule_and_run`` does
+    both."""
     if mode == "run":
         return run_compaction(state, env, instant_time)
     state, t = schedule_compaction(state, env, instant_time)
@@ -277,8 +279,10 @@ class TableModel:
         self.state = create_table(config)
 
     def apply(self, op: Any) -> TableState:
+        """Apply one operation; the model keeps the new state (or raises the typed error and keeps the old)."""
         self.state = apply(self.state, op, self.env)
         return self.state
 
     def predict(self) -> Prediction:
+        """What a conforming implementation's table now holds: rows per query, timeline and layout."""
         return predict(self.state)

@@ -51,9 +51,11 @@ class BaseFile:
 
     @property
     def name(self) -> str:
+        """The base file name the model predicts (``<file id>_<write token>_<instant>.parquet``)."""
         return BaseFileName(self.file_id, self.write_token, self.instant).format()
 
     def record_keys(self) -> tuple[str, ...]:
+        """The record keys of the file's rows, in file order."""
         return tuple(str(r[RECORD_KEY]) for r in self.rows)
 
 
@@ -83,13 +85,16 @@ class LogFile:
 
     @property
     def log_name(self) -> LogFileName:
+        """The parsed log file name."""
         return LogFileName(self.file_id, self.instant, self.version, self.write_token)
 
     @property
     def name(self) -> str:
+        """The log file name the model predicts."""
         return self.log_name.format()
 
     def block_instants(self) -> frozenset[str]:
+        """The instants that wrote the file's blocks."""
         return frozenset(b.instant for b in self.blocks)
 
 
@@ -105,17 +110,21 @@ class FileGroup:
     created_by: str = ""
 
     def with_base(self, base: BaseFile) -> FileGroup:
+        """The group with ``base`` added as its newest base file."""
         return replace(self, base_files=(*self.base_files, base))
 
     def with_log(self, log: LogFile) -> FileGroup:
+        """The group with ``log`` appended to its log files."""
         return replace(self, log_files=(*self.log_files, log))
 
     def without_files(self, names: frozenset[str]) -> FileGroup:
+        """The group without the base and log files named in ``names``."""
         return replace(self, base_files=tuple(b for b in self.base_files if b.name not in names),
                        log_files=tuple(lf for lf in self.log_files if lf.name not in names))
 
     @property
     def is_empty(self) -> bool:
+        """Whether the group has no file left."""
         return not self.base_files and not self.log_files
 
 

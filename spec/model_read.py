@@ -55,6 +55,7 @@ def merge_rule(config: Any) -> MergeRule:
 
 
 def ordering_type(state: TableState) -> str | None:
+    """The Java type of the ordering field (as a delete record's ordering value is tagged), or None."""
     f = state.config.ordering_field
     return JAVA_TYPES.get(dict(state.schema).get(f, "")) if f else None
 
@@ -129,6 +130,7 @@ def read_slice(state: TableState, sl: FileSlice, as_of: str | None, with_logs: b
 # --- queries ------------------------------------------------------------------------------------
 
 def columns(state: TableState) -> tuple[str, ...]:
+    """The columns a read returns: the five meta columns, then the table's data columns in schema order."""
     return META_COLUMNS + tuple(f for f, _ in state.schema)
 
 
@@ -152,6 +154,7 @@ def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool =
 
 
 def read_optimized(state: TableState) -> tuple[Row, ...]:
+    """Read-optimized rows: the base files of the latest slices, log files ignored."""
     return snapshot(state, None, read_optimized=True)
 
 

@@ -105,6 +105,8 @@ def run_compaction(state: TableState, env: Env, t: str | None = None) -> TableSt
 
 
 def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
+    """After a deltacommit of a merge-on-read table with inline compaction on: schedule and run a compaction once
+    enough deltacommits followed the last one."""
     cfg = state.config
     if cfg.is_mor and cfg.inline_compact and should_schedule_compaction(
             state.timeline_view(), CompactionConfig(cfg.compact_max_delta_commits)):

@@ -57,10 +57,14 @@ class TableSettings(Protocol):
     keep_max_commits: int
 
     @property
-    def is_mor(self) -> bool: ...
+    def is_mor(self) -> bool:
+        """Whether the table is merge-on-read."""
+        ...
 
     @property
-    def resolved_key_generator(self) -> str: ...
+    def resolved_key_generator(self) -> str:
+        """The key generator type, inferred from the fields when the case does not name one."""
+        ...
 
 
 # --8<-- [start:env]
@@ -124,9 +128,11 @@ class TableState:
 
     @property
     def table_version(self) -> int:
+        """The table version (6 or 8)."""
         return self.config.table_version
 
     def timeline_view(self) -> Timeline:
+        """The model's instants as a spec Timeline, in the table version's layout."""
         return Timeline(self.timeline, layout_for_table_version(self.table_version))
 
     def instant(self, t: str) -> Instant | None:
@@ -144,10 +150,12 @@ class TableState:
         return inst.completed or inst.requested
 
     def pending_instant(self, t: str) -> bool:
+        """Whether instant ``t`` is on the timeline and not completed."""
         inst = self.instant(t)
         return inst is not None and not inst.is_completed
 
     def latest_instant_time(self) -> str | None:
+        """The latest requested or completion time on the active or archived timeline, or None."""
         times = [i.requested for i in (*self.archived, *self.timeline)]
         times += [i.completed for i in (*self.archived, *self.timeline) if i.completed]
         return max(times) if times else None
@@ -160,9 +168,11 @@ class TableState:
         return None
 
     def plan(self, t: str) -> CompactionPlan | None:
+        """The compaction plan of instant ``t``, or None."""
         return dict(self.compaction_plans).get(t)
 
     def savepointed_files(self) -> frozenset[str]:
+        """Every file name a savepoint keeps (the cleaner must not delete them)."""
         return frozenset(f for _, files in self.savepoints for f in files)
 
     # --- builders ------------------------------------------------------------------------------
@@ -185,6 +195,7 @@ class TableState:
                        appended_logs=tuple((t, v) for t, v in self.appended_logs if t not in drop))
 
     def with_groups(self, groups: Sequence[FileGroup]) -> TableState:
+        """The state with these file groups."""
         return replace(self, groups=tuple(groups))
 
 
@@ -209,4 +220,5 @@ JSON_TYPES: Mapping[type, str] = {bool: "boolean", int: "long", float: "double",
 
 
 def json_type(v: Scalar) -> str | None:
+    """The Avro primitive type of a value (boolean, long, double or string), or None for null."""
     return None if v is None else JSON_TYPES[type(v)]

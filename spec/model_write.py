@@ -185,6 +185,7 @@ def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
 # =================================================================================================
 
 def partitioner_config(config: Any) -> PartitionerConfig:
+    """The partitioner settings of a table's configuration."""
     return PartitionerConfig(small_file_limit=config.small_file_limit, max_file_size=config.max_file_size,
                              insert_split_size=config.insert_split_size,
                              record_size_estimate=config.record_size_estimate)
@@ -423,6 +424,7 @@ def apply_files(state: TableState, files: Sequence[tuple[str, str, BaseFile | Lo
 
 
 def mark_replaced(state: TableState, replaced: frozenset[tuple[str, str]], t: str) -> TableState:
+    """Mark the file groups ``replaced`` as replaced by replacecommit ``t``."""
     return replace(state, groups=tuple(replace(g, replaced_by=t) if (g.partition, g.file_id) in replaced else g
                                        for g in state.groups))
 

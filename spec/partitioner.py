@@ -258,6 +258,7 @@ class BucketAssignment:
     expected_records: Mapping[int, int]  # bucket → inserts assigned (sizing, not routing)
 
     def bucket(self, number: int) -> Bucket:
+        """The bucket numbered ``number``."""
         return self.buckets[number]
 
 

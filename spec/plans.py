@@ -98,6 +98,7 @@ def _camel(snake: str) -> str:
 
 
 def avro_name(f: Any) -> str:
+    """A dataclass field's Avro field name: the ``avro_name`` given in its metadata, else its name in camelCase."""
     return str(f.metadata.get("avro_name") or _camel(f.name))
 
 
@@ -140,6 +141,8 @@ class HoodieCompactionOperation:
 
 @dataclass(frozen=True, kw_only=True)
 class HoodieCompactionStrategy:
+    """The strategy of a compaction plan: the compactor class Java runs and its parameters (none written by default)."""
+
     compactor_class_name: str | None = avro(default=None)
     strategy_params: Mapping[str, str] | None = avro(codec=MAP, default=None)
     version: int | None = avro(default=1)
@@ -189,6 +192,9 @@ class HoodieRequestedReplaceMetadata:
 # --8<-- [start:clean]
 @dataclass(frozen=True, kw_only=True)
 class HoodieActionInstant:
+    """An instant as plans and metadata name it (e.g. the earliest instant a clean retains): requested time, action and
+    state."""
+
     timestamp: str = avro()
     action: str = avro()
     state: str = avro()
@@ -196,6 +202,8 @@ class HoodieActionInstant:
 
 @dataclass(frozen=True, kw_only=True)
 class HoodieCleanFileInfo:
+    """One file a clean plan deletes: its absolute path and whether it is a bootstrap base file."""
+
     file_path: str | None = avro(default=None)
     is_bootstrap_base_file: bool | None = avro(default=None)
 
@@ -218,6 +226,9 @@ class HoodieCleanerPlan:
 
 @dataclass(frozen=True, kw_only=True)
 class HoodieCleanPartitionMetadata:
+    """What a completed clean did in one partition: its policy, the files it deleted or failed to delete, and whether
+    the partition went."""
+
     partition_path: str = avro()
     policy: str = avro()
     delete_path_patterns: tuple[str, ...] = avro(codec=STRINGS)
@@ -250,6 +261,8 @@ class HoodieCleanMetadata:
 # --8<-- [start:rollback]
 @dataclass(frozen=True, kw_only=True)
 class HoodieInstantInfo:
+    """An instant a rollback plan targets: its requested time and action."""
+
     commit_time: str = avro()
     action: str = avro()
 
@@ -279,6 +292,9 @@ class HoodieRollbackPlan:
 
 @dataclass(frozen=True, kw_only=True)
 class HoodieRollbackPartitionMetadata:
+    """What a completed rollback did in one partition: files deleted or not, the log files its command blocks went to
+    and the failed commit's log files (with their sizes)."""
+
     partition_path: str = avro()
     success_delete_files: tuple[str, ...] = avro(codec=STRINGS)
     failed_delete_files: tuple[str, ...] = avro(codec=STRINGS)
@@ -307,6 +323,8 @@ class HoodieRollbackMetadata:
 # --8<-- [start:savepoint_restore]
 @dataclass(frozen=True, kw_only=True)
 class HoodieSavepointPartitionMetadata:
+    """The files of one partition a savepoint keeps: the files of its latest slices as of the savepointed instant."""
+
     partition_path: str = avro()
     savepoint_data_file: tuple[str, ...] = avro(codec=STRINGS)
 
@@ -356,6 +374,8 @@ class HoodieRestoreMetadata:
 # --8<-- [start:indexing]
 @dataclass(frozen=True, kw_only=True)
 class HoodieIndexPartitionInfo:
+    """One metadata-table partition an indexing action builds, and the instant it is indexed up to."""
+
     version: int | None = avro(default=1)
     metadata_partition_path: str | None = avro(default=None)
     index_upto_instant: str | None = avro(default=None)

@@ -209,6 +209,7 @@ class TableReader:
     # --- queries -----------------------------------------------------------------------------
 
     def view(self, as_of: str | None = None) -> FileSystemView:
+        """The file system view of the table, as of ``as_of`` (time travel) or of its whole timeline."""
         return FileSystemView.load(self.storage, self.config, self.timeline, as_of)
 
     def _check_instant(self, t: str | None, what: str) -> None:

@@ -70,6 +70,7 @@ class SliceRef:
 
     @property
     def files(self) -> tuple[str, ...]:
+        """The slice's file names: its base file first (if any), then its log files."""
         return ((self.base_file,) if self.base_file else ()) + self.log_files
 
 
@@ -84,9 +85,11 @@ class GroupRef:
 
     @property
     def id(self) -> GroupId:
+        """The group's identity: (partition path, file id)."""
         return (self.partition_path, self.file_id)
 
     def newest_first(self) -> tuple[SliceRef, ...]:
+        """The group's slices, newest base instant first."""
         return tuple(sorted(self.slices, key=lambda s: s.base_instant, reverse=True))
 
 
@@ -145,6 +148,7 @@ class CompactionPlan:
     operations: tuple[CompactionOperation, ...]
 
     def group_ids(self) -> frozenset[GroupId]:
+        """The file groups the plan compacts, as (partition path, file id)."""
         return frozenset((op.partition_path, op.file_id) for op in self.operations)
 
 
@@ -258,6 +262,7 @@ class CleanPlan:
         return not any(self.files_to_delete.values())
 
     def all_files(self) -> frozenset[tuple[str, str]]:
+        """Every file the plan deletes, as (partition path, file name)."""
         return frozenset((p, f) for p, fs in self.files_to_delete.items() for f in fs)
 
 
@@ -355,6 +360,7 @@ class RollbackPlan:
     requests: tuple[RollbackRequest, ...]
 
     def files_to_delete(self) -> frozenset[tuple[str, str]]:
+        """Every file the rollback deletes, as (partition path, file name)."""
         return frozenset((r.partition_path, f) for r in self.requests for f in r.files_to_delete)
 
 

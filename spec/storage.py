@@ -36,6 +36,7 @@ class FileStatus:
 
     @property
     def name(self) -> str:
+        """The file's name, without its folder."""
         return posixpath.basename(self.path)
 
 
@@ -60,9 +61,11 @@ class Storage:
         return self.root if rel in ("", ".") else posixpath.join(self.root, rel)
 
     def exists(self, rel: str) -> bool:
+        """Whether a file or folder ``rel`` exists."""
         return bool(self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound)
 
     def is_dir(self, rel: str) -> bool:
+        """Whether ``rel`` is a folder."""
         return bool(self.fs.get_file_info(self.full(rel)).type == pafs.FileType.Directory)
 
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
@@ -77,6 +80,7 @@ class Storage:
         return sorted(out, key=lambda f: f.path)
 
     def read(self, rel: str) -> bytes:
+        """The whole content of file ``rel``; InvalidTable when it does not exist."""
         try:
             with self.fs.open_input_stream(self.full(rel)) as f:
                 return bytes(f.read())
@@ -84,9 +88,11 @@ class Storage:
             raise InvalidTable(f"{self.full(rel)} does not exist", hint="check the table path") from err
 
     def size(self, rel: str) -> int:
+        """The size in bytes of ``rel`` (0 when it has none)."""
         return int(self.fs.get_file_info(self.full(rel)).size or 0)
 
     def mkdirs(self, rel: str) -> None:
+        """Create folder ``rel`` and its parents (nothing when it exists)."""
         self.fs.create_dir(self.full(rel), recursive=True)
 
     # --8<-- [start:atomic]
@@ -129,6 +135,7 @@ class Storage:
     # --8<-- [end:atomic]
 
     def delete(self, rel: str, missing_ok: bool = True) -> None:
+        """Delete file ``rel``; a missing file is fine unless ``missing_ok`` is False."""
         try:
             self.fs.delete_file(self.full(rel))
         except FileNotFoundError:
@@ -136,6 +143,7 @@ class Storage:
                 raise
 
     def delete_dir(self, rel: str) -> None:
+        """Delete folder ``rel`` with everything below it, if it exists."""
         if self.is_dir(rel):
             self.fs.delete_dir(self.full(rel))
 

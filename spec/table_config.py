@@ -221,6 +221,8 @@ class TableConfig:
     props: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, key: str) -> str | None:
+        """The value of ``key``: as stored, else under an alternative name of the key, else the registry's default
+        (None for an unknown key)."""
         if key in self.props:
             return self.props[key]
         spec = KEYS_BY_NAME.get(key)
@@ -233,22 +235,27 @@ class TableConfig:
 
     @property
     def name(self) -> str:
+        """``hoodie.table.name`` (empty when missing)."""
         return self.props.get("hoodie.table.name", "")
 
     @property
     def database(self) -> str | None:
+        """``hoodie.database.name``, or None."""
         return self.props.get("hoodie.database.name")
 
     @property
     def table_type(self) -> str:
+        """``hoodie.table.type``, upper case: COPY_ON_WRITE (the default) or MERGE_ON_READ."""
         return (self.get("hoodie.table.type") or COPY_ON_WRITE).upper()
 
     @property
     def is_mor(self) -> bool:
+        """Whether the table is merge-on-read."""
         return self.table_type == MERGE_ON_READ
 
     @property
     def table_version(self) -> int:
+        """``hoodie.table.version``; InvalidTable when missing or not a number."""
         try:
             return int(self.props["hoodie.table.version"])
         except (KeyError, ValueError) as err:
@@ -257,48 +264,60 @@ class TableConfig:
 
     @property
     def timeline_layout(self) -> int:
+        """``hoodie.timeline.layout.version``, else the layout of the table version (1 for v6, 2 for v8)."""
         value = self.props.get("hoodie.timeline.layout.version")
         return int(value) if value else layout_for_table_version(self.table_version)
 
     @property
     def record_key_fields(self) -> tuple[str, ...]:
+        """The record key fields (``hoodie.table.recordkey.fields``, comma-separated)."""
         return _fields(self.get("hoodie.table.recordkey.fields"))
 
     @property
     def ordering_field(self) -> str | None:
+        """The ordering (precombine) field: the first of ``hoodie.table.precombine.field``, or None."""
         value = self.get("hoodie.table.precombine.field")
         return value.split(",")[0].strip() if value and value.strip() else None
 
     @property
     def partition_fields(self) -> tuple[str, ...]:
+        """The partition fields, without the ``:type`` suffix a timestamp-based key generator adds."""
         return tuple(f.split(":")[0] for f in _fields(self.get("hoodie.table.partition.fields")))
 
     @property
     def keygen_class(self) -> str | None:
+        """``hoodie.table.keygenerator.class``, or None."""
         return self.props.get("hoodie.table.keygenerator.class")
 
     @property
     def keygen_type(self) -> str | None:
+        """``hoodie.table.keygenerator.type``, or None."""
         return self.props.get("hoodie.table.keygenerator.type")
 
     @property
     def hive_style_partitioning(self) -> bool:
+        """Whether partition folders are named ``field=value`` (default false)."""
         return _bool(self.props.get("hoodie.datasource.write.hive_style_partitioning"), False)
 
     @property
     def url_encode_partitions(self) -> bool:
+        """Whether partition values are URL-encoded in paths (default false)."""
         return _bool(self.props.get("hoodie.datasource.write.partitionpath.urlencode"), False)
 
     @property
     def populate_meta_fields(self) -> bool:
+        """Whether rows carry the five meta columns (``hoodie.populate.meta.fields``, default true)."""
         return _bool(self.props.get("hoodie.populate.meta.fields"), True)
 
     @property
     def drop_partition_columns(self) -> bool:
+        """Whether partition columns are left out of the data files (default false)."""
         return _bool(self.props.get("hoodie.datasource.write.drop.partition.columns"), False)
 
     @property
     def payload_class(self) -> str:
+        """The payload class: as stored, else the default of the table version (v8: DefaultHoodieRecordPayload, v6:
+        OverwriteWithLatestAvroPayload)."""
         value = self.props.get("hoodie.compaction.payload.class")
         if value:
             return value
@@ -306,27 +325,33 @@ class TableConfig:
 
     @property
     def merge_mode(self) -> str | None:
+        """``hoodie.record.merge.mode`` (v8), or None."""
         return self.props.get("hoodie.record.merge.mode")
 
     @property
     def merge_strategy_id(self) -> str | None:
+        """The record merge strategy id (v8 name, else the 0.x name), or None."""
         return self.props.get("hoodie.record.merge.strategy.id") or self.props.get(
             "hoodie.compaction.record.merger.strategy")
 
     @property
     def base_file_format(self) -> str:
+        """The base file format, upper case (PARQUET by default)."""
         return (self.get("hoodie.table.base.file.format") or "PARQUET").upper()
 
     @property
     def timezone(self) -> str:
+        """The time zone instant times are written in: UTC or LOCAL (the default)."""
         return self.get("hoodie.table.timeline.timezone") or "LOCAL"
 
     @property
     def create_schema(self) -> str | None:
+        """The Avro schema the table was created with (JSON), or None."""
         return self.props.get("hoodie.table.create.schema")
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:
+        """The metadata-table partitions the table maintains (none when it has no metadata table)."""
         return _fields(self.props.get("hoodie.table.metadata.partitions"))
 
     # --8<-- [start:validate]
@@ -359,6 +384,7 @@ class TableConfig:
 
     @staticmethod
     def from_bytes(data: bytes) -> TableConfig:
+        """Parse the bytes of a hoodie.properties file (without validating them)."""
         return TableConfig(parse_properties(data))
 
     @staticmethod
@@ -384,9 +410,11 @@ class TableConfig:
         return cfg
 
     def to_bytes(self, saved_at: datetime | None = None) -> bytes:
+        """The hoodie.properties bytes as Hudi writes them: two comment lines, then the properties sorted by key."""
         return format_properties(self.props, saved_at)
 
     def with_props(self, **updates: str) -> TableConfig:
+        """A copy with ``updates`` applied to its properties."""
         return TableConfig({**self.props, **updates})
 
     # --8<-- [start:create]
@@ -500,6 +528,8 @@ class PartitionMetadata:
             raise InvalidTable(f"partition depth {self.depth} is negative", hint="depth counts path segments")
 
     def format(self, saved_at: datetime | None = None) -> bytes:
+        """The bytes of ``.hoodie_partition_metadata``: a comment line, the date line, then ``commitTime`` and
+        ``partitionDepth``."""
         when = (saved_at or datetime.now(UTC)).astimezone(UTC)
         stamp = f"{when.strftime('%a %b %d %H:%M:%S')} UTC {when.year}"
         return f"#partition metadata\n#{stamp}\ncommitTime={self.commit_time}\npartitionDepth={self.depth}\n".encode()

@@ -95,6 +95,8 @@ class InstantTimeGenerator:
         self._last = last
 
     def next(self) -> str:
+        """The next instant time: the clock's time in milliseconds, bumped one millisecond past the last time given so
+        times strictly increase."""
         candidate = format_instant_time(datetime.fromtimestamp(self._clock(), UTC))
         if self._last is not None and candidate <= self._last:
             candidate = format_instant_time(parse_instant_time(self._last) + _ONE_MS)
@@ -244,6 +246,8 @@ class Instant:
 
     @property
     def sort_key(self) -> tuple[str, str, int]:
+        """The order of instants: requested time, then action (compaction-like actions as the action they complete as),
+        then state in lifecycle order."""
         return (self.requested, COMPLETED_ACTION.get(self.action, self.action), STATE_ORDER[self.state])
 
     def __lt__(self, other: object) -> bool:
@@ -254,14 +258,17 @@ class Instant:
 
     @property
     def is_completed(self) -> bool:
+        """Whether the instant is completed."""
         return self.state == State.COMPLETED
 
     @property
     def is_requested(self) -> bool:
+        """Whether the instant is only requested."""
         return self.state == State.REQUESTED
 
     @property
     def is_inflight(self) -> bool:
+        """Whether the instant is inflight."""
         return self.state == State.INFLIGHT
 
     @property
@@ -518,18 +525,22 @@ class Timeline:
         return self.origin_actions.get(requested)
 
     def filter(self, pred: Callable[[Instant], bool]) -> Timeline:
+        """The instants ``pred`` keeps, with their files and origin actions."""
         kept = tuple(i for i in self.instants if pred(i))
         keep = {i.requested for i in kept}
         return Timeline(kept, self.layout, {t: f for t, f in self.files.items() if t in keep},
                         {t: a for t, a in self.origin_actions.items() if t in keep})
 
     def filter_actions(self, *actions: str) -> Timeline:
+        """The instants of the given actions."""
         return self.filter(lambda i: i.action in actions)
 
     def completed(self) -> Timeline:
+        """The completed instants."""
         return self.filter(lambda i: i.is_completed)
 
     def pending(self) -> Timeline:
+        """The instants not yet completed (requested or inflight)."""
         return self.filter(lambda i: not i.is_completed)
 
     def commits_timeline(self) -> Timeline:
@@ -547,13 +558,16 @@ class Timeline:
         return self.filter(lambda i: not i.is_completed and i.action in WRITE_ACTIONS)
 
     def latest_completed(self) -> Instant | None:
+        """The last completed instant in timeline order, or None."""
         done = [i for i in self.instants if i.is_completed]
         return done[-1] if done else None
 
     def first_instant(self) -> Instant | None:
+        """The first instant in timeline order, or None."""
         return self.instants[0] if self.instants else None
 
     def is_completed(self, t: str) -> bool:
+        """Whether instant ``t`` is on the timeline and completed."""
         inst = self.get(t)
         return inst is not None and inst.is_completed
 

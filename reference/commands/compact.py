@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
+from reference.progress import spark_progress
 from spec.commit_metadata import parse_commit_metadata
 from spec.timeline import Timeline, read_instant_content
 
@@ -40,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         title = f"Compaction {t} scheduled" if t else "Nothing to compact"
         _output.emit(args.output, data, COLUMNS, [], title=title)
         return 0
-    t = run_compaction(client, args.run or None) if args.run is not None else compact(client)
+    with spark_progress():
+        t = run_compaction(client, args.run or None) if args.run is not None else compact(client)
     rows: list[dict[str, Any]] = []
     if t is not None:
         timeline = Timeline.load(client.storage)

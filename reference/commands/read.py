@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reference.commands import _output
+from reference.progress import spark_progress
 from spec.errors import InvalidOperation
 from spec.reader import QUERY_TYPES, read_table
 
@@ -65,11 +66,12 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
     from reference.spark import get_or_create_session
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
-    df = read_spark(get_or_create_session(), args.table, args.query, as_of=args.as_of, begin=args.begin,
-                    end=args.end, columns=args.columns, partition_filter=args.partitions)
-    if not df.columns:
-        return pa.table({})
-    table: pa.Table = df.toArrow()
+    with spark_progress():
+        df = read_spark(get_or_create_session(), args.table, args.query, as_of=args.as_of, begin=args.begin,
+                        end=args.end, columns=args.columns, partition_filter=args.partitions)
+        if not df.columns:
+            return pa.table({})
+        table: pa.Table = df.toArrow()
     return table
 
 

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from reference.commands import _output
 from reference.options import OPERATIONS
+from reference.progress import spark_progress
 from spec.errors import InvalidConfig, InvalidOperation
 
 
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise InvalidConfig(f"--option {item!r} is not KEY=VALUE")
         options[key] = value
-    result = HudiTable(args.table).write(_load(args.input), args.operation, options)
+    with spark_progress():
+        result = HudiTable(args.table).write(_load(args.input), args.operation, options)
     stats = list(result.metadata.all_write_stats())
     summary = {"instant": result.instant, "action": result.action, "operation": result.operation,
                "files": len(stats), "records_written": sum(s.num_writes for s in stats),

@@ -4,8 +4,9 @@ Columns as ``show_timeline`` names them: ``instant_time`` (requested time), ``ac
 and ``requested_time`` / ``inflight_time`` / ``completed_time``, the modification times of the
 instant's file in each state (UTC). Added here: ``completion_time`` (layout 2: the ``C`` of
 ``T_C.action``), ``requested_action`` (``compaction`` for a completed compaction shown as
-``commit``) and ``files``, the instant's timeline files. Like ``show_timeline`` the newest 20
-instants are shown unless ``--all`` or ``--limit`` says otherwise; rows are in timeline order.
+``commit``) and ``files``, the instant's timeline files (in text only with ``--files``). Like
+``show_timeline`` the newest 20 instants are shown unless ``--all`` or ``--limit`` says otherwise;
+rows are in timeline order.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--all", action="store_true", help="every instant (default: the newest 20)")
     p.add_argument("--limit", type=int, default=None, help=f"only the newest N instants (default {DEFAULT_LIMIT})")
     p.add_argument("--pending", action="store_true", help="only instants that did not complete")
+    p.add_argument("--files", action="store_true", help="text: also list each instant's timeline files")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
@@ -70,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
         _output.emit_json({"layout": timeline.layout, "total_instants": len(timeline), "instants": rows})
     else:
         shown = f"{len(rows)} of {len(timeline)}" if len(rows) < len(timeline) else str(len(rows))
+        columns = COLUMNS if args.files else COLUMNS[:-1]
         _output.emit_table(
             f"Timeline (layout {timeline.layout}), {shown} instants",
-            COLUMNS,
-            [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["files"])] for r in rows],
+            columns,
+            [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["files"])][:len(columns)] for r in rows],
         )
     return 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,14 +28,17 @@ from typing import Any
 
 import pyarrow as pa
 
+from reference.faults import armed, die, fault_point
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec, HandleContext, run_handle
 from reference.index import bloom_index, simple_index
+from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, format_commit_metadata, parse_commit_metadata
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
+from spec.log_format import read_blocks
 from spec.merge import MergeRule
 from spec.partitioner import (
     BucketAssignment,
@@ -55,6 +59,7 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
+from spec.services import ArchiveConfig, CleanConfig, CompactionConfig
 from spec.storage import Storage
 from spec.table_config import (
     MERGE_ON_READ,
@@ -77,6 +82,8 @@ from spec.timeline import (
 )
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+TIMELINE_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+"""The temporary sibling ``Storage.create_if_absent`` writes before linking an instant file into place."""
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 OPERATION_TYPES = {"upsert": "UPSERT", "insert": "INSERT", "bulk_insert": "BULK_INSERT", "delete": "DELETE",
                    "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
@@ -205,44 +212,78 @@ class WriteClient:
         return InstantTimeGenerator(self._clock, last) if self._clock else InstantTimeGenerator(last=last)
 
     # step 3
-    def rollback_failed_writes(self, table: TableConfig, timeline: Timeline) -> list[str]:
-        """Roll back every write that started and did not complete: delete the data files it wrote and
-        its instant files, newest first (hudi-format.md §7, rollback of a failed write)."""
+    def rollback_failed_writes(self, table: TableConfig, timeline: Timeline, after: str | None = None) -> list[str]:
+        """Before a write: every write a killed writer left pending is rolled back, newest first,
+        each under a rollback instant with its plan and metadata (Hudi's eager failed-writes policy,
+        seed 001); the rollback instants come after ``after``, the new write's instant.
+
+        What no rollback plan can name goes first: a completed instant file left half written, data
+        files a killed task left half written (``.inprogress``) and log files holding no complete
+        block. Pending compactions are not rolled back: they are retried."""
+        from reference.services import rollback_instant
+
+        pending = self._drop_partial_files(table, timeline)
         rolled: list[str] = []
+        for inst in reversed(pending):
+            tl = Timeline.load(self.storage, table.timeline_layout)
+            rollback_instant(self.storage, table, inst, clock=self._clock, timeline=tl, after=after)
+            rolled.append(inst.requested)
+        return rolled
+
+    def _drop_partial_files(self, table: TableConfig, timeline: Timeline) -> list[Instant]:
+        """Delete what killed writers left half written; the pending writes, oldest first."""
         layout = table.timeline_layout
+        for f in self.storage.list(timeline_dir(layout)):
+            if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
+                self.storage.delete(f.path)
         pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
         if not pending:
-            return rolled
-        # one listing of the data files, by the instant in their names (a listing catches files written
-        # before their marker; ``.inprogress`` are files a killed task left half written)
-        written: dict[str, list[str]] = {}
+            return pending
+        times = {i.requested for i in pending}
+        for f in self.storage.list("", recursive=True):
+            if f.is_dir or f.path.startswith(".hoodie") or not f.name.endswith(".inprogress"):
+                continue
+            try:
+                if parse_base_file_name(f.name.removesuffix(".inprogress")).instant in times:
+                    self.storage.delete(f.path)
+            except HudiSpecError:
+                continue
+        for t in times:
+            for f in self.storage.list(f".hoodie/.temp/{t}", recursive=True):
+                if f.is_dir or ".marker." not in f.name:
+                    continue
+                data = f.path.removeprefix(f".hoodie/.temp/{t}/").rsplit(".marker.", 1)[0]
+                if (is_log_file_name(posixpath.basename(data)) and self.storage.exists(data)
+                        and not any(r.block is not None for r in read_blocks(self.storage.read(data)))):
+                    self.storage.delete(data)  # a log file whose only block was cut short
+        return pending
+
+    def discard_own_write(self, table: TableConfig, inst: Instant) -> None:
+        """A write that failed with an error in this process is undone on the spot and leaves no
+        trace: the data files it named in markers or by its instant, its markers and its instant
+        files; the table is byte for byte as it was."""
+        layout = table.timeline_layout
+        t = inst.requested
+        self._drop_partial_files(table, Timeline.load(self.storage, layout))
+        for f in self.storage.list(f".hoodie/.temp/{t}", recursive=True):
+            if not f.is_dir and ".marker." in f.name:
+                data = f.path.removeprefix(f".hoodie/.temp/{t}/").rsplit(".marker.", 1)[0]
+                self.storage.delete(data)
         for f in self.storage.list("", recursive=True):
             if f.is_dir or f.path.startswith(".hoodie"):
                 continue
             try:
-                if f.name.endswith((".parquet", ".inprogress")):
-                    written.setdefault(parse_base_file_name(f.name.removesuffix(".inprogress")).instant,
-                                       []).append(f.path)
-                elif table.table_version >= 8 and is_log_file_name(f.name):
-                    # v8 log files carry their deltacommit's instant (v6 names carry the slice's base
-                    # instant and are found through their APPEND markers)
-                    written.setdefault(parse_log_file_name(f.name).instant, []).append(f.path)
+                ours = ((f.name.endswith(".parquet") and parse_base_file_name(f.name).instant == t)
+                        or (table.table_version >= 8 and is_log_file_name(f.name)
+                            and parse_log_file_name(f.name).instant == t))
             except HudiSpecError:
                 continue
-        for inst in reversed(pending):
-            # the markers name what the write created
-            for f in self.storage.list(f".hoodie/.temp/{inst.requested}", recursive=True):
-                if not f.is_dir and ".marker." in f.name:
-                    data = f.path.removeprefix(f".hoodie/.temp/{inst.requested}/").rsplit(".marker.", 1)[0]
-                    self.storage.delete(data)
-                    self.storage.delete(f"{data}.inprogress")
-            for path in written.get(inst.requested, []):
-                self.storage.delete(path)
-            self.storage.delete_dir(f".hoodie/.temp/{inst.requested}")
-            for name in reversed(timeline.files_of(inst.requested)):
-                self.storage.delete(posixpath.join(timeline_dir(layout), name))
-            rolled.append(inst.requested)
-        return rolled
+            if ours:
+                self.storage.delete(f.path)
+        self.storage.delete_dir(f".hoodie/.temp/{t}")
+        timeline = Timeline.load(self.storage, layout)
+        for name in reversed(timeline.files_of(t)):
+            self.storage.delete(posixpath.join(timeline_dir(layout), name))
 
     def _to_dataframe(self, data: Any) -> Any:
         if isinstance(data, pa.Table):
@@ -272,25 +313,54 @@ class WriteClient:
             self._check_schema(df, table, timeline, op)
             df = _key_columns(df, table)
             _validate_keys(df, table)
-        self.rollback_failed_writes(table, timeline)
-        timeline = Timeline.load(self.storage, table.timeline_layout)
-        gen = self._generator(timeline)
-        instant = gen.next()
-        action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
-                  else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
-        started = self._start(table, instant, action)
-        try:
-            md = self._write(df, table, timeline, cfg, instant, op)
-            self._complete(table, started, md, gen)
-        except BaseException:
-            self.rollback_failed_writes(table, Timeline.load(self.storage, table.timeline_layout))
-            raise
-        result = WriteResult(instant, action, op, md)
-        if table.table_type == MERGE_ON_READ and cfg.inline_compact:
-            from reference.compaction import maybe_inline_compaction
-
-            maybe_inline_compaction(self, table, cfg)
+        with table_lock(self.storage, op):
+            instant, gen, timeline = self.begin(table)
+            action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
+                      else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
+            started = self._start(table, instant, action)
+            try:
+                fault_point("after_start")
+                md = self._write(df, table, timeline, cfg, instant, op)
+                fault_point("before_commit")
+                self._complete(table, started, md, gen)
+            except BaseException:
+                self.discard_own_write(table, started)
+                raise
+            result = WriteResult(instant, action, op, md)
+            self.run_inline_services(table, cfg)
         return result
+
+    def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None:
+        """After a commit, under the writer's lock, as Hudi's write client does: inline compaction
+        (merge-on-read, ``hoodie.compact.inline``), then the cleaner (``hoodie.clean.automatic``), then
+        archival (``hoodie.archive.automatic``)."""
+        from reference.archive import archive
+        from reference.compaction import maybe_inline_compaction
+        from reference.services import clean
+
+        if table.table_type == MERGE_ON_READ and cfg.inline_compact:
+            maybe_inline_compaction(self, table, cfg)
+        if cfg.auto_clean:
+            self._label("clean")
+            clean(self.storage, table, clean_config(cfg), clock=self._clock, locked=True)
+        if cfg.auto_archive:
+            self._label("archive")
+            archive(self.storage, table, ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
+                    CompactionConfig(cfg.compact_max_delta_commits), locked=True)
+
+    def _label(self, action: str) -> None:
+        if self._spark is not None:
+            self._spark.sparkContext.setJobDescription(f"hudi {action}")
+
+    def begin(self, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
+        """The new write's instant, after failed writes are rolled back (their rollback instants
+        follow it, as in Hudi); a generator for what comes next, and the timeline the write sees."""
+        timeline = Timeline.load(self.storage, table.timeline_layout)
+        instant = self._generator(timeline).next()
+        if self.rollback_failed_writes(table, timeline, after=instant):
+            timeline = Timeline.load(self.storage, table.timeline_layout)
+        gen = self._generator(timeline)
+        return instant, gen, timeline
 
     def _check_schema(self, df: Any, table: TableConfig, timeline: Timeline, op: str) -> None:
         columns = set(df.columns)
@@ -329,8 +399,13 @@ class WriteClient:
         completed = gen.next() if layout == 2 else None
         done = inst.transition(State.COMPLETED, completed=completed)
         self.storage.delete_dir(f".hoodie/.temp/{inst.requested}")
-        self.storage.create_if_absent(posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout)),
-                                      format_commit_metadata(md, table.table_version))
+        name = posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout))
+        content = format_commit_metadata(md, table.table_version)
+        if armed("mid_commit"):  # a crash while the completed instant is being written
+            self.storage.write_atomic(f"{timeline_dir(layout)}/.{posixpath.basename(name)}.{'0' * 32}.tmp",
+                                      content[: len(content) // 2])
+            die()
+        self.storage.create_if_absent(name, content)
 
     # steps 4-6
     def _write(self, df: Any, table: TableConfig, timeline: Timeline, cfg: WriteConfig, instant: str,
@@ -504,6 +579,12 @@ class WriteClient:
         self.spark.sparkContext.setJobDescription(f"hudi commit {ctx.instant}: write {len(ctx.buckets)} buckets")
         rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
         return [json.loads(r["stat"]) for r in rows]
+
+
+def clean_config(cfg: WriteConfig) -> CleanConfig:
+    """The cleaner settings of a write's options."""
+    return CleanConfig(cfg.clean_policy, cfg.clean_commits_retained, cfg.clean_file_versions_retained,
+                       cfg.clean_hours_retained)
 
 
 def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:

@@ -24,11 +24,13 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from reference.handles import HandleContext, _write, marker_path
+from reference.lock import table_lock
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
@@ -76,12 +78,22 @@ def _mb(n: int) -> float:
     return float(n // (1024 * 1024))
 
 
-def schedule_compaction(client: WriteClient, instant: str | None = None) -> str | None:
-    """Write a compaction plan for every latest slice with log files; its instant, or None."""
-    from reference.client import pending_compaction_groups
+def _locked(client: WriteClient, held: bool, action: str) -> AbstractContextManager[object]:
+    return nullcontext() if held else table_lock(client.storage, action)
 
+
+def schedule_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False) -> str | None:
+    """Write a compaction plan for every latest slice with log files; its instant, or None.
+    Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
     _require_mor(table)
+    with _locked(client, locked, "schedule compaction"):
+        return _schedule(client, table, instant)
+
+
+def _schedule(client: WriteClient, table: TableConfig, instant: str | None) -> str | None:
+    from reference.client import pending_compaction_groups
+
     timeline = Timeline.load(client.storage, table.timeline_layout)
     client.rollback_failed_writes(table, timeline)
     timeline = Timeline.load(client.storage, table.timeline_layout)
@@ -125,10 +137,16 @@ def _table(client: WriteClient) -> TableConfig:
     return table
 
 
-def run_compaction(client: WriteClient, instant: str | None = None) -> str:
-    """Execute a pending compaction (the oldest when ``instant`` is None); returns its instant."""
+def run_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False) -> str:
+    """Execute a pending compaction (the oldest when ``instant`` is None); returns its instant.
+    Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
     _require_mor(table)
+    with _locked(client, locked, "run compaction"):
+        return _run(client, table, instant)
+
+
+def _run(client: WriteClient, table: TableConfig, instant: str | None) -> str:
     layout = table.timeline_layout
     timeline = Timeline.load(client.storage, layout)
     pending = timeline.pending_compactions().instants
@@ -165,10 +183,13 @@ def run_compaction(client: WriteClient, instant: str | None = None) -> str:
     return t
 
 
-def compact(client: WriteClient) -> str | None:
+def compact(client: WriteClient, *, locked: bool = False) -> str | None:
     """Schedule a compaction and run it; the instant, or None when no slice has log files."""
-    t = schedule_compaction(client)
-    return run_compaction(client, t) if t is not None else None
+    table = _table(client)
+    _require_mor(table)
+    with _locked(client, locked, "compaction"):
+        t = _schedule(client, table, None)
+        return _run(client, table, t) if t is not None else None
 
 
 def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteConfig) -> str | None:
@@ -176,7 +197,7 @@ def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteC
     timeline = Timeline.load(client.storage, table.timeline_layout)
     if not should_schedule_compaction(timeline, CompactionConfig(cfg.compact_max_delta_commits)):
         return None
-    return compact(client)
+    return compact(client, locked=True)  # the deltacommit's writer holds the lock
 
 
 def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:

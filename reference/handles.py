@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reference.bloom import footer as bloom_footer
+from reference.faults import armed, die
 from spec.append_handle import (
     AppendHandleConfig,
     LogRecordOp,
@@ -96,7 +97,7 @@ def _with_meta(table: pa.Table, meta: Mapping[str, Sequence[Any]], data_schema: 
     return pa.Table.from_arrays(cols + data, schema=schema)
 
 
-def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext) -> int:
+def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, bucket: int | None = None) -> int:
     keys = table.column(RECORD_KEY)
     footer = {b"parquet.avro.schema": ctx.avro_schema_json.encode(), b"writer.model.name": b"avro"}
     if table.num_rows:
@@ -110,6 +111,9 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext) -> i
     tmp = f"{rel}.inprogress"
     with pq.ParquetWriter(storage.full(tmp), table.schema, filesystem=storage.fs,
                           compression=ctx.compression) as writer:
+        if armed("mid_base_file", bucket):  # a crash half way through the file
+            writer.write_table(table.slice(0, table.num_rows // 2))
+            die()
         writer.write_table(table)
         writer.add_key_value_metadata(footer)
     storage.fs.move(storage.full(tmp), storage.full(rel))
@@ -202,7 +206,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     table = pa.concat_tables(parts) if parts else out_schema.empty_table()
     if ctx.sort_by_key:
         table = table.sort_by([(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")])
-    size = _write(storage, rel, table, ctx)
+    size = _write(storage, rel, table, ctx, bucket)
     return {
         "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,
         "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
@@ -274,6 +278,9 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
         storage.create_if_absent(marker_path(ctx.instant, rel, "APPEND"), b"")
         offset = storage.size(rel) if storage.exists(rel) else 0
         payload = b"".join(encoded[a] for a in _appends_of(pf.blocks, encoded))
+        if armed("mid_log_block", bucket):  # a crash half way through a block
+            storage.append(rel, payload[: len(payload) // 2])
+            die()
         storage.append(rel, payload)
         in_file = [i for b in pf.blocks for i in b.records]
         n_deletes = sum(1 for i in in_file if deletes[i])

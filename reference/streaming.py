@@ -40,7 +40,9 @@ from reference.client import (
     create_table,
     pending_compaction_groups,
 )
+from reference.faults import fault_point
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec
+from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
 from spec.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
 from spec.file_naming import make_file_id
@@ -125,8 +127,6 @@ class StreamingWriter:
         client._check_schema(df, table, timeline, "upsert")
         df = _key_columns(df, table)
         _validate_keys(df, table)
-        client.rollback_failed_writes(table, timeline)
-        timeline = Timeline.load(client.storage, table.timeline_layout)
         if self.assigner is None:
             self.assigner = self._start_assigner(table, timeline)
         # combine the checkpoint's records per key; keep each key's first position (assignment order)
@@ -151,21 +151,20 @@ class StreamingWriter:
         keys = df.select(PARTITION_PATH, RECORD_KEY, is_delete.alias("d"), "__first").orderBy("__first").collect()
         if not keys:
             return None
-        gen = client._generator(timeline)
-        instant = gen.next()
-        mor = table.table_type == MERGE_ON_READ
-        started = client._start(table, instant, Action.DELTA_COMMIT if mor else Action.COMMIT)
-        try:
-            md = self._write(df, table, timeline, instant, keys, batch_id)
-            client._complete(table, started, md, gen)
-        except BaseException:
-            client.rollback_failed_writes(table, Timeline.load(client.storage, table.timeline_layout))
-            self.assigner = None  # rebuilt from the table at the next checkpoint
-            raise
-        if mor and self.cfg.inline_compact:
-            from reference.compaction import maybe_inline_compaction
-
-            maybe_inline_compaction(client, table, self.cfg)
+        with table_lock(client.storage, "streaming checkpoint"):
+            instant, gen, timeline = client.begin(table)
+            mor = table.table_type == MERGE_ON_READ
+            started = client._start(table, instant, Action.DELTA_COMMIT if mor else Action.COMMIT)
+            try:
+                fault_point("after_start")
+                md = self._write(df, table, timeline, instant, keys, batch_id)
+                fault_point("before_commit")
+                client._complete(table, started, md, gen)
+            except BaseException:
+                client.discard_own_write(table, started)
+                self.assigner = None  # rebuilt from the table at the next checkpoint
+                raise
+            client.run_inline_services(table, self.cfg)
         return WriteResult(instant, started.action, "upsert", md)
 
     def _write(self, df: Any, table: TableConfig, timeline: Timeline, instant: str, keys: list[Any],

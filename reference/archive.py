@@ -36,6 +36,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from reference.lock import maybe_locked
 from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
 from spec.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
 from spec.errors import HudiSpecError, MetadataFormatError
@@ -224,36 +225,37 @@ def archive_files(storage: Storage) -> list[str]:
 
 
 def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None = None,
-            compaction: CompactionConfig | None = None) -> ArchiveResult:
+            compaction: CompactionConfig | None = None, *, locked: bool = False) -> ArchiveResult:
     """Archive what ``plan_archive`` chooses (v6: the archived log; v8: the LSM history). Nothing
     chosen: nothing written."""
-    timeline = Timeline.load(storage, table.timeline_layout)
-    chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
-    chosen = hold_back_uncleaned_replaces(storage, timeline, chosen)
-    if not chosen:
-        return ArchiveResult(())
-    names = [n for inst in chosen for n in _files_in_state_order(timeline, inst)]
-    if table.timeline_layout != LAYOUT_V1:
-        target = _write_lsm(storage, timeline, chosen)
+    with maybe_locked(storage, locked, "archive"):
+        timeline = Timeline.load(storage, table.timeline_layout)
+        chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
+        chosen = hold_back_uncleaned_replaces(storage, timeline, chosen)
+        if not chosen:
+            return ArchiveResult(())
+        names = [n for inst in chosen for n in _files_in_state_order(timeline, inst)]
+        if table.timeline_layout != LAYOUT_V1:
+            target = _write_lsm(storage, timeline, chosen)
+            _delete_instant_files(storage, table, names)
+            return ArchiveResult(tuple(chosen), target, len(chosen))
+        records = [archived_entry(storage, table, n) for n in names]
+        schema_text = schema_json(archived_entry_schema(table.table_version))
+        blocks = [LogBlock(BlockType.AVRO_DATA_BLOCK, ((int(HeaderKey.SCHEMA), schema_text),),
+                           encode_avro_records(records[i:i + ARCHIVE_BATCH], schema_text))
+                  for i in range(0, len(records), ARCHIVE_BATCH)]
+        existing = archive_files(storage)
+        data = encode_blocks(blocks)
+        if existing and isinstance(storage.fs, pafs.LocalFileSystem):
+            target = existing[-1]
+            storage.append(target, data)
+        else:
+            version = parse_log_file_name(posixpath.basename(existing[-1])).version + 1 if existing else 1
+            target = posixpath.join(HISTORY_DIRS[LAYOUT_V1], LogFileName(
+                ARCHIVE_FILE_ID, "", version, ROLLBACK_WRITE_TOKEN, ARCHIVE_EXTENSION).format())
+            storage.write_atomic(target, data)
         _delete_instant_files(storage, table, names)
-        return ArchiveResult(tuple(chosen), target, len(chosen))
-    records = [archived_entry(storage, table, n) for n in names]
-    schema_text = schema_json(archived_entry_schema(table.table_version))
-    blocks = [LogBlock(BlockType.AVRO_DATA_BLOCK, ((int(HeaderKey.SCHEMA), schema_text),),
-                       encode_avro_records(records[i:i + ARCHIVE_BATCH], schema_text))
-              for i in range(0, len(records), ARCHIVE_BATCH)]
-    existing = archive_files(storage)
-    data = encode_blocks(blocks)
-    if existing and isinstance(storage.fs, pafs.LocalFileSystem):
-        target = existing[-1]
-        storage.append(target, data)
-    else:
-        version = parse_log_file_name(posixpath.basename(existing[-1])).version + 1 if existing else 1
-        target = posixpath.join(HISTORY_DIRS[LAYOUT_V1], LogFileName(
-            ARCHIVE_FILE_ID, "", version, ROLLBACK_WRITE_TOKEN, ARCHIVE_EXTENSION).format())
-        storage.write_atomic(target, data)
-    _delete_instant_files(storage, table, names)
-    return ArchiveResult(tuple(chosen), target, len(records))
+        return ArchiveResult(tuple(chosen), target, len(records))
 
 
 def hold_back_uncleaned_replaces(storage: Storage, timeline: Timeline,

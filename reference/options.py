@@ -41,6 +41,13 @@ def _positive_int(v: str) -> int:
     return n
 
 
+def _non_negative_int(v: str) -> int:
+    n = int(v)
+    if n < 0:
+        raise ValueError("expected a non-negative integer")
+    return n
+
+
 def _fields(v: str) -> tuple[str, ...]:
     return tuple(f.strip() for f in v.split(",") if f.strip())
 
@@ -89,6 +96,21 @@ REGISTRY: tuple[Option, ...] = (
            "once enough deltacommits followed the last one", _bool),
     Option("hoodie.compact.inline.max.delta.commits", "5",
            "merge-on-read: deltacommits since the last compaction that trigger the next", _positive_int),
+    Option("hoodie.clean.automatic", "true", "run the cleaner after every commit", _bool),
+    Option("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", "which file slices the cleaner keeps",
+           choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"),
+           aliases=("hoodie.clean.policy",)),
+    Option("hoodie.cleaner.commits.retained", "10", "KEEP_LATEST_COMMITS: commits whose snapshots stay readable",
+           _non_negative_int, aliases=("hoodie.clean.commits.retained",)),
+    Option("hoodie.cleaner.fileversions.retained", "3", "KEEP_LATEST_FILE_VERSIONS: file slices kept per group",
+           _positive_int, aliases=("hoodie.clean.fileversions.retained",)),
+    Option("hoodie.cleaner.hours.retained", "24", "KEEP_LATEST_BY_HOURS: hours of commits whose snapshots stay "
+           "readable", _non_negative_int, aliases=("hoodie.clean.hours.retained",)),
+    Option("hoodie.archive.automatic", "true", "archive old instants after every commit", _bool),
+    Option("hoodie.keep.min.commits", "20", "completed commits archival leaves on the active timeline",
+           _positive_int),
+    Option("hoodie.keep.max.commits", "30", "archival starts when the active timeline has more completed commits",
+           _positive_int),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in REGISTRY}
 ALIASES: dict[str, str] = {a: o.key for o in REGISTRY for a in o.aliases}
@@ -124,6 +146,14 @@ class WriteConfig:
     log_file_size: int = 1024 * 1024 * 1024
     inline_compact: bool = False
     compact_max_delta_commits: int = 5
+    auto_clean: bool = True
+    clean_policy: str = "KEEP_LATEST_COMMITS"
+    clean_commits_retained: int = 10
+    clean_file_versions_retained: int = 3
+    clean_hours_retained: int = 24
+    auto_archive: bool = True
+    keep_min_commits: int = 20
+    keep_max_commits: int = 30
 
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
@@ -154,6 +184,15 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
     keys = values["hoodie.datasource.write.recordkey.field"] or ()
     keygen = values["hoodie.datasource.write.keygenerator.type"] or (
         "NON_PARTITION" if not partitions else "COMPLEX" if len(keys) > 1 or len(partitions) > 1 else "SIMPLE")
+    if values["hoodie.keep.max.commits"] <= values["hoodie.keep.min.commits"]:
+        raise InvalidConfig(f"hoodie.keep.max.commits={values['hoodie.keep.max.commits']} must be greater than "
+                            f"hoodie.keep.min.commits={values['hoodie.keep.min.commits']}",
+                            hint="raise hoodie.keep.max.commits or lower hoodie.keep.min.commits")
+    if (values["hoodie.cleaner.policy"] == "KEEP_LATEST_COMMITS"
+            and values["hoodie.keep.min.commits"] <= values["hoodie.cleaner.commits.retained"]):
+        raise InvalidConfig(f"hoodie.keep.min.commits={values['hoodie.keep.min.commits']} must be greater than "
+                            f"hoodie.cleaner.commits.retained={values['hoodie.cleaner.commits.retained']}",
+                            hint="archival must not remove commits the cleaner still retains")
     return WriteConfig(
         table_name=values["hoodie.table.name"],
         table_type=values["hoodie.datasource.write.table.type"],
@@ -181,4 +220,12 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
         log_file_size=values["hoodie.logfile.max.size"],
         inline_compact=values["hoodie.compact.inline"],
         compact_max_delta_commits=values["hoodie.compact.inline.max.delta.commits"],
+        auto_clean=values["hoodie.clean.automatic"],
+        clean_policy=values["hoodie.cleaner.policy"],
+        clean_commits_retained=values["hoodie.cleaner.commits.retained"],
+        clean_file_versions_retained=values["hoodie.cleaner.fileversions.retained"],
+        clean_hours_retained=values["hoodie.cleaner.hours.retained"],
+        auto_archive=values["hoodie.archive.automatic"],
+        keep_min_commits=values["hoodie.keep.min.commits"],
+        keep_max_commits=values["hoodie.keep.max.commits"],
     )

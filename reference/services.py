@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from reference.lock import maybe_locked
 from spec.errors import InstantNotFound, InvalidOperation, InvalidTable
 from spec.file_naming import (
     ROLLBACK_WRITE_TOKEN,
@@ -113,9 +114,9 @@ def _timeline(storage: Storage, table: TableConfig) -> Timeline:
     return Timeline.load(storage, table.timeline_layout)
 
 
-def _generator(timeline: Timeline, clock: Clock | None) -> InstantTimeGenerator:
-    """New instant times after every time on the timeline (requested and completion times)."""
-    last = max((i.completed or i.requested for i in timeline.instants), default=None)
+def _generator(timeline: Timeline, clock: Clock | None, after: str | None = None) -> InstantTimeGenerator:
+    """New instant times after every time on the timeline (requested and completion times) and ``after``."""
+    last = max([i.completed or i.requested for i in timeline.instants] + ([after] if after else []), default=None)
     return InstantTimeGenerator(clock or time.time, last)
 
 
@@ -314,28 +315,29 @@ def plan_table_clean(storage: Storage, table: TableConfig, config: CleanConfig,
 
 
 def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = None, *,
-          now: str | None = None, clock: Clock | None = None) -> CleanResult:
+          now: str | None = None, clock: Clock | None = None, locked: bool = False) -> CleanResult:
     """Plan and run the cleaner (Hudi's CleanPlanActionExecutor + CleanActionExecutor).
 
     Pending cleans are finished first. Nothing to clean leaves no instant. ``now`` is the current
     instant time for KEEP_LATEST_BY_HOURS (default: the clock's).
     """
-    cfg = config or CleanConfig()
-    finished = tuple(finish_pending_cleans(storage, table, clock))
-    timeline = _timeline(storage, table)
-    if now is None:
-        now = format_instant_time(datetime.fromtimestamp((clock or time.time)(), UTC))
-    started = _now_millis(None)
-    plan = plan_table_clean(storage, table, cfg, now, timeline)
-    if plan.is_empty:
-        return CleanResult(None, plan, {}, finished)
-    gen = _generator(timeline, clock)
-    t = gen.next()
-    record = cleaner_plan_record(storage, plan)
-    requested = Instant(t, Action.CLEAN, State.REQUESTED)
-    _write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
-    deleted = _execute_clean(storage, table, timeline, requested, record, gen, started)
-    return CleanResult(t, plan, deleted, finished)
+    with maybe_locked(storage, locked, "clean"):
+        cfg = config or CleanConfig()
+        finished = tuple(finish_pending_cleans(storage, table, clock))
+        timeline = _timeline(storage, table)
+        if now is None:
+            now = format_instant_time(datetime.fromtimestamp((clock or time.time)(), UTC))
+        started = _now_millis(None)
+        plan = plan_table_clean(storage, table, cfg, now, timeline)
+        if plan.is_empty:
+            return CleanResult(None, plan, {}, finished)
+        gen = _generator(timeline, clock)
+        t = gen.next()
+        record = cleaner_plan_record(storage, plan)
+        requested = Instant(t, Action.CLEAN, State.REQUESTED)
+        _write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
+        deleted = _execute_clean(storage, table, timeline, requested, record, gen, started)
+        return CleanResult(t, plan, deleted, finished)
 
 
 # =============================================================================================
@@ -490,21 +492,22 @@ def check_rollback_allowed(storage: Storage, timeline: Timeline, target: Instant
 
 
 def rollback(storage: Storage, table: TableConfig, instant_time: str | None = None, *,
-             clock: Clock | None = None) -> RollbackResult:
+             clock: Clock | None = None, locked: bool = False) -> RollbackResult:
     """Explicitly roll back ``instant_time`` (default: the latest data-writing instant, completed or
     pending). Refused, with the table untouched, as ``check_rollback_allowed`` says.
 
     Rollbacks a crash left pending are finished first, from their plans; when one of them undid
     the instant asked for (or no instant was named), that finished rollback is the result.
     """
-    resumed = finish_pending_rollbacks(storage, table, clock=clock)
-    for r in reversed(resumed):
-        if instant_time is None or r.target.requested == instant_time:
-            return r
-    timeline = _timeline(storage, table)
-    target = instant_to_rollback(timeline, instant_time)
-    check_rollback_allowed(storage, timeline, target)
-    return rollback_instant(storage, table, target, clock=clock, timeline=timeline)
+    with maybe_locked(storage, locked, "rollback"):
+        resumed = finish_pending_rollbacks(storage, table, clock=clock)
+        for r in reversed(resumed):
+            if instant_time is None or r.target.requested == instant_time:
+                return r
+        timeline = _timeline(storage, table)
+        target = instant_to_rollback(timeline, instant_time)
+        check_rollback_allowed(storage, timeline, target)
+        return rollback_instant(storage, table, target, clock=clock, timeline=timeline)
 
 
 def finish_pending_rollbacks(storage: Storage, table: TableConfig, *,
@@ -540,7 +543,7 @@ def finish_pending_rollbacks(storage: Storage, table: TableConfig, *,
 
 
 def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, clock: Clock | None = None,
-                     timeline: Timeline | None = None) -> RollbackResult:
+                     timeline: Timeline | None = None, after: str | None = None) -> RollbackResult:
     """Roll back one instant under a new rollback instant (no checks: the write client calls this for
     its own failed writes)."""
     tl = timeline or _timeline(storage, table)
@@ -549,7 +552,7 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     plan, appended = plan_table_rollback(storage, table, target, listing)
     sizes = {f.path: f.size for f in listing}
     record = rollback_plan_record(storage, plan, appended, sizes)
-    gen = _generator(tl, clock)
+    gen = _generator(tl, clock, after)
     r = gen.next()
     layout = table.timeline_layout
     requested = Instant(r, Action.ROLLBACK, State.REQUESTED)
@@ -587,58 +590,63 @@ def _last_clean_retains(storage: Storage, timeline: Timeline) -> str | None:
 
 
 def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | None = None, *,
-                     user: str = "hudi-spec", comment: str = "", clock: Clock | None = None) -> SavepointResult:
+                     user: str = "hudi-spec", comment: str = "", clock: Clock | None = None,
+                     locked: bool = False) -> SavepointResult:
     """Savepoint a completed write (default: the latest): the files of the latest slices as of it
     are kept by every later clean, and the table can be restored to it.
 
     Refused when the commit is not a completed write, is savepointed already, or is older than what
     the last clean retained (its files may be gone).
     """
-    timeline = _timeline(storage, table)
-    writes = [i for i in timeline.instants if i.is_completed and i.action in DATA_WRITES]
-    if instant_time is None:
-        if not writes:
-            raise InstantNotFound("there is no completed commit to savepoint", hint="write something first")
-        instant_time = writes[-1].requested
-    if not any(i.requested == instant_time for i in writes):
-        raise InstantNotFound(f"no completed commit at {instant_time} to savepoint",
-                              hint="savepoint a completed commit, deltacommit or replacecommit of the active timeline")
-    if any(i.action == Action.SAVEPOINT and i.requested == instant_time for i in timeline.instants):
-        raise InvalidOperation(f"{instant_time} is already savepointed", hint="savepoint another commit")
-    retained = _last_clean_retains(storage, timeline)
-    if retained is not None and instant_time < retained:
-        raise InvalidOperation(f"cannot savepoint {instant_time}: the last clean retained only commits from "
-                               f"{retained} on", hint="savepoint a later commit")
-    view = FileSystemView.load(storage, table, timeline, as_of=instant_time)
-    per_partition: dict[str, list[str]] = {}
-    for g in view.groups:
-        s = g.latest_slice
-        if s is None:
-            continue
-        names = ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
-        per_partition.setdefault(g.partition_path, []).extend(names)
-    md = HoodieSavepointMetadata(
-        savepointed_by=user, savepointed_at=_now_millis(clock), comments=comment,
-        partition_metadata={p: HoodieSavepointPartitionMetadata(partition_path=p, savepoint_data_file=tuple(sorted(fs)))
-                            for p, fs in sorted(per_partition.items())})
-    gen = _generator(timeline, clock)
-    inflight = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
-    _write_instant(storage, inflight, table.timeline_layout)
-    _complete(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
-    return SavepointResult(instant_time, md)
+    with maybe_locked(storage, locked, "savepoint"):
+        timeline = _timeline(storage, table)
+        writes = [i for i in timeline.instants if i.is_completed and i.action in DATA_WRITES]
+        if instant_time is None:
+            if not writes:
+                raise InstantNotFound("there is no completed commit to savepoint", hint="write something first")
+            instant_time = writes[-1].requested
+        if not any(i.requested == instant_time for i in writes):
+            raise InstantNotFound(f"no completed commit at {instant_time} to savepoint",
+                                  hint="savepoint a completed commit, deltacommit or replacecommit of the active "
+                                       "timeline")
+        if any(i.action == Action.SAVEPOINT and i.requested == instant_time for i in timeline.instants):
+            raise InvalidOperation(f"{instant_time} is already savepointed", hint="savepoint another commit")
+        retained = _last_clean_retains(storage, timeline)
+        if retained is not None and instant_time < retained:
+            raise InvalidOperation(f"cannot savepoint {instant_time}: the last clean retained only commits from "
+                                   f"{retained} on", hint="savepoint a later commit")
+        view = FileSystemView.load(storage, table, timeline, as_of=instant_time)
+        per_partition: dict[str, list[str]] = {}
+        for g in view.groups:
+            s = g.latest_slice
+            if s is None:
+                continue
+            names = ([s.base_file.name] if s.base_file else []) + [lf.name for lf in s.log_files]
+            per_partition.setdefault(g.partition_path, []).extend(names)
+        md = HoodieSavepointMetadata(
+            savepointed_by=user, savepointed_at=_now_millis(clock), comments=comment,
+            partition_metadata={p: HoodieSavepointPartitionMetadata(partition_path=p,
+                                                                    savepoint_data_file=tuple(sorted(fs)))
+                                for p, fs in sorted(per_partition.items())})
+        gen = _generator(timeline, clock)
+        inflight = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
+        _write_instant(storage, inflight, table.timeline_layout)
+        _complete(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
+        return SavepointResult(instant_time, md)
 
 
-def savepoint_delete(storage: Storage, table: TableConfig, instant_time: str) -> None:
+def savepoint_delete(storage: Storage, table: TableConfig, instant_time: str, *, locked: bool = False) -> None:
     """Delete a savepoint (Hudi's ``deleteSavepoint``): its completed file first (un-publish), then its
     inflight file; its files become cleanable again. InstantNotFound if there is no such savepoint."""
-    timeline = _timeline(storage, table)
-    found = [i for i in timeline.instants if i.action == Action.SAVEPOINT and i.requested == instant_time]
-    if not found:
-        raise InstantNotFound(f"no savepoint at {instant_time}", hint="list them with hudi-spec savepoints")
-    layout = table.timeline_layout
-    names = timeline.files_of(found[0])
-    for n in sorted(names, key=lambda n: parse_instant_file_name(n, layout).state, reverse=True):
-        storage.delete(posixpath.join(timeline_dir(layout), n))
+    with maybe_locked(storage, locked, "savepoint delete"):
+        timeline = _timeline(storage, table)
+        found = [i for i in timeline.instants if i.action == Action.SAVEPOINT and i.requested == instant_time]
+        if not found:
+            raise InstantNotFound(f"no savepoint at {instant_time}", hint="list them with hudi-spec savepoints")
+        layout = table.timeline_layout
+        names = timeline.files_of(found[0])
+        for n in sorted(names, key=lambda n: parse_instant_file_name(n, layout).state, reverse=True):
+            storage.delete(posixpath.join(timeline_dir(layout), n))
 
 
 def savepoint_metadata(storage: Storage, timeline: Timeline, instant_time: str) -> HoodieSavepointMetadata:
@@ -663,40 +671,41 @@ class RestoreResult:
 
 
 def restore(storage: Storage, table: TableConfig, savepoint_time: str, *,
-            clock: Clock | None = None) -> RestoreResult:
+            clock: Clock | None = None, locked: bool = False) -> RestoreResult:
     """Restore the table to a savepoint: every data-writing instant after it (completed or pending,
     compactions included) is undone newest first under one restore instant; savepoints after it go
     too. The table then reads exactly as it read at the savepoint."""
-    timeline = _timeline(storage, table)
-    targets = plan_restore(timeline, savepoint_time)
-    started = _now_millis(None)
-    gen = _generator(timeline, clock)
-    r = gen.next()
-    layout = table.timeline_layout
-    infos = tuple(HoodieInstantInfo(commit_time=t.requested, action=t.action) for t in targets)
-    requested = Instant(r, Action.RESTORE, State.REQUESTED)
-    restore_plan = HoodieRestorePlan(instants_to_rollback=infos, version=2,
-                                     savepoint_to_restore_timestamp=savepoint_time)
-    _write_instant(storage, requested, layout, format_avro_metadata(restore_plan, table.table_version))
-    inflight = requested.transition(State.INFLIGHT)
-    _write_instant(storage, inflight, layout)
-    per_instant: dict[str, tuple[HoodieRollbackMetadata | None, ...]] = {}
-    for target in targets:
+    with maybe_locked(storage, locked, "restore"):
+        timeline = _timeline(storage, table)
+        targets = plan_restore(timeline, savepoint_time)
+        started = _now_millis(None)
+        gen = _generator(timeline, clock)
+        r = gen.next()
+        layout = table.timeline_layout
+        infos = tuple(HoodieInstantInfo(commit_time=t.requested, action=t.action) for t in targets)
+        requested = Instant(r, Action.RESTORE, State.REQUESTED)
+        restore_plan = HoodieRestorePlan(instants_to_rollback=infos, version=2,
+                                         savepoint_to_restore_timestamp=savepoint_time)
+        _write_instant(storage, requested, layout, format_avro_metadata(restore_plan, table.table_version))
+        inflight = requested.transition(State.INFLIGHT)
+        _write_instant(storage, inflight, layout)
+        per_instant: dict[str, tuple[HoodieRollbackMetadata | None, ...]] = {}
+        for target in targets:
+            tl = _timeline(storage, table)
+            listing = list_data_files(storage)
+            plan, appended = plan_table_rollback(storage, table, target, listing)
+            record = rollback_plan_record(storage, plan, appended, {f.path: f.size for f in listing})
+            per_instant[target.requested] = (_undo(storage, table, tl, target, record, r, _now_millis(None)),)
         tl = _timeline(storage, table)
-        listing = list_data_files(storage)
-        plan, appended = plan_table_rollback(storage, table, target, listing)
-        record = rollback_plan_record(storage, plan, appended, {f.path: f.size for f in listing})
-        per_instant[target.requested] = (_undo(storage, table, tl, target, record, r, _now_millis(None)),)
-    tl = _timeline(storage, table)
-    for sp in [i for i in tl.instants if i.action == Action.SAVEPOINT and i.requested > savepoint_time]:
-        for n in sorted(tl.files_of(sp), key=lambda n: parse_instant_file_name(n, layout).state, reverse=True):
-            storage.delete(posixpath.join(timeline_dir(layout), n))
-    md = HoodieRestoreMetadata(
-        start_restore_time=r, time_taken_in_millis=max(0, _now_millis(None) - started),
-        instants_to_rollback=tuple(t.requested for t in targets), hoodie_restore_metadata=per_instant, version=1,
-        restore_instant_info=infos, extra_metadata=None)
-    _complete(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
-    return RestoreResult(r, savepoint_time, targets, md)
+        for sp in [i for i in tl.instants if i.action == Action.SAVEPOINT and i.requested > savepoint_time]:
+            for n in sorted(tl.files_of(sp), key=lambda n: parse_instant_file_name(n, layout).state, reverse=True):
+                storage.delete(posixpath.join(timeline_dir(layout), n))
+        md = HoodieRestoreMetadata(
+            start_restore_time=r, time_taken_in_millis=max(0, _now_millis(None) - started),
+            instants_to_rollback=tuple(t.requested for t in targets), hoodie_restore_metadata=per_instant, version=1,
+            restore_instant_info=infos, extra_metadata=None)
+        _complete(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
+        return RestoreResult(r, savepoint_time, targets, md)
 
 
 def write_instants(timeline: Timeline) -> list[Instant]:

@@ -590,6 +590,58 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
         assert arch.lsm_latest_version(storage) == 2 and len(arch.lsm_manifest(storage, 2)) == 2
 
 
+def test_clean_spares_slices_a_pending_compaction_needs(tmp_path: Path) -> None:
+    """The cleaner reads the plans of pending compactions: a slice at or after an operation's base
+    instant stays, even under KEEP_LATEST_FILE_VERSIONS with one version."""
+    from spec.plans import HoodieCompactionOperation, HoodieCompactionPlan
+    from spec.table_config import MERGE_ON_READ
+
+    path = tmp_path / "t"
+    storage = Storage(path)
+    table = TableConfig.create("m", MERGE_ON_READ, 6, ("id",), "ts", ("part",), "SIMPLE")
+    storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
+    t = [format_instant_time(T0 + timedelta(minutes=n)) for n in range(4)]
+    for n in range(3):
+        name = f"f0-0_0-0-0_{t[n]}.parquet"
+        storage.write_atomic(f"p/{name}", b"")
+        storage.create_if_absent(f".hoodie/{t[n]}.deltacommit.requested", b"")
+        storage.create_if_absent(f".hoodie/{t[n]}.deltacommit.inflight", b"")
+        storage.create_if_absent(f".hoodie/{t[n]}.deltacommit", format_commit_metadata(CommitMetadata(), 6))
+    config = CleanConfig(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1)
+    assert services.plan_table_clean(storage, table, config).all_files() == {
+        ("p", f"f0-0_0-0-0_{t[0]}.parquet"), ("p", f"f0-0_0-0-0_{t[1]}.parquet")}
+    op = HoodieCompactionOperation(base_instant_time=t[1], delta_file_paths=(), file_id="f0-0", partition_path="p",
+                                   data_file_path=f"f0-0_0-0-0_{t[1]}.parquet")
+    storage.create_if_absent(f".hoodie/{t[3]}.compaction.requested",
+                             format_avro_metadata(HoodieCompactionPlan(operations=(op,), version=2), 6))
+    assert services.pending_compaction_bases(storage, timeline_of(path)) == {("p", "f0-0"): t[1]}
+    result = services.clean(storage, table, config)
+    assert result.deleted == {"p": (f"f0-0_0-0-0_{t[0]}.parquet",)}
+    assert storage.exists(f"p/f0-0_0-0-0_{t[1]}.parquet") and storage.exists(f"p/f0-0_0-0-0_{t[2]}.parquet")
+
+
+def test_clean_by_hours(tmp_path: Path) -> None:
+    """KEEP_LATEST_BY_HOURS: commits requested within the last N hours of ``now`` are retained."""
+    path = tmp_path / "t"
+    storage = Storage(path)
+    table = TableConfig.create("h", COPY_ON_WRITE, 8, ("id",), "ts", (), "SIMPLE")
+    storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
+    t = [format_instant_time(T0 + timedelta(hours=n)) for n in range(4)]
+    for n in range(4):
+        done = format_instant_time(T0 + timedelta(hours=n, seconds=1))
+        _commit(storage, 8, t[n], done, [f"f0-0_0-0-0_{t[n]}.parquet"])
+    now = format_instant_time(T0 + timedelta(hours=4))
+    config = CleanConfig("KEEP_LATEST_BY_HOURS", hours_retained=2)  # earliest retained: t[2]
+    result = services.clean(storage, table, config, now=now)
+    assert result.plan is not None and result.plan.earliest_instant_to_retain is not None
+    assert result.plan.earliest_instant_to_retain.requested == t[2]
+    # t[1]'s slice stays: it is the last one before the earliest retained commit
+    assert result.deleted == {"": (f"f0-0_0-0-0_{t[0]}.parquet",)}
+    md = content(path, instant(path, Action.CLEAN)[0])
+    assert isinstance(md, HoodieCleanMetadata) and md.policy == "KEEP_LATEST_BY_HOURS"
+    assert md.partition_metadata[""].success_delete_files == (f"f0-0_0-0-0_{t[0]}.parquet",)
+
+
 # --- property: the cleaner never deletes what a retained query or a savepoint reads ----------------
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -2,16 +2,20 @@
 
 Each subcommand lives in its own module under ``reference/commands/`` and exposes
 ``register(subparsers)``; the parser below discovers them. Every command takes
-``--output text|json``. Exit codes: 0 success, 1 the command ran and found a problem,
-2 bad input (a typed error from ``spec.errors``, printed as one line).
+``--output text|json``. Exit codes: 0 success; 1 the command ran and found a problem (a corrupt
+log block); 2 bad input: a typed error from ``spec.errors`` or a file that cannot be read, printed
+as one line (argparse's usage errors exit 2 too); 3 an unexpected failure, printed as one line
+(``HUDI_SPEC_DEBUG=1`` prints the traceback); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
 from collections.abc import Sequence
 
 from reference import commands
@@ -20,6 +24,9 @@ from spec.errors import HudiSpecError
 EXIT_OK = 0
 EXIT_PROBLEM = 1
 EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 3
+EXIT_INTERRUPTED = 130
+DEBUG_ENV = "HUDI_SPEC_DEBUG"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +53,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"hudi-spec {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as err:
+        print(f"hudi-spec {args.command}: {type(err).__name__}: {_one_line(err)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # anything else: one line, the traceback on request
+        if os.environ.get(DEBUG_ENV):
+            traceback.print_exc()
+        print(f"hudi-spec {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
+              f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILURE
     return int(code or EXIT_OK)
+
+
+def _one_line(err: BaseException, limit: int = 300) -> str:
+    """The first line of an error's message, shortened (Spark's errors carry whole JVM stack traces)."""
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 if __name__ == "__main__":

@@ -23,7 +23,10 @@ def test_commits_and_commit_files(real_table: RealTable, capsys: pytest.CaptureF
     path = str(real_table.path)
     timeline = Timeline.load(path)
     commits = _json(capsys, ["commits", path])
-    assert [c["commit_time"] for c in commits] == [i.requested for i in timeline.commits_timeline().instants]
+    done = list(reversed(timeline.commits_timeline().instants))  # newest first, as show_commits lists them
+    assert [c["commit_time"] for c in commits] == [i.requested for i in done]
+    assert [c["state_transition_time"] for c in commits] == [i.completed for i in done]
+    assert _json(capsys, ["commits", path, "--limit", "1"]) == commits[:1]
     for inst in timeline.commits_timeline().instants:
         data = _json(capsys, ["commit-files", path, inst.requested])
         md = parse_commit_metadata((real_table.path / timeline_dir(timeline.layout)

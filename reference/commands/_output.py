@@ -32,7 +32,7 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
         table.add_row(*("" if v is None else str(v) for v in row))
     console = Console()
     if not console.is_terminal:
-        console = Console(width=240)
+        console = Console(width=100_000)  # piped: one line per row, nothing folded
     console.print(table)
 
 

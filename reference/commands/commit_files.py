@@ -1,4 +1,12 @@
-"""``hudi-spec commit-files TABLE INSTANT``: the files one commit wrote (like ``CALL show_commit_files``)."""
+"""``hudi-spec commit-files TABLE [INSTANT]``: the files one commit wrote (like ``CALL show_commit_files``).
+
+One row per write stat. Text shows ``show_commit_files``'s columns: ``action``, ``partition_path``,
+``file_id``, ``previous_commit``, ``total_records_updated``, ``total_records_written``,
+``total_bytes_written``, ``total_errors`` and ``file_size``. JSON adds, per file, the columns of
+``show_commits_metadata`` (``num_writes``, ``num_inserts``, ``num_deletes``, ``num_update_writes``,
+``total_log_blocks``, ``total_corrupt_log_blocks``, ``total_rollback_blocks``, ``total_log_records``,
+``total_updated_records_compacted``) and the file's ``path``.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +16,8 @@ from reference.commands import _output
 from reference.commands._table import commit_metadata, open_table
 from spec.errors import InstantNotFound
 
-COLUMNS = ["action", "partition_path", "file_id", "previous_commit", "path", "num_writes", "num_inserts",
-           "num_deletes", "num_update_writes", "total_errors", "total_log_blocks", "total_corrupt_log_blocks",
-           "total_rollback_blocks", "total_log_records", "total_updated_records_compacted", "total_bytes_written"]
+COLUMNS = ["action", "partition_path", "file_id", "previous_commit", "total_records_updated", "total_records_written",
+           "total_bytes_written", "total_errors", "file_size"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         "total_rollback_blocks": int(s.get("totalRollbackBlocks", 0)),
         "total_log_records": int(s.get("totalLogRecords", 0)),
         "total_updated_records_compacted": int(s.get("totalUpdatedRecordsCompacted", 0)),
-        "total_bytes_written": s.total_write_bytes,
+        "total_bytes_written": s.total_write_bytes, "total_records_updated": s.num_updates,
+        "total_records_written": s.num_writes, "file_size": s.file_size,
     } for s in md.all_write_stats()]
     data = {"instant": inst.requested, "action": action, "operation": md.operation_type, "files": rows,
             "replaced_file_ids": {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}}

@@ -1,4 +1,11 @@
-"""``hudi-spec commits TABLE``: completed writes with their totals (like ``CALL show_commits``)."""
+"""``hudi-spec commits TABLE``: completed writes with their totals (like ``CALL show_commits``).
+
+Columns as ``show_commits`` names them: ``commit_time`` (requested time), ``state_transition_time``
+(layout 2: the completion time), ``action``, ``total_bytes_written``, ``total_files_added``,
+``total_files_updated``, ``total_partitions_written``, ``total_records_written``,
+``total_update_records_written`` and ``total_errors``; added here: ``operation``, ``total_inserts``
+and ``total_deletes``. Newest first, as ``show_commits`` orders them; ``--limit N`` keeps the newest N.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,9 @@ import argparse
 from reference.commands import _output
 from reference.commands._table import commit_metadata, open_table
 
-COLUMNS = ["commit_time", "action", "operation", "total_bytes_written", "total_files_added", "total_files_updated",
-           "total_partitions_written", "total_records_written", "total_update_records_written", "total_inserts",
-           "total_deletes", "total_errors"]
+COLUMNS = ["commit_time", "state_transition_time", "action", "operation", "total_bytes_written", "total_files_added",
+           "total_files_updated", "total_partitions_written", "total_records_written", "total_update_records_written",
+           "total_inserts", "total_deletes", "total_errors"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,11 +30,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     storage, _, timeline = open_table(args.table)
     rows = []
-    for inst in timeline.commits_timeline().instants:
+    for inst in reversed(timeline.commits_timeline().instants):
         md = commit_metadata(storage, timeline, inst)
         stats = list(md.all_write_stats())
         rows.append({
             "commit_time": inst.requested,
+            "state_transition_time": inst.completed,
             "action": timeline.origin_action(inst.requested) or inst.action,
             "operation": md.operation_type,
             "total_bytes_written": sum(s.total_write_bytes for s in stats),
@@ -41,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
             "total_errors": sum(int(s.get("totalWriteErrors", 0)) for s in stats),
         })
     if args.limit is not None:
-        rows = rows[-args.limit:]
+        rows = rows[:args.limit]
     _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Commits")
     return 0

@@ -1,15 +1,36 @@
-"""``hudi-spec fsview TABLE``: file groups and slices (like ``CALL show_fsview_all`` / ``show_fsview_latest``)."""
+"""``hudi-spec fsview TABLE``: file groups and slices (like ``CALL show_fsview_all`` / ``show_fsview_latest``).
+
+Every slice of every file group, with ``show_fsview_all``'s columns: ``partition``, ``file_id``,
+``base_instant``, ``data_file``, ``data_file_size``, ``num_delta_files``, ``total_delta_file_size`` and
+``delta_files``. ``--latest`` shows the latest slice of each group with ``show_fsview_latest``'s
+columns, which split the log files by whether the deltacommit that wrote them is completed (a
+candidate for the next compaction, "scheduled") or not ("unscheduled"):
+``delta_size_compaction_scheduled`` / ``_unscheduled`` (bytes), ``delta_to_base_radio_compaction_
+scheduled`` / ``_unscheduled`` (log bytes over base bytes, -1 without a base file; "radio" is
+Hudi's spelling) and ``delta_files_compaction_scheduled`` / ``_unscheduled``. Text shows the sizes
+(``LATEST_TEXT_COLUMNS``); JSON every column.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import open_table
-from spec.file_system_view import FileSystemView
+from spec.file_system_view import FileSlice, FileSystemView
+from spec.timeline import Timeline
 
 COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
            "total_delta_file_size", "delta_files"]
+LATEST_COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
+                  "total_delta_file_size", "delta_size_compaction_scheduled", "delta_size_compaction_unscheduled",
+                  "delta_to_base_radio_compaction_scheduled", "delta_to_base_radio_compaction_unscheduled",
+                  "delta_files_compaction_scheduled", "delta_files_compaction_unscheduled"]
+LATEST_TEXT_COLUMNS = ["partition", "file_id", "base_instant", "data_file_size", "num_delta_files",
+                       "total_delta_file_size", "delta_size_compaction_scheduled", "delta_size_compaction_unscheduled"]
+"""What text shows of ``--latest`` (JSON has every column)."""
+LIST_COLUMNS = ("delta_files", "delta_files_compaction_scheduled", "delta_files_compaction_unscheduled")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,6 +43,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
+def _row(sl: FileSlice, partition: str, file_id: str) -> dict[str, Any]:
+    return {"partition": partition, "file_id": file_id, "base_instant": sl.base_instant,
+            "data_file": sl.base_file.name if sl.base_file else None,
+            "data_file_size": sl.base_file.size if sl.base_file else 0,
+            "num_delta_files": len(sl.log_files), "total_delta_file_size": sum(f.size for f in sl.log_files),
+            "delta_files": [f.name for f in sl.log_files]}
+
+
+def _latest_row(sl: FileSlice, partition: str, file_id: str, timeline: Timeline) -> dict[str, Any]:
+    row = _row(sl, partition, file_id)
+    done = {i.requested for i in timeline.completed().instants}
+    scheduled = [(f, n) for f, n in zip(sl.log_files, sl.log_file_names, strict=True) if n.instant in done]
+    unscheduled = [(f, n) for f, n in zip(sl.log_files, sl.log_file_names, strict=True) if n.instant not in done]
+    base = row["data_file_size"]
+    for kind, logs in (("scheduled", scheduled), ("unscheduled", unscheduled)):
+        size = sum(f.size for f, _ in logs)
+        row[f"delta_size_compaction_{kind}"] = size
+        row[f"delta_to_base_radio_compaction_{kind}"] = round(size / base, 4) if base else -1
+        row[f"delta_files_compaction_{kind}"] = [f.name for f, _ in logs]
+    del row["delta_files"]
+    return row
+
+
 def run(args: argparse.Namespace) -> int:
     storage, cfg, timeline = open_table(args.table)
     view = FileSystemView.load(storage, cfg, timeline, args.as_of)
@@ -29,16 +73,13 @@ def run(args: argparse.Namespace) -> int:
     for group in view.groups:
         if args.partition is not None and group.partition_path != args.partition:
             continue
-        slices = group.slices[-1:] if args.latest else group.slices
-        for sl in slices:
-            rows.append({
-                "partition": group.partition_path, "file_id": group.file_id, "base_instant": sl.base_instant,
-                "data_file": sl.base_file.name if sl.base_file else None,
-                "data_file_size": sl.base_file.size if sl.base_file else 0,
-                "num_delta_files": len(sl.log_files), "total_delta_file_size": sum(f.size for f in sl.log_files),
-                "delta_files": [f.name for f in sl.log_files],
-            })
-    _output.emit(args.output, rows, COLUMNS,
-                 [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["delta_files"])] for r in rows],
-                 title=f"{len(view.groups)} file groups")
+        if args.latest:
+            if group.slices:
+                rows.append(_latest_row(group.slices[-1], group.partition_path, group.file_id, timeline))
+        else:
+            rows += [_row(sl, group.partition_path, group.file_id) for sl in group.slices]
+    columns = LATEST_TEXT_COLUMNS if args.latest else COLUMNS
+    title = f"{len(view.groups)} file groups, {len(rows)} {'latest ' if args.latest else ''}file slices"
+    _output.emit(args.output, rows, columns,
+                 [["\n".join(r[c]) if c in LIST_COLUMNS else r[c] for c in columns] for r in rows], title=title)
     return 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import os
 from typing import Any
 
 from reference.commands import _output
-from spec.errors import HudiSpecError
+from spec.errors import HudiSpecError, InvalidOperation
 from spec.log_blocks import block_record_count, decode_records
 from spec.log_format import BlockType, HeaderKey, read_blocks
 from spec.storage import Storage
@@ -36,8 +37,14 @@ def _jsonable(value: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     path = args.file
-    parent, _, name = path.rpartition("/")
-    data = Storage(parent or ".").read(name)
+    if "://" in path:
+        parent, _, name = path.rpartition("/")
+    else:
+        if os.path.isdir(path):
+            raise InvalidOperation(f"{path} is a folder, not a log file",
+                                   hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0")
+        parent, name = os.path.split(os.path.abspath(path))
+    data = Storage(parent).read(name)
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0

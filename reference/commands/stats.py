@@ -1,44 +1,88 @@
 """``hudi-spec stats TABLE``: file sizes and write amplification (like ``CALL stats_file_sizes`` and
-``stats_wa``)."""
+``CALL stats_wa``).
+
+File sizes, with ``stats_file_sizes``'s columns: one row per instant that wrote base files still on
+storage (the instant in their names), then ``ALL``: ``commit_time``, ``min``, ``10th``, ``50th``,
+``avg``, ``95th``, ``max``, ``num_files``, ``std_dev`` (bytes). Write amplification, with
+``stats_wa``'s columns: one row per completed commit, then ``Total``: ``commit_time``,
+``total_upserted`` (inserts and updates), ``total_written`` (records written, rewritten ones
+included) and ``write_amplification_factor`` (written / upserted, two decimals). ``--partition``
+limits the file sizes to one partition.
+"""
 
 from __future__ import annotations
 
 import argparse
 import statistics
+from collections.abc import Sequence
+from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import commit_metadata, open_table
 from spec.file_system_view import FileSystemView
 
-COLUMNS = ["commit_time", "total_upserted", "total_written", "write_amplification_factor"]
+SIZE_COLUMNS = ["commit_time", "min", "10th", "50th", "avg", "95th", "max", "num_files", "std_dev"]
+WA_COLUMNS = ["commit_time", "total_upserted", "total_written", "write_amplification_factor"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("stats", help="file sizes of the latest slices and write amplification per commit")
+    p = sub.add_parser("stats", help="base file sizes per commit and write amplification per commit")
     p.add_argument("table", help="table base path or URI")
+    p.add_argument("--partition", help="file sizes of this partition only")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
 
+def _percentile(sorted_sizes: Sequence[int], q: float) -> float:
+    """The ``q`` quantile by linear interpolation between closest ranks."""
+    if len(sorted_sizes) == 1:
+        return float(sorted_sizes[0])
+    pos = q * (len(sorted_sizes) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_sizes) - 1)
+    return round(sorted_sizes[lo] + (sorted_sizes[hi] - sorted_sizes[lo]) * (pos - lo), 2)
+
+
+def size_row(commit_time: str, sizes: Sequence[int]) -> dict[str, Any]:
+    """One ``stats_file_sizes`` row of a non-empty list of file sizes."""
+    s = sorted(sizes)
+    return {"commit_time": commit_time, "min": s[0], "10th": _percentile(s, 0.10), "50th": _percentile(s, 0.50),
+            "avg": round(statistics.fmean(s), 2), "95th": _percentile(s, 0.95), "max": s[-1], "num_files": len(s),
+            "std_dev": round(statistics.pstdev(s), 2)}
+
+
+def _factor(written: int, upserted: int) -> float | None:
+    return round(written / upserted, 2) if upserted else None
+
+
 def run(args: argparse.Namespace) -> int:
     storage, cfg, timeline = open_table(args.table)
-    per_commit = []
+    wa = []
     for inst in timeline.commits_timeline().instants:
         stats = list(commit_metadata(storage, timeline, inst).all_write_stats())
         upserted = sum(s.num_inserts + s.num_updates for s in stats)
         written = sum(s.num_writes for s in stats)
-        per_commit.append({"commit_time": inst.requested, "total_upserted": upserted, "total_written": written,
-                           "write_amplification_factor": round(written / upserted, 2) if upserted else None})
+        wa.append({"commit_time": inst.requested, "total_upserted": upserted, "total_written": written,
+                   "write_amplification_factor": _factor(written, upserted)})
+    up, wr = sum(r["total_upserted"] for r in wa), sum(r["total_written"] for r in wa)
+    wa.append({"commit_time": "Total", "total_upserted": up, "total_written": wr,
+               "write_amplification_factor": _factor(wr, up)})
     view = FileSystemView.load(storage, cfg, timeline)
-    sizes = [sl.base_file.size for sl in view.latest_slices() if sl.base_file]
-    files = {"base_files": len(sizes), "total_bytes": sum(sizes),
-             "min": min(sizes, default=0), "max": max(sizes, default=0),
-             "avg": int(statistics.mean(sizes)) if sizes else 0,
-             "median": int(statistics.median(sizes)) if sizes else 0,
-             "log_files": sum(len(sl.log_files) for sl in view.latest_slices())}
+    by_commit: dict[str, list[int]] = {}
+    for group in view.groups:
+        if args.partition is not None and group.partition_path != args.partition:
+            continue
+        for sl in group.slices:
+            if sl.base_file is not None:
+                by_commit.setdefault(sl.base_instant, []).append(sl.base_file.size)
+    sizes = [size_row(t, v) for t, v in sorted(by_commit.items())]
+    every = [n for v in by_commit.values() for n in v]
+    if every:
+        sizes.append(size_row("ALL", every))
     if args.output == "json":
-        _output.emit_json({"file_sizes": files, "write_amplification": per_commit})
+        _output.emit_json({"file_sizes": sizes, "write_amplification": wa})
     else:
-        _output.emit_mapping("Latest base files", files, "stat", "value")
-        _output.emit_table("Write amplification", COLUMNS, [[r[c] for c in COLUMNS] for r in per_commit])
+        _output.emit_table("File sizes (bytes) of base files, by the commit that wrote them", SIZE_COLUMNS,
+                           [[r[c] for c in SIZE_COLUMNS] for r in sizes])
+        _output.emit_table("Write amplification", WA_COLUMNS, [[r[c] for c in WA_COLUMNS] for r in wa])
     return 0

@@ -1,8 +1,14 @@
-"""``hudi-spec write TABLE --input FILE``: write a parquet, JSON or CSV file to a table."""
+"""``hudi-spec write TABLE --input FILE``: write a parquet, JSON or CSV file to a table (Spark).
+
+A new table is created with ``--record-key``, ``--ordering-field``, ``--partition-field``,
+``--table-type`` and ``--table-version``; any ``hoodie.*`` write option can be given with
+``--option KEY=VALUE``. Output: the instant written and its totals.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 import pyarrow as pa
 
@@ -21,7 +27,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ordering-field", help="ordering (precombine) field")
     p.add_argument("--partition-field", help="partition field(s), comma-separated")
     p.add_argument("--table-name", help="table name (new tables; default: the folder name)")
-    p.add_argument("--table-type", choices=("COPY_ON_WRITE",), default="COPY_ON_WRITE")
+    p.add_argument("--table-type", choices=("COPY_ON_WRITE", "MERGE_ON_READ"), default="COPY_ON_WRITE",
+                   help="new tables (default COPY_ON_WRITE)")
     p.add_argument("--table-version", choices=("6", "8"), default="6")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="any hoodie.* option")
     _output.add_output_option(p)
@@ -29,6 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _load(path: str) -> pa.Table:
+    if not os.path.isfile(path):
+        raise InvalidOperation(f"input file {path!r} does not exist", hint="give a .parquet, .json or .csv file")
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 

@@ -195,6 +195,7 @@ class WriteClient:
         self._spark = spark
         self._clock = clock
         self._new_prefix = file_id_prefix or (lambda: str(uuid.uuid4()))
+        self._persisted: list[Any] = []
 
     @property
     def spark(self) -> Any:
@@ -326,6 +327,8 @@ class WriteClient:
             except BaseException:
                 self.discard_own_write(table, started)
                 raise
+            finally:
+                self._unpersist()
             result = WriteResult(instant, action, op, md)
             self.run_inline_services(table, cfg)
         return result
@@ -347,6 +350,10 @@ class WriteClient:
             self._label("archive")
             archive(self.storage, table, ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
                     CompactionConfig(cfg.compact_max_delta_commits), locked=True)
+
+    def _unpersist(self) -> None:
+        while self._persisted:
+            self._persisted.pop().unpersist()
 
     def _label(self, action: str) -> None:
         if self._spark is not None:
@@ -437,11 +444,13 @@ class WriteClient:
                 order.insert(0, F.col(ordering).desc_nulls_last())
             w = Window.partitionBy(PARTITION_PATH, RECORD_KEY).orderBy(*order)
             df = df.withColumn("__rn", F.row_number().over(w)).filter("__rn = 1").drop("__rn")
+        df = df.persist()  # read by the index lookup, the workload profile and the handles
+        self._persisted.append(df)
         tag = op in ("upsert", "delete")
         if tag:
             if cfg.index_type == "BLOOM":
-                incoming = [(r[0], r[1]) for r in df.select(PARTITION_PATH, RECORD_KEY).collect()]
-                located, _ = bloom_index(self.storage, view, incoming)
+                self._label(f"commit {instant}: index lookup")
+                located, _ = bloom_index(self.storage, view, df.select(PARTITION_PATH, RECORD_KEY).toArrow())
             else:
                 located = simple_index(self.storage, view)
             index = self.spark.createDataFrame(located) if located.num_rows else self.spark.createDataFrame(
@@ -457,6 +466,7 @@ class WriteClient:
             for g in view.groups:
                 if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
+        self._label(f"commit {instant}: workload profile")
         counts = {(r[PARTITION_PATH], r["__file_id"]): r["count"]
                   for r in df.groupBy(PARTITION_PATH, "__file_id").count().collect()}
         profile = WorkloadProfile.from_counts(counts)

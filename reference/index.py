@@ -54,20 +54,32 @@ def simple_index(storage: Storage, view: FileSystemView) -> pa.Table:
     return pa.concat_tables(parts) if parts else EMPTY.empty_table()
 
 
-def bloom_index(storage: Storage, view: FileSystemView,
-                incoming: Iterable[tuple[str, str]]) -> tuple[pa.Table, IndexStats]:
-    """(partition, key, file id) for the incoming (partition, key) pairs that exist, by footer pruning."""
-    by_partition: dict[str, list[str]] = {}
+def _keys_by_partition(incoming: Iterable[tuple[str, str]] | pa.Table) -> dict[str, pa.Array]:
+    """The distinct incoming keys of each partition, sorted (from pairs or a two-column Arrow table)."""
+    if isinstance(incoming, pa.Table):
+        table = incoming.select([PARTITION_PATH, RECORD_KEY]).combine_chunks()
+        parts = table.column(PARTITION_PATH)
+        out: dict[str, pa.Array] = {}
+        for partition in pc.unique(parts).to_pylist():
+            keys = table.column(RECORD_KEY).filter(pc.equal(parts, partition))
+            out[partition] = pc.unique(keys.combine_chunks()).cast(pa.string()).sort()
+        return out
+    lists: dict[str, list[str]] = {}
     for partition, key in incoming:
-        by_partition.setdefault(partition, []).append(key)
+        lists.setdefault(partition, []).append(key)
+    return {p: pa.array(sorted(set(ks)), pa.string()) for p, ks in lists.items()}
+
+
+def bloom_index(storage: Storage, view: FileSystemView,
+                incoming: Iterable[tuple[str, str]] | pa.Table) -> tuple[pa.Table, IndexStats]:
+    """(partition, key, file id) for the incoming (partition, key) pairs that exist, by footer pruning."""
     parts: list[pa.Table] = []
     files = footers = key_files = 0
-    for partition, keys in by_partition.items():
+    for partition, keys_arr in _keys_by_partition(incoming).items():
         slices = [sl for sl in view.latest_slices([partition]) if sl.base_file is not None]
         files += len(slices)
         if not slices:
             continue
-        keys_arr = pa.array(sorted(set(keys)), pa.string())
         positions: np.ndarray | None = None
         for sl in slices:
             assert sl.base_file is not None

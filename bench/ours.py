@@ -27,7 +27,11 @@ OPTIONS: dict[str, str] = {
     "hoodie.datasource.write.precombine.field": "ts",
     "hoodie.datasource.write.hive_style_partitioning": "true",
 }
-MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                                # every base file here is far below Hudi's 100 MB small-file limit, and with
+                                # the BLOOM index Hudi merges updates into small files (a copy-on-write rewrite);
+                                # a table of full-size files sends them to the log, which the limit at 0 models
+                                "hoodie.parquet.small.file.limit": "0"}
 ENGINE = "hudi-spec (Spark)"
 
 

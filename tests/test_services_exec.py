@@ -712,6 +712,67 @@ def test_clean_property_never_deletes_needed_files(tmp_path_factory: pytest.Temp
                 assert deleted == set()
 
 
+@given(version=st.sampled_from(VERSIONS),
+       steps=st.lists(st.tuples(st.sets(st.integers(0, 3), min_size=1), st.sets(st.integers(0, 3)),
+                                st.booleans()), min_size=1, max_size=8),
+       policy=st.sampled_from([KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS]),
+       retained=st.integers(1, 3))
+def test_clean_property_spares_pending_compactions(tmp_path_factory: pytest.TempPathFactory, version: int,
+                                                   steps: list[tuple[set[int], set[int], bool]], policy: str,
+                                                   retained: int) -> None:
+    """Merge-on-read: random deltacommits, compactions scheduled (left pending) on random groups, and
+    cleans; a clean never deletes the slice a pending compaction's operation reads, nor what the
+    latest snapshot reads."""
+    from spec.plans import HoodieCompactionOperation, HoodieCompactionPlan
+    from spec.table_config import MERGE_ON_READ
+
+    path = tmp_path_factory.mktemp("propc") / "t"
+    storage = Storage(path)
+    table = TableConfig.create("p", MERGE_ON_READ, version, ("id",), "ts", ("part",), "SIMPLE")
+    storage.write_atomic(".hoodie/hoodie.properties", table.to_bytes())
+    folder = ".hoodie" if version == 6 else ".hoodie/timeline"
+    config = CleanConfig(policy, commits_retained=retained, file_versions_retained=retained)
+    clock_t = [T0]
+
+    def clock() -> float:
+        clock_t[0] += timedelta(seconds=1)
+        return clock_t[0].timestamp()
+
+    def now() -> str:
+        return format_instant_time(datetime.fromtimestamp(clock(), UTC))
+
+    pending: dict[tuple[str, str], str] = {}  # group -> the base file its pending compaction reads
+    for groups, compact, clean_now in steps:
+        t, done = now(), now()
+        for g in groups:
+            storage.write_atomic(f"p{g % 2}/f{g}-0_0-0-0_{t}.parquet", b"")
+        storage.create_if_absent(f"{folder}/{t}.deltacommit.requested", b"")
+        storage.create_if_absent(f"{folder}/{t}.deltacommit.inflight", b"")
+        storage.create_if_absent(f"{folder}/{t}.deltacommit" if version == 6 else f"{folder}/{t}_{done}.deltacommit",
+                                 format_commit_metadata(CommitMetadata(), version))
+        view = FileSystemView.load(storage, table)
+        ops = []
+        for g in sorted(compact):
+            sl = next((s for s in view.latest_slices() if s.file_id == f"f{g}-0"), None)
+            if sl is None or sl.base_file is None or (sl.partition_path, sl.file_id) in pending:
+                continue
+            ops.append(HoodieCompactionOperation(base_instant_time=sl.base_instant, delta_file_paths=(),
+                                                 file_id=sl.file_id, partition_path=sl.partition_path,
+                                                 data_file_path=sl.base_file.name))
+            pending[(sl.partition_path, sl.file_id)] = f"{sl.partition_path}/{sl.base_file.name}"
+        if ops:
+            storage.create_if_absent(f"{folder}/{now()}.compaction.requested",
+                                     format_avro_metadata(HoodieCompactionPlan(operations=tuple(ops), version=2),
+                                                          version))
+        if clean_now:
+            needed = _slice_files(storage, table, None) | set(pending.values())
+            before = data_files(path)
+            result = services.clean(storage, table, config, clock=clock)
+            deleted = {f"{p}/{f}" for p, fs in result.deleted.items() for f in fs}
+            assert before - data_files(path) == deleted
+            assert not deleted & needed, (deleted & needed)
+
+
 # --- in lockstep with the spec model ------------------------------------------------------------------
 
 @pytest.mark.spark

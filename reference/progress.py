@@ -6,10 +6,10 @@ tracker a few times a second and redraws one line on standard error::
     [job 7 · stages 12,13] hudi commit 20250101080000000: upsert ━━━━━━━━━━──────── 9/16 tasks (2 running) 4.2s
 
 It draws nothing and starts no thread unless the stream is a terminal, never starts Spark itself
-(it waits for a session the command creates), and never lets an error of its own reach the job:
-any failure while polling just stops the bar. Jobs are named by their description
-(``SparkContext.setJobDescription``, which the writer, the compactor and the Spark reader set), or
-by their stage's name when they have none.
+(it waits for a session the command creates), and never lets an error of its own reach the job: a
+failed poll is skipped, and after ``MAX_FAILED_POLLS`` failures in a row the bar stops. Jobs are
+named by their description (``SparkContext.setJobDescription``, which the writer, the compactor
+and the Spark reader set), or by their stage's name when they have none.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 POLL_SECONDS = 0.25
+MAX_FAILED_POLLS = 40
+"""Polls that may fail in a row (a context starting or stopping) before the bar gives up."""
 BAR_WIDTH = 24
 """Characters of the bar itself; the description is shortened to fit the terminal."""
 
@@ -123,38 +125,68 @@ class _Bar:
         self.stream = stream
         self.interval = interval
         self.stop = threading.Event()
+        self.lock = threading.Lock()
         self.shown = 0
         self.thread = threading.Thread(target=self._run, name="hudi-spec-progress", daemon=True)
 
     def _width(self) -> int:
+        """The width of the terminal the bar is drawn on (one less, so the line never wraps)."""
+        import os
         import shutil
 
-        return max(40, shutil.get_terminal_size((120, 20)).columns - 1)
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            columns = 0
+        return max(40, (columns or shutil.get_terminal_size((120, 20)).columns) - 1)
 
     def _draw(self, line: str) -> None:
-        pad = max(0, self.shown - len(line))
-        self.stream.write("\r" + line + " " * pad + ("\r" if not line else ""))
-        self.stream.flush()
-        self.shown = len(line)
+        with self.lock:
+            if not line and not self.shown:
+                return
+            pad = max(0, self.shown - len(line))
+            self.stream.write("\r" + line + " " * pad + ("\r" if not line else ""))
+            self.stream.flush()
+            self.shown = len(line)
+
+    def _poll(self, started: dict[int, float]) -> str:
+        sc = _active_context()
+        jobs = snapshot(sc) if sc is not None else []
+        now = time.monotonic()
+        for j in jobs:
+            started.setdefault(j.job_id, now)
+        return render_line(jobs, now - started[jobs[0].job_id], self._width()) if jobs else ""
 
     def _run(self) -> None:
         started: dict[int, float] = {}
+        failures = 0
         try:
             while not self.stop.wait(self.interval):
-                sc = _active_context()
-                jobs = snapshot(sc) if sc is not None else []
-                now = time.monotonic()
-                for j in jobs:
-                    started.setdefault(j.job_id, now)
-                line = render_line(jobs, now - started[jobs[0].job_id], self._width()) if jobs else ""
-                if line or self.shown:
-                    self._draw(line)
+                try:
+                    line = self._poll(started)
+                    failures = 0
+                except Exception:  # e.g. a SparkContext still starting or already stopping: skip this poll
+                    failures += 1
+                    if failures >= MAX_FAILED_POLLS:
+                        break
+                    line = ""
+                self._draw(line)
         except Exception:  # the bar must never break the job it shows: stop drawing, quietly
             pass
         finally:
             with contextlib.suppress(Exception):
-                if self.shown:
-                    self._draw("")
+                self._draw("")
+
+
+_active: list[_Bar] = []
+
+
+def clear() -> None:
+    """Blank the progress line, if one is drawn, so that the caller can print a line of its own (the
+    bar comes back at the next poll while a job still runs)."""
+    for bar in list(_active):
+        with contextlib.suppress(Exception):
+            bar._draw("")
 
 
 @contextlib.contextmanager
@@ -170,9 +202,11 @@ def spark_progress(stream: TextIO | None = None, interval: float = POLL_SECONDS)
         yield False
         return
     bar = _Bar(out, interval)
+    _active.append(bar)
     bar.thread.start()
     try:
         yield True
     finally:
         bar.stop.set()
         bar.thread.join(timeout=2 * interval + 1)
+        _active.remove(bar)

@@ -101,10 +101,29 @@ def test_a_failing_poll_never_reaches_the_job(monkeypatch: pytest.MonkeyPatch) -
         raise RuntimeError("py4j gateway gone")
 
     monkeypatch.setattr(progress, "_active_context", broken)
+    monkeypatch.setattr(progress, "MAX_FAILED_POLLS", 3)
     out = _Tty()
     with spark_progress(out, interval=0.01):
-        time.sleep(0.05)
+        time.sleep(0.1)
+        assert not any(t.name == "hudi-spec-progress" for t in threading.enumerate())  # gave up
     assert out.getvalue() == ""
+
+
+def test_a_context_that_fails_at_first_is_shown_once_it_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _FakeContext()
+    calls = iter(range(1000))
+
+    def starting() -> Any:
+        if next(calls) < 3:
+            raise AttributeError("'NoneType' object has no attribute 'statusTracker'")
+        return ctx
+
+    monkeypatch.setattr(progress, "_active_context", starting)
+    monkeypatch.setattr(progress, "_description", lambda sc, job_id: None)
+    out = _Tty()
+    with spark_progress(out, interval=0.01):
+        time.sleep(0.2)
+    assert "\r[job 1 · stage 2] collect " in out.getvalue()
 
 
 def test_no_spark_no_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,3 +132,15 @@ def test_no_spark_no_line(monkeypatch: pytest.MonkeyPatch) -> None:
     with spark_progress(out, interval=0.01):
         time.sleep(0.05)
     assert out.getvalue() == ""
+
+
+def test_clear_blanks_the_line_for_the_callers_own_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _Tty()
+    bar = progress._Bar(out, interval=1.0)  # not started: drawn by hand
+    monkeypatch.setattr(progress, "_active", [bar])
+    line = "[job 1 · stage 2] collect ━━── 1/2 tasks 0.1s"
+    bar._draw(line)
+    progress.clear()
+    assert out.getvalue() == "\r" + line + "\r" + " " * len(line) + "\r"
+    progress.clear()  # nothing drawn: nothing written
+    assert out.getvalue().count("\r") == 3

@@ -2,7 +2,11 @@
 
 One session per process: ``get_or_create_session`` returns the active one if there is one.
 Settings favour small machines: few shuffle partitions, Arrow transfer between the JVM and
-Python, UTC session time zone (Hudi instants are written in UTC by this project).
+Python, UTC session time zone (Hudi instants are written in UTC by this project). Spark's own
+console progress bar is off (``reference.progress`` draws one line on a terminal instead), and
+its start-up log lines are quiet: warnings and errors only, without the notes every local session
+prints (a loopback host name, no native Hadoop library), unless ``$SPARK_CONF_DIR`` has a
+``log4j2.properties`` of its own.
 """
 
 from __future__ import annotations
@@ -10,7 +14,39 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
+
+LOG4J2_PROPERTIES = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def _log_config() -> Path | None:
+    """A log4j2 configuration file for the driver, or None when the user's Spark configuration has one."""
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if conf_dir and (Path(conf_dir) / "log4j2.properties").is_file():
+        return None
+    path = Path(tempfile.gettempdir()) / "hudi-spec-log4j2.properties"
+    try:
+        if not path.is_file() or path.read_text() != LOG4J2_PROPERTIES:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".hudi-spec-log4j2-")
+            with os.fdopen(fd, "w") as f:
+                f.write(LOG4J2_PROPERTIES)
+            os.replace(tmp, path)  # other processes starting Spark read a whole file or none
+    except OSError:
+        return None
+    return path if " " not in str(path) else None
 
 
 def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec") -> Any:
@@ -35,6 +71,9 @@ def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec"
         .config("spark.driver.memory", os.environ.get("HUDI_SPEC_SPARK_DRIVER_MEMORY", "4g"))
         .config("spark.sql.warehouse.dir", os.path.join(tempfile.gettempdir(), "hudi-spec-warehouse"))
     )
+    log_config = _log_config()
+    if log_config is not None:
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_config}")
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

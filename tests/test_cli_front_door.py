@@ -227,7 +227,8 @@ def test_errors_are_one_line_with_exit_code_2(tmp_path: Path, capsys: pytest.Cap
                  ["savepoints", nowhere], ["read", nowhere], ["clean", nowhere], ["rollback", nowhere],
                  ["savepoint", "create", nowhere], ["logfile", str(tmp_path)], ["logfile", f"{nowhere}/.f.log.1_0-1-0"],
                  ["write", nowhere, "--input", f"{nowhere}.parquet"], ["read", nowhere, "--engine", "spark",
-                                                                      "--as-of", "yesterday"]):
+                                                                      "--as-of", "yesterday"],
+                 ["fsview", nowhere, "--as-of", "2020"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"hudi-spec {argv[0]}: ") and "\n" not in err, err

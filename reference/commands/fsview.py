@@ -19,7 +19,7 @@ from typing import Any
 from reference.commands import _output
 from reference.commands._table import open_table
 from spec.file_system_view import FileSlice, FileSystemView
-from spec.timeline import Timeline
+from spec.timeline import Timeline, validate_instant_time
 
 COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
            "total_delta_file_size", "delta_files"]
@@ -67,6 +67,8 @@ def _latest_row(sl: FileSlice, partition: str, file_id: str, timeline: Timeline)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.as_of is not None:
+        validate_instant_time(args.as_of, metadata_suffix=True)  # metadata tables name instants so too
     storage, cfg, timeline = open_table(args.table)
     view = FileSystemView.load(storage, cfg, timeline, args.as_of)
     rows = []

@@ -147,6 +147,13 @@ def test_archived_command(tmp_path: Path, version: int, capsys: pytest.CaptureFi
         (t, "commit", "COMPLETED", c) for t, c in times[:3]]
     assert [i.requested for i in Timeline.load(path).instants] == [t for t, _ in times[3:]]
     assert main(["archived", path]) == 0 and "3 instants" in capsys.readouterr().out
+    # the timeline view with --archived shows them first, then the active instants
+    view = _json(capsys, ["timeline", path, "--archived"])
+    assert [(r["instant_time"], r["timeline_type"], r["completion_time"]) for r in view["instants"]] == [
+        (t, "ARCHIVED", c) for t, c in times[:3]] + [(t, "ACTIVE", c) for t, c in times[3:]]
+    assert view["total_instants"] == 5
+    assert [r["instant_time"] for r in _json(capsys, ["timeline", path])["instants"]] == [t for t, _ in times[3:]]
+    assert main(["timeline", path, "--archived"]) == 0 and "ARCHIVED" in capsys.readouterr().out
     cleaned = _json(capsys, ["clean", path, "--retained", "1"])
     assert cleaned["total_files_deleted"] == 3  # all but the latest slice and the one before the retained commit
     assert "InvalidConfig" in _error(capsys, ["archived", path, "--run", "--keep-min", "5", "--keep-max", "4"])

@@ -6,7 +6,8 @@ instant's file in each state (UTC). Added here: ``completion_time`` (layout 2: t
 ``T_C.action``), ``requested_action`` (``compaction`` for a completed compaction shown as
 ``commit``) and ``files``, the instant's timeline files (in text only with ``--files``). Like
 ``show_timeline`` the newest 20 instants are shown unless ``--all`` or ``--limit`` says otherwise;
-rows are in timeline order.
+rows are in timeline order. ``--archived`` (``show_timeline``'s ``showArchived``) puts the archived
+instants first, ``timeline_type`` ARCHIVED (v6: the archived log; v8: the LSM history).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=int, default=None, help=f"only the newest N instants (default {DEFAULT_LIMIT})")
     p.add_argument("--pending", action="store_true", help="only instants that did not complete")
     p.add_argument("--files", action="store_true", help="text: also list each instant's timeline files")
+    p.add_argument("--archived", action="store_true", help="also the archived instants (first, oldest first)")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
@@ -46,10 +48,11 @@ def run(args: argparse.Namespace) -> int:
     if args.pending:
         timeline = timeline.pending()
     instants = list(timeline.instants)
-    limit = None if args.all else (args.limit if args.limit is not None else DEFAULT_LIMIT)
+    limit = None if args.all or (args.archived and args.limit is None) else (
+        args.limit if args.limit is not None else DEFAULT_LIMIT)
     if limit is not None:
         instants = instants[-limit:] if limit > 0 else []
-    rows = []
+    rows = _archived_rows(storage, args.pending) if args.archived else []
     for inst in instants:
         files = timeline.files_of(inst)
         mtimes: dict[State, str] = {}
@@ -68,10 +71,13 @@ def run(args: argparse.Namespace) -> int:
             "requested_action": timeline.origin_action(inst.requested),
             "files": list(files),
         })
+    if limit is not None and args.archived:
+        rows = rows[-limit:] if limit > 0 else []
+    total = len(timeline) + (sum(r["timeline_type"] == "ARCHIVED" for r in rows) if args.archived else 0)
     if args.output == "json":
-        _output.emit_json({"layout": timeline.layout, "total_instants": len(timeline), "instants": rows})
+        _output.emit_json({"layout": timeline.layout, "total_instants": total, "instants": rows})
     else:
-        shown = f"{len(rows)} of {len(timeline)}" if len(rows) < len(timeline) else str(len(rows))
+        shown = f"{len(rows)} of {total}" if len(rows) < total else str(len(rows))
         columns = COLUMNS if args.files else COLUMNS[:-1]
         _output.emit_table(
             f"Timeline (layout {timeline.layout}), {shown} instants",
@@ -79,3 +85,14 @@ def run(args: argparse.Namespace) -> int:
             [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["files"])][:len(columns)] for r in rows],
         )
     return 0
+
+
+def _archived_rows(storage: Storage, pending_only: bool) -> list[dict[str, object]]:
+    from reference.archive import archived_instants
+    from spec.table_config import TableConfig
+
+    table = TableConfig.load(storage)
+    return [{"instant_time": a.requested, "action": a.action, "state": a.state, "requested_time": None,
+             "inflight_time": None, "completed_time": None, "timeline_type": "ARCHIVED",
+             "completion_time": a.completed, "requested_action": a.action, "files": []}
+            for a in archived_instants(storage, table) if not pending_only or a.state != State.COMPLETED.value]

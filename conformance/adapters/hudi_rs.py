@@ -35,8 +35,8 @@ class HudiRsAdapter(TableUnderTest):
     def __init__(self, writer: Callable[[], Any] = _reference_writer) -> None:
         self.writer = writer()
 
-    @property  # type: ignore[override]
-    def capabilities(self) -> frozenset[str]:  # the writer's
+    @property
+    def capabilities(self) -> frozenset[str]:  # type: ignore[override]  # the writer's
         caps: frozenset[str] = self.writer.capabilities
         return caps
 

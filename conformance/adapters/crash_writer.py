@@ -1,0 +1,39 @@
+"""The child process of the reference adapter's ``crash``: one write, killed at a fault point.
+
+Reads a JSON job on stdin — ``path``, ``operation``, ``records`` (null for ``delete_partition``),
+``options``, ``clock`` (the replay clock's ``[now, fixed]``) and ``next_id`` (the next file id
+number) — and writes with ``reference.client.WriteClient`` under the fault the environment names
+(``HUDI_SPEC_FAULT``). The parent starts it in a session of its own: the fault kills this process
+group (the driver, its Spark JVM and the Python workers) and nothing else. Reaching the end means
+the fault never fired: exit code 3.
+
+    python -m conformance.adapters.crash_writer < job.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def main() -> int:
+    import pyarrow as pa
+
+    from conformance.adapters.reference_spark import FileIds, ReplayClock
+    from reference.client import WriteClient
+    from reference.faults import PGID_ENV
+
+    os.environ[PGID_ENV] = str(os.getpgrp())
+    job = json.load(sys.stdin)
+    clock = ReplayClock()
+    clock.now, clock.fixed = job["clock"]
+    ids = FileIds()
+    ids.skip_to(int(job["next_id"]))
+    data = None if job["records"] is None else pa.Table.from_pylist(job["records"])
+    WriteClient(job["path"], None, clock, ids).write(data, job["operation"], job["options"])
+    return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,10 @@
 """``hudi-conformance``: run the conformance suite, regenerate fixtures, check a table directory.
 
     hudi-conformance run --impl spec|reference|hudi_rs|module:Class [--suite S] [--case ID]
+                         [--examples N [--profile ci|long] [--write-regressions]]
                          [--fixtures DIR] [--strict] [--junitxml FILE] [--output text|json]
     hudi-conformance generate [--out fixtures] [--suite S]
+    hudi-conformance tables [--fixtures fixtures] [--case ID]
     hudi-conformance check TABLE...
 
 ``run`` exits 0 when every executed case passed (or failed as a known failure) and at least one
@@ -16,10 +18,11 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from spec.errors import HudiSpecError
 
-SUBCOMMANDS = ("run", "generate", "check")
+SUBCOMMANDS = ("run", "generate", "tables", "check")
 DEFAULT_FIXTURES = "fixtures"
 
 
@@ -33,12 +36,18 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--junitxml", default=None, help="also write a JUnit XML report to this file")
     p.add_argument("--output", choices=("text", "json"), default="text")
     p.add_argument("--verbose", "-v", action="store_true", help="show the diffs of known failures too")
+    p.add_argument("--examples", type=int, default=0, help="also run the lockstep state machine for N random "
+                   "examples (conformance.machine), reported as the case machine/lockstep")
+    p.add_argument("--profile", choices=("ci", "long"), default="ci", help="the state machine's profile (sequence "
+                   "length; --examples sets the number of examples)")
+    p.add_argument("--write-regressions", action="store_true", help="write a minimized machine failure as a case "
+                   "under <fixtures>/cases/regressions")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from conformance.adapter import DEFAULT_LAYERS, LAYERS, resolve_impl
-    from conformance.runner import load_cases, render_json, render_junit, render_text, run_cases
+    from conformance.runner import RunResult, load_cases, render_json, render_junit, render_text, run_cases
 
     factory = resolve_impl(args.impl)
     cases = load_cases(args.fixtures, args.suite)
@@ -46,10 +55,26 @@ def run(args: argparse.Namespace) -> int:
         cases = [c for c in cases if any(part in c.case.id for part in args.case)]
     layers = LAYERS if args.strict else DEFAULT_LAYERS
     result = run_cases(cases, factory, layers)
+    if args.examples > 0:
+        result = RunResult(result.adapter, (*result.cases, explore(factory, args)))
     if args.junitxml:
         Path(args.junitxml).write_text(render_junit(result))
     print(render_json(result) if args.output == "json" else render_text(result, args.verbose))
     return result.exit_code
+
+
+def explore(factory: Any, args: argparse.Namespace) -> Any:
+    """The state machine as one more case: PASS, or FAIL with the minimized sequence's diff."""
+    from conformance.machine import run_machine
+    from conformance.runner import CaseResult, LayerResult, Verdict
+
+    regressions = args.fixtures if args.write_regressions else None
+    try:
+        run_machine(factory, args.profile, regressions=regressions, max_examples=args.examples)
+    except AssertionError as err:
+        return CaseResult("lockstep", "machine", Verdict.FAIL, "", (LayerResult("all", Verdict.FAIL, None, str(err)),),
+                          None, str(err))
+    return CaseResult("lockstep", "machine", Verdict.PASS, "", (LayerResult("all", Verdict.PASS),))
 
 
 def register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,7 +94,25 @@ def generate(args: argparse.Namespace) -> int:
     return 0
 
 
-BUILTIN = {"run": register_run, "generate": register_generate}
+def register_tables(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("tables", help="write the golden tables: replay their cases on the reference (needs Spark)")
+    p.add_argument("--fixtures", default=DEFAULT_FIXTURES, help="the corpus folder (default: fixtures)")
+    p.add_argument("--case", action="append", default=None, help="only this case (repeatable; default: all "
+                   "of conformance.golden.GOLDEN_CASES)")
+    p.set_defaults(handler=tables)
+
+
+def tables(args: argparse.Namespace) -> int:
+    from conformance.adapter import resolve_impl
+    from conformance.golden import GOLDEN_CASES, write_goldens
+
+    written = write_goldens(args.fixtures, resolve_impl("reference"), args.case or GOLDEN_CASES)
+    for folder in written:
+        print(f"wrote {folder}")
+    return 0
+
+
+BUILTIN = {"run": register_run, "generate": register_generate, "tables": register_tables}
 
 
 def build_parser() -> argparse.ArgumentParser:

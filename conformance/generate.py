@@ -279,10 +279,10 @@ def savepoint_restore(tt: str, v: int) -> Case:
 
 
 def crash_then_write(tt: str, v: int) -> Case:
-    return _case("crash-then-write", tt, v, "a write dies after one file; the next write rolls it back "
-                 "(its files and log blocks are never read)",
+    return _case("crash-then-write", tt, v, "a write dies after both of its files, before its commit; the next "
+                 "write rolls it back (its files and log blocks are never read)",
                  ["crash", "bug:uncommitted-log-blocks", "bug:rollback-command-blocks"], _config(tt, v),
-                 [w("insert", rec(1, 1), rec(2, 1, "b")), Crash(1), w("upsert", rec(1, 2), rec(2, 2, "b")),
+                 [w("insert", rec(1, 1), rec(2, 1, "b")), Crash(2), w("upsert", rec(1, 2), rec(2, 2, "b")),
                   w("upsert", rec(2, 3, "b"))])
 
 
@@ -335,6 +335,26 @@ def stream_deletes(tt: str, v: int) -> Case:
                           (_s("delete", rec(1, 2)), _s("delete", rec(9, 2)), _s("upsert", rec(2, 3)))))])
 
 
+# --- suite: logs ----------------------------------------------------------------------------------
+
+def logs_only(builder: Builder) -> Builder:
+    """A merge-on-read variant of a case with small-file routing off (``small_file_limit`` 0): inserts
+    open new file groups and every update or delete goes to a log file, so the case exercises the
+    log path (append handle, log merging, compaction, rollback of log appends) on its own."""
+    def build(tt: str, v: int) -> Case:
+        c = builder(tt, v)
+        return replace(c, id=c.id.replace(f"-{_short(tt)}-v", f"-logs-{_short(tt)}-v"),
+                       description=f"{c.description} (small-file routing off: every update goes to a log)",
+                       tags=(*c.tags, "logs"), config=replace(c.config, small_file_limit=0))
+    return build
+
+
+LOG_BUILDERS: Final[tuple[Builder, ...]] = (insert_upsert_delete, dedupe_in_batch, delete_then_reinsert, compaction,
+                                             pending_compaction, clean_pending_compaction, rollback_latest,
+                                             savepoint_restore, crash_then_write)
+"""The builders whose merge-on-read, log-only variants form the ``logs`` suite."""
+
+
 # --- the corpus -----------------------------------------------------------------------------------
 
 def _grid(builder: Builder, types: Sequence[str] = BOTH_TYPES, versions: Sequence[int] = BOTH_VERSIONS
@@ -359,7 +379,8 @@ def corpus() -> dict[str, list[Case]]:
                 for c in _grid(b)]
     timeline += [c for b in (crash_then_rollback, expect_errors, fixed_instants) for c in _grid(b, types=(COW,))]
     stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,))]
-    return {"writes": writes, "services": services, "timeline": timeline, "stream": stream}
+    logs = [c for b in LOG_BUILDERS for c in _grid(logs_only(b), types=(MOR,))]
+    return {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs}
 
 
 # --- writing fixtures -----------------------------------------------------------------------------
@@ -387,10 +408,14 @@ def write_case(root: Path, suite: str, case: Case, layers: Sequence[str] = LAYER
 
 
 def write_manifest(root: Path) -> Path:
-    """``MANIFEST.json``: versions, case count and the sha256 of every file under ``cases/``."""
-    files = sorted(p for p in (root / "cases").rglob("*") if p.is_file())
+    """``MANIFEST.json``: versions, the number of cases and of golden tables, and the sha256 of every
+    file under ``cases/`` and ``tables/`` (golden tables are kept as they are: ``generate`` hashes
+    them, ``hudi-conformance tables`` writes them)."""
+    files = sorted(p for folder in ("cases", "tables") for p in (root / folder).rglob("*") if p.is_file())
+    tables = root / "tables"
     manifest = {"corpus_version": CORPUS_VERSION, "generator_version": GENERATOR_VERSION,
-                "cases": sum(1 for p in files if p.name == "case.json"),
+                "cases": sum(1 for p in files if p.name == "case.json" and p.parent.parent.parent.name == "cases"),
+                "tables": sum(1 for p in tables.glob("*/case.json")) if tables.is_dir() else 0,
                 "files": {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}}
     path = root / "MANIFEST.json"
     path.write_text(dumps(manifest))

@@ -55,11 +55,12 @@ def _kind_of(err: HudiSpecError) -> str:
 
 
 def execute(adapter: TableUnderTest, case: Case, layers: Sequence[str], workdir: Path,
-            plans: Sequence[QueryPlan | None] | None = None) -> Iterator[Step]:
+            plans: Sequence[QueryPlan | None] | None = None, norm: Normalizer | None = None) -> Iterator[Step]:
     """Create the case's table on the adapter, apply each operation and observe after it. ``plans``
     (per step) names the L0 queries to make (labels); without it the adapter's own plan is used.
+    ``norm`` (optional) is the normalizer to label with, so a caller can keep the labels.
     Stops after a step whose operation raised unexpectedly (``Step.stop``)."""
-    norm = Normalizer(fixed_times(case))
+    norm = norm if norm is not None else Normalizer(fixed_times(case))
     adapter.create(case.config, workdir)
     armed: str | None = None
     for n, op in enumerate(case.ops, 1):
@@ -208,8 +209,10 @@ class FixtureCase:
 
 
 def run_case(fixture: FixtureCase, adapter_factory: Callable[[], TableUnderTest],
-             layers: Sequence[str] = DEFAULT_LAYERS, workdir: Path | None = None) -> CaseResult:
-    """One case against a fresh adapter; expected observations from the fixture or the live model."""
+             layers: Sequence[str] = DEFAULT_LAYERS, workdir: Path | None = None,
+             norm: Normalizer | None = None) -> CaseResult:
+    """One case against a fresh adapter; expected observations from the fixture or the live model.
+    ``workdir`` keeps the table the adapter wrote, ``norm`` the labels its observations used."""
     case = fixture.case
     adapter = adapter_factory()
     missing = missing_capabilities(case, adapter.capabilities)
@@ -224,7 +227,7 @@ def run_case(fixture: FixtureCase, adapter_factory: Callable[[], TableUnderTest]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(workdir) if workdir is not None else Path(tmp)
         try:
-            steps = execute(adapter, case, observed_layers, root, [plan_of(e) for e in expected])
+            steps = execute(adapter, case, observed_layers, root, [plan_of(e) for e in expected], norm)
             executed = 0
             for done in steps:
                 executed = done.number

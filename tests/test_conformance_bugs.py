@@ -164,3 +164,162 @@ def test_where_the_ordering_bug_shows() -> None:
     verdicts = {r.layer: r.verdict for r in result.layers}
     assert verdicts == {"L0": Verdict.FAIL, "L1": Verdict.PASS, "L2": Verdict.PASS}
     assert "'a'/'2'" in result.diff  # key 2 was upserted with ts 0 < 1
+
+
+# --- bugs injected into copies of the reference adapter ----------------------------------------------
+
+class BuggyReference:
+    """Mixin over ``ReferenceSparkAdapter``: ``patches`` are active while an operation applies (they
+    replace driver-side functions of the reference), ``bend_options`` changes the write options the
+    table is written with, ``bend_op`` what an operation does (None: the operation is lost)."""
+
+    def patches(self) -> Sequence[Any]:
+        return ()
+
+    def bend_options(self, options: dict[str, str]) -> dict[str, str]:
+        return options
+
+    def bend_op(self, op: Op) -> Op | None:
+        return op
+
+
+def _buggy_reference(bug: type[BuggyReference], spark: Any) -> Callable[[], Any]:
+    from conformance.adapters.reference_spark import ReferenceSparkAdapter
+
+    class Adapter(bug, ReferenceSparkAdapter):  # type: ignore[misc, valid-type]
+        name: ClassVar[str] = f"reference+{bug.__name__}"
+        known_failures: ClassVar[dict[str, str]] = {}
+
+        def create(self, config: CreateTable, workdir: Path) -> None:
+            super().create(config, workdir)
+            self.options = self.bend_options(dict(self.options))
+
+        def apply(self, op: Op) -> None:
+            bent = self.bend_op(op)
+            if bent is None:
+                return
+            with contextlib.ExitStack() as stack:
+                for p in self.patches():
+                    stack.enter_context(p)
+                super().apply(bent)
+
+    return lambda: Adapter(spark)
+
+
+class RefIgnoresOrdering(BuggyReference):
+    """bug:ordering-field-ignored — the writer merges by arrival (the latest write wins)."""
+
+    def bend_options(self, options: dict[str, str]) -> dict[str, str]:
+        return {**options, "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}
+
+
+class RefUpsertWithoutIndex(BuggyReference):
+    """bug:duplicates-after-upsert — upserts skip the index (written as bulk inserts)."""
+
+    def bend_op(self, op: Op) -> Op | None:
+        return replace(op, operation="bulk_insert") if isinstance(op, Write) and op.operation == "upsert" else op
+
+
+class RefLosesDeletes(BuggyReference):
+    """bug:deleted-rows-reappear — delete batches never reach the table."""
+
+    def bend_op(self, op: Op) -> Op | None:
+        return None if isinstance(op, Write) and op.operation == "delete" else op
+
+
+class RefKeepsFailedWrites(BuggyReference):
+    """bug:uncommitted-log-blocks / rollback — a write killed half way is never rolled back."""
+
+    def patches(self) -> Sequence[Any]:
+        import reference.client
+
+        return [mock.patch.object(reference.client.WriteClient, "rollback_failed_writes",
+                                  lambda self, table, timeline, after=None: [])]
+
+
+class RefCleanerIgnoresRetention(BuggyReference):
+    """bug:cleaner-removes-needed-files — the cleaner keeps one slice per group, whatever the retained
+    commits read."""
+
+    def patches(self) -> Sequence[Any]:
+        import reference.services
+        from spec.services import CleanConfig
+
+        real = reference.services.clean
+
+        def clean(storage: Any, table: Any, config: Any = None, **kw: Any) -> Any:
+            return real(storage, table, CleanConfig("KEEP_LATEST_FILE_VERSIONS", 1, 1, 0), **kw)
+
+        return [mock.patch.object(reference.services, "clean", clean)]
+
+
+class RefCleanerIgnoresSavepoints(BuggyReference):
+    """bug:cleaner-removes-needed-files — savepointed files are not protected from the cleaner."""
+
+    def patches(self) -> Sequence[Any]:
+        import reference.services
+
+        return [mock.patch.object(reference.services, "savepointed_files", lambda storage, timeline: frozenset())]
+
+
+class RefIgnoresPendingCompaction(BuggyReference):
+    """bug:slice-visibility-pending-compaction — writes do not see pending compactions: log files join
+    the slice being compacted instead of starting a new one."""
+
+    def patches(self) -> Sequence[Any]:
+        import reference.client
+
+        return [mock.patch.object(reference.client, "pending_compaction_groups", lambda storage, timeline: {})]
+
+
+class RefCompactionDropsLogs(BuggyReference):
+    """bug:compaction-drops-log-updates — the compaction plan leaves out each slice's newest log file."""
+
+    def patches(self) -> Sequence[Any]:
+        import reference.compaction
+
+        real = reference.compaction.plan_compaction
+
+        def plan(*args: Any, **kwargs: Any) -> Any:
+            p = real(*args, **kwargs)
+            if p is None:
+                return None
+            ops = tuple(replace(o, log_files=o.log_files[:-1]) for o in p.operations if len(o.log_files) > 1)
+            return replace(p, operations=ops) if ops else None
+
+        return [mock.patch.object(reference.compaction, "plan_compaction", plan)]
+
+
+REFERENCE_BUGS: dict[str, tuple[type[BuggyReference], str]] = {
+    "ordering-field-ignored": (RefIgnoresOrdering, "insert-upsert-delete-cow-v6"),
+    "duplicates-after-upsert": (RefUpsertWithoutIndex, "insert-upsert-delete-cow-v6"),
+    "deleted-rows-reappear": (RefLosesDeletes, "delete-reinsert-cow-v6"),
+    "failed-write-not-rolled-back": (RefKeepsFailedWrites, "crash-then-rollback-cow-v8"),
+    "cleaner-ignores-retained-commits": (RefCleanerIgnoresRetention, "clean-latest-commits-cow-v6"),
+    "cleaner-ignores-savepoints": (RefCleanerIgnoresSavepoints, "clean-savepoint-cow-v8"),
+    "slice-visibility-pending-compaction": (RefIgnoresPendingCompaction, "pending-compaction-logs-mor-v8"),
+    "compaction-drops-log-updates": (RefCompactionDropsLogs, "compaction-logs-mor-v6"),
+}
+"""Eight bugs from the bug-class list (CONFORMANCE.md), each in a copy of the reference adapter, and a
+case that catches it. The faithful reference passes each of these cases (tests/test_conformance_reference.py
+runs them all in CI)."""
+
+
+def test_reference_bug_cases_are_cases_the_faithful_reference_passes() -> None:
+    from conformance.adapters.reference_spark import KNOWN_FAILURES
+    from tests.test_conformance_reference import CI_SUBSET
+
+    chosen = {case_id for _, case_id in REFERENCE_BUGS.values()}
+    assert chosen <= set(CI_SUBSET)
+    assert not chosen & set(KNOWN_FAILURES)
+    assert len(REFERENCE_BUGS) >= 8
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("bug", list(REFERENCE_BUGS))
+def test_each_bug_injected_into_the_reference_is_caught(spark: Any, bug: str, cases: dict[str, FixtureCase]) -> None:
+    adapter, case_id = REFERENCE_BUGS[bug]
+    fixture = cases[case_id]
+    result = run_case(fixture, _buggy_reference(adapter, spark))
+    assert result.verdict == Verdict.FAIL, f"{bug} went unnoticed by {case_id}"
+    assert result.first_divergence is not None and f"step {result.first_divergence}" in result.diff

@@ -80,6 +80,10 @@ def test_out_of_order_completion_is_in_the_expected_timeline() -> None:
 
 
 def test_regenerating_reproduces_the_fixtures_byte_for_byte(tmp_path: Path) -> None:
+    import shutil
+
+    # golden tables are written by the reference (``hudi-conformance tables``), kept and hashed by generate
+    shutil.copytree(FIXTURES / "tables", tmp_path / "out" / "tables")
     counts = generate(tmp_path / "out")
     assert sum(counts.values()) >= 60
     ours = sorted(p.relative_to(tmp_path / "out") for p in (tmp_path / "out").rglob("*") if p.is_file())
@@ -94,7 +98,8 @@ def test_regenerating_reproduces_the_fixtures_byte_for_byte(tmp_path: Path) -> N
 
 def test_manifest_hashes_every_file() -> None:
     manifest = json.loads((FIXTURES / "MANIFEST.json").read_text())
-    files = {p.relative_to(FIXTURES).as_posix() for p in (FIXTURES / "cases").rglob("*") if p.is_file()}
+    files = {p.relative_to(FIXTURES).as_posix() for folder in ("cases", "tables")
+             for p in (FIXTURES / folder).rglob("*") if p.is_file()}
     assert set(manifest["files"]) == files
     for rel, digest in manifest["files"].items():
         assert hashlib.sha256((FIXTURES / rel).read_bytes()).hexdigest() == digest
@@ -279,6 +284,10 @@ def test_cli_run_generate_and_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] and data["counts"]["PASS"] == len(corpus()["stream"])
     assert ET.parse(junit).getroot().tag == "testsuites"
+    assert main(["run", "--impl", "spec", "--fixtures", str(FIXTURES), "--suite", "stream", "--examples", "5",
+                 "--output", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cases"][-1]["case"] == "lockstep" and data["cases"][-1]["verdict"] == "PASS"
     assert main(["run", "--impl", "spec", "--fixtures", str(FIXTURES), "--case", "no-such-case"]) == 1
     assert main(["run", "--impl", "nope", "--fixtures", str(FIXTURES)]) == 2
     assert "neither a built-in adapter nor module:Class" in capsys.readouterr().err

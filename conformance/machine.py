@@ -94,6 +94,7 @@ class LockstepMachine(RuleBasedStateMachine):
         super().__init__()
         self.tmp = tempfile.TemporaryDirectory()
         self.lockstep: Lockstep | None = None
+        self.written = False
 
     @initialize(table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]), version=st.sampled_from([6, 8]))
     def create(self, table_type: str, version: int) -> None:
@@ -118,12 +119,16 @@ class LockstepMachine(RuleBasedStateMachine):
     @rule(operation=st.sampled_from(["upsert", "insert", "bulk_insert", "delete"]), recs=records())
     def write(self, operation: str, recs: tuple[dict[str, Any], ...]) -> None:
         self._step(Write(operation, recs))
+        self.written = True
 
     @rule(operation=st.sampled_from(["insert_overwrite", "insert_overwrite_table"]), recs=records(2))
     def overwrite(self, operation: str, recs: tuple[dict[str, Any], ...]) -> None:
         self._step(Write(operation, recs))
+        self.written = True
 
-    @precondition(lambda self: self.services)
+    # a table only has partitions to drop once something was written (a writer that creates the table
+    # on its first write has no schema to create it from a delete_partition)
+    @precondition(lambda self: self.services and self.written)
     @rule(partition=PARTITIONS)
     def delete_partition(self, partition: str) -> None:
         self._step(DeletePartition((partition,)))

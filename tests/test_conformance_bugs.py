@@ -264,7 +264,8 @@ class RefCleanerIgnoresSavepoints(BuggyReference):
 
 class RefIgnoresPendingCompaction(BuggyReference):
     """bug:slice-visibility-pending-compaction — writes do not see pending compactions: log files join
-    the slice being compacted instead of starting a new one."""
+    the slice being compacted instead of starting a new one (visible in v6, whose log file names carry
+    their slice's base instant; v8 names them by their own deltacommit)."""
 
     def patches(self) -> Sequence[Any]:
         import reference.client
@@ -294,10 +295,10 @@ REFERENCE_BUGS: dict[str, tuple[type[BuggyReference], str]] = {
     "ordering-field-ignored": (RefIgnoresOrdering, "insert-upsert-delete-cow-v6"),
     "duplicates-after-upsert": (RefUpsertWithoutIndex, "insert-upsert-delete-cow-v6"),
     "deleted-rows-reappear": (RefLosesDeletes, "delete-reinsert-cow-v6"),
-    "failed-write-not-rolled-back": (RefKeepsFailedWrites, "crash-then-rollback-cow-v8"),
+    "failed-write-not-rolled-back": (RefKeepsFailedWrites, "crash-then-write-logs-mor-v8"),
     "cleaner-ignores-retained-commits": (RefCleanerIgnoresRetention, "clean-latest-commits-cow-v6"),
     "cleaner-ignores-savepoints": (RefCleanerIgnoresSavepoints, "clean-savepoint-cow-v8"),
-    "slice-visibility-pending-compaction": (RefIgnoresPendingCompaction, "pending-compaction-logs-mor-v8"),
+    "slice-visibility-pending-compaction": (RefIgnoresPendingCompaction, "pending-compaction-logs-mor-v6"),
     "compaction-drops-log-updates": (RefCompactionDropsLogs, "compaction-logs-mor-v6"),
 }
 """Eight bugs from the bug-class list (CONFORMANCE.md), each in a copy of the reference adapter, and a

@@ -58,11 +58,7 @@ class _Directory:
         return getattr(GoldenTable(self.path), name)
 
 
-HUDI_RS_DIVERGES = {
-    name: "hudi-rs's incremental query on a merge-on-read table returns a log record that lost the merge to the "
-          "stored row by its ordering value (bug class: ordering field ignored when merging logs)"
-    for name in ("insert-upsert-delete-logs-mor-v6", "compaction-logs-mor-v8")
-}
+HUDI_RS_DIVERGES = {name: reason for name, reason in HudiRsAdapter.known_failures.items() if name in GOLDENS}
 """Where hudi-rs departs from the spec on the golden tables (the suite catches it; kept as xfail)."""
 
 

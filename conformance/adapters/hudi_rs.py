@@ -26,11 +26,24 @@ def _reference_writer() -> Any:
     return ReferenceSparkAdapter()
 
 
+ORDERING_IN_INCREMENTAL = (
+    "hudi-rs bug: its incremental query on a merge-on-read table returns a log record that lost the merge to the "
+    "stored row by its ordering value (bug class: ordering field ignored when merging logs)")
+
+KNOWN_FAILURES: dict[str, str] = {
+    f"{name}-logs-mor-v{v}": ORDERING_IN_INCREMENTAL
+    for name in ("insert-upsert-delete", "dedupe-in-batch", "compaction") for v in (6, 8)
+}
+"""Cases hudi-rs is known to fail (reported XFAIL): merge-on-read cases where an update loses to the
+stored row by its ordering value."""
+
+
 class HudiRsAdapter(TableUnderTest):
     """Writes with ``writer`` (an adapter that leaves a table directory at ``.path``), reads with hudi-rs."""
 
     name: ClassVar[str] = "hudi_rs"
     layers: ClassVar[frozenset[str]] = frozenset({"L0"})
+    known_failures: ClassVar[dict[str, str]] = KNOWN_FAILURES
 
     def __init__(self, writer: Callable[[], Any] = _reference_writer) -> None:
         self.writer = writer()

@@ -292,13 +292,23 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
     def _compact(self, op: Compact) -> None:
         from reference.compaction import run_compaction, schedule_compaction
 
-        _storage_table(self)
+        if not self._has_table():  # nothing written yet: nothing to schedule, nothing to run
+            if not self.config.is_mor:
+                raise InvalidOperation("compaction needs a merge-on-read table", hint="copy-on-write has no logs")
+            if op.mode == "run":
+                raise InstantNotFound("there is no pending compaction to run", hint="schedule one first")
+            return
         if op.mode == "run":
             run_compaction(self.client, op.instant_time)
             return
         t = schedule_compaction(self.client, op.instant_time)
         if op.mode == "schedule_and_run" and t is not None:
             run_compaction(self.client, t)
+
+    def _has_table(self) -> bool:
+        from spec.storage import Storage
+
+        return Storage(self.path).exists(".hoodie/hoodie.properties")
 
     def _crash(self, op: Crash) -> None:
         self.crash_after = op.after_files
@@ -336,6 +346,8 @@ def _clean(adapter: ReferenceSparkAdapter, op: Clean) -> None:
     from reference import services
     from spec.services import CleanConfig
 
+    if not adapter._has_table():
+        return  # nothing written, nothing to clean
     storage, table = _storage_table(adapter)
     c = adapter.config
     _fixing(adapter, op.instant_time)
@@ -376,6 +388,8 @@ def _archive(adapter: ReferenceSparkAdapter, op: Archive) -> None:
     from reference.archive import archive
     from spec.services import ArchiveConfig, CompactionConfig
 
+    if not adapter._has_table():
+        return  # nothing written, nothing to archive
     storage, table = _storage_table(adapter)
     c = adapter.config
     archive(storage, table, ArchiveConfig(c.keep_min_commits, c.keep_max_commits),

@@ -471,8 +471,9 @@ class WriteClient:
                   for r in df.groupBy(PARTITION_PATH, "__file_id").count().collect()}
         profile = WorkloadProfile.from_counts(counts)
         busy = pending_compaction_groups(self.storage, timeline)
-        small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else \
-            self._small_files(view, cfg, busy)
+        small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
+            p: files for p, files in self._small_files(view, cfg, busy).items()
+            if p in profile.partitions and profile.partitions[p].inserts > 0}  # looked up only where inserts go
         pcfg = PartitionerConfig(cfg.small_file_limit, cfg.max_file_size, cfg.insert_split_size, cfg.auto_split,
                                  cfg.record_size_estimate)
         avg = average_record_size(self._commit_totals(timeline), pcfg)

@@ -80,12 +80,6 @@ CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS
 """What the reference does. Extend here (and give the operation a handler in ``_HANDLERS``)."""
 # --8<-- [end:capabilities]
 
-SMALL_FILE_UPDATES = (
-    "reference bug: a merge-on-read update to a file group whose base file is small is merged into a new base "
-    "file instead of appended to a log, also when its partition takes no inserts (reference/client.py, "
-    "WriteClient._write looks up small files in every partition; Hudi's UpsertPartitioner, and "
-    "spec.model_write.plan_write, look them up only where the batch has inserts); the logs suite runs the same "
-    "rules with small-file routing off and passes")
 EVOLVED_COLUMN_TIME_TRAVEL = (
     "time travel to before a column was added: the spec model pads the new column with nulls, the spec reader "
     "(over the reference's files) returns the columns the table had then")
@@ -97,17 +91,9 @@ STREAM_DELETE_COLUMN = (
     "the reference's streaming writer takes deletes as rows with _hoodie_is_deleted set (Spark's way); that "
     "column stays in the table's schema and rows, while the case language's stream deletes carry no column")
 
-_SMALL_FILE_CASES = (
-    "auto-clean", "clean-latest-commits", "clean-pending-compaction", "clean-savepoint", "compaction",
-    "inline-compaction", "pending-compaction", "expect-error-write", "rollback-latest", "savepoint-restore",
-    "crash-then-write", "bulk-insert-upsert", "complex-key-hive", "dedupe-in-batch", "delete-partition",
-    "delete-reinsert", "insert-overwrite", "insert-overwrite-table", "insert-upsert-delete", "non-partitioned")
-
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"{name}-mor-v{v}": SMALL_FILE_UPDATES for name in _SMALL_FILE_CASES for v in (6, 8)},
-    "commit-time-ordering-mor-v8": SMALL_FILE_UPDATES,
     **{f"schema-add-column-cow-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8)},
-    **{f"schema-add-column-mor-v{v}": f"{SMALL_FILE_UPDATES}; {EVOLVED_COLUMN_IN_LOG}" for v in (6, 8)},
+    **{f"schema-add-column-mor-v{v}": EVOLVED_COLUMN_IN_LOG for v in (6, 8)},
     **{f"stream-deletes-mor-v{v}": STREAM_DELETE_COLUMN for v in (6, 8)},
 }
 """Cases the reference is known to fail (reported XFAIL), with why."""

@@ -170,6 +170,11 @@ class TableReader:
             ordering_type = _java_type(base.schema.field(ordering).type)
         logs, log_schema = self._log_versions(blocks, ordering_type)
         out_schema = base.schema if base is not None else log_schema
+        if base is not None and log_schema is not None:
+            # a column a later writer added (schema evolution) is read from the log blocks that carry it
+            added = [f for f in log_schema if f.name not in base.schema.names]
+            if added:
+                out_schema = pa.schema([*base.schema, *added])
         if out_schema is None:
             return base
         kept_base = base

@@ -11,8 +11,6 @@ shows it as "not available: <reason>".
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,9 @@ OPTIONS: dict[str, str] = {
     "hoodie.datasource.write.partitionpath.field": "part",
     "hoodie.datasource.write.precombine.field": "ts",
     "hoodie.datasource.write.hive_style_partitioning": "true",
+    # Hudi's default is gzip; the peers write snappy (Spark, delta-rs, pyarrow), so the ratios compare
+    # the same compression
+    "hoodie.parquet.compression.codec": "snappy",
 }
 MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
                                 # every base file here is far below Hudi's 100 MB small-file limit, and with
@@ -179,24 +180,10 @@ def _hudi_rs_read(path: Path, ctx: Context) -> Measurement:
 
 def spark_reader() -> Callable[[Any, str], Any]:
     """The Spark engine's snapshot read from reference/read.py: (spark, path) -> DataFrame."""
-    try:
-        module = importlib.import_module("reference.read")
-    except ModuleNotFoundError as e:
-        if e.name != "reference.read":
-            raise
-        raise NotAvailable("reference/read.py (the Spark read engine) does not exist yet") from e
-    for name in ("read_table", "read", "snapshot"):
-        fn = getattr(module, name, None)
-        if callable(fn):
-            return _adapt_reader(fn)
-    raise NotAvailable("reference/read.py has no read_table/read function yet")
-
-
-def _adapt_reader(fn: Callable[..., Any]) -> Callable[[Any, str], Any]:
-    spark_first = list(inspect.signature(fn).parameters)[:1] == ["spark"]
+    from reference.read import read_spark
 
     def read(session: Any, path: str) -> Any:
-        return fn(session, path) if spark_first else fn(path, spark=session)
+        return read_spark(session, path)
 
     return read
 

@@ -17,6 +17,7 @@ Query types:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from spec.commit_metadata import parse_commit_metadata
-from spec.errors import InvalidOperation, SchemaMismatch
+from spec.errors import HudiSpecError, InvalidOperation, SchemaMismatch
 from spec.file_system_view import FileSlice, FileSystemView
 from spec.log_blocks import (
     ORDERING_BRANCHES,
@@ -107,6 +108,23 @@ class TableReader:
         self.config = TableConfig.load(self.storage)
         self.timeline = Timeline.load(self.storage, self.config.timeline_layout)
         self.rule = MergeRule.from_config(self.config)
+        self._table_columns: frozenset[str] | None = None
+        self._table_columns_known = False
+
+    def table_columns(self) -> frozenset[str] | None:
+        """The columns of the table's schema: the writer schema of its latest completed commit that
+        records one (None when none does)."""
+        if not self._table_columns_known:
+            self._table_columns_known = True
+            for inst in reversed(self.timeline.commits_timeline().completed().instants):
+                try:
+                    md = parse_commit_metadata(read_instant_content(self.storage, inst, self.timeline.layout))
+                    if md.schema:
+                        self._table_columns = frozenset(f["name"] for f in json.loads(md.schema)["fields"])
+                        break
+                except (HudiSpecError, ValueError, KeyError, TypeError):
+                    continue  # a commit without readable metadata names no schema
+        return self._table_columns
 
     # --- one slice ---------------------------------------------------------------------------
 
@@ -171,8 +189,10 @@ class TableReader:
         logs, log_schema = self._log_versions(blocks, ordering_type)
         out_schema = base.schema if base is not None else log_schema
         if base is not None and log_schema is not None:
-            # a column a later writer added (schema evolution) is read from the log blocks that carry it
-            added = [f for f in log_schema if f.name not in base.schema.names]
+            # a column a later writer added to the table's schema (schema evolution) is read from the
+            # log blocks that carry it
+            known = self.table_columns()
+            added = [f for f in log_schema if f.name not in base.schema.names and (known is None or f.name in known)]
             if added:
                 out_schema = pa.schema([*base.schema, *added])
         if out_schema is None:

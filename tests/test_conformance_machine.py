@@ -7,8 +7,8 @@ adapter and the spec model in lockstep, diffed after every step.
 - a buggy adapter: the machine finds the bug, hypothesis minimizes the sequence, and ``run_machine``
   writes the minimized sequence as a regression case that fails the buggy adapter and passes the model;
 - the reference adapter, the CI profile (a few examples in CI, the whole profile under ``slow``):
-  every operation on both table types, with small-file routing off and upsert-only streams (see the
-  reference's known failures) and crashes before the first or after the last file of a write.
+  every operation on both table types, with upsert-only streams (see the reference's known failures)
+  and crashes before the first or after the last file of a write.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def test_regression_round_trip_of_a_lockstep_case(tmp_path: Path) -> None:
     assert run_case(fc, SpecModelAdapter).verdict == Verdict.PASS
 
 
-REFERENCE_OPTIONS = MachineOptions(crash_points=(0, 99), stream_deletes=False, small_file_limit=0)
+REFERENCE_OPTIONS = MachineOptions(crash_points=(0, 99), stream_deletes=False)
 """What the reference is explored with: crashes before the first or after the last file (what a killed
 process can stage), upsert-only streams and no small-file routing (its known failures)."""
 

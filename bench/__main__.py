@@ -59,6 +59,25 @@ def _terminate(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds through the harness, which kills the running step's group
 
 
+WHERE_OPTIONS = ("--out", "--work", "--docs")
+"""Options that say where results go, not what was measured: left out of the recorded command, so a
+published table names no folder of the machine that made it."""
+
+
+def measured_args(argv: list[str]) -> list[str]:
+    """``argv`` without the ``WHERE_OPTIONS`` and their values."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in WHERE_OPTIONS:
+            skip = True
+        elif not arg.startswith(tuple(f"{o}=" for o in WHERE_OPTIONS)):
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     registry = all_jobs()
@@ -69,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [j for j in registry.values() if args.only is None or j.name in args.only]
     if not args.no_docs:
         report.replace_between_markers(args.docs.read_text(), "")  # fail now, not after the run
-    command = "python -m bench " + shlex.join(argv if argv is not None else sys.argv[1:])
+    command = "python -m bench " + shlex.join(measured_args(argv if argv is not None else sys.argv[1:]))
     started, load = report.now(), report.load_average()
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None

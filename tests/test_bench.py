@@ -295,3 +295,10 @@ def test_markdown_goes_to_stdout_json_and_between_the_docs_markers(smoke: dict[s
                 assert f"| {r['bytes']:,} |" in line
         else:
             assert f"| {r['status']}: " in line
+
+
+def test_recorded_command_names_no_output_folder() -> None:
+    from bench.__main__ import measured_args
+
+    assert measured_args(["--rows", "1000", "--out", "x/r.json", "--work=w", "--only", "a", "--docs", "p.md"]) == [
+        "--rows", "1000", "--only", "a"]

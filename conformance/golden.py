@@ -32,6 +32,7 @@ from conformance.diff import LayerDiff, diff_step
 from conformance.observe import Normalizer, fixed_times, observe, plan_of
 from conformance.ops import Case, CreateTable, Op, case_from_json, case_to_json
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
+from spec.avro_schemas import AVRO_MAGIC, read_container, write_container
 from spec.errors import InvalidOperation
 
 TABLES: Final = "tables"
@@ -119,6 +120,35 @@ def check_golden(golden: Golden, expected: Mapping[str, Any], reader: TableUnder
     return diff_step(dict(expected), observed, offered)
 
 
+NEUTRAL_ROOT = "/golden"
+"""The base path golden tables' plans name instead of the folder they were written in."""
+
+
+def _replace_prefix(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str):
+        return new + value[len(old):] if value.startswith(old) else value
+    if isinstance(value, list):
+        return [_replace_prefix(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {_replace_prefix(k, old, new): _replace_prefix(v, old, new) for k, v in value.items()}
+    return value
+
+
+def neutral_paths(table: Path, written_at: str, neutral: str) -> None:
+    """Timeline records that name files by absolute path (cleaner and rollback plans and metadata, as
+    Hudi writes them) name the folder the table was written in; a golden table names ``neutral``
+    instead, so it keeps nothing of the machine that wrote it. Each record is re-encoded with its own
+    writer schema and sync marker."""
+    for f in sorted((table / ".hoodie").rglob("*")):
+        if not f.is_file():
+            continue
+        data = f.read_bytes()
+        if written_at.encode() not in data or not data.startswith(AVRO_MAGIC):
+            continue
+        c = read_container(data)
+        f.write_bytes(write_container(c.schema_text, _replace_prefix(c.record, written_at, neutral), c.sync_marker))
+
+
 def write_golden(root: str | Path, fixture: FixtureCase, factory: Callable[[], TableUnderTest]) -> Path:
     """Replay ``fixture`` on the adapter ``factory`` makes (it must PASS) and keep the table it wrote
     as ``<root>/tables/<case id>/``."""
@@ -135,6 +165,7 @@ def write_golden(root: str | Path, fixture: FixtureCase, factory: Callable[[], T
         folder.mkdir(parents=True)
         shutil.copytree(Path(tmp) / case.config.table_name, folder / "table",
                         ignore=shutil.ignore_patterns(".temp", "*.lock", ".lock"))
+        neutral_paths(folder / "table", str(Path(tmp) / case.config.table_name), f"{NEUTRAL_ROOT}/{case.id}")
     from conformance.generate import dumps
 
     (folder / "case.json").write_text(dumps(case_to_json(case)))

@@ -87,3 +87,27 @@ def test_a_damaged_golden_table_is_caught(tmp_path: Path) -> None:
     pq.write_table(table.slice(0, 0).replace_schema_metadata(meta), victim)
     diffs = check_golden(Golden(g.case, copy), expected_last_step(FIXTURES, g))
     assert not diffs["L0"].ok and diffs["L0"].missing
+
+
+def test_golden_tables_name_no_folder_of_the_machine_that_wrote_them() -> None:
+    """Absolute paths in their timeline records (cleaner and rollback plans) start at the neutral root."""
+    from conformance.golden import NEUTRAL_ROOT
+    from spec.avro_schemas import AVRO_MAGIC, read_container
+
+    def strings(value: object) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        if isinstance(value, dict):
+            return [s for k, v in value.items() for s in strings(k) + strings(v)]
+        return []
+
+    tables = Path(__file__).resolve().parent.parent / "fixtures" / "tables"
+    seen = 0
+    for f in sorted(tables.rglob(".hoodie/**/*")):
+        if f.is_file() and f.read_bytes().startswith(AVRO_MAGIC):
+            paths = [s for s in strings(read_container(f.read_bytes()).record) if s.startswith(("/", "file:"))]
+            assert all(p.startswith(NEUTRAL_ROOT + "/") for p in paths), (f, paths)
+            seen += len(paths)
+    assert seen  # the clean-savepoint table's cleaner plan names the files it deletes

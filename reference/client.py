@@ -22,7 +22,7 @@ import json
 import posixpath
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -314,24 +314,33 @@ class WriteClient:
             self._check_schema(df, table, timeline, op)
             df = _key_columns(df, table)
             _validate_keys(df, table)
-        with table_lock(self.storage, op):
+        action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
+                  else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
+        try:
+            instant, md = self.transact(table, action, op, cfg,
+                                        lambda t, timeline: self._write(df, table, timeline, cfg, t, op))
+        finally:
+            self._unpersist()
+        return WriteResult(instant, action, op, md)
+
+    def transact(self, table: TableConfig, action: str, label: str, cfg: WriteConfig,
+                 write: Callable[[str, Timeline], CommitMetadata]) -> tuple[str, CommitMetadata]:
+        """One write under the table lock: failed writes rolled back, the instant requested and
+        inflight, ``write(instant, timeline)`` writing the data files, the instant completed with the
+        metadata it returns, then the inline services. A write that raises is undone on the spot."""
+        with table_lock(self.storage, label):
             instant, gen, timeline = self.begin(table)
-            action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
-                      else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
             started = self._start(table, instant, action)
             try:
                 fault_point("after_start")
-                md = self._write(df, table, timeline, cfg, instant, op)
+                md = write(instant, timeline)
                 fault_point("before_commit")
                 self._complete(table, started, md, gen)
             except BaseException:
                 self.discard_own_write(table, started)
                 raise
-            finally:
-                self._unpersist()
-            result = WriteResult(instant, action, op, md)
             self.run_inline_services(table, cfg)
-        return result
+        return instant, md
 
     def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None:
         """After a commit, under the writer's lock, as Hudi's write client does: inline compaction

@@ -40,9 +40,7 @@ from reference.client import (
     create_table,
     pending_compaction_groups,
 )
-from reference.faults import fault_point
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec
-from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
 from spec.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
 from spec.file_naming import make_file_id
@@ -151,21 +149,14 @@ class StreamingWriter:
         keys = df.select(PARTITION_PATH, RECORD_KEY, is_delete.alias("d"), "__first").orderBy("__first").collect()
         if not keys:
             return None
-        with table_lock(client.storage, "streaming checkpoint"):
-            instant, gen, timeline = client.begin(table)
-            mor = table.table_type == MERGE_ON_READ
-            started = client._start(table, instant, Action.DELTA_COMMIT if mor else Action.COMMIT)
-            try:
-                fault_point("after_start")
-                md = self._write(df, table, timeline, instant, keys, batch_id)
-                fault_point("before_commit")
-                client._complete(table, started, md, gen)
-            except BaseException:
-                client.discard_own_write(table, started)
-                self.assigner = None  # rebuilt from the table at the next checkpoint
-                raise
-            client.run_inline_services(table, self.cfg)
-        return WriteResult(instant, started.action, "upsert", md)
+        action = Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT
+        try:
+            instant, md = client.transact(table, action, "streaming checkpoint", self.cfg,
+                                          lambda t, timeline: self._write(df, table, timeline, t, keys, batch_id))
+        except BaseException:
+            self.assigner = None  # rebuilt from the table at the next checkpoint
+            raise
+        return WriteResult(instant, action, "upsert", md)
 
     def _write(self, df: Any, table: TableConfig, timeline: Timeline, instant: str, keys: list[Any],
                batch_id: int | None) -> CommitMetadata:

@@ -24,13 +24,12 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Mapping
-from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from reference.handles import HandleContext, _write, marker_path
-from reference.lock import table_lock
+from reference.lock import maybe_locked
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
@@ -78,16 +77,12 @@ def _mb(n: int) -> float:
     return float(n // (1024 * 1024))
 
 
-def _locked(client: WriteClient, held: bool, action: str) -> AbstractContextManager[object]:
-    return nullcontext() if held else table_lock(client.storage, action)
-
-
 def schedule_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False) -> str | None:
     """Write a compaction plan for every latest slice with log files; its instant, or None.
     Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
     _require_mor(table)
-    with _locked(client, locked, "schedule compaction"):
+    with maybe_locked(client.storage, locked, "schedule compaction"):
         return _schedule(client, table, instant)
 
 
@@ -142,7 +137,7 @@ def run_compaction(client: WriteClient, instant: str | None = None, *, locked: b
     Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
     _require_mor(table)
-    with _locked(client, locked, "run compaction"):
+    with maybe_locked(client.storage, locked, "run compaction"):
         return _run(client, table, instant)
 
 
@@ -187,7 +182,7 @@ def compact(client: WriteClient, *, locked: bool = False) -> str | None:
     """Schedule a compaction and run it; the instant, or None when no slice has log files."""
     table = _table(client)
     _require_mor(table)
-    with _locked(client, locked, "compaction"):
+    with maybe_locked(client.storage, locked, "compaction"):
         t = _schedule(client, table, None)
         return _run(client, table, t) if t is not None else None
 

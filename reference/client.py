@@ -250,14 +250,17 @@ class WriteClient:
             except HudiSpecError:
                 continue
         for t in times:
-            for f in self.storage.list(f".hoodie/.temp/{t}", recursive=True):
-                if f.is_dir or ".marker." not in f.name:
-                    continue
-                data = f.path.removeprefix(f".hoodie/.temp/{t}/").rsplit(".marker.", 1)[0]
+            for data in self._marked_files(t):
                 if (is_log_file_name(posixpath.basename(data)) and self.storage.exists(data)
                         and not any(r.block is not None for r in read_blocks(self.storage.read(data)))):
                     self.storage.delete(data)  # a log file whose only block was cut short
         return pending
+
+    def _marked_files(self, instant: str) -> list[str]:
+        """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
+        return [f.path.removeprefix(f".hoodie/.temp/{instant}/").rsplit(".marker.", 1)[0]
+                for f in self.storage.list(f".hoodie/.temp/{instant}", recursive=True)
+                if not f.is_dir and ".marker." in f.name]
 
     def discard_own_write(self, table: TableConfig, inst: Instant) -> None:
         """A write that failed with an error in this process is undone on the spot and leaves no
@@ -266,10 +269,8 @@ class WriteClient:
         layout = table.timeline_layout
         t = inst.requested
         self._drop_partial_files(table, Timeline.load(self.storage, layout))
-        for f in self.storage.list(f".hoodie/.temp/{t}", recursive=True):
-            if not f.is_dir and ".marker." in f.name:
-                data = f.path.removeprefix(f".hoodie/.temp/{t}/").rsplit(".marker.", 1)[0]
-                self.storage.delete(data)
+        for data in self._marked_files(t):
+            self.storage.delete(data)
         for f in self.storage.list("", recursive=True):
             if f.is_dir or f.path.startswith(".hoodie"):
                 continue

@@ -34,6 +34,7 @@ MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": 
                                 # a table of full-size files sends them to the log, which the limit at 0 models
                                 "hoodie.parquet.small.file.limit": "0"}
 ENGINE = "hudi-spec (Spark)"
+LOCAL_ENGINE = "hudi-spec (local)"
 
 
 def spark() -> Any:
@@ -53,6 +54,20 @@ def hudi_table(path: Path) -> Any:
     from reference.api import HudiTable
 
     return HudiTable(str(path), spark())
+
+
+def local_table(path: Path) -> Any:
+    """The writer with ``engine="local"``: pyarrow in this process, no Spark session."""
+    from reference.api import HudiTable
+
+    return HudiTable(str(path), engine="local")
+
+
+def arrow_input(path: Path) -> Any:
+    """The input as an in-memory Arrow table, the form the Arrow-native peers get."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path)
 
 
 def count_rows(path: Path) -> int:
@@ -126,6 +141,22 @@ def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: di
     df = cached_frame(ctx.inputs.upsert)
     table = hudi_table(path)
     seconds, _ = timed(lambda: table.write(df, "upsert", options))
+    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after)
+
+
+def bulk_insert_local(ctx: Context) -> Measurement:
+    data = arrow_input(ctx.inputs.base)
+    path = ctx.fresh_table_dir("hudi_spec_local_bulk_insert")
+    table = local_table(path)
+    seconds, _ = timed(lambda: table.write(data, "bulk_insert", OPTIONS))
+    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n)
+
+
+def _upsert_local(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
+    path = ctx.copy_of(base(ctx), job)
+    data = arrow_input(ctx.inputs.upsert)
+    table = local_table(path)
+    seconds, _ = timed(lambda: table.write(data, "upsert", options))
     return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after)
 
 
@@ -209,6 +240,14 @@ JOBS: tuple[Job, ...] = (
         spark=True, vs="delta_rs_merge", note="COW, the upsert batch into the N-row table"),
     Job("hudi_spec_mor_upsert", ENGINE, UPSERT, mor_upsert, prepare=needs(mor_base),
         spark=True, vs="delta_rs_merge", note="MOR, the upsert batch into the N-row table"),
+    Job("hudi_spec_local_bulk_insert", LOCAL_ENGINE, WRITE, bulk_insert_local, vs="spark_parquet_write",
+        note="COW, N rows into an empty table; Arrow input, no Spark"),
+    Job("hudi_spec_local_cow_upsert", LOCAL_ENGINE, UPSERT,
+        lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert", cow_base, OPTIONS), prepare=needs(cow_base),
+        vs="delta_rs_merge", note="COW, the upsert batch into the N-row table; Arrow input, no Spark"),
+    Job("hudi_spec_local_mor_upsert", LOCAL_ENGINE, UPSERT,
+        lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert", mor_base, MOR_OPTIONS), prepare=needs(mor_base),
+        vs="delta_rs_merge", note="MOR, the upsert batch into the N-row table; Arrow input, no Spark"),
     Job("hudi_spec_compaction", ENGINE, SERVICE, compaction, prepare=prepare_compaction, spark=True,
         note="MOR table after the upsert: compact every log into new base files"),
     Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,

@@ -224,6 +224,7 @@ def _block_kind(record: Any) -> tuple[str, str]:
 BUILTIN_ADAPTERS: Final = {
     "spec": "conformance.adapters.spec_model:SpecModelAdapter",
     "reference": "conformance.adapters.reference_spark:ReferenceSparkAdapter",
+    "reference_local": "conformance.adapters.reference_spark:ReferenceLocalAdapter",
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""

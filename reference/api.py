@@ -2,6 +2,7 @@
 
     table = HudiTable("path/to/trips")
     table.write(df_or_arrow, operation="upsert", options={"hoodie.table.name": "trips", ...})
+    HudiTable("path/to/trips", engine="local").write(arrow_table, "upsert", options)  # no Spark
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
     table.compact()                                # merge-on-read: base + logs → new base files
@@ -23,9 +24,13 @@ from spec.timeline import Timeline
 class HudiTable:
     """A Hudi table at ``path`` (local path or object-store URI)."""
 
-    def __init__(self, path: str, spark: Any = None, clock: Any = None, file_id_prefix: Any = None) -> None:
+    def __init__(self, path: str, spark: Any = None, clock: Any = None, file_id_prefix: Any = None,
+                 engine: str = "spark") -> None:
+        """``engine``: where writes run their data steps — ``"spark"`` (Spark jobs; a session is
+        started if none is given) or ``"local"`` (pyarrow in this process, no Spark: batches that fit
+        in memory). Compaction runs on Spark either way."""
         self.path = path
-        self._client = WriteClient(path, spark, clock, file_id_prefix)
+        self._client = WriteClient(path, spark, clock, file_id_prefix, engine=engine)
 
     def write(self, data: Any, operation: str = "upsert", options: Mapping[str, Any] | None = None) -> WriteResult:
         """Write a Spark DataFrame or pyarrow Table with a Hudi operation and ``hoodie.*`` options."""

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from spec.bloom_filter import (
     DEFAULT_FPP,
@@ -28,26 +29,33 @@ from spec.bloom_filter import (
 _M = np.uint32(0x5BD1E995)
 
 
-def _murmur(block: np.ndarray, seed: np.ndarray) -> np.ndarray:
-    """Hadoop murmur over rows of equal-length keys (``block``: n × L uint8), per-row seeds."""
+def _prepare(block: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The parts of Hadoop's murmur that do not depend on the seed: each 4-byte word of every key,
+    mixed (``k *= m; k ^= k >>> 24; k *= m``), and the sign-extended tail bytes."""
     length = block.shape[1]
-    h = seed ^ np.uint32(length)
     u32 = block.astype(np.uint32)
+    words = []
     for i in range(length >> 2):
         k = u32[:, 4 * i] | (u32[:, 4 * i + 1] << 8) | (u32[:, 4 * i + 2] << 16) | (u32[:, 4 * i + 3] << 24)
         k = k * _M
         k ^= k >> np.uint32(24)
-        k = k * _M
+        words.append(k * _M)
+    left = length & 3
+    signed = block.view(np.int8).astype(np.int32).view(np.uint32)
+    tail = [signed[:, length - left + i] for i in range(left)]
+    return words, tail
+
+
+def _murmur(length: int, words: list[np.ndarray], tail: list[np.ndarray], seed: np.ndarray) -> np.ndarray:
+    """Hadoop murmur of rows of equal-length keys (``length`` bytes; ``_prepare``'s words and tail),
+    per-row seeds."""
+    h = seed ^ np.uint32(length)
+    for k in words:
         h = h * _M
         h ^= k
-    left = length & 3
-    if left:
-        signed = block.view(np.int8).astype(np.int32).view(np.uint32)
-        if left >= 3:
-            h ^= signed[:, length - 3] << np.uint32(16)
-        if left >= 2:
-            h ^= signed[:, length - 2] << np.uint32(8)
-        h ^= signed[:, length - 1]
+    if tail:  # bytes length-3, length-2, length-1 (those present) shifted by 16, 8, 0
+        for i, t in enumerate(tail):
+            h ^= t << np.uint32(8 * (len(tail) - 1 - i))
         h = h * _M
     h ^= h >> np.uint32(13)
     h = h * _M
@@ -55,44 +63,55 @@ def _murmur(block: np.ndarray, seed: np.ndarray) -> np.ndarray:
     return h
 
 
-def key_positions(keys: Sequence[str], hashes: int, bits: int) -> np.ndarray:
+def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The keys' UTF-8 bytes as one buffer, with each key's start offset and byte length."""
+    arr = keys if isinstance(keys, pa.Array | pa.ChunkedArray) else pa.array(list(keys), pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    arr = arr.cast(pa.large_string())
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8) if arr.buffers()[2] is not None else np.zeros(
+        0, dtype=np.uint8)
+    return data, offsets[:-1], np.diff(offsets)
+
+
+def key_positions(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
     """Bit positions of every key (n × hashes), as ``spec.bloom_filter.positions`` computes them."""
-    out = np.empty((len(keys), hashes), dtype=np.int64)
-    encoded = [k.encode("utf-8") for k in keys]
-    by_len: dict[int, list[int]] = {}
-    for i, e in enumerate(encoded):
-        by_len.setdefault(len(e), []).append(i)
+    data, starts, lengths = _utf8_rows(keys)
+    out = np.empty((len(starts), hashes), dtype=np.int64)
     with np.errstate(over="ignore"):
-        for length, idx in by_len.items():
-            block = (np.frombuffer(b"".join(encoded[i] for i in idx), dtype=np.uint8).reshape(len(idx), length)
-                     if length else np.zeros((len(idx), 0), dtype=np.uint8))
+        for length in np.unique(lengths):
+            idx = np.flatnonzero(lengths == length)
+            block = (data[starts[idx][:, None] + np.arange(length)] if length
+                     else np.zeros((len(idx), 0), dtype=np.uint8))
+            words, tail = _prepare(block)
             h = np.zeros(len(idx), dtype=np.uint32)
-            for j in range(hashes):
-                h = _murmur(block, h)
-                out[idx, j] = np.abs(h.view(np.int32).astype(np.int64)) % bits
+            chain = np.empty((len(idx), hashes), dtype=np.uint32)
+            for j in range(hashes):  # each hash is seeded with the one before
+                h = _murmur(int(length), words, tail, h)
+                chain[:, j] = h
+            out[idx] = np.abs(chain.view(np.int32).astype(np.int64)) % bits
     return out
 
 
-def footer(keys: Sequence[str], row_entries: int = DEFAULT_NUM_ENTRIES, fpp: float = DEFAULT_FPP,
-           max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str]:
+def footer(keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,
+           fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str]:
     """The DYNAMIC_V0 filter of ``keys`` as footer key/values (same bytes as the spec's filter)."""
     bits, hashes = bit_size(row_entries, fpp), num_hashes(bit_size(row_entries, fpp), row_entries)
     pos = key_positions(keys, hashes, bits)
-    # which row each key lands in, and the count in the last row (the dynamic filter's bookkeeping)
-    row_of = np.empty(len(keys), dtype=np.int64)
-    rows, count = 1, 0
-    for i in range(len(keys)):
-        if count >= row_entries:
-            if rows * row_entries < max_entries:
-                rows += 1
-            count = 0
-        row_of[i] = rows - 1
-        count += 1
+    # which row each key lands in, and the count in the last row (the dynamic filter's bookkeeping):
+    # a new row every ``row_entries`` keys until the rows hold ``max_entries``; then the last row
+    # takes the rest, its count starting again from 0 every ``row_entries`` keys
+    n = len(keys)
+    max_rows = max(1, -(-max_entries // row_entries))
+    row_of = np.minimum(np.arange(n, dtype=np.int64) // row_entries, max_rows - 1)
+    rows = int(row_of[-1]) + 1 if n else 1
+    count = (n - 1) % row_entries + 1 if n else 0
     nbytes = (bits + 7) // 8
     out = [struct.pack(">iibiiii", -1, hashes, MURMUR_HASH, bits, row_entries, count, rows)]
     for r in range(rows):
-        p = pos[row_of == r].ravel()
-        data = np.zeros(nbytes, dtype=np.uint8)
-        np.bitwise_or.at(data, p >> 3, (1 << (p & 7)).astype(np.uint8))
+        on = np.zeros(nbytes * 8, dtype=bool)
+        on[pos[row_of == r].ravel()] = True
+        data = np.packbits(on, bitorder="little")  # bit i is bit i % 8 of byte i // 8
         out += [struct.pack(">iibi", -1, hashes, MURMUR_HASH, bits), data.tobytes()]
     return {FOOTER_KEY: base64.b64encode(b"".join(out)).decode("ascii"), FOOTER_TYPE_KEY: DYNAMIC_V0}

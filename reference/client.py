@@ -29,10 +29,12 @@ from typing import Any
 import pyarrow as pa
 
 from reference.faults import armed, die, fault_point
-from reference.handles import BUCKET, DELETE_FLAG, BucketSpec, HandleContext, run_handle
+from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
+from reference.local_engine import LocalEngine
 from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
+from reference.spark_engine import SparkEngine, run_buckets
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, format_commit_metadata, parse_commit_metadata
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
@@ -48,13 +50,10 @@ from spec.partitioner import (
     WorkloadProfile,
     assign_buckets,
     average_record_size,
-    route,
     select_small_files,
 )
 from spec.schema import (
     META_FIELDS,
-    PARTITION_PATH,
-    RECORD_KEY,
     avro_schema_from_arrow,
     record_name_for_table,
     with_meta_fields,
@@ -81,9 +80,10 @@ from spec.timeline import (
     timeline_dir,
 )
 
-NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 TIMELINE_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
 """The temporary sibling ``Storage.create_if_absent`` writes before linking an instant file into place."""
+ENGINES = ("spark", "local")
+"""Where a write's data steps run: Spark jobs, or pyarrow in this process (``local_engine.py``)."""
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 OPERATION_TYPES = {"upsert": "UPSERT", "insert": "INSERT", "bulk_insert": "BULK_INSERT", "delete": "DELETE",
                    "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
@@ -139,63 +139,22 @@ def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[
                  "(which drops hoodie.table.metadata.partitions)")
 
 
-# --- step 2: keys as Spark expressions -----------------------------------------------------------
-
-
-def _key_columns(df: Any, table: TableConfig) -> Any:
-    """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` by the table's key generator rules:
-    one key field → its value; several → ``f1:v1,f2:v2`` (null ``__null__``, empty ``__empty__``);
-    partition path → values joined by ``/``, ``field=value`` when hive-style, null or empty
-    → ``__HIVE_DEFAULT_PARTITION__``."""
-    from pyspark.sql import functions as F
-
-    keys = table.record_key_fields
-    if len(keys) == 1 and (table.keygen_type or "").upper() not in ("COMPLEX",) and "Complex" not in (
-            table.keygen_class or ""):
-        key = F.col(keys[0]).cast("string")
-    else:
-        parts = [F.concat(F.lit(f"{k}:"), F.when(F.col(k).isNull(), F.lit("__null__"))
-                          .when(F.col(k).cast("string") == "", F.lit("__empty__"))
-                          .otherwise(F.col(k).cast("string"))) for k in keys]
-        key = F.concat_ws(",", *parts)
-    segments = []
-    for field in table.partition_fields:
-        value = F.col(field).cast("string")
-        value = F.when(value.isNull() | (value == ""), F.lit(NULL_PARTITION)).otherwise(value)
-        segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
-    partition = F.concat_ws("/", *segments) if segments else F.lit("")
-    return df.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, partition)
-
-
-def _validate_keys(df: Any, table: TableConfig) -> None:
-    from pyspark.sql import functions as F
-
-    bad_key = df.filter(F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")).limit(1).collect()
-    if bad_key:
-        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(table.record_key_fields)})",
-                            hint="every record needs a key; filter or fill those records first")
-    if table.partition_fields:
-        segment_count = len(table.partition_fields)
-        bad = df.filter(F.col(PARTITION_PATH).contains("..") | (F.size(F.split(F.col(PARTITION_PATH), "/"))
-                                                                 != segment_count)).limit(1).collect()
-        if bad:
-            raise InvalidRecord(f"partition value {bad[0][PARTITION_PATH]!r} would leave its partition folder",
-                                hint="partition values may not contain '/' or '..'")
-
-
 # --- the client ----------------------------------------------------------------------------------
 
 
 class WriteClient:
     """Writes one table. ``clock`` and ``file_id_prefix`` are injectable for replayable tests."""
 
-    def __init__(self, path: str, spark: Any = None, clock: Any = None, file_id_prefix: Any = None) -> None:
+    def __init__(self, path: str, spark: Any = None, clock: Any = None, file_id_prefix: Any = None,
+                 engine: str = "spark") -> None:
+        if engine not in ENGINES:
+            raise InvalidConfig(f"engine {engine!r} is unknown", hint=f"use one of {', '.join(ENGINES)}")
+        self.engine_name = engine
         self.storage = Storage(path)
         self.path = self.storage.root if "://" not in path else path
         self._spark = spark
         self._clock = clock
         self._new_prefix = file_id_prefix or (lambda: str(uuid.uuid4()))
-        self._persisted: list[Any] = []
 
     @property
     def spark(self) -> Any:
@@ -287,12 +246,9 @@ class WriteClient:
         for name in reversed(timeline.files_of(t)):
             self.storage.delete(posixpath.join(timeline_dir(layout), name))
 
-    def _to_dataframe(self, data: Any) -> Any:
-        if isinstance(data, pa.Table):
-            return self.spark.createDataFrame(data)
-        if hasattr(data, "sparkSession") and hasattr(data, "schema"):
-            return data
-        raise InvalidOperation(f"cannot write a {type(data).__name__}", hint="pass a Spark DataFrame or pyarrow Table")
+    def engine(self) -> SparkEngine | LocalEngine:
+        """A fresh engine for one write (it holds what the write caches)."""
+        return LocalEngine() if self.engine_name == "local" else SparkEngine(self.spark)
 
     def write(self, data: Any, operation: str | None = None, options: Mapping[str, Any] | None = None) -> WriteResult:
         """Write ``data`` (a Spark DataFrame or a pyarrow Table) with one operation."""
@@ -301,8 +257,9 @@ class WriteClient:
             opts["hoodie.datasource.write.operation"] = operation
         cfg = parse_options(opts)
         op = cfg.operation
-        df = None if op == "delete_partition" and data is None else self._to_dataframe(data)
-        schema = _arrow_schema(df) if df is not None else None
+        engine = self.engine()
+        frame = None if op == "delete_partition" and data is None else engine.frame(data)
+        schema = engine.user_schema(frame) if frame is not None else None
         table = self.table_config()
         if table is None:
             if schema is None:
@@ -311,17 +268,16 @@ class WriteClient:
         else:
             _check_against_table(table, cfg, opts)
         timeline = Timeline.load(self.storage, table.timeline_layout)
-        if df is not None:
-            self._check_schema(df, table, timeline, op)
-            df = _key_columns(df, table)
-            _validate_keys(df, table)
+        if frame is not None:
+            self._check_schema(engine.columns(frame), table, timeline, op)
+            frame = engine.with_keys(frame, table)
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
         try:
             instant, md = self.transact(table, action, op, cfg,
-                                        lambda t, timeline: self._write(df, table, timeline, cfg, t, op))
+                                        lambda t, timeline: self._write(engine, frame, table, timeline, cfg, t, op))
         finally:
-            self._unpersist()
+            engine.release()
         return WriteResult(instant, action, op, md)
 
     def transact(self, table: TableConfig, action: str, label: str, cfg: WriteConfig,
@@ -361,10 +317,6 @@ class WriteClient:
             archive(self.storage, table, ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
                     CompactionConfig(cfg.compact_max_delta_commits), locked=True)
 
-    def _unpersist(self) -> None:
-        while self._persisted:
-            self._persisted.pop().unpersist()
-
     def _label(self, action: str) -> None:
         if self._spark is not None:
             self._spark.sparkContext.setJobDescription(f"hudi {action}")
@@ -379,8 +331,8 @@ class WriteClient:
         gen = self._generator(timeline)
         return instant, gen, timeline
 
-    def _check_schema(self, df: Any, table: TableConfig, timeline: Timeline, op: str) -> None:
-        columns = set(df.columns)
+    def _check_schema(self, names: list[str], table: TableConfig, timeline: Timeline, op: str) -> None:
+        columns = set(names)
         needed = set(table.record_key_fields) | set(table.partition_fields)
         if op not in ("delete",) and table.ordering_field:
             needed.add(table.ordering_field)
@@ -425,11 +377,8 @@ class WriteClient:
         self.storage.create_if_absent(name, content)
 
     # steps 4-6
-    def _write(self, df: Any, table: TableConfig, timeline: Timeline, cfg: WriteConfig, instant: str,
-               op: str) -> CommitMetadata:
-        from pyspark.sql import functions as F
-        from pyspark.sql.window import Window
-
+    def _write(self, engine: SparkEngine | LocalEngine, df: Any, table: TableConfig, timeline: Timeline,
+               cfg: WriteConfig, instant: str, op: str) -> CommitMetadata:
         view = FileSystemView.load(self.storage, table, timeline)
         replaced: dict[str, list[str]] = {}
         if op == "delete_partition":
@@ -443,43 +392,27 @@ class WriteClient:
             return CommitMetadata({}, False, {"schema": self._schema_json(table, None)}, "DELETE_PARTITION",
                                   {p: tuple(v) for p, v in replaced.items()})
         assert df is not None
-        user_schema = _arrow_schema(df)
-        ordering = table.ordering_field
+        user_schema = engine.user_schema(df)
         dedupe = (op in ("upsert", "delete") and cfg.combine_before_upsert) or (
             op in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") and cfg.combine_before_insert)
-        df = df.withColumn("__seq", F.monotonically_increasing_id())
         if dedupe:
-            order = [F.col("__seq").desc()]
-            if ordering and op != "delete":
-                order.insert(0, F.col(ordering).desc_nulls_last())
-            w = Window.partitionBy(PARTITION_PATH, RECORD_KEY).orderBy(*order)
-            df = df.withColumn("__rn", F.row_number().over(w)).filter("__rn = 1").drop("__rn")
-        df = df.persist()  # read by the index lookup, the workload profile and the handles
-        self._persisted.append(df)
-        tag = op in ("upsert", "delete")
-        if tag:
+            df = engine.dedupe(df, table.ordering_field if op != "delete" else None)
+        df = engine.persist(df)  # read by the index lookup, the workload profile and the handles
+        located: pa.Table | None = None
+        if op in ("upsert", "delete"):
             if cfg.index_type == "BLOOM":
                 self._label(f"commit {instant}: index lookup")
-                located, _ = bloom_index(self.storage, view, df.select(PARTITION_PATH, RECORD_KEY).toArrow())
+                located, _ = bloom_index(self.storage, view, engine.keys(df))
             else:
                 located = simple_index(self.storage, view)
-            index = self.spark.createDataFrame(located) if located.num_rows else self.spark.createDataFrame(
-                [], "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string")
-            df = df.join(index, on=[PARTITION_PATH, RECORD_KEY], how="left")
-            if op == "delete":
-                df = df.filter(F.col("__file_id").isNotNull())
-        else:
-            df = df.withColumn("__file_id", F.lit(None).cast("string"))
-        df = df.withColumn(DELETE_FLAG, F.lit(op == "delete"))
+        df = engine.tag(df, located, op == "delete")
         if op in ("insert_overwrite", "insert_overwrite_table"):
-            incoming_parts = {r[0] for r in df.select(PARTITION_PATH).distinct().collect()}
+            incoming_parts = engine.partitions(df)
             for g in view.groups:
                 if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
         self._label(f"commit {instant}: workload profile")
-        counts = {(r[PARTITION_PATH], r["__file_id"]): r["count"]
-                  for r in df.groupBy(PARTITION_PATH, "__file_id").count().collect()}
-        profile = WorkloadProfile.from_counts(counts)
+        profile = WorkloadProfile.from_counts(engine.counts(df))
         busy = pending_compaction_groups(self.storage, timeline)
         small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
             p: files for p, files in self._small_files(view, cfg, busy).items()
@@ -493,7 +426,8 @@ class WriteClient:
         assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
         self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
         small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
-        stats = (self._run_handles(df, table, assignment, view, instant, user_schema, cfg, op, busy, small_ids)
+        stats = (self._run_handles(engine, df, table, assignment, view, instant, user_schema, cfg, op, busy,
+                                   small_ids)
                  if assignment.buckets else [])
         by_partition: dict[str, list[WriteStat]] = {}
         for s in stats:
@@ -536,7 +470,8 @@ class WriteClient:
             if not self.storage.exists(rel):
                 self.storage.write_atomic(rel, PartitionMetadata(instant, partition_depth(p)).format())
 
-    def _run_handles(self, df: Any, table: TableConfig, assignment: BucketAssignment, view: FileSystemView,
+    def _run_handles(self, engine: SparkEngine | LocalEngine, df: Any, table: TableConfig,
+                     assignment: BucketAssignment, view: FileSystemView,
                      instant: str, user_schema: pa.Schema, cfg: WriteConfig, op: str,
                      busy: Mapping[tuple[str, str], str], small_ids: set[str]) -> list[dict[str, Any]]:
         mor = table.table_type == MERGE_ON_READ
@@ -555,22 +490,7 @@ class WriteClient:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
         ctx = self.handle_context(table, cfg, instant, specs, user_schema,
                                   sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE")
-        routing = assignment
-        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG, "__file_id"]
-
-        def add_bucket(batches: Any) -> Any:
-            for batch in batches:
-                keys = batch.column(RECORD_KEY).to_pylist()
-                parts = batch.column(PARTITION_PATH).to_pylist()
-                fids = batch.column("__file_id").to_pylist()
-                buckets = [route(k, p, f, routing) for k, p, f in zip(keys, parts, fids, strict=True)]
-                yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
-
-        from pyspark.sql.types import IntegerType, StructField, StructType
-
-        tagged_schema = StructType([*df.select(*columns).schema.fields, StructField(BUCKET, IntegerType())])
-        tagged = df.select(*columns).mapInArrow(add_bucket, tagged_schema)
-        return self.write_buckets(tagged, ctx, user_schema)
+        return engine.write_buckets(df, ctx, user_schema, assignment)
 
     def handle_context(self, table: TableConfig, cfg: WriteConfig, instant: str, specs: Mapping[int, BucketSpec],
                        user_schema: pa.Schema, sort_by_key: bool = False) -> HandleContext:
@@ -584,22 +504,8 @@ class WriteClient:
                              ordering_branch=ordering_branch(user_schema, ordering))
 
     def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
-        """Step 6: one Spark task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
-        from pyspark import TaskContext
-
-        schema_bytes = user_schema.serialize().to_pybytes()
-
-        def write_bucket(table_in: pa.Table) -> pa.Table:
-            ctx_task = TaskContext.get()
-            token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
-            data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
-            bucket = int(table_in.column(BUCKET)[0].as_py())
-            stats = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
-            return pa.table({"stat": [json.dumps(s) for s in stats]})
-
-        self.spark.sparkContext.setJobDescription(f"hudi commit {ctx.instant}: write {len(ctx.buckets)} buckets")
-        rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
-        return [json.loads(r["stat"]) for r in rows]
+        """Step 6 on Spark: one task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
+        return run_buckets(self.spark, tagged, ctx, user_schema)
 
 
 def clean_config(cfg: WriteConfig) -> CleanConfig:
@@ -651,16 +557,6 @@ def _stat(values: Mapping[str, Any]) -> WriteStat:
     from spec.commit_metadata import write_stat
 
     return write_stat(**values)
-
-
-def _arrow_schema(df: Any) -> pa.Schema:
-    """The Arrow schema of a Spark DataFrame's columns (internal columns excluded)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    fields = [f for f in df.schema.fields if not f.name.startswith("__") and f.name not in META_FIELDS]
-    from pyspark.sql.types import StructType
-
-    return to_arrow_schema(StructType(fields), timezone="UTC")
 
 
 def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str, Any],

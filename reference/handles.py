@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from reference.avro_columns import block_content, encode_records
 from reference.bloom import footer as bloom_footer
 from reference.faults import armed, die
 from spec.append_handle import (
@@ -37,7 +39,7 @@ from spec.commit_metadata import NULL_COMMIT
 from spec.file_naming import BaseFileName, parse_log_file_name
 from spec.log_blocks import avro_data_block, delete_block, delete_record
 from spec.log_format import LogBlock, encode_blocks
-from spec.merge import IS_DELETED_FIELD, MergeRule, Version, as_version, merge_with_base
+from spec.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
 from spec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage import Storage
 
@@ -89,12 +91,25 @@ def seqno(instant: str, task_partition: int, index: int) -> str:
     return f"{instant}_{task_partition}_{index}"
 
 
-def _with_meta(table: pa.Table, meta: Mapping[str, Sequence[Any]], data_schema: pa.Schema) -> pa.Table:
-    cols = [pa.array(meta[n], type=pa.string()) for n in META_FIELDS]
+def _with_meta(table: pa.Table, meta: Mapping[str, Sequence[Any] | pa.Array], data_schema: pa.Schema) -> pa.Table:
+    cols = [meta[n] if isinstance(meta[n], pa.Array | pa.ChunkedArray) else pa.array(meta[n], type=pa.string())
+            for n in META_FIELDS]
     data = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
             for f in data_schema]
     schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(data_schema))
     return pa.Table.from_arrays(cols + data, schema=schema)
+
+
+def seqnos(instant: str, task_partition: int, start: int, n: int) -> pa.Array:
+    """``seqno(instant, task_partition, i)`` for ``i`` in ``start .. start + n - 1``."""
+    numbers = pa.array(np.arange(start, start + n, dtype=np.int64)).cast(pa.string())
+    return pc.binary_join_element_wise(f"{instant}_{task_partition}_", numbers, "")
+
+
+def _constant(value: str, n: int) -> pa.Array:
+    """A string column of ``n`` times ``value`` (dictionary-decoded, so parquet sees plain strings)."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+                                          pa.array([value], pa.string())).cast(pa.string())
 
 
 def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, bucket: int | None = None) -> int:
@@ -104,7 +119,7 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, buck
         footer[b"hoodie_min_record_key"] = str(pc.min(keys).as_py()).encode()
         footer[b"hoodie_max_record_key"] = str(pc.max(keys).as_py()).encode()
         # the bloom filter Apache Hudi's BLOOM index reads from every candidate file
-        footer.update({k.encode(): v.encode() for k, v in bloom_footer(keys.to_pylist()).items()})
+        footer.update({k.encode(): v.encode() for k, v in bloom_footer(keys).items()})
     # footer entries go straight into the parquet key/value metadata (not into the Arrow schema, which
     # pyarrow would store a second time, base64-encoded, under ARROW:schema)
     table = table.replace_schema_metadata(None)
@@ -131,11 +146,11 @@ def _fresh(data: pa.Table, ctx: HandleContext, task_partition: int, start: int, 
            data_schema: pa.Schema) -> pa.Table:
     """New or updated rows: meta columns of this commit (sequence numbers from ``start``)."""
     n = data.num_rows
-    meta = {COMMIT_TIME: [ctx.instant] * n,
-            COMMIT_SEQNO: [seqno(ctx.instant, task_partition, start + i) for i in range(n)],
-            RECORD_KEY: data.column(RECORD_KEY).cast(pa.string()).to_pylist(),
-            PARTITION_PATH: data.column(PARTITION_PATH).cast(pa.string()).to_pylist(),
-            FILE_NAME: [name] * n}
+    meta = {COMMIT_TIME: _constant(ctx.instant, n),
+            COMMIT_SEQNO: seqnos(ctx.instant, task_partition, start, n),
+            RECORD_KEY: data.column(RECORD_KEY).cast(pa.string()).combine_chunks(),
+            PARTITION_PATH: data.column(PARTITION_PATH).cast(pa.string()).combine_chunks(),
+            FILE_NAME: _constant(name, n)}
     return _with_meta(data, meta, data_schema)
 
 
@@ -166,6 +181,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     inc_keys = incoming.column(RECORD_KEY).cast(pa.string())
     parts: list[pa.Table] = []
     fresh_rows: list[Mapping[str, Any]] = []
+    fresh_rows_table: pa.Table | None = None
     inserts = updates = deletes = 0
     new_inserts = incoming.filter(pc.invert(deleted))
     if spec.old_base is not None:
@@ -173,11 +189,24 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
         old_keys = old.column(RECORD_KEY).cast(pa.string())
         touched = pc.is_in(old_keys, value_set=inc_keys.combine_chunks())
         kept = _conform(old.filter(pc.invert(touched)), out_schema)
-        contested_old = {str(r[RECORD_KEY]): r for r in old.filter(touched).to_pylist()}
         hits = pc.is_in(inc_keys, value_set=old_keys.combine_chunks())
         new_inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
         kept_winners: list[Mapping[str, Any]] = []
-        for row, is_delete in zip(incoming.filter(hits).to_pylist(), deleted.filter(hits).to_pylist(), strict=True):
+        contested = old.filter(touched)
+        fast = _merge_columnwise(contested, incoming.filter(hits), deleted.filter(hits), ctx.rule)
+        if fast is not None:
+            winners, losers = fast
+            updates = losers.num_rows
+            if winners.num_rows:
+                kept = pa.concat_tables([kept, _conform(winners, out_schema)])
+            if losers.num_rows:
+                with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()),
+                                       pa.field(PARTITION_PATH, pa.string())])
+                fresh_rows_table = _conform(losers, with_keys)
+        contested_old = {} if fast is not None else {str(r[RECORD_KEY]): r for r in contested.to_pylist()}
+        pairs = () if fast is not None else zip(incoming.filter(hits).to_pylist(), deleted.filter(hits).to_pylist(),
+                                                strict=True)
+        for row, is_delete in pairs:
             stored = contested_old[str(row[RECORD_KEY])]
             if is_delete:
                 deletes += 1
@@ -193,9 +222,12 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
         if kept_winners:
             kept = pa.concat_tables([kept, _conform(pa.Table.from_pylist(kept_winners), out_schema)])
         parts.append(kept.set_column(kept.schema.get_field_index(FILE_NAME), FILE_NAME,
-                                     pa.array([name] * kept.num_rows, pa.string())))
+                                     _constant(name, kept.num_rows)))
     inserts = new_inserts.num_rows
     counter = 0
+    if fresh_rows_table is not None:
+        parts.append(_fresh(fresh_rows_table, ctx, task_partition, counter, name, data_schema))
+        counter += fresh_rows_table.num_rows
     if fresh_rows:
         with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
         updated = pa.Table.from_pylist([{c: r.get(c) for c in with_keys.names} for r in fresh_rows], schema=with_keys)
@@ -212,6 +244,39 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
         "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
         "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
     }
+
+
+def _merge_columnwise(stored: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,
+                      rule: MergeRule) -> tuple[pa.Table, pa.Table] | None:
+    """``merge_with_base`` for every contested key at once, where its outcome is a plain comparison:
+    no deletes, and either the incoming record always wins (commit-time ordering, or v6's
+    overwrite-with-latest payload) or both sides have a non-null integer, date or timestamp ordering
+    value and the stored row wins only when its value is greater. Returns (stored rows that win, in
+    incoming order; incoming rows that win), or None when the record-by-record rule must decide."""
+    if incoming.num_rows == 0 or pc.any(deleted).as_py() or IS_DELETED_FIELD in incoming.column_names:
+        return None
+    at = pc.index_in(incoming.column(RECORD_KEY).cast(pa.string()),
+                     value_set=stored.column(RECORD_KEY).cast(pa.string()).combine_chunks())
+    if at.null_count:
+        return None
+    if rule.log_wins_over_base or rule.mode == MergeMode.COMMIT_TIME_ORDERING:
+        base_wins = pa.array(np.zeros(incoming.num_rows, dtype=bool))
+    else:
+        field = rule.ordering_field
+        if rule.mode != MergeMode.EVENT_TIME_ORDERING or not field or field not in incoming.column_names \
+                or field not in stored.column_names:
+            return None
+        new_values, old_values = incoming.column(field), pc.take(stored.column(field), at)
+        comparable = (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_timestamp(t)
+                      for t in (new_values.type, old_values.type))
+        if not all(comparable) or new_values.null_count or old_values.null_count:
+            return None
+        if new_values.type != old_values.type:
+            if not (pa.types.is_integer(new_values.type) and pa.types.is_integer(old_values.type)):
+                return None
+            new_values, old_values = new_values.cast(pa.int64()), old_values.cast(pa.int64())
+        base_wins = pc.greater(old_values, new_values)
+    return stored.take(pc.filter(at, base_wins)), incoming.filter(pc.invert(base_wins))
 
 
 def _is_delete(incoming: pa.Table) -> list[bool]:
@@ -244,17 +309,27 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
     ops_by_delete = DELETE_FLAG in incoming.column_names and incoming.column(DELETE_FLAG).to_pylist()
     located = (incoming.column("__file_id").to_pylist() if "__file_id" in incoming.column_names
                else [None] * incoming.num_rows)
-    data = _conform(incoming, data_schema).to_pylist()
+    conformed = _conform(incoming, data_schema)
     ops = [LogRecordOp(k, d, ctx.record_size) for k, d in zip(keys, deletes, strict=True)]
     existing = [parse_log_file_name(n) for n in spec.existing_logs]
     first = first_log_file(spec.file_id, spec.base_instant or ctx.instant, ctx.instant, existing, write_token,
                            ctx.table_version)
     seq = 0
     encoded: dict[tuple[PlannedBlock, ...], bytes] = {}
-    for append in plan_appends(ops, ctx.append):
+    appends = list(plan_appends(ops, ctx.append))
+    columnwise = _encode_columnwise(ctx, spec, incoming, appends, deletes, task_partition, data_schema)
+    data = conformed.to_pylist() if columnwise is None else []
+    field = ctx.ordering_field
+    ordering_values = (conformed.column(field).to_pylist() if any(deletes) and field in conformed.column_names
+                       else [None] * incoming.num_rows)
+    for append in appends:
         blocks: list[LogBlock] = []
         for pb in append:
-            if pb.kind == "data":
+            if pb.kind == "data" and columnwise is not None:
+                runs, position = columnwise
+                content = block_content(runs, position[np.array(pb.records, dtype=np.int64)])
+                blocks.append(replace(avro_data_block(ctx.instant, ctx.avro_schema_json, ()), content=content))
+            elif pb.kind == "data":
                 records = []
                 for i in pb.records:
                     records.append({COMMIT_TIME: ctx.instant, COMMIT_SEQNO: seqno(ctx.instant, task_partition, seq),
@@ -266,7 +341,7 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
                 dels = []
                 for i in pb.records:
                     natural = bool(ops_by_delete and ops_by_delete[i]) or ctx.ordering_field is None
-                    value = None if natural else data[i].get(ctx.ordering_field or "")
+                    value = None if natural else ordering_values[i]
                     dels.append(delete_record(keys[i], partitions[i], value,
                                               0 if value is None else ctx.ordering_branch))
                 blocks.append(delete_block(ctx.instant, ctx.avro_schema_json, dels))
@@ -295,6 +370,32 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
             "logOffset": offset, "baseFile": spec.base_file_name or "", "logFiles": (pf.name.format(),),
         })
     return stats
+
+
+def _encode_columnwise(ctx: HandleContext, spec: BucketSpec, incoming: pa.Table,
+                       appends: Sequence[tuple[PlannedBlock, ...]], deletes: Sequence[bool], task_partition: int,
+                       data_schema: pa.Schema) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
+    """Every data record of the handle encoded at once (``reference.avro_columns``): the records'
+    byte runs and, per incoming row, its position among them; None when the schema needs the
+    record-by-record encoder. Sequence numbers follow the order records are written in blocks."""
+    order = [i for append in appends for pb in append if pb.kind == "data" for i in pb.records]
+    n = incoming.num_rows
+    seq = np.zeros(n, dtype=np.int64)
+    seq[np.array(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+    data_rows = np.flatnonzero(~np.array(deletes, dtype=bool))
+    rows = incoming.take(pa.array(data_rows))
+    meta = {COMMIT_TIME: _constant(ctx.instant, len(data_rows)),
+            COMMIT_SEQNO: pc.binary_join_element_wise(f"{ctx.instant}_{task_partition}_",
+                                                      pa.array(seq[data_rows]).cast(pa.string()), ""),
+            RECORD_KEY: rows.column(RECORD_KEY).cast(pa.string()).combine_chunks(),
+            PARTITION_PATH: rows.column(PARTITION_PATH).cast(pa.string()).combine_chunks(),
+            FILE_NAME: _constant(spec.file_id, len(data_rows))}
+    runs = encode_records(_with_meta(rows, meta, data_schema), ctx.avro_schema_json)
+    if runs is None:
+        return None
+    position = np.full(n, -1, dtype=np.int64)
+    position[data_rows] = np.arange(len(data_rows), dtype=np.int64)
+    return runs, position
 
 
 def _appends_of(blocks: Sequence[PlannedBlock], encoded: Mapping[tuple[PlannedBlock, ...], bytes]

@@ -95,7 +95,7 @@ def bloom_index(storage: Storage, view: FileSystemView,
                 bloom = from_footer(bloom_text.decode())
                 row = bloom.rows[0]
                 if positions is None or positions.shape[0] != len(keys_arr):
-                    positions = key_positions(keys_arr.to_pylist(), row.hashes, row.bits)
+                    positions = key_positions(keys_arr, row.hashes, row.bits)
                 mask_all = np.zeros(len(keys_arr), dtype=bool)
                 for r in bloom.rows:
                     bits = np.frombuffer(bytes(r.data), dtype=np.uint8)

@@ -31,17 +31,18 @@ import pyarrow as pa
 from reference.client import (
     WriteClient,
     WriteResult,
-    _arrow_schema,
     _check_against_table,
-    _key_columns,
     _stat,
-    _validate_keys,
     append_bucket,
     create_table,
     pending_compaction_groups,
 )
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec
 from reference.options import WriteConfig, parse_options
+from reference.spark_engine import SparkEngine
+from reference.spark_engine import arrow_schema as _arrow_schema
+from reference.spark_engine import key_columns as _key_columns
+from reference.spark_engine import validate_keys as _validate_keys
 from spec.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
 from spec.file_naming import make_file_id
 from spec.file_system_view import FileSystemView
@@ -110,7 +111,7 @@ class StreamingWriter:
         from pyspark.sql.window import Window
 
         client = self.client
-        df = client._to_dataframe(data)
+        df = SparkEngine(client.spark).frame(data)
         schema = _arrow_schema(df)
         table = client.table_config()
         if table is None:
@@ -122,7 +123,7 @@ class StreamingWriter:
             done = self._committed_batch(timeline)
             if done is not None and batch_id <= done:
                 return None
-        client._check_schema(df, table, timeline, "upsert")
+        client._check_schema(list(df.columns), table, timeline, "upsert")
         df = _key_columns(df, table)
         _validate_keys(df, table)
         if self.assigner is None:

@@ -31,7 +31,8 @@ def main() -> int:
     ids = FileIds()
     ids.skip_to(int(job["next_id"]))
     data = None if job["records"] is None else pa.Table.from_pylist(job["records"])
-    WriteClient(job["path"], None, clock, ids).write(data, job["operation"], job["options"])
+    client = WriteClient(job["path"], None, clock, ids, engine=job.get("engine", "spark"))
+    client.write(data, job["operation"], job["options"])
     return 3
 
 

@@ -175,6 +175,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
     name: ClassVar[str] = "reference"
     capabilities: ClassVar[frozenset[str]] = CAPABILITIES
     known_failures: ClassVar[dict[str, str]] = KNOWN_FAILURES
+    engine: ClassVar[str] = "spark"
+    """Where batch writes run (``reference.client.ENGINES``); compaction and streams run on Spark."""
 
     def __init__(self, spark: Any = None) -> None:
         self.spark = spark
@@ -188,12 +190,12 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
     def create(self, config: CreateTable, workdir: Path) -> None:
         from reference.client import WriteClient
 
-        if self.spark is None:
+        if self.spark is None and self.engine == "spark":
             from reference.spark import get_or_create_session
 
             self.spark = get_or_create_session()
         self.path = str(workdir / config.table_name)
-        self.client = WriteClient(self.path, self.spark, self.clock, self.ids)
+        self.client = WriteClient(self.path, self.spark, self.clock, self.ids, engine=self.engine)
         self.options = write_options(config)
         self.config = config
 
@@ -225,7 +227,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
 
         after, self.crash_after = self.crash_after, None
         point = "after_start" if after == 0 else "before_commit"
-        job = {"path": self.path, "operation": operation, "records": records, "options": options,
+        job = {"path": self.path, "operation": operation, "records": records, "options": options, "engine": self.engine,
                "clock": [self.clock.now, self.clock.fixed], "next_id": self.ids.last + 1}
         env = {**os.environ, FAULT_ENV: point}
         root = str(Path(__file__).resolve().parents[2])
@@ -264,7 +266,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
 
         if self.crash_after is not None:
             raise InvalidOperation("the reference kills only batch writes", hint="crash before a write")
-        writer = StreamingWriter(self.path, self.options, self.spark, self.clock, self.ids)
+        writer = StreamingWriter(self.path, self.options, self.client.spark, self.clock, self.ids)
         for checkpoint in op.checkpoints:
             deletes = any(r.kind == "delete" for r in checkpoint)
             rows = [{**r.record, "_hoodie_is_deleted": r.kind == "delete"} if deletes else dict(r.record)
@@ -390,3 +392,11 @@ _HANDLERS: dict[type, Callable[[ReferenceSparkAdapter, Any], None]] = {
     Restore: _restore,
     Archive: _archive,
 }
+
+
+class ReferenceLocalAdapter(ReferenceSparkAdapter):
+    """The reference with ``engine="local"``: batch writes run on pyarrow in this process, no Spark
+    (compaction and streams, which have no local engine, still start one)."""
+
+    name: ClassVar[str] = "reference_local"
+    engine: ClassVar[str] = "local"

@@ -1,0 +1,233 @@
+"""The local engine: the write path's data steps on pyarrow in this process, with no Spark.
+
+Hudi runs one write client on several engines (``EngineType``: Spark, Flink, Java; its
+``HoodieLocalEngineContext`` runs a client's work in one JVM). This is our local one: the same
+steps, the same ``spec`` rules and the same handles as the Spark engine (``spark_engine.py``), on
+Arrow tables — the batch's key columns, dedupe by the ordering field, the index join, the workload
+profile, routing every record to its bucket, and the handles, one per bucket, run by a thread pool.
+It fits batches that fit in memory; it writes byte-for-byte the tables the Spark engine writes,
+except for the sequence numbers' task ids and the write tokens, which name Spark tasks there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from reference.handles import DELETE_FLAG, HandleContext, run_handle
+from reference.partitioning import route_batch
+from spec.errors import InvalidOperation, InvalidRecord
+from spec.keys import java_string
+from spec.partitioner import BucketAssignment
+from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from spec.table_config import TableConfig
+
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+FILE_ID = "__file_id"
+SEQ = "__seq"
+
+
+def _normal_type(t: pa.DataType) -> pa.DataType:
+    """The type a column is written with: Spark's Arrow types (strings and binaries not large,
+    timestamps in microseconds, UTC; a naive timestamp is read as UTC)."""
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC")
+    if pa.types.is_dictionary(t):
+        return _normal_type(t.value_type)
+    return t
+
+
+def normalize(table: pa.Table) -> pa.Table:
+    """The user's columns with the types the writer uses (meta columns of an earlier read dropped)."""
+    keep = [f for f in table.schema if f.name not in META_FIELDS and not f.name.startswith("__")]
+    cols = []
+    for f in keep:
+        col = table.column(f.name)
+        target = _normal_type(f.type)
+        if target != f.type:
+            if pa.types.is_timestamp(f.type) and f.type.tz is None:
+                col = col.cast(pa.timestamp(f.type.unit)).cast(pa.timestamp("us", tz="UTC"))
+            else:
+                col = col.cast(target)
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=pa.schema([pa.field(f.name, _normal_type(f.type), f.nullable)
+                                                        for f in keep]))
+
+
+def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
+    """A key or partition column as text: strings and integers by Arrow's cast (the same text as
+    Java's), other types by ``spec.keys.java_string`` one value at a time."""
+    t = col.type
+    if pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t):
+        return col.cast(pa.string())
+    return pa.array([None if v is None else java_string(v) for v in col.to_pylist()], pa.string())
+
+
+def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
+    """``_hoodie_record_key`` and ``_hoodie_partition_path`` added by the table's key generator, the
+    rules of the Spark engine's column expressions; a null or empty key, or a partition value that
+    would leave its folder, is refused."""
+    keys = config.record_key_fields
+    missing = [f for f in (*keys, *config.partition_fields) if f not in table.column_names]
+    if missing:
+        raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
+                            hint="record key, partition and ordering fields must be present")
+    complex_keys = len(keys) > 1 or (config.keygen_type or "").upper() == "COMPLEX" or "Complex" in (
+        config.keygen_class or "")
+    if not complex_keys:
+        key = _as_text(table.column(keys[0]))
+    else:
+        parts = []
+        for k in keys:
+            text = _as_text(table.column(k))
+            text = pc.if_else(pc.is_null(text), "__null__", pc.if_else(pc.equal(text, ""), "__empty__", text))
+            parts.append(pc.binary_join_element_wise(f"{k}:", text, ""))
+        key = pc.binary_join_element_wise(*parts, ",")
+    if pc.any(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).as_py():
+        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(keys)})",
+                            hint="every record needs a key; filter or fill those records first")
+    segments = []
+    for f in config.partition_fields:
+        text = _as_text(table.column(f))
+        text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), NULL_PARTITION, text)
+        bad = pc.or_(pc.match_substring(text, "/"), pc.match_substring(text, ".."))
+        if pc.any(bad).as_py():
+            value = pc.filter(text, bad)[0].as_py()
+            raise InvalidRecord(f"partition value {value!r} would leave its partition folder",
+                                hint="partition values may not contain '/' or '..'")
+        segments.append(pc.binary_join_element_wise(f"{f}=", text, "") if config.hive_style_partitioning else text)
+    n = table.num_rows
+    partition = (pc.binary_join_element_wise(*segments, "/") if segments
+                 else pa.array([""] * n, pa.string()))
+    return table.append_column(RECORD_KEY, key).append_column(PARTITION_PATH, partition)
+
+
+def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:
+    """One record per (partition, key): the greatest ordering value (nulls lose), then the latest
+    in the batch — the Spark engine's window rule."""
+    table = table.append_column(SEQ, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    order = [(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")]
+    if ordering:
+        order.append((ordering, "descending"))
+    order.append((SEQ, "descending"))
+    idx = pc.sort_indices(table, sort_keys=order, ).to_numpy()
+    parts = pc.take(table.column(PARTITION_PATH), pa.array(idx)).to_numpy(zero_copy_only=False)
+    keys = pc.take(table.column(RECORD_KEY), pa.array(idx)).to_numpy(zero_copy_only=False)
+    first = np.ones(len(idx), dtype=bool)
+    if len(idx) > 1:
+        first[1:] = (parts[1:] != parts[:-1]) | (keys[1:] != keys[:-1])
+    return table.take(pa.array(np.sort(idx[first])))
+
+
+def tag(table: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
+    """Each record's current file group (``__file_id``, null for an insert) from the index's
+    (partition, key, file id) rows; a delete keeps only records that exist."""
+    if located is None or located.num_rows == 0:
+        fids = pa.nulls(table.num_rows, pa.string())
+    else:
+        joined_key = pc.binary_join_element_wise(table.column(PARTITION_PATH), table.column(RECORD_KEY), "\x00")
+        index_key = pc.binary_join_element_wise(located.column(PARTITION_PATH), located.column(RECORD_KEY), "\x00")
+        at = pc.index_in(joined_key, value_set=index_key.combine_chunks() if isinstance(
+            index_key, pa.ChunkedArray) else index_key)
+        fids = pc.take(located.column(FILE_ID), at)
+    out = table.append_column(FILE_ID, fids).append_column(DELETE_FLAG, pa.array(np.full(table.num_rows, delete)))
+    if delete:
+        out = out.filter(pc.is_valid(out.column(FILE_ID)))
+    return out
+
+
+def counts(table: pa.Table) -> dict[tuple[str, str | None], int]:
+    """The workload profile's input: records per (partition, current file group)."""
+    grouped = table.group_by([PARTITION_PATH, FILE_ID]).aggregate([([], "count_all")])
+    return {(p, f): int(c) for p, f, c in zip(grouped.column(PARTITION_PATH).to_pylist(),
+                                              grouped.column(FILE_ID).to_pylist(),
+                                              grouped.column("count_all").to_pylist(), strict=True)}
+
+
+def write_buckets(table: pa.Table, ctx: HandleContext, user_schema: pa.Schema, assignment: BucketAssignment,
+                  workers: int | None = None) -> list[dict[str, Any]]:
+    """Step 6: every record routed to its bucket, then one handle a bucket, run by a thread pool
+    (parquet and compression release the GIL). Bucket ``b``'s handle is task ``b``: its write token
+    is ``<b>-0-<b>`` and its sequence numbers ``<instant>_<b>_<i>``."""
+    buckets = route_batch(table.column(RECORD_KEY), table.column(PARTITION_PATH), table.column(FILE_ID), assignment)
+    order = np.argsort(buckets, kind="stable")
+    sorted_buckets = buckets[order]
+    table = table.take(pa.array(order))
+    starts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]]) if len(order) else np.array([])
+    ends = np.r_[starts[1:], len(order)] if len(order) else np.array([])
+    jobs = [(int(sorted_buckets[s]), table.slice(int(s), int(e - s))) for s, e in zip(starts, ends, strict=True)]
+
+    def run(job: tuple[int, pa.Table]) -> list[dict[str, Any]]:
+        bucket, rows = job
+        return run_handle(ctx, bucket, rows, bucket, f"{bucket}-0-{bucket}", user_schema)
+
+    workers = workers or min(len(jobs), os.cpu_count() or 1) or 1
+    if workers == 1 or len(jobs) <= 1:
+        results = [run(j) for j in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-handle") as pool:
+            results = list(pool.map(run, jobs))
+    return [s for stats in results for s in stats]
+
+
+class LocalEngine:
+    """The write path's data steps on Arrow tables in this process (see the module docstring)."""
+
+    name = "local"
+
+    def frame(self, data: Any) -> pa.Table:
+        """The input as an Arrow table: a pyarrow Table as is, a Spark DataFrame collected as Arrow."""
+        if isinstance(data, pa.Table):
+            return normalize(data)
+        if hasattr(data, "sparkSession") and hasattr(data, "toArrow"):
+            return normalize(data.toArrow())
+        if hasattr(data, "to_arrow"):  # e.g. a pyarrow dataset or a polars frame
+            return normalize(data.to_arrow())
+        raise InvalidOperation(f"cannot write a {type(data).__name__}", hint="pass a pyarrow Table")
+
+    def columns(self, frame: pa.Table) -> list[str]:
+        return list(frame.column_names)
+
+    def user_schema(self, frame: pa.Table) -> pa.Schema:
+        return pa.schema([f for f in frame.schema if not f.name.startswith("__") and f.name not in META_FIELDS])
+
+    def with_keys(self, frame: pa.Table, config: TableConfig) -> pa.Table:
+        return with_keys(frame, config)
+
+    def dedupe(self, frame: pa.Table, ordering: str | None) -> pa.Table:
+        return dedupe(frame, ordering)
+
+    def persist(self, frame: pa.Table) -> pa.Table:
+        return frame
+
+    def keys(self, frame: pa.Table) -> pa.Table:
+        return frame.select([PARTITION_PATH, RECORD_KEY])
+
+    def tag(self, frame: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
+        return tag(frame, located, delete)
+
+    def partitions(self, frame: pa.Table) -> set[str]:
+        return set(pc.unique(frame.column(PARTITION_PATH)).to_pylist())
+
+    def counts(self, frame: pa.Table) -> Mapping[tuple[str, str | None], int]:
+        return counts(frame)
+
+    def write_buckets(self, frame: pa.Table, ctx: HandleContext, user_schema: pa.Schema,
+                      assignment: BucketAssignment) -> list[dict[str, Any]]:
+        return write_buckets(frame, ctx, user_schema, assignment)
+
+    def release(self) -> None:
+        """Nothing is cached outside the frames themselves."""
+
+
+__all__ = ["LocalEngine", "dedupe", "normalize", "tag", "with_keys", "write_buckets"]

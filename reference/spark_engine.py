@@ -1,0 +1,194 @@
+"""The Spark engine: the write path's data steps as Spark jobs (Hudi's ``HoodieSparkEngineContext``).
+
+Keys are Spark column expressions; the batch is deduplicated by a window on (partition, key) and
+persisted for the jobs that read it; the index's (partition, key, file id) rows are joined in; the
+workload profile is one aggregation; every record gets its bucket in a ``mapInArrow`` stage and one
+Spark task a bucket runs its handle (``groupBy(bucket).applyInArrow``). The local engine
+(``local_engine.py``) runs the same steps on Arrow tables in one process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from reference.handles import BUCKET, DELETE_FLAG, HandleContext, run_handle
+from reference.partitioning import route_batch
+from spec.errors import InvalidOperation, InvalidRecord
+from spec.partitioner import BucketAssignment
+from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from spec.table_config import TableConfig
+
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+FILE_ID = "__file_id"
+_INDEX_SCHEMA = "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string"
+
+
+def key_columns(df: Any, table: TableConfig) -> Any:
+    """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` by the table's key generator rules:
+    one key field → its value; several → ``f1:v1,f2:v2`` (null ``__null__``, empty ``__empty__``);
+    partition path → values joined by ``/``, ``field=value`` when hive-style, null or empty
+    → ``__HIVE_DEFAULT_PARTITION__``."""
+    from pyspark.sql import functions as F
+
+    keys = table.record_key_fields
+    if len(keys) == 1 and (table.keygen_type or "").upper() not in ("COMPLEX",) and "Complex" not in (
+            table.keygen_class or ""):
+        key = F.col(keys[0]).cast("string")
+    else:
+        parts = [F.concat(F.lit(f"{k}:"), F.when(F.col(k).isNull(), F.lit("__null__"))
+                          .when(F.col(k).cast("string") == "", F.lit("__empty__"))
+                          .otherwise(F.col(k).cast("string"))) for k in keys]
+        key = F.concat_ws(",", *parts)
+    segments = []
+    for field in table.partition_fields:
+        value = F.col(field).cast("string")
+        value = F.when(value.isNull() | (value == ""), F.lit(NULL_PARTITION)).otherwise(value)
+        segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
+    partition = F.concat_ws("/", *segments) if segments else F.lit("")
+    return df.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, partition)
+
+
+def validate_keys(df: Any, table: TableConfig) -> None:
+    """A null or empty record key, or a partition value that would leave its folder, is refused
+    (one Spark job finds the first offender of either kind)."""
+    from pyspark.sql import functions as F
+
+    bad_key = F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")
+    bad_partition = F.lit(False)
+    if table.partition_fields:
+        bad_partition = (F.col(PARTITION_PATH).contains("..")
+                         | (F.size(F.split(F.col(PARTITION_PATH), "/")) != len(table.partition_fields)))
+    bad = df.filter(bad_key | bad_partition).select(bad_key.alias("k"), PARTITION_PATH).limit(1).collect()
+    if not bad:
+        return
+    if bad[0]["k"]:
+        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(table.record_key_fields)})",
+                            hint="every record needs a key; filter or fill those records first")
+    raise InvalidRecord(f"partition value {bad[0][PARTITION_PATH]!r} would leave its partition folder",
+                        hint="partition values may not contain '/' or '..'")
+
+
+def arrow_schema(df: Any) -> pa.Schema:
+    """The Arrow schema of a Spark DataFrame's columns (internal columns excluded)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    fields = [f for f in df.schema.fields if not f.name.startswith("__") and f.name not in META_FIELDS]
+    return to_arrow_schema(StructType(fields), timezone="UTC")
+
+
+def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
+    """Step 6: one Spark task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
+    from pyspark import TaskContext
+
+    schema_bytes = user_schema.serialize().to_pybytes()
+
+    def write_bucket(table_in: pa.Table) -> pa.Table:
+        ctx_task = TaskContext.get()
+        token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
+        data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
+        bucket = int(table_in.column(BUCKET)[0].as_py())
+        stats = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
+        return pa.table({"stat": [json.dumps(s) for s in stats]})
+
+    spark.sparkContext.setJobDescription(f"hudi commit {ctx.instant}: write {len(ctx.buckets)} buckets")
+    rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
+    return [json.loads(r["stat"]) for r in rows]
+
+
+class SparkEngine:
+    """The write path's data steps as Spark jobs (see the module docstring)."""
+
+    name = "spark"
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        self._persisted: list[Any] = []
+
+    def frame(self, data: Any) -> Any:
+        """The input as a Spark DataFrame: a DataFrame as is, a pyarrow Table through Arrow."""
+        if isinstance(data, pa.Table):
+            return self.spark.createDataFrame(data)
+        if hasattr(data, "sparkSession") and hasattr(data, "schema"):
+            return data
+        raise InvalidOperation(f"cannot write a {type(data).__name__}", hint="pass a Spark DataFrame or pyarrow Table")
+
+    def columns(self, frame: Any) -> list[str]:
+        return list(frame.columns)
+
+    def user_schema(self, frame: Any) -> pa.Schema:
+        return arrow_schema(frame)
+
+    def with_keys(self, frame: Any, config: TableConfig) -> Any:
+        frame = key_columns(frame, config)
+        validate_keys(frame, config)
+        return frame
+
+    def dedupe(self, frame: Any, ordering: str | None) -> Any:
+        from pyspark.sql import functions as F
+        from pyspark.sql.window import Window
+
+        frame = frame.withColumn("__seq", F.monotonically_increasing_id())
+        order = [F.col("__seq").desc()]
+        if ordering:
+            order.insert(0, F.col(ordering).desc_nulls_last())
+        w = Window.partitionBy(PARTITION_PATH, RECORD_KEY).orderBy(*order)
+        return frame.withColumn("__rn", F.row_number().over(w)).filter("__rn = 1").drop("__rn")
+
+    def persist(self, frame: Any) -> Any:
+        """Persist the prepared batch: the index lookup, the workload profile and the handles read it."""
+        frame = frame.persist()
+        self._persisted.append(frame)
+        return frame
+
+    def keys(self, frame: Any) -> pa.Table:
+        return frame.select(PARTITION_PATH, RECORD_KEY).toArrow()
+
+    def tag(self, frame: Any, located: pa.Table | None, delete: bool) -> Any:
+        from pyspark.sql import functions as F
+
+        if located is None:
+            frame = frame.withColumn(FILE_ID, F.lit(None).cast("string"))
+        else:
+            index = (self.spark.createDataFrame(located) if located.num_rows
+                     else self.spark.createDataFrame([], _INDEX_SCHEMA))
+            frame = frame.join(index, on=[PARTITION_PATH, RECORD_KEY], how="left")
+            if delete:
+                frame = frame.filter(F.col(FILE_ID).isNotNull())
+        return frame.withColumn(DELETE_FLAG, F.lit(delete))
+
+    def partitions(self, frame: Any) -> set[str]:
+        return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}
+
+    def counts(self, frame: Any) -> Mapping[tuple[str, str | None], int]:
+        return {(r[PARTITION_PATH], r[FILE_ID]): r["count"]
+                for r in frame.groupBy(PARTITION_PATH, FILE_ID).count().collect()}
+
+    def write_buckets(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema,
+                      assignment: BucketAssignment) -> list[dict[str, Any]]:
+        from pyspark.sql.types import IntegerType, StructField, StructType
+
+        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG, FILE_ID]
+        routing = assignment
+
+        def add_bucket(batches: Any) -> Any:
+            for batch in batches:
+                buckets = route_batch(batch.column(RECORD_KEY), batch.column(PARTITION_PATH),
+                                      batch.column(FILE_ID), routing)
+                yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
+
+        selected = frame.select(*columns)
+        tagged_schema = StructType([*selected.schema.fields, StructField(BUCKET, IntegerType())])
+        return run_buckets(self.spark, selected.mapInArrow(add_bucket, tagged_schema), ctx, user_schema)
+
+    def release(self) -> None:
+        """Unpersist what this write cached."""
+        while self._persisted:
+            self._persisted.pop().unpersist()
+
+
+__all__ = ["SparkEngine", "arrow_schema", "key_columns", "run_buckets", "validate_keys"]

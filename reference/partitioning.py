@@ -49,15 +49,24 @@ def route_batch(keys: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.Chun
         ins_parts = pc.take(partitions, pa.array(ins_idx))
         if isinstance(ins_parts, pa.ChunkedArray):
             ins_parts = ins_parts.combine_chunks()
-        hashes = key_hashes(pc.take(keys, pa.array(ins_idx)).to_pylist())
         encoded = ins_parts.dictionary_encode()
         codes = encoded.indices.to_numpy(zero_copy_only=False)
-        for code, partition in enumerate(encoded.dictionary.to_pylist()):
-            targets = assignment.insert_buckets.get(partition)
-            if not targets:
+        partitions_in = encoded.dictionary.to_pylist()
+        for partition in partitions_in:
+            if not assignment.insert_buckets.get(partition):
                 raise InvalidRecord(f"partition {partition!r} has no insert bucket",
                                     hint="count the insert in the workload profile before assigning buckets")
+        # a partition with one insert bucket sends every insert there, whatever the hash: hash the rest only
+        hashed = np.isin(codes, [c for c, p in enumerate(partitions_in) if len(assignment.insert_buckets[p]) > 1])
+        hashes = np.zeros(len(ins_idx), dtype=np.int64)
+        if hashed.any():
+            hashes[hashed] = key_hashes(pc.take(keys, pa.array(ins_idx[hashed])).to_pylist())
+        for code, partition in enumerate(partitions_in):
+            targets = assignment.insert_buckets[partition]
             mine = codes == code
+            if len(targets) == 1:
+                out[ins_idx[mine]] = targets[0].bucket
+                continue
             total = max(1, assignment.inserts.get(partition, 0))
             r = np.mod(hashes[mine], np.int64(total)).astype(np.float64) / float(total)
             weights = np.array([t.cumulative_weight for t in targets], dtype=np.float64)

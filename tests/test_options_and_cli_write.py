@@ -47,3 +47,26 @@ def test_cli_write_then_read(spark: Any, tmp_path: Path, capsys: pytest.CaptureF
     assert out["inserts"] == 2 and out["action"] == "commit"
     assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
     assert main(["write", str(table), "--input", str(tmp_path / "missing.txt")]) == 2
+
+
+def test_cli_write_with_the_local_engine_starts_no_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import reference.spark
+
+    def no_spark(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the local engine started a Spark session")
+
+    monkeypatch.setattr(reference.spark, "get_or_create_session", no_spark)
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3], "ts": [1, 1, 2], "city": ["a", "b", "a"]}), src)
+    table = tmp_path / "t"
+    args = ["write", str(table), "--input", str(src), "--record-key", "id", "--ordering-field", "ts",
+            "--partition-field", "city", "--table-type", "MERGE_ON_READ", "--engine", "local", "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["inserts"] == 3
+    pq.write_table(pa.table({"id": [1, 4], "ts": [5, 1], "city": ["a", "b"]}), src)
+    assert main([*args[:-1], "--operation", "upsert", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["action"], out["updates"], out["inserts"]) == ("deltacommit", 1, 1)
+    assert sorted(read_table(str(table)).column("id").to_pylist()) == [1, 2, 3, 4]
+    assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))

@@ -1,4 +1,7 @@
-"""``hudi-spec write TABLE --input FILE``: write a parquet, JSON or CSV file to a table (Spark).
+"""``hudi-spec write TABLE --input FILE``: write a parquet, JSON or CSV file to a table.
+
+``--engine spark`` (the default) runs the write as Spark jobs; ``--engine local`` runs it with
+pyarrow in this process, with no Spark session (``reference.local_engine``).
 
 A new table is created with ``--record-key``, ``--ordering-field``, ``--partition-field``,
 ``--table-type`` and ``--table-version``; any ``hoodie.*`` write option can be given with
@@ -19,7 +22,7 @@ from spec.errors import InvalidConfig, InvalidOperation
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("write", help="write a parquet/JSON/CSV file to a table (Spark)")
+    p = sub.add_parser("write", help="write a parquet/JSON/CSV file to a table (Spark, or local)")
     p.add_argument("table", help="table base path")
     p.add_argument("--input", required=True, help="a .parquet, .json (lines) or .csv file")
     p.add_argument("--operation", choices=OPERATIONS, default="upsert")
@@ -30,6 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--table-type", choices=("COPY_ON_WRITE", "MERGE_ON_READ"), default="COPY_ON_WRITE",
                    help="new tables (default COPY_ON_WRITE)")
     p.add_argument("--table-version", choices=("6", "8"), default="6")
+    p.add_argument("--engine", choices=("spark", "local"), default="spark",
+                   help="spark (default): Spark jobs; local: pyarrow in this process, no Spark")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="any hoodie.* option")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
@@ -73,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidConfig(f"--option {item!r} is not KEY=VALUE")
         options[key] = value
     with spark_progress():
-        result = HudiTable(args.table).write(_load(args.input), args.operation, options)
+        result = HudiTable(args.table, engine=args.engine).write(_load(args.input), args.operation, options)
     stats = list(result.metadata.all_write_stats())
     summary = {"instant": result.instant, "action": result.action, "operation": result.operation,
                "files": len(stats), "records_written": sum(s.num_writes for s in stats),

@@ -6,6 +6,7 @@ export NO_MKDOCS_2_WARNING := 1
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+BENCH_ARGS ?= --rows 1000000 5000000
 
 .PHONY: demo test lint typecheck imports unit docs docs-serve bench slow clean check-python check-java
 

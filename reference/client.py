@@ -397,7 +397,10 @@ class WriteClient:
             op in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") and cfg.combine_before_insert)
         if dedupe:
             df = engine.dedupe(df, table.ordering_field if op != "delete" else None)
-        df = engine.persist(df)  # read by the index lookup, the workload profile and the handles
+        if dedupe or op in ("upsert", "delete"):
+            df = engine.persist(df)  # read by the index lookup, the workload profile and the handles
+        # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
+        # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
         located: pa.Table | None = None
         if op in ("upsert", "delete"):
             if cfg.index_type == "BLOOM":

@@ -10,7 +10,9 @@ Both give the same answer; BLOOM reads far fewer bytes when a write touches few 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,46 +72,57 @@ def _keys_by_partition(incoming: Iterable[tuple[str, str]] | pa.Table) -> dict[s
     return {p: pa.array(sorted(set(ks)), pa.string()) for p, ks in lists.items()}
 
 
+def _bloom_partition(storage: Storage, view: FileSystemView, partition: str,
+                     keys_arr: pa.Array) -> tuple[list[pa.Table], int, int, int]:
+    """One partition's lookup: (located rows, files, footers read, key files read)."""
+    parts: list[pa.Table] = []
+    slices = [sl for sl in view.latest_slices([partition]) if sl.base_file is not None]
+    footers = key_files = 0
+    positions: np.ndarray | None = None
+    for sl in slices:
+        assert sl.base_file is not None
+        meta = pq.ParquetFile(storage.full(sl.base_file.path), filesystem=storage.fs).metadata.metadata or {}
+        footers += 1
+        candidates = keys_arr
+        lo, hi = meta.get(b"hoodie_min_record_key"), meta.get(b"hoodie_max_record_key")
+        if lo is not None and hi is not None:
+            in_range = pc.and_(pc.greater_equal(keys_arr, lo.decode()), pc.less_equal(keys_arr, hi.decode()))
+            candidates = keys_arr.filter(in_range)
+        bloom_text = meta.get(FOOTER_KEY.encode())
+        if bloom_text is not None and len(candidates):
+            bloom = from_footer(bloom_text.decode())
+            row = bloom.rows[0]
+            if positions is None or positions.shape[0] != len(keys_arr):
+                positions = key_positions(keys_arr, row.hashes, row.bits)
+            mask_all = np.zeros(len(keys_arr), dtype=bool)
+            for r in bloom.rows:
+                bits = np.frombuffer(bytes(r.data), dtype=np.uint8)
+                hit = (bits[positions >> 3] >> (positions & 7)) & 1
+                mask_all |= hit.all(axis=1)
+            if lo is not None and hi is not None:
+                mask_all &= in_range.to_numpy(zero_copy_only=False)
+            candidates = keys_arr.filter(pa.array(mask_all))
+        if not len(candidates):
+            continue
+        stored = _keys_of(storage, sl.base_file.path)
+        key_files += 1
+        hits = candidates.filter(pc.is_in(candidates, value_set=stored))
+        if len(hits):
+            parts.append(_rows(partition, hits, sl.file_id))
+    return parts, len(slices), footers, key_files
+
+
 def bloom_index(storage: Storage, view: FileSystemView,
                 incoming: Iterable[tuple[str, str]] | pa.Table) -> tuple[pa.Table, IndexStats]:
-    """(partition, key, file id) for the incoming (partition, key) pairs that exist, by footer pruning."""
-    parts: list[pa.Table] = []
-    files = footers = key_files = 0
-    for partition, keys_arr in _keys_by_partition(incoming).items():
-        slices = [sl for sl in view.latest_slices([partition]) if sl.base_file is not None]
-        files += len(slices)
-        if not slices:
-            continue
-        positions: np.ndarray | None = None
-        for sl in slices:
-            assert sl.base_file is not None
-            meta = pq.ParquetFile(storage.full(sl.base_file.path), filesystem=storage.fs).metadata.metadata or {}
-            footers += 1
-            candidates = keys_arr
-            lo, hi = meta.get(b"hoodie_min_record_key"), meta.get(b"hoodie_max_record_key")
-            if lo is not None and hi is not None:
-                in_range = pc.and_(pc.greater_equal(keys_arr, lo.decode()), pc.less_equal(keys_arr, hi.decode()))
-                candidates = keys_arr.filter(in_range)
-            bloom_text = meta.get(FOOTER_KEY.encode())
-            if bloom_text is not None and len(candidates):
-                bloom = from_footer(bloom_text.decode())
-                row = bloom.rows[0]
-                if positions is None or positions.shape[0] != len(keys_arr):
-                    positions = key_positions(keys_arr, row.hashes, row.bits)
-                mask_all = np.zeros(len(keys_arr), dtype=bool)
-                for r in bloom.rows:
-                    bits = np.frombuffer(bytes(r.data), dtype=np.uint8)
-                    hit = (bits[positions >> 3] >> (positions & 7)) & 1
-                    mask_all |= hit.all(axis=1)
-                if lo is not None and hi is not None:
-                    mask_all &= in_range.to_numpy(zero_copy_only=False)
-                candidates = keys_arr.filter(pa.array(mask_all))
-            if not len(candidates):
-                continue
-            stored = _keys_of(storage, sl.base_file.path)
-            key_files += 1
-            hits = candidates.filter(pc.is_in(candidates, value_set=stored))
-            if len(hits):
-                parts.append(_rows(partition, hits, sl.file_id))
+    """(partition, key, file id) for the incoming (partition, key) pairs that exist, by footer pruning.
+    Partitions are looked up side by side on a few threads (footer and key reads release the GIL)."""
+    by_partition = _keys_by_partition(incoming)
+    workers = min(len(by_partition), os.cpu_count() or 1, 4)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-index") as pool:
+            results = list(pool.map(lambda item: _bloom_partition(storage, view, *item), by_partition.items()))
+    else:
+        results = [_bloom_partition(storage, view, p, k) for p, k in by_partition.items()]
+    parts = [t for r in results for t in r[0]]
     table = pa.concat_tables(parts) if parts else EMPTY.empty_table()
-    return table, IndexStats(files, footers, key_files)
+    return table, IndexStats(sum(r[1] for r in results), sum(r[2] for r in results), sum(r[3] for r in results))

@@ -93,23 +93,33 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
             text = pc.if_else(pc.is_null(text), "__null__", pc.if_else(pc.equal(text, ""), "__empty__", text))
             parts.append(pc.binary_join_element_wise(f"{k}:", text, ""))
         key = pc.binary_join_element_wise(*parts, ",")
-    if pc.any(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).as_py():
-        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(keys)})",
-                            hint="every record needs a key; filter or fill those records first")
     segments = []
     for f in config.partition_fields:
         text = _as_text(table.column(f))
         text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), NULL_PARTITION, text)
-        bad = pc.or_(pc.match_substring(text, "/"), pc.match_substring(text, ".."))
-        if pc.any(bad).as_py():
-            value = pc.filter(text, bad)[0].as_py()
-            raise InvalidRecord(f"partition value {value!r} would leave its partition folder",
-                                hint="partition values may not contain '/' or '..'")
         segments.append(pc.binary_join_element_wise(f"{f}=", text, "") if config.hive_style_partitioning else text)
     n = table.num_rows
     partition = (pc.binary_join_element_wise(*segments, "/") if segments
                  else pa.array([""] * n, pa.string()))
+    check_keys(config, key, partition)
     return table.append_column(RECORD_KEY, key).append_column(PARTITION_PATH, partition)
+
+
+def check_keys(config: TableConfig, keys: pa.Array | pa.ChunkedArray | None,
+               partition_paths: pa.Array | pa.ChunkedArray) -> None:
+    """Refuse a null or empty record key, and a partition path with ``..`` or with more or fewer
+    ``/``-separated segments than the table has partition fields (a value held a ``/``)."""
+    if keys is not None and pc.any(pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))).as_py():
+        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(config.record_key_fields)})",
+                            hint="every record needs a key; filter or fill those records first")
+    if not config.partition_fields or not len(partition_paths):
+        return
+    segments = pc.list_value_length(pc.split_pattern(partition_paths, "/"))
+    bad = pc.or_(pc.match_substring(partition_paths, ".."),
+                 pc.not_equal(segments, len(config.partition_fields)))
+    if pc.any(bad).as_py():
+        raise InvalidRecord(f"partition value {pc.filter(partition_paths, bad)[0].as_py()!r} would leave its "
+                            "partition folder", hint="partition values may not contain '/' or '..'")
 
 
 def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:

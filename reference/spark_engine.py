@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from reference.handles import BUCKET, DELETE_FLAG, HandleContext, run_handle
+from reference.local_engine import check_keys
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.partitioner import BucketAssignment
@@ -91,7 +92,11 @@ def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Sch
         ctx_task = TaskContext.get()
         token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
         data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
-        bucket = int(table_in.column(BUCKET)[0].as_py())
+        first = table_in.column(BUCKET)[0].as_py()
+        if first is None:
+            raise InvalidRecord("a record was routed to no bucket",
+                                hint="count every record in the workload profile before assigning buckets")
+        bucket = int(first)
         stats = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
         return pa.table({"stat": [json.dumps(s) for s in stats]})
 
@@ -108,6 +113,7 @@ class SparkEngine:
     def __init__(self, spark: Any) -> None:
         self.spark = spark
         self._persisted: list[Any] = []
+        self._config: TableConfig | None = None
 
     def frame(self, data: Any) -> Any:
         """The input as a Spark DataFrame: a DataFrame as is, a pyarrow Table through Arrow."""
@@ -124,9 +130,10 @@ class SparkEngine:
         return arrow_schema(frame)
 
     def with_keys(self, frame: Any, config: TableConfig) -> Any:
-        frame = key_columns(frame, config)
-        validate_keys(frame, config)
-        return frame
+        """The key columns; they are checked (``local_engine.check_keys``) by the first job that
+        reads them — the index's key collection, or the workload profile — not by a job of their own."""
+        self._config = config
+        return key_columns(frame, config)
 
     def dedupe(self, frame: Any, ordering: str | None) -> Any:
         from pyspark.sql import functions as F
@@ -146,7 +153,10 @@ class SparkEngine:
         return frame
 
     def keys(self, frame: Any) -> pa.Table:
-        return frame.select(PARTITION_PATH, RECORD_KEY).toArrow()
+        keys = frame.select(PARTITION_PATH, RECORD_KEY).toArrow()
+        assert self._config is not None, "with_keys first"
+        check_keys(self._config, keys.column(RECORD_KEY), keys.column(PARTITION_PATH))
+        return keys
 
     def tag(self, frame: Any, located: pa.Table | None, delete: bool) -> Any:
         from pyspark.sql import functions as F
@@ -165,8 +175,17 @@ class SparkEngine:
         return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}
 
     def counts(self, frame: Any) -> Mapping[tuple[str, str | None], int]:
-        return {(r[PARTITION_PATH], r[FILE_ID]): r["count"]
-                for r in frame.groupBy(PARTITION_PATH, FILE_ID).count().collect()}
+        """Records per (partition, file group), and in the same job the count of bad keys."""
+        from pyspark.sql import functions as F
+
+        bad_key = (F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")).cast("int")
+        rows = frame.groupBy(PARTITION_PATH, FILE_ID).agg(F.count(F.lit(1)).alias("n"),
+                                                            F.sum(bad_key).alias("bad")).collect()
+        assert self._config is not None, "with_keys first"
+        if any(r["bad"] for r in rows):
+            check_keys(self._config, pa.array([None], pa.string()), pa.array([], pa.string()))
+        check_keys(self._config, None, pa.array([r[PARTITION_PATH] for r in rows], pa.string()))
+        return {(r[PARTITION_PATH], r[FILE_ID]): r["n"] for r in rows}
 
     def write_buckets(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema,
                       assignment: BucketAssignment) -> list[dict[str, Any]]:
@@ -182,6 +201,20 @@ class SparkEngine:
                 yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
 
         selected = frame.select(*columns)
+        if all(len(targets) == 1 for targets in assignment.insert_buckets.values()):
+            # every partition has one insert bucket, so no insert needs its hash: the bucket is a lookup
+            # of the file id (updates) or the partition (inserts), done in the JVM without a Python pass
+            from pyspark.sql import functions as F
+
+            def lookup(pairs: list[tuple[str, int]]) -> Any:
+                return F.create_map(*[F.lit(x) for pair in pairs for x in pair]) if pairs else None
+
+            updates = lookup(list(assignment.update_bucket.items()))
+            inserts = lookup([(p, targets[0].bucket) for p, targets in assignment.insert_buckets.items()])
+            by_file = updates[F.col(FILE_ID)] if updates is not None else F.lit(None)
+            by_partition = inserts[F.col(PARTITION_PATH)] if inserts is not None else F.lit(None)
+            bucket = F.when(F.col(FILE_ID).isNotNull(), by_file).otherwise(by_partition).cast("int")
+            return run_buckets(self.spark, selected.withColumn(BUCKET, bucket), ctx, user_schema)
         tagged_schema = StructType([*selected.schema.fields, StructField(BUCKET, IntegerType())])
         return run_buckets(self.spark, selected.mapInArrow(add_bucket, tagged_schema), ctx, user_schema)
 

@@ -179,16 +179,22 @@ def test_dedupe_matches_the_spark_engine(spark: Any) -> None:
     ([{"id": "", "city": "sf", "ts": 1}], "null or empty record key"),
     ([{"id": "a", "city": "sf/../x", "ts": 1}], "would leave its partition folder"),
 ])
-def test_bad_keys_are_refused_and_the_table_is_unchanged(tmp_path: Path, rows: list[dict[str, Any]],
-                                                         match: str) -> None:
+@pytest.mark.parametrize(("engine", "operation"), [("local", "upsert"), ("local", "bulk_insert"),
+                                                   pytest.param("spark", "upsert", marks=pytest.mark.spark),
+                                                   pytest.param("spark", "insert", marks=pytest.mark.spark)])
+def test_bad_keys_are_refused_and_the_table_is_unchanged(request: pytest.FixtureRequest, tmp_path: Path,
+                                                         rows: list[dict[str, Any]], match: str, engine: str,
+                                                         operation: str) -> None:
+    """Either engine, whichever job first reads the keys (the index's, or the workload profile's)."""
     opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.partitionpath.field": "city", "hoodie.datasource.write.precombine.field": "ts"}
-    table = HudiTable(str(tmp_path / "t"), engine="local")
+    session = request.getfixturevalue("spark") if engine == "spark" else None
+    table = HudiTable(str(tmp_path / "t"), session, engine=engine)
     table.write(pa.Table.from_pylist([{"id": "k", "city": "sf", "ts": 0}]), "insert", opts)
     before = sorted((p.relative_to(tmp_path), p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file())
     schema = pa.schema([("id", pa.string()), ("city", pa.string()), ("ts", pa.int64())])
     with pytest.raises(InvalidRecord, match=match):
-        table.write(pa.Table.from_pylist(rows, schema), "upsert", opts)
+        table.write(pa.Table.from_pylist(rows, schema), operation, opts)
     after = sorted((p.relative_to(tmp_path), p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file())
     assert after == before
 

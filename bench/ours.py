@@ -180,13 +180,21 @@ def prepare_compaction(ctx: Context) -> None:
     mor_upserted(ctx)
 
 
-def compaction(ctx: Context) -> Measurement:
+def _compaction(ctx: Context, job: str, local: bool) -> Measurement:
     _require_compaction()
-    path = ctx.copy_of(mor_upserted(ctx), "hudi_spec_compaction")
-    table = hudi_table(path)
-    seconds, _ = timed(table.compact)
+    path = ctx.copy_of(mor_upserted(ctx), job)
+    table = local_table(path) if local else hudi_table(path)
+    seconds, _ = timed(lambda: table.compact(OPTIONS))  # the same parquet codec as the writes
     rows = count_rows(path)
     return Measurement(seconds, rows, path, rows, ctx.shape.rows_after)
+
+
+def compaction(ctx: Context) -> Measurement:
+    return _compaction(ctx, "hudi_spec_compaction", local=False)
+
+
+def compaction_local(ctx: Context) -> Measurement:
+    return _compaction(ctx, "hudi_spec_local_compaction", local=True)
 
 
 # --- reads of our tables --------------------------------------------------------------------------
@@ -250,6 +258,8 @@ JOBS: tuple[Job, ...] = (
         vs="delta_rs_merge", note="MOR, the upsert batch into the N-row table; Arrow input, no Spark"),
     Job("hudi_spec_compaction", ENGINE, SERVICE, compaction, prepare=prepare_compaction, spark=True,
         note="MOR table after the upsert: compact every log into new base files"),
+    Job("hudi_spec_local_compaction", LOCAL_ENGINE, SERVICE, compaction_local, prepare=prepare_compaction,
+        note="the same compaction on threads of one process, no Spark"),
     Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
         lambda c: _spec_read(cow_upserted(c), c), prepare=needs(cow_upserted),
         vs="hudi_rs_read_our_cow_table", note="COW table after the upsert"),

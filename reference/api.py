@@ -28,7 +28,7 @@ class HudiTable:
                  engine: str = "spark") -> None:
         """``engine``: where writes run their data steps — ``"spark"`` (Spark jobs; a session is
         started if none is given) or ``"local"`` (pyarrow in this process, no Spark: batches that fit
-        in memory). Compaction runs on Spark either way."""
+        in memory; compaction runs on threads of this process too)."""
         self.path = path
         self._client = WriteClient(path, spark, clock, file_id_prefix, engine=engine)
 
@@ -47,12 +47,13 @@ class HudiTable:
         """Rows of any query type, as a pyarrow Table (the spec reader; no Spark needed)."""
         return read_table(self.path, query, as_of=as_of, begin=begin, end=end, columns=columns)
 
-    def compact(self) -> str | None:
+    def compact(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Merge-on-read: schedule a compaction of every slice with log files and run it; its instant,
-        or None when there was nothing to compact."""
+        or None when there was nothing to compact. ``options``: write options the new base files
+        follow (``hoodie.parquet.compression.codec``)."""
         from reference.compaction import compact
 
-        return compact(self._client)
+        return compact(self._client, options=options)
 
     def schedule_compaction(self, instant: str | None = None) -> str | None:
         """Merge-on-read: write a compaction plan (``<t>.compaction.requested``) without running it."""
@@ -60,11 +61,12 @@ class HudiTable:
 
         return schedule_compaction(self._client, instant)
 
-    def run_compaction(self, instant: str | None = None) -> str:
-        """Merge-on-read: execute a pending compaction (the oldest when ``instant`` is None)."""
+    def run_compaction(self, instant: str | None = None, options: Mapping[str, Any] | None = None) -> str:
+        """Merge-on-read: execute a pending compaction (the oldest when ``instant`` is None); ``options``
+        as for ``compact``."""
         from reference.compaction import run_compaction
 
-        return run_compaction(self._client, instant)
+        return run_compaction(self._client, instant, options=options)
 
     @property
     def config(self) -> TableConfig:

@@ -22,6 +22,7 @@ base file.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -132,16 +133,17 @@ def _table(client: WriteClient) -> TableConfig:
     return table
 
 
-def run_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False) -> str:
+def run_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False,
+                   options: Mapping[str, Any] | None = None) -> str:
     """Execute a pending compaction (the oldest when ``instant`` is None); returns its instant.
     Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
     _require_mor(table)
     with maybe_locked(client.storage, locked, "run compaction"):
-        return _run(client, table, instant)
+        return _run(client, table, instant, _codec(options))
 
 
-def _run(client: WriteClient, table: TableConfig, instant: str | None) -> str:
+def _run(client: WriteClient, table: TableConfig, instant: str | None, codec: str = "gzip") -> str:
     layout = table.timeline_layout
     timeline = Timeline.load(client.storage, layout)
     pending = timeline.pending_compactions().instants
@@ -164,7 +166,7 @@ def _run(client: WriteClient, table: TableConfig, instant: str | None) -> str:
         client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
     _remove_partial_output(client.storage, plan, t)
     client.storage.mkdirs(f".hoodie/.temp/{t}")
-    stats = _run_operations(client, table, plan, t)
+    stats = _run_operations(client, table, plan, t, codec)
     by_partition: dict[str, list[Any]] = {}
     for s in stats:
         by_partition.setdefault(s["partitionPath"], []).append(write_stat(**s))
@@ -178,13 +180,22 @@ def _run(client: WriteClient, table: TableConfig, instant: str | None) -> str:
     return t
 
 
-def compact(client: WriteClient, *, locked: bool = False) -> str | None:
-    """Schedule a compaction and run it; the instant, or None when no slice has log files."""
+def compact(client: WriteClient, *, locked: bool = False, options: Mapping[str, Any] | None = None) -> str | None:
+    """Schedule a compaction and run it; the instant, or None when no slice has log files. ``options``:
+    write options the new base files follow (``hoodie.parquet.compression.codec``)."""
     table = _table(client)
     _require_mor(table)
     with maybe_locked(client.storage, locked, "compaction"):
         t = _schedule(client, table, None)
-        return _run(client, table, t) if t is not None else None
+        return _run(client, table, t, _codec(options)) if t is not None else None
+
+
+def _codec(options: Mapping[str, Any] | None) -> str:
+    """The parquet codec of the compacted base files: ``hoodie.parquet.compression.codec`` (Hudi's
+    default: gzip)."""
+    from reference.options import parse_options
+
+    return parse_options(dict(options or {})).compression
 
 
 def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteConfig) -> str | None:
@@ -192,7 +203,8 @@ def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteC
     timeline = Timeline.load(client.storage, table.timeline_layout)
     if not should_schedule_compaction(timeline, CompactionConfig(cfg.compact_max_delta_commits)):
         return None
-    return compact(client, locked=True)  # the deltacommit's writer holds the lock
+    return compact(client, locked=True,  # the deltacommit's writer holds the lock
+                   options={"hoodie.parquet.compression.codec": cfg.compression})
 
 
 def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
@@ -227,11 +239,23 @@ def _operation_json(op: HoodieCompactionOperation) -> str:
 
 
 def _run_operations(client: WriteClient, table: TableConfig, plan: HoodieCompactionPlan,
-                    t: str) -> list[dict[str, Any]]:
+                    t: str, codec: str = "gzip") -> list[dict[str, Any]]:
+    """Every operation of the plan: as Spark tasks, or (the client's local engine) on a few threads
+    of this process, operation ``i`` with write token ``<i>-0-<i>``."""
     ops = [_operation_json(op) for op in plan.operations or ()]
     if not ops:
         return []
     base_path = client.path
+    if client.engine_name == "local":
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(item: tuple[int, str]) -> dict[str, Any]:
+            i, o = item
+            return compact_slice(base_path, json.loads(o), t, f"{i}-0-{i}", codec)
+
+        workers = min(len(ops), os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-compact") as pool:
+            return list(pool.map(one, enumerate(ops)))
     spark = client.spark
 
     def run(batches: Any) -> Any:
@@ -240,7 +264,8 @@ def _run_operations(client: WriteClient, table: TableConfig, plan: HoodieCompact
         ctx = TaskContext.get()
         token = f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
         for batch in batches:
-            out = [json.dumps(compact_slice(base_path, json.loads(o), t, token)) for o in batch.column(0).to_pylist()]
+            out = [json.dumps(compact_slice(base_path, json.loads(o), t, token, codec))
+                   for o in batch.column(0).to_pylist()]
             yield pa.record_batch([pa.array(out, pa.string())], names=["stat"])
 
     spark.sparkContext.setJobDescription(f"hudi compaction {t}: {len(ops)} file groups")
@@ -248,7 +273,8 @@ def _run_operations(client: WriteClient, table: TableConfig, plan: HoodieCompact
     return [json.loads(r["stat"]) for r in df.mapInArrow(run, "stat string").collect()]
 
 
-def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: str) -> dict[str, Any]:
+def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: str,
+                  compression: str = "gzip") -> dict[str, Any]:
     """Merge one slice (its base file and the plan's log files) into the group's base file at ``t``;
     the compaction's write stat."""
     reader = TableReader(base_path)
@@ -275,7 +301,7 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     merged = merged.sort_by([(RECORD_KEY, "ascending")])
     data_schema = pa.schema([f for f in merged.schema if f.name not in META_FIELDS])
     avro = with_meta_fields(avro_schema_from_arrow(data_schema, *record_name_for_table(reader.config.name)))
-    ctx = HandleContext(base_path, t, json.dumps(avro), MergeRule.from_config(reader.config), "gzip", {})
+    ctx = HandleContext(base_path, t, json.dumps(avro), MergeRule.from_config(reader.config), compression, {})
     size = _write(storage, rel, merged, ctx)
     base_keys: set[str] = set()
     if base is not None:

@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.adapters.reference_spark import FileIds, ReplayClock
+from conformance.adapters.reference_spark import START_EPOCH, FileIds, ReplayClock
 from reference import handles
 from reference.api import HudiTable
 from reference.avro_columns import block_content, encode_records
@@ -291,3 +292,15 @@ def test_both_engines_write_the_same_table(spark: Any, tmp_path: Path, table_typ
     first = timeline[1][0]
     assert _records(tmp_path / "spark", query="incremental", begin=first) == _records(
         tmp_path / "local", query="incremental", begin=first)
+    if table_type == "MERGE_ON_READ":  # compaction on Spark tasks and on threads: the same new slices
+        snappy = {"hoodie.parquet.compression.codec": "snappy"}
+        later = START_EPOCH + 10_000
+        t = HudiTable(str(tmp_path / "spark"), spark, clock=ReplayClock(later)).compact(snappy)
+        assert t is not None
+        assert HudiTable(str(tmp_path / "local"), clock=ReplayClock(later), engine="local").compact(snappy) == t
+        assert _groups(tmp_path / "spark") == _groups(tmp_path / "local")
+        assert _records(tmp_path / "spark") == _records(tmp_path / "local")
+        assert _records(tmp_path / "local", query="read_optimized") == _records(tmp_path / "local")
+        compacted = [f for f in (tmp_path / "local").rglob(f"*_{t}.parquet")]
+        assert compacted and all(pq.ParquetFile(f).metadata.row_group(0).column(0).compression == "SNAPPY"
+                                 for f in compacted)

@@ -176,7 +176,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
     capabilities: ClassVar[frozenset[str]] = CAPABILITIES
     known_failures: ClassVar[dict[str, str]] = KNOWN_FAILURES
     engine: ClassVar[str] = "spark"
-    """Where batch writes run (``reference.client.ENGINES``); compaction and streams run on Spark."""
+    """Where batch writes and compaction run (``reference.client.ENGINES``); streams run on Spark."""
 
     def __init__(self, spark: Any = None) -> None:
         self.spark = spark
@@ -395,8 +395,8 @@ _HANDLERS: dict[type, Callable[[ReferenceSparkAdapter, Any], None]] = {
 
 
 class ReferenceLocalAdapter(ReferenceSparkAdapter):
-    """The reference with ``engine="local"``: batch writes run on pyarrow in this process, no Spark
-    (compaction and streams, which have no local engine, still start one)."""
+    """The reference with ``engine="local"``: batch writes and compaction run on pyarrow in this
+    process, no Spark (streams, which have no local engine, still start one)."""
 
     name: ClassVar[str] = "reference_local"
     engine: ClassVar[str] = "local"

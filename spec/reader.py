@@ -31,6 +31,7 @@ from spec.errors import HudiSpecError, InvalidOperation, SchemaMismatch
 from spec.file_system_view import FileSlice, FileSystemView
 from spec.log_blocks import (
     ORDERING_BRANCHES,
+    DeleteRecord,
     decode_avro_records,
     decode_delete_records,
     decode_parquet_records,
@@ -38,6 +39,7 @@ from spec.log_blocks import (
 from spec.log_format import BlockType, LogBlock
 from spec.log_scanner import scan_slice_logs
 from spec.merge import (
+    IS_DELETED_FIELD,
     MergeMode,
     MergeRule,
     Version,
@@ -100,6 +102,20 @@ class SliceRead:
     table: pa.Table
 
 
+@dataclass(frozen=True)
+class _LogPart:
+    """The decoded records of one applied log block: a data block's rows and the Arrow schema of its
+    records (``schema``), or a delete block's delete records (``schema`` None)."""
+
+    schema: pa.Schema | None
+    rows: list[dict[str, Any]]
+    deletes: list[DeleteRecord]
+
+
+class _ByRule(Exception):
+    """The columnar merge does not apply to a slice: the rule's record-by-record path reads it."""
+
+
 class TableReader:
     """Reads one table. Loads the config and timeline once; each query builds its file system view."""
 
@@ -110,6 +126,8 @@ class TableReader:
         self.rule = MergeRule.from_config(self.config)
         self._table_columns: frozenset[str] | None = None
         self._table_columns_known = False
+        self.columnar_merge = True
+        """Merge slices column-wise where that gives the rule's rows (``_merge_columnar``); False: record by record."""
 
     def table_columns(self) -> frozenset[str] | None:
         """The columns of the table's schema: the writer schema of its latest completed commit that
@@ -134,33 +152,37 @@ class TableReader:
         table = pq.read_table(self.storage.full(sl.base_file.path), filesystem=self.storage.fs)
         return _project(table, columns)
 
-    def _log_versions(self, blocks: Sequence[LogBlock],
-                      ordering_type: str | None) -> tuple[dict[str, Version], pa.Schema | None]:
-        """Per record key, the version that survives the slice's log blocks (applied oldest first)."""
-        merged: dict[str, Version] = {}
-        schema: pa.Schema | None = None
+    def _decode_logs(self, blocks: Sequence[LogBlock]) -> list[_LogPart]:
+        """The records of the slice's applied blocks, each block decoded once, in application order."""
+        parts: list[_LogPart] = []
+        schemas: dict[str, pa.Schema] = {}
         for block in blocks:
             if block.block_type == BlockType.DELETE_BLOCK:
-                for d in decode_delete_records(block):
-                    key = d.record_key or ""
-                    new = delete_version(d.ordering_value, _BRANCH_TYPES[d.ordering_branch], self.rule)
-                    merged[key] = combine_logs(merged[key], new, self.rule) if key in merged else new
-                continue
-            if block.block_type == BlockType.AVRO_DATA_BLOCK:
+                parts.append(_LogPart(None, [], decode_delete_records(block)))
+            elif block.block_type == BlockType.AVRO_DATA_BLOCK:
                 rows = decode_avro_records(block)
-                if block.schema:
-                    schema = arrow_schema_from_avro(block.schema)
+                text = block.schema or ""
+                if text not in schemas:
+                    schemas[text] = arrow_schema_from_avro(text)
+                parts.append(_LogPart(schemas[text], rows, []))
             elif block.block_type == BlockType.PARQUET_DATA_BLOCK:
                 table = decode_parquet_records(block)
-                schema = table.schema
-                rows = table.to_pylist()
-            else:
-                continue
-            for row in rows:
+                parts.append(_LogPart(table.schema, table.to_pylist(), []))
+        return parts
+
+    def _log_versions(self, parts: Sequence[_LogPart], ordering_type: str | None) -> dict[str, Version]:
+        """Per record key, the version that survives the slice's log blocks (applied oldest first)."""
+        merged: dict[str, Version] = {}
+        for part in parts:
+            for d in part.deletes:
+                key = d.record_key or ""
+                new = delete_version(d.ordering_value, _BRANCH_TYPES[d.ordering_branch], self.rule)
+                merged[key] = combine_logs(merged[key], new, self.rule) if key in merged else new
+            for row in part.rows:
                 key = record_key_of(row, self.config)
                 new = as_version(row, self.rule, ordering_type)
                 merged[key] = combine_logs(merged[key], new, self.rule) if key in merged else new
-        return merged, schema
+        return merged
 
     def read_slice(self, sl: FileSlice, as_of: str | None = None, with_logs: bool = True,
                    columns: Sequence[str] | None = None) -> pa.Table | None:
@@ -176,6 +198,8 @@ class TableReader:
         return None if merged is None else _project(merged, columns)
 
     def _merge_slice(self, sl: FileSlice, blocks: Sequence[LogBlock]) -> pa.Table | None:
+        """The slice's base rows merged with its log blocks: the rows of ``_merge_by_rule``, computed on columns
+        where ``_merge_columnar`` applies (unless ``columnar_merge`` is off)."""
         if self.rule.mode == MergeMode.CUSTOM:
             raise InvalidOperation(
                 f"merging log records under a custom merge (payload {self.rule.payload_class}, merge mode "
@@ -186,7 +210,8 @@ class TableReader:
         ordering_type = None
         if base is not None and ordering and ordering in base.column_names:
             ordering_type = _java_type(base.schema.field(ordering).type)
-        logs, log_schema = self._log_versions(blocks, ordering_type)
+        parts = self._decode_logs(blocks)
+        log_schema = next((p.schema for p in reversed(parts) if p.schema is not None), None)
         out_schema = base.schema if base is not None else log_schema
         if base is not None and log_schema is not None:
             # a column a later writer added to the table's schema (schema evolution) is read from the
@@ -197,6 +222,20 @@ class TableReader:
                 out_schema = pa.schema([*base.schema, *added])
         if out_schema is None:
             return base
+        if self.columnar_merge:
+            try:
+                return self._merge_columnar(base, parts, out_schema, ordering_type)
+            except _ByRule:
+                pass
+        return self._merge_by_rule(base, parts, out_schema, log_schema, ordering_type)
+
+    def _merge_by_rule(self, base: pa.Table | None, parts: Sequence[_LogPart], out_schema: pa.Schema,
+                       log_schema: pa.Schema | None, ordering_type: str | None) -> pa.Table | None:
+        """The rule, record by record: each base row whose key the logs touch is merged with the key's log
+        version (``merge_with_base``); base rows the logs do not touch are kept as they are; then the log
+        versions of keys not in the base file. Deletes keep no row. The merged rows follow the kept base rows,
+        in base order, then the log-only keys in the order they first appear in the logs."""
+        logs = self._log_versions(parts, ordering_type)
         kept_base = base
         merged_rows: list[Mapping[str, Any]] = []
         if base is not None:
@@ -219,6 +258,127 @@ class TableReader:
         if kept_base is None:
             return extra
         return pa.concat_tables([kept_base, extra], promote_options="permissive")
+
+    def _merge_columnar(self, base: pa.Table | None, parts: Sequence[_LogPart], out_schema: pa.Schema,
+                        ordering_type: str | None) -> pa.Table | None:
+        """The rows of ``_merge_by_rule``, in the same order, computed column-wise.
+
+        The log rows become one Arrow table of ``out_schema`` (``rows_to_arrow``). When no delete block
+        applies and no key is logged twice, each logged key's version is its one log row; otherwise the
+        versions are the rule's (``_log_versions``). A base row the logs touch is decided on columns when
+        its key's version is a data row: the log row wins (``log_wins_over_base``, commit-time ordering),
+        or the base row wins when its ordering value is greater (``_greater_columns``), where a base row
+        flagged ``_hoodie_is_deleted`` is dropped. Other touched rows (the key's version is a delete, or
+        the ordering values do not compare on columns) are decided by ``merge_with_base`` itself.
+
+        Raises ``_ByRule`` where the record-by-record path could build other values: a base column
+        whose values ``to_pylist`` does not give back exactly, log rows that do not convert to
+        ``out_schema``, or a key that is twice in the base file.
+        """
+        rule = self.rule
+        if base is not None and not (len(set(base.column_names)) == base.num_columns
+                                     and all(_round_trips(f.type) for f in base.schema)):
+            raise _ByRule
+        rows = [r for p in parts for r in p.rows]
+        try:
+            logs = rows_to_arrow(rows, out_schema)
+        except SchemaMismatch:
+            raise _ByRule from None
+        keys = self._log_keys(logs, rows, parts)
+        # the version of each logged key, in the order keys first appear: its log row (null: a delete)
+        versions: Callable[[int], Version]
+        if not any(p.deletes for p in parts) and pc.count_distinct(keys).as_py() == len(rows):
+            survivor_keys = keys
+            flagged = [r.get(IS_DELETED_FIELD) is True for r in rows]
+            survivor_rows = pa.array([None if f else i for i, f in enumerate(flagged)], type=pa.int64())
+
+            def versions(i: int) -> Version:
+                return as_version(rows[i], rule, ordering_type)
+        else:
+            merged = self._log_versions(parts, ordering_type)
+            row_of = {id(r): i for i, r in enumerate(rows)}
+            survivors = list(merged.values())
+            survivor_keys = pa.array(list(merged), type=pa.string())
+            survivor_rows = pa.array([None if v.row is None else row_of[id(v.row)] for v in survivors],
+                                     type=pa.int64())
+            versions = survivors.__getitem__
+        if base is None:
+            taken = survivor_rows.drop_null()
+            return logs.take(taken) if len(taken) else None
+        base_keys = self._keys_of(base)
+        in_logs = pc.is_in(base_keys, value_set=survivor_keys)
+        kept_base = base.filter(pc.invert(in_logs))
+        touched = base.filter(in_logs)
+        touched_keys = base_keys.filter(in_logs)
+        if pc.count_distinct(touched_keys).as_py() != len(touched_keys):
+            raise _ByRule
+        position = pc.index_in(touched_keys, value_set=survivor_keys)
+        log_row = pc.take(survivor_rows, position)
+        n = touched.num_rows
+        # per touched row: its index in ``touched`` (the base row is read), n + its log row, or None (no row)
+        chosen = self._choose(touched, logs, log_row, parts, ordering_type)
+        by_rule = [j for j, c in enumerate(chosen) if c is _UNDECIDED]
+        if by_rule:
+            cols = [c for c in (rule.ordering_field, IS_DELETED_FIELD) if c and c in touched.column_names]
+            small = touched.select(cols).take(pa.array(by_rule, type=pa.int64())).to_pylist()
+            pos = position.take(pa.array(by_rule, type=pa.int64())).to_pylist()
+            logged = log_row.take(pa.array(by_rule, type=pa.int64())).to_pylist()
+            for j, row, p, lr in zip(by_rule, small, pos, logged, strict=True):
+                base_version = as_version(row, rule, ordering_type)
+                result = merge_with_base(base_version, versions(p), rule)
+                chosen[j] = None if result.row is None else j if result is base_version else n + lr
+        log_only = survivor_rows.filter(pc.invert(pc.is_in(survivor_keys, value_set=touched_keys))).drop_null()
+        taken = pa.concat_arrays([pa.array(chosen, type=pa.int64()).drop_null(), pc.add(log_only, n)])
+        if not len(taken):
+            return kept_base
+        touched_out = pa.Table.from_arrays(
+            [touched.column(f.name) if f.name in touched.column_names else pa.nulls(n, f.type) for f in out_schema],
+            schema=out_schema)
+        extra = pa.concat_tables([touched_out, logs]).take(taken)
+        return pa.concat_tables([kept_base, extra], promote_options="permissive")
+
+    def _choose(self, touched: pa.Table, logs: pa.Table, log_row: pa.Array, parts: Sequence[_LogPart],
+                ordering_type: str | None) -> list[Any]:
+        """For each touched base row whose key's version is a log data row, the row that is read: its
+        index in ``touched`` or ``len(touched)`` + its log row, None for none; ``_UNDECIDED`` where
+        ``merge_with_base`` decides (the version is a delete, or the ordering values do not compare on
+        columns)."""
+        rule = self.rule
+        n = touched.num_rows
+        ordering = rule.ordering_field
+        base_greater: pa.Array | None
+        if rule.log_wins_over_base or rule.mode == MergeMode.COMMIT_TIME_ORDERING \
+                or not ordering or ordering not in touched.column_names:
+            base_greater = pa.repeat(False, n)  # the log row always wins, or the base row has no ordering value
+        else:
+            base_type = touched.schema.field(ordering).type
+            same_type = all(p.schema is None or ordering not in p.schema.names
+                            or p.schema.field(ordering).type == base_type for p in parts)
+            logged = logs.column(ordering).take(log_row.fill_null(0)) if len(logs) else None
+            base_greater = _greater_columns(touched.column(ordering), logged) \
+                if same_type and logged is not None else None
+        if base_greater is None:
+            return [_UNDECIDED] * n
+        flagged = touched.column(IS_DELETED_FIELD) if IS_DELETED_FIELD in touched.column_names else None
+        if flagged is not None and pa.types.is_boolean(flagged.type):
+            base_row = pc.if_else(pc.fill_null(flagged, False), pa.scalar(None, pa.int64()),
+                                  pa.array(range(n), type=pa.int64()))
+        else:
+            base_row = pa.array(range(n), type=pa.int64())
+        chosen = pc.if_else(base_greater, base_row, pc.add(log_row, n))
+        return [_UNDECIDED if lr is None else c for c, lr in zip(chosen.to_pylist(), log_row.to_pylist(), strict=True)]
+
+    def _log_keys(self, logs: pa.Table, rows: Sequence[Mapping[str, Any]], parts: Sequence[_LogPart]) -> pa.Array:
+        """The record key of each log row (``record_key_of``): the key meta column where every block has it as
+        a string and no row leaves it null, else rebuilt row by row."""
+        strings = (pa.string(), pa.large_string())
+        if RECORD_KEY in logs.column_names and logs.schema.field(RECORD_KEY).type in strings \
+                and all(p.schema is None or (RECORD_KEY in p.schema.names
+                                             and p.schema.field(RECORD_KEY).type in strings) for p in parts):
+            column = logs.column(RECORD_KEY)
+            if column.null_count == 0:
+                return column.combine_chunks().cast(pa.string())
+        return pa.array([record_key_of(r, self.config) for r in rows], type=pa.string())
 
     def _keys_of(self, table: pa.Table) -> pa.Array:
         if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
@@ -304,6 +464,49 @@ class TableReader:
             table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=allowed))
             if table.num_rows:
                 yield SliceRead(sl, _project(table, columns))
+
+
+_UNDECIDED = object()
+"""A touched base row that ``merge_with_base`` decides."""
+
+
+def _round_trips(t: pa.DataType) -> bool:
+    """Whether ``rows_to_arrow`` gives values of type ``t`` back exactly as they were from ``to_pylist()``:
+    not nanosecond times, 64-bit dates, half floats, durations, dictionaries or unions, nor structs of
+    ``member<i>`` fields (read as Avro unions)."""
+    if pa.types.is_struct(t):
+        names = [t.field(i).name for i in range(t.num_fields)]
+        if len(set(names)) < len(names) or (names and all(n == f"member{i}" for i, n in enumerate(names))):
+            return False
+        return all(_round_trips(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _round_trips(t.value_type)
+    if pa.types.is_map(t):
+        return _round_trips(t.key_type) and _round_trips(t.item_type)
+    if pa.types.is_timestamp(t) or pa.types.is_time64(t):
+        return bool(t.unit != "ns")
+    return bool(pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t) or pa.types.is_boolean(t)
+            or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)
+            or pa.types.is_date32(t) or pa.types.is_time32(t) or pa.types.is_null(t))
+
+
+def _greater_columns(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray) -> pa.Array | None:
+    """Whether ``java_compare(a[i], b[i]) == 1``, for each i, where Arrow orders the values as Java's
+    ``compareTo`` does: two columns of one integer, boolean, decimal, date, time or timestamp type, or of
+    ASCII strings (UTF-16 code units and UTF-8 bytes order them alike). A null is never greater. None for
+    other columns (floats: ``Double.compare`` orders NaN and -0.0 otherwise)."""
+    t = a.type
+    if t != b.type:
+        return None
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        if any(pc.all(pc.string_is_ascii(c)).as_py() is False for c in (a, b)):
+            return None
+    elif not (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_decimal(t) or pa.types.is_date(t)
+              or pa.types.is_time(t) or pa.types.is_timestamp(t)):
+        return None
+    greater: pa.Array | pa.ChunkedArray = pc.fill_null(pc.greater(a, b), False)
+    return greater.combine_chunks() if isinstance(greater, pa.ChunkedArray) else greater
 
 
 def _project(table: pa.Table, columns: Sequence[str] | None) -> pa.Table:

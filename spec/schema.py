@@ -318,10 +318,18 @@ def _union_to_members(value: Any, t: pa.StructType) -> dict[str, Any]:
     raise SchemaMismatch(f"value {value!r} fits no branch of the union {t}")
 
 
+def _nested(t: pa.DataType) -> bool:
+    """Whether ``to_arrow_value`` changes values of type ``t`` (maps, structs, lists); of any other type it
+    passes them through as they are."""
+    return bool(pa.types.is_map(t) or pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t))
+
+
 def rows_to_arrow(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows (dicts, e.g. decoded Avro records) as an Arrow table of ``schema``; missing columns null."""
+    """Rows (dicts, e.g. decoded Avro records) as an Arrow table of ``schema``; missing columns null.
+    Each column is built with one ``pa.array`` call, its values through ``to_arrow_value``."""
     try:
-        columns = {f.name: [to_arrow_value(r.get(f.name), f.type) for r in rows] for f in schema}
+        columns = {f.name: [to_arrow_value(r.get(f.name), f.type) for r in rows] if _nested(f.type)
+                   else [r.get(f.name) for r in rows] for f in schema}
         return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError, AttributeError) as err:
         raise SchemaMismatch(f"records do not fit the table schema: {err}",

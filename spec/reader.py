@@ -32,6 +32,7 @@ from spec.file_system_view import FileSlice, FileSystemView
 from spec.log_blocks import (
     ORDERING_BRANCHES,
     DeleteRecord,
+    decode_avro_columns,
     decode_avro_records,
     decode_delete_records,
     decode_parquet_records,
@@ -102,14 +103,38 @@ class SliceRead:
     table: pa.Table
 
 
-@dataclass(frozen=True)
 class _LogPart:
-    """The decoded records of one applied log block: a data block's rows and the Arrow schema of its
-    records (``schema``), or a delete block's delete records (``schema`` None)."""
+    """The decoded records of one applied log block: a data block's records and their Arrow schema
+    (``schema``), or a delete block's delete records (``schema`` None).
 
-    schema: pa.Schema | None
-    rows: list[dict[str, Any]]
-    deletes: list[DeleteRecord]
+    A data block's records are decoded once, as rows (dicts) or as an Arrow table of ``schema``
+    (``table``); the rows of a table are its ``to_pylist()``, made when first asked for.
+    """
+
+    def __init__(self, schema: pa.Schema | None, rows: list[dict[str, Any]] | None = None,
+                 table: pa.Table | None = None, deletes: Sequence[DeleteRecord] = ()) -> None:
+        self.schema = schema
+        self.table = table
+        self.deletes = deletes
+        self._rows = rows
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The data records as dicts (none for a delete block)."""
+        if self._rows is None:
+            self._rows = [] if self.table is None else self.table.to_pylist()
+        return self._rows
+
+    def __len__(self) -> int:
+        if self._rows is not None:
+            return len(self._rows)
+        return 0 if self.table is None else self.table.num_rows
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Data record ``i`` as a dict."""
+        if self._rows is None and self.table is not None:
+            return dict(self.table.slice(i, 1).to_pylist()[0])
+        return self.rows[i]
 
 
 class _ByRule(Exception):
@@ -153,21 +178,24 @@ class TableReader:
         return _project(table, columns)
 
     def _decode_logs(self, blocks: Sequence[LogBlock]) -> list[_LogPart]:
-        """The records of the slice's applied blocks, each block decoded once, in application order."""
+        """The records of the slice's applied blocks, each block decoded once, in application order: Avro
+        blocks by ``decode_avro_records``, or column-wise by ``decode_avro_columns`` (the same values) where
+        it reads them and ``columnar_merge`` is on."""
         parts: list[_LogPart] = []
         schemas: dict[str, pa.Schema] = {}
         for block in blocks:
             if block.block_type == BlockType.DELETE_BLOCK:
-                parts.append(_LogPart(None, [], decode_delete_records(block)))
+                parts.append(_LogPart(None, deletes=decode_delete_records(block)))
             elif block.block_type == BlockType.AVRO_DATA_BLOCK:
-                rows = decode_avro_records(block)
+                columns = decode_avro_columns(block) if self.columnar_merge else None
+                rows = decode_avro_records(block) if columns is None else None
                 text = block.schema or ""
                 if text not in schemas:
                     schemas[text] = arrow_schema_from_avro(text)
-                parts.append(_LogPart(schemas[text], rows, []))
+                parts.append(_LogPart(schemas[text], rows, columns))
             elif block.block_type == BlockType.PARQUET_DATA_BLOCK:
                 table = decode_parquet_records(block)
-                parts.append(_LogPart(table.schema, table.to_pylist(), []))
+                parts.append(_LogPart(table.schema, table=table))
         return parts
 
     def _log_versions(self, parts: Sequence[_LogPart], ordering_type: str | None) -> dict[str, Version]:
@@ -279,24 +307,30 @@ class TableReader:
         if base is not None and not (len(set(base.column_names)) == base.num_columns
                                      and all(_round_trips(f.type) for f in base.schema)):
             raise _ByRule
-        rows = [r for p in parts for r in p.rows]
+        data = [p for p in parts if p.schema is not None]
         try:
-            logs = rows_to_arrow(rows, out_schema)
+            logs = pa.concat_tables([_part_columns(p, out_schema) for p in data]) if data \
+                else out_schema.empty_table()
         except SchemaMismatch:
             raise _ByRule from None
-        keys = self._log_keys(logs, rows, parts)
+        keys = self._log_keys(logs, data)
         # the version of each logged key, in the order keys first appear: its log row (null: a delete)
         versions: Callable[[int], Version]
-        if not any(p.deletes for p in parts) and pc.count_distinct(keys).as_py() == len(rows):
+        if not any(p.deletes for p in parts) and pc.count_distinct(keys).as_py() == len(keys):
             survivor_keys = keys
-            flagged = [r.get(IS_DELETED_FIELD) is True for r in rows]
-            survivor_rows = pa.array([None if f else i for i, f in enumerate(flagged)], type=pa.int64())
+            flagged = pa.concat_arrays([_deleted_flags(p) for p in data]) if data else pa.array([], pa.bool_())
+            survivor_rows = pc.if_else(flagged, pa.scalar(None, pa.int64()),
+                                       pa.array(range(len(keys)), type=pa.int64()))
 
             def versions(i: int) -> Version:
-                return as_version(rows[i], rule, ordering_type)
+                for p in data:
+                    if i < len(p):
+                        return as_version(p.row(i), rule, ordering_type)
+                    i -= len(p)
+                raise IndexError(i)
         else:
             merged = self._log_versions(parts, ordering_type)
-            row_of = {id(r): i for i, r in enumerate(rows)}
+            row_of = {id(r): i for i, r in enumerate(r for p in data for r in p.rows)}
             survivors = list(merged.values())
             survivor_keys = pa.array(list(merged), type=pa.string())
             survivor_rows = pa.array([None if v.row is None else row_of[id(v.row)] for v in survivors],
@@ -368,17 +402,17 @@ class TableReader:
         chosen = pc.if_else(base_greater, base_row, pc.add(log_row, n))
         return [_UNDECIDED if lr is None else c for c, lr in zip(chosen.to_pylist(), log_row.to_pylist(), strict=True)]
 
-    def _log_keys(self, logs: pa.Table, rows: Sequence[Mapping[str, Any]], parts: Sequence[_LogPart]) -> pa.Array:
+    def _log_keys(self, logs: pa.Table, data: Sequence[_LogPart]) -> pa.Array:
         """The record key of each log row (``record_key_of``): the key meta column where every block has it as
         a string and no row leaves it null, else rebuilt row by row."""
         strings = (pa.string(), pa.large_string())
         if RECORD_KEY in logs.column_names and logs.schema.field(RECORD_KEY).type in strings \
-                and all(p.schema is None or (RECORD_KEY in p.schema.names
-                                             and p.schema.field(RECORD_KEY).type in strings) for p in parts):
+                and all(p.schema is not None and RECORD_KEY in p.schema.names
+                        and p.schema.field(RECORD_KEY).type in strings for p in data):
             column = logs.column(RECORD_KEY)
             if column.null_count == 0:
                 return column.combine_chunks().cast(pa.string())
-        return pa.array([record_key_of(r, self.config) for r in rows], type=pa.string())
+        return pa.array([record_key_of(r, self.config) for p in data for r in p.rows], type=pa.string())
 
     def _keys_of(self, table: pa.Table) -> pa.Array:
         if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
@@ -464,6 +498,29 @@ class TableReader:
             table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=allowed))
             if table.num_rows:
                 yield SliceRead(sl, _project(table, columns))
+
+
+def _part_columns(part: _LogPart, schema: pa.Schema) -> pa.Table:
+    """A data block's records as a table of ``schema`` (``rows_to_arrow``; missing columns null): its decoded
+    table's columns where they have the schema's types, else built from its rows."""
+    t = part.table
+    if t is not None and len(set(t.column_names)) == t.num_columns and all(
+            f.name not in t.column_names or (t.schema.field(f.name).type == f.type and _round_trips(f.type))
+            for f in schema):
+        return pa.Table.from_arrays([t.column(f.name) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
+                                     for f in schema], schema=schema)
+    return rows_to_arrow(part.rows, schema)
+
+
+def _deleted_flags(part: _LogPart) -> pa.Array:
+    """For each data record of a block, whether its ``_hoodie_is_deleted`` is true."""
+    t = part.table
+    if part.schema is None or IS_DELETED_FIELD not in part.schema.names:
+        return pa.repeat(pa.scalar(False), len(part))
+    if t is not None and t.schema.field(IS_DELETED_FIELD).type == pa.bool_():
+        flags: pa.Array = pc.fill_null(t.column(IS_DELETED_FIELD).combine_chunks(), False)
+        return flags
+    return pa.array([r.get(IS_DELETED_FIELD) is True for r in part.rows], type=pa.bool_())
 
 
 _UNDECIDED = object()

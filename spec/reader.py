@@ -291,7 +291,7 @@ class TableReader:
                         ordering_type: str | None) -> pa.Table | None:
         """The rows of ``_merge_by_rule``, in the same order, computed column-wise.
 
-        The log rows become one Arrow table of ``out_schema`` (``rows_to_arrow``). When no delete block
+        The log rows become one Arrow table of ``out_schema`` (``_part_columns``). When no delete block
         applies and no key is logged twice, each logged key's version is its one log row; otherwise the
         versions are the rule's (``_log_versions``). A base row the logs touch is decided on columns when
         its key's version is a data row: the log row wins (``log_wins_over_base``, commit-time ordering),
@@ -360,7 +360,12 @@ class TableReader:
             for j, row, p, lr in zip(by_rule, small, pos, logged, strict=True):
                 base_version = as_version(row, rule, ordering_type)
                 result = merge_with_base(base_version, versions(p), rule)
-                chosen[j] = None if result.row is None else j if result is base_version else n + lr
+                if result.row is None:
+                    chosen[j] = None  # a delete, or a base row flagged _hoodie_is_deleted
+                elif result is base_version:
+                    chosen[j] = j
+                else:
+                    chosen[j] = n + lr
         log_only = survivor_rows.filter(pc.invert(pc.is_in(survivor_keys, value_set=touched_keys))).drop_null()
         taken = pa.concat_arrays([pa.array(chosen, type=pa.int64()).drop_null(), pc.add(log_only, n)])
         if not len(taken):

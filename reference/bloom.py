@@ -48,17 +48,17 @@ def _prepare(block: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
 
 def _murmur(length: int, words: list[np.ndarray], tail: list[np.ndarray], seed: np.ndarray) -> np.ndarray:
     """Hadoop murmur of rows of equal-length keys (``length`` bytes; ``_prepare``'s words and tail),
-    per-row seeds."""
+    per-row seeds (a new array; ``seed`` is left as it is)."""
     h = seed ^ np.uint32(length)
     for k in words:
-        h = h * _M
+        h *= _M
         h ^= k
     if tail:  # bytes length-3, length-2, length-1 (those present) shifted by 16, 8, 0
         for i, t in enumerate(tail):
             h ^= t << np.uint32(8 * (len(tail) - 1 - i))
-        h = h * _M
+        h *= _M
     h ^= h >> np.uint32(13)
-    h = h * _M
+    h *= _M
     h ^= h >> np.uint32(15)
     return h
 
@@ -75,43 +75,59 @@ def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.nda
     return data, offsets[:-1], np.diff(offsets)
 
 
-def key_positions(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
-    """Bit positions of every key (n × hashes), as ``spec.bloom_filter.positions`` computes them."""
+def _positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
+    """Bit positions of every key, one row per hash (hashes × n, int32): Hadoop's
+    ``Math.abs(h % bits)`` of each hash of the chain, computed in 32 bits as Java does."""
     data, starts, lengths = _utf8_rows(keys)
-    out = np.empty((len(starts), hashes), dtype=np.int64)
+    out = np.empty((hashes, len(starts)), dtype=np.int32)
+    modulus = np.int32(bits)
+    lengths_present = np.unique(lengths)
     with np.errstate(over="ignore"):
-        for length in np.unique(lengths):
-            idx = np.flatnonzero(lengths == length)
-            block = (data[starts[idx][:, None] + np.arange(length)] if length
-                     else np.zeros((len(idx), 0), dtype=np.uint8))
+        for length in lengths_present:
+            one_length = len(lengths_present) == 1
+            idx = None if one_length else np.flatnonzero(lengths == length)
+            first = starts if idx is None else starts[idx]
+            block = (data[first[:, None] + np.arange(length)] if length
+                     else np.zeros((len(first), 0), dtype=np.uint8))
             words, tail = _prepare(block)
-            h = np.zeros(len(idx), dtype=np.uint32)
-            chain = np.empty((len(idx), hashes), dtype=np.uint32)
+            h = np.zeros(len(first), dtype=np.uint32)
+            chain = np.empty((hashes, len(first)), dtype=np.uint32)
             for j in range(hashes):  # each hash is seeded with the one before
                 h = _murmur(int(length), words, tail, h)
-                chain[:, j] = h
-            out[idx] = np.abs(chain.view(np.int32).astype(np.int64)) % bits
+                chain[j] = h
+            # a remainder is smaller than the modulus, so its absolute value cannot overflow
+            found = np.abs(np.fmod(chain.view(np.int32), modulus))
+            if idx is None:
+                out[:] = found
+            else:
+                out[:, idx] = found
     return out
+
+
+def key_positions(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
+    """Bit positions of every key (n × hashes), as ``spec.bloom_filter.positions`` computes them."""
+    return _positions_by_hash(keys, hashes, bits).T
 
 
 def footer(keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,
            fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str]:
     """The DYNAMIC_V0 filter of ``keys`` as footer key/values (same bytes as the spec's filter)."""
     bits, hashes = bit_size(row_entries, fpp), num_hashes(bit_size(row_entries, fpp), row_entries)
-    pos = key_positions(keys, hashes, bits)
+    pos = _positions_by_hash(keys, hashes, bits)
     # which row each key lands in, and the count in the last row (the dynamic filter's bookkeeping):
     # a new row every ``row_entries`` keys until the rows hold ``max_entries``; then the last row
     # takes the rest, its count starting again from 0 every ``row_entries`` keys
     n = len(keys)
     max_rows = max(1, -(-max_entries // row_entries))
-    row_of = np.minimum(np.arange(n, dtype=np.int64) // row_entries, max_rows - 1)
-    rows = int(row_of[-1]) + 1 if n else 1
+    rows = min(max(1, -(-n // row_entries)), max_rows)
     count = (n - 1) % row_entries + 1 if n else 0
     nbytes = (bits + 7) // 8
     out = [struct.pack(">iibiiii", -1, hashes, MURMUR_HASH, bits, row_entries, count, rows)]
     for r in range(rows):
         on = np.zeros(nbytes * 8, dtype=bool)
-        on[pos[row_of == r].ravel()] = True
+        first = r * row_entries  # the keys of a row are a run of the keys, in order
+        last = n if r == rows - 1 else first + row_entries
+        on[pos[:, first:last].ravel()] = True
         data = np.packbits(on, bitorder="little")  # bit i is bit i % 8 of byte i // 8
         out += [struct.pack(">iibi", -1, hashes, MURMUR_HASH, bits), data.tobytes()]
     return {FOOTER_KEY: base64.b64encode(b"".join(out)).decode("ascii"), FOOTER_TYPE_KEY: DYNAMIC_V0}

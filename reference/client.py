@@ -5,7 +5,8 @@
 3. start the commit: roll back failed earlier writes, then a requested and an inflight instant;
 4. prepare records: dedupe by key on the ordering field; tag each with its current file group
    (the index: keys read from the latest base files);
-5. partition records: a Spark aggregation builds the WorkloadProfile, ``spec.partitioner``
+5. partition records: the WorkloadProfile counts records per (partition, file group) — from the
+   keys the BLOOM index brought to the driver, else by a Spark aggregation; ``spec.partitioner``
    assigns buckets, each record gets its bucket;
 6. write storage: one Spark task per bucket runs a create or merge handle (``handles.py``);
 7. update the index (nothing to do: the keys live in the base files);
@@ -32,6 +33,8 @@ from reference.faults import armed, die, fault_point
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
 from reference.local_engine import LocalEngine
+from reference.local_engine import counts as count_records
+from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
 from reference.spark_engine import SparkEngine, run_buckets
@@ -54,6 +57,8 @@ from spec.partitioner import (
 )
 from spec.schema import (
     META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
     avro_schema_from_arrow,
     record_name_for_table,
     with_meta_fields,
@@ -395,27 +400,38 @@ class WriteClient:
         user_schema = engine.user_schema(df)
         dedupe = (op in ("upsert", "delete") and cfg.combine_before_upsert) or (
             op in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") and cfg.combine_before_insert)
-        if dedupe:
-            df = engine.dedupe(df, table.ordering_field if op != "delete" else None)
+        ordering = table.ordering_field if op != "delete" else None
+        bloom = op in ("upsert", "delete") and cfg.index_type == "BLOOM"
+        if dedupe and not bloom:
+            df = engine.dedupe(df, ordering)
         if dedupe or op in ("upsert", "delete"):
             df = engine.persist(df)  # read by the index lookup, the workload profile and the handles
         # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
         located: pa.Table | None = None
-        if op in ("upsert", "delete"):
-            if cfg.index_type == "BLOOM":
-                self._label(f"commit {instant}: index lookup")
-                located, _ = bloom_index(self.storage, view, engine.keys(df))
-            else:
-                located = simple_index(self.storage, view)
+        counts: Mapping[tuple[str, str | None], int] | None = None
+        if bloom:
+            self._label(f"commit {instant}: index lookup")
+            keys = engine.keys(df)
+            if dedupe:
+                distinct = keys.group_by([PARTITION_PATH, RECORD_KEY]).aggregate([])
+                if distinct.num_rows < keys.num_rows:  # a batch without a repeated key is its own dedupe
+                    df, keys = engine.dedupe(df, ordering), distinct
+            located, _ = bloom_index(self.storage, view, keys)
+            # the workload profile from the keys the lookup already holds: no pass over the batch
+            counts = count_records(tag_records(keys, located, op == "delete"))
+        elif op in ("upsert", "delete"):
+            located = simple_index(self.storage, view)
         df = engine.tag(df, located, op == "delete")
         if op in ("insert_overwrite", "insert_overwrite_table"):
             incoming_parts = engine.partitions(df)
             for g in view.groups:
                 if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
-        self._label(f"commit {instant}: workload profile")
-        profile = WorkloadProfile.from_counts(engine.counts(df))
+        if counts is None:
+            self._label(f"commit {instant}: workload profile")
+            counts = engine.counts(df)
+        profile = WorkloadProfile.from_counts(counts)
         busy = pending_compaction_groups(self.storage, timeline)
         small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
             p: files for p, files in self._small_files(view, cfg, busy).items()

@@ -304,3 +304,36 @@ def test_both_engines_write_the_same_table(spark: Any, tmp_path: Path, table_typ
         compacted = [f for f in (tmp_path / "local").rglob(f"*_{t}.parquet")]
         assert compacted and all(pq.ParquetFile(f).metadata.row_group(0).column(0).compression == "SNAPPY"
                                  for f in compacted)
+
+
+# --- repeated keys: deduplicated once the index has the batch's keys ------------------------------------
+
+@pytest.mark.spark
+@pytest.mark.parametrize("engine", ["spark", "local"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_repeated_keys_in_an_upsert_and_a_delete_are_written_once(spark: Any, tmp_path: Path, engine: str,
+                                                                   table_type: str) -> None:
+    """The BLOOM path collects the batch's keys before deduplicating: a batch that repeats a key is
+    deduplicated (greatest ordering value, then the last), and the workload profile and the write stats
+    count each key once — as a batch without repeats, which is written as it is."""
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "city",
+               "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.table.type": table_type}
+    path = str(tmp_path / "t")
+    table = HudiTable(path, spark, engine=engine) if engine == "spark" else HudiTable(path, engine="local")
+    table.write(pa.table({"id": [1, 2, 3], "city": ["a", "a", "b"], "ts": [1, 1, 1], "v": ["x", "y", "z"]}),
+                "upsert", options)
+    # key 1 three times (ts 5 wins over a later ts 4), key 2 twice with equal ts (the later wins), key 9 new twice
+    batch = pa.table({"id": [1, 2, 1, 9, 2, 1, 9], "city": ["a", "a", "a", "b", "a", "a", "b"],
+                      "ts": [2, 7, 5, 3, 7, 4, 3], "v": ["1a", "2a", "1b", "9a", "2b", "1c", "9b"]})
+    result = table.write(batch, "upsert", options)
+    stats = list(result.metadata.all_write_stats())
+    assert sum(s.num_update_writes for s in stats) == 2
+    assert sum(s.num_inserts for s in stats) == 1
+    rows = {r["id"]: r["v"] for r in read_table(path).to_pylist()}
+    assert rows == {1: "1b", 2: "2b", 3: "z", 9: "9b"}
+    gone = table.write(pa.table({"id": [3, 3, 2], "city": ["b", "b", "a"], "ts": [9, 9, 9], "v": ["", "", ""]}),
+                       "delete", options)
+    assert sum(s.num_deletes for s in gone.metadata.all_write_stats()) == 2
+    assert {r["id"] for r in read_table(path).to_pylist()} == {1, 9}

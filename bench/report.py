@@ -22,8 +22,8 @@ from bench.harness import OK, SCHEMA_ID, SPARK_START_JOB, JobResult, result_dict
 BEGIN_MARK = "<!-- bench:results:begin -->"
 END_MARK = "<!-- bench:results:end -->"
 PACKAGES = ("pyarrow", "pyspark", "deltalake", "pyiceberg", "hudi")
-COLUMNS = ("job", "engine", "rows", "seconds", "rows/s", "ratio", "vs", "peak RSS MB", "bytes on disk",
-           "process s", "rows check")
+COLUMNS = ("job", "engine", "rows", "seconds", "rows/s", "ratio", "vs", "warm s", "warm ratio", "peak RSS MB",
+           "bytes on disk", "process s", "rows check")
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,8 @@ def row(r: JobResult) -> list[str]:
         return [r.job, r.engine, _int(r.n), f"{r.status}: {r.reason}", *[""] * (len(COLUMNS) - 4)]
     check = "" if r.rows_check is None else f"{r.rows_check} ({_int(r.rows_seen)})"
     return [r.job, r.engine, _int(r.rows), _num(r.seconds), _num(r.rows_per_second, 0),
-            "" if r.ratio is None else f"{r.ratio:.2f}x", r.vs or "", _num(r.peak_rss_mb, 1), _int(r.bytes),
+            "" if r.ratio is None else f"{r.ratio:.2f}x", r.vs or "", _num(r.warm_seconds),
+            "" if r.warm_ratio is None else f"{r.warm_ratio:.2f}x", _num(r.peak_rss_mb, 1), _int(r.bytes),
             _num(r.process_seconds, 1), check]
 
 
@@ -115,6 +116,10 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
                 + ", ".join(f"{r.seconds:.1f} s" for r in starts)
                 + "; it is excluded from every Spark job's seconds (each job starts its session before its "
                 "timer) but included in its process seconds and peak memory.", ""]
+    if any(r.warm_seconds is not None for r in results):
+        out += ["**warm s**: the same job run a second time in the same process on a fresh copy of its input "
+                "(Spark: the session's Python workers started and its plans compiled by the first run); "
+                "**warm ratio** divides it by the warm seconds of the job in **vs**.", ""]
     for n in dict.fromkeys(r.n for r in results):
         shape = UpsertShape(n)
         out += [f"#### {n:,} rows",

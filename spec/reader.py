@@ -18,13 +18,15 @@ Query types:
 from __future__ import annotations
 
 import json
+import os
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import HudiSpecError, InvalidOperation, SchemaMismatch
@@ -55,6 +57,8 @@ from spec.table_config import TableConfig
 from spec.timeline import Timeline, read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
+T = TypeVar("T")
+R = TypeVar("R")
 
 _ARROW_JAVA_TYPES = {pa.int8(): "int", pa.int16(): "int", pa.int32(): "int", pa.int64(): "long",
                      pa.float32(): "float", pa.float64(): "double", pa.string(): "string",
@@ -144,7 +148,10 @@ class _ByRule(Exception):
 class TableReader:
     """Reads one table. Loads the config and timeline once; each query builds its file system view."""
 
-    def __init__(self, path: str | Storage) -> None:
+    def __init__(self, path: str | Storage, workers: int | None = None) -> None:
+        """``workers``: how many file slices a query reads at once (default: the CPUs, at most 4); 1
+        reads one slice at a time."""
+        self.workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self.storage = path if isinstance(path, Storage) else Storage(path)
         self.config = TableConfig.load(self.storage)
         self.timeline = Timeline.load(self.storage, self.config.timeline_layout)
@@ -158,7 +165,8 @@ class TableReader:
         """The columns of the table's schema: the writer schema of its latest completed commit that
         records one (None when none does)."""
         if not self._table_columns_known:
-            self._table_columns_known = True
+            # slices are read on several threads: the answer is stored before it is marked known (two threads
+            # may both work it out, to the same answer)
             for inst in reversed(self.timeline.commits_timeline().completed().instants):
                 try:
                     md = parse_commit_metadata(read_instant_content(self.storage, inst, self.timeline.layout))
@@ -167,6 +175,7 @@ class TableReader:
                         break
                 except (HudiSpecError, ValueError, KeyError, TypeError):
                     continue  # a commit without readable metadata names no schema
+            self._table_columns_known = True
         return self._table_columns
 
     # --- one slice ---------------------------------------------------------------------------
@@ -174,7 +183,7 @@ class TableReader:
     def _read_base(self, sl: FileSlice, columns: Sequence[str] | None) -> pa.Table | None:
         if sl.base_file is None:
             return None
-        table = pq.read_table(self.storage.full(sl.base_file.path), filesystem=self.storage.fs)
+        table = self.storage.read_parquet(sl.base_file.path)
         return _project(table, columns)
 
     def _decode_logs(self, blocks: Sequence[LogBlock]) -> list[_LogPart]:
@@ -448,10 +457,13 @@ class TableReader:
         if as_of is not None and self.timeline.latest_completed() is None:
             return
         view = self.view(as_of)
-        for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter)):
-            if read_optimized and sl.base_file is None:
-                continue
-            table = self.read_slice(sl, as_of, with_logs=not read_optimized, columns=columns)
+        slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
+                  if not (read_optimized and sl.base_file is None)]
+
+        def read(sl: FileSlice) -> pa.Table | None:
+            return self.read_slice(sl, as_of, with_logs=not read_optimized, columns=columns)
+
+        for sl, table in in_order(read, slices, self.workers):
             if table is not None and table.num_rows:
                 yield SliceRead(sl, table)
 
@@ -503,6 +515,26 @@ class TableReader:
             table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=allowed))
             if table.num_rows:
                 yield SliceRead(sl, _project(table, columns))
+
+
+def in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[tuple[T, R]]:
+    """``(item, fn(item))`` for every item, in order, with up to ``workers`` calls running at once on
+    threads (reading and merging a slice is mostly pyarrow, which releases the GIL). At most ``workers``
+    results wait for the consumer; an error is raised where its item comes."""
+    if workers <= 1 or len(items) <= 1:
+        for item in items:
+            yield item, fn(item)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-read") as pool:
+        pending: deque[tuple[T, Future[R]]] = deque()
+        for item in items:
+            pending.append((item, pool.submit(fn, item)))
+            if len(pending) >= workers:
+                first, result = pending.popleft()
+                yield first, result.result()
+        while pending:
+            first, result = pending.popleft()
+            yield first, result.result()
 
 
 def _part_columns(part: _LogPart, schema: pa.Schema) -> pa.Table:
@@ -627,6 +659,7 @@ def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None =
 def iter_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None,
                begin: str | None = None, end: str | None = None, columns: Sequence[str] | None = None,
                partition_filter: PartitionFilter = None) -> Iterator[pa.Table]:
-    """The same query, one Arrow table per file slice (memory bounded by a slice)."""
+    """The same query, one Arrow table per file slice (memory bounded by a few slices: those being read,
+    at most as many as the reader's workers, and the one the caller holds)."""
     for p in _parts(TableReader(path), query, as_of, begin, end, columns, partition_filter):
         yield p.table

@@ -75,7 +75,7 @@ def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.nda
     return data, offsets[:-1], np.diff(offsets)
 
 
-def _positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
+def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
     """Bit positions of every key, one row per hash (hashes × n, int32): Hadoop's
     ``Math.abs(h % bits)`` of each hash of the chain, computed in 32 bits as Java does."""
     data, starts, lengths = _utf8_rows(keys)
@@ -106,14 +106,14 @@ def _positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes:
 
 def key_positions(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
     """Bit positions of every key (n × hashes), as ``spec.bloom_filter.positions`` computes them."""
-    return _positions_by_hash(keys, hashes, bits).T
+    return positions_by_hash(keys, hashes, bits).T
 
 
 def footer(keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,
            fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str]:
     """The DYNAMIC_V0 filter of ``keys`` as footer key/values (same bytes as the spec's filter)."""
     bits, hashes = bit_size(row_entries, fpp), num_hashes(bit_size(row_entries, fpp), row_entries)
-    pos = _positions_by_hash(keys, hashes, bits)
+    pos = positions_by_hash(keys, hashes, bits)
     # which row each key lands in, and the count in the last row (the dynamic filter's bookkeeping):
     # a new row every ``row_entries`` keys until the rows hold ``max_entries``; then the last row
     # takes the rest, its count starting again from 0 every ``row_entries`` keys

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from reference.bloom import key_positions
+from reference.bloom import positions_by_hash
 from spec.bloom_filter import FOOTER_KEY, from_footer
 from spec.file_system_view import FileSystemView
 from spec.schema import PARTITION_PATH, RECORD_KEY
@@ -40,7 +40,7 @@ class IndexStats:
 
 
 def _keys_of(storage: Storage, path: str) -> pa.Array:
-    return pq.read_table(storage.full(path), columns=[RECORD_KEY], filesystem=storage.fs).column(0).cast(pa.string())
+    return storage.read_parquet(path, [RECORD_KEY]).column(0).cast(pa.string())
 
 
 def _rows(partition: str, keys: pa.Array, file_id: str) -> pa.Table:
@@ -57,19 +57,34 @@ def simple_index(storage: Storage, view: FileSystemView) -> pa.Table:
 
 
 def _keys_by_partition(incoming: Iterable[tuple[str, str]] | pa.Table) -> dict[str, pa.Array]:
-    """The distinct incoming keys of each partition, sorted (from pairs or a two-column Arrow table)."""
+    """The distinct incoming keys of each partition (from pairs or a two-column Arrow table): the keys
+    ordered by partition once, then each partition's run of them made distinct."""
     if isinstance(incoming, pa.Table):
         table = incoming.select([PARTITION_PATH, RECORD_KEY]).combine_chunks()
-        parts = table.column(PARTITION_PATH)
-        out: dict[str, pa.Array] = {}
-        for partition in pc.unique(parts).to_pylist():
-            keys = table.column(RECORD_KEY).filter(pc.equal(parts, partition))
-            out[partition] = pc.unique(keys.combine_chunks()).cast(pa.string()).sort()
-        return out
+        encoded = table.column(PARTITION_PATH).combine_chunks().dictionary_encode()
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        keys = table.column(RECORD_KEY).combine_chunks().take(pa.array(order)).cast(pa.string())
+        bounds = np.searchsorted(codes[order], np.arange(len(encoded.dictionary) + 1))
+        return {str(partition): pc.unique(keys.slice(int(bounds[c]), int(bounds[c + 1] - bounds[c])))
+                for c, partition in enumerate(encoded.dictionary.to_pylist())
+                if bounds[c + 1] > bounds[c]}
     lists: dict[str, list[str]] = {}
     for partition, key in incoming:
         lists.setdefault(partition, []).append(key)
     return {p: pa.array(sorted(set(ks)), pa.string()) for p, ks in lists.items()}
+
+
+def might_contain(positions: np.ndarray, bits: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """Of the keys ``alive`` (indices into ``positions``, hashes × n), those whose every bit is set in
+    one filter row (``bits``, its bytes): tested hash by hash on the keys still alive, as most keys
+    that are not in the filter fail within a few hashes."""
+    for j in range(positions.shape[0]):
+        if not len(alive):
+            break
+        at = positions[j, alive]
+        alive = alive[((bits[at >> 3] >> (at & 7)) & 1).astype(bool)]
+    return alive
 
 
 def _bloom_partition(storage: Storage, view: FileSystemView, partition: str,
@@ -92,21 +107,20 @@ def _bloom_partition(storage: Storage, view: FileSystemView, partition: str,
         if bloom_text is not None and len(candidates):
             bloom = from_footer(bloom_text.decode())
             row = bloom.rows[0]
-            if positions is None or positions.shape[0] != len(keys_arr):
-                positions = key_positions(keys_arr, row.hashes, row.bits)
+            if positions is None or positions.shape[1] != len(keys_arr):
+                positions = positions_by_hash(keys_arr, row.hashes, row.bits)
+            start = (np.flatnonzero(in_range.to_numpy(zero_copy_only=False)) if lo is not None and hi is not None
+                     else np.arange(len(keys_arr)))
             mask_all = np.zeros(len(keys_arr), dtype=bool)
-            for r in bloom.rows:
-                bits = np.frombuffer(bytes(r.data), dtype=np.uint8)
-                hit = (bits[positions >> 3] >> (positions & 7)) & 1
-                mask_all |= hit.all(axis=1)
-            if lo is not None and hi is not None:
-                mask_all &= in_range.to_numpy(zero_copy_only=False)
+            for r in bloom.rows:  # a key may be in any row of a dynamic filter
+                mask_all[might_contain(positions, np.frombuffer(bytes(r.data), dtype=np.uint8), start)] = True
             candidates = keys_arr.filter(pa.array(mask_all))
         if not len(candidates):
             continue
         stored = _keys_of(storage, sl.base_file.path)
         key_files += 1
-        hits = candidates.filter(pc.is_in(candidates, value_set=stored))
+        # the file's keys that are candidates (a set of the few candidates, probed by the file's keys)
+        hits = stored.filter(pc.is_in(stored, value_set=candidates))
         if len(hits):
             parts.append(_rows(partition, hits, sl.file_id))
     return parts, len(slices), footers, key_files

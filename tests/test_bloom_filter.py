@@ -64,3 +64,24 @@ def test_written_base_files_carry_a_working_bloom_filter(spark: Any, tmp_path: P
     assert all(bloom.might_contain(str(i)) for i in range(100))
     assert sum(bloom.might_contain(f"absent-{i}") for i in range(1000)) == 0
     assert meta[b"hoodie_min_record_key"] == b"0" and meta[b"hoodie_max_record_key"] == b"99"
+
+
+@given(st.lists(st.text(max_size=12), min_size=1, max_size=150), st.lists(st.text(max_size=12), max_size=60))
+def test_index_probe_of_every_filter_row_is_the_spec_filter(members: list[str], others: list[str]) -> None:
+    """The index's probe (``reference.index.might_contain``, hash by hash on the keys still alive, every
+    row of a dynamic filter) says what ``DynamicBloomFilter.might_contain`` says, for members (always
+    true) and other keys alike, with filters of up to three rows."""
+    import numpy as np
+
+    from reference.bloom import positions_by_hash
+    from reference.index import might_contain
+
+    stored = from_footer(footer(members, 40, 1e-9, 100)[FOOTER_KEY])
+    probe = members + others
+    row = stored.rows[0]
+    positions = positions_by_hash(probe, row.hashes, row.bits)
+    hit = np.zeros(len(probe), dtype=bool)
+    for r in stored.rows:
+        hit[might_contain(positions, np.frombuffer(bytes(r.data), dtype=np.uint8), np.arange(len(probe)))] = True
+    assert hit.tolist() == [stored.might_contain(k) for k in probe]
+    assert hit[: len(members)].all()

@@ -22,13 +22,16 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from reference.archive import archive
+from reference.compaction import maybe_inline_compaction
 from reference.faults import armed, die, fault_point
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
@@ -37,9 +40,17 @@ from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
+from reference.services import clean, rollback_instant
 from reference.spark_engine import SparkEngine, run_buckets
 from spec.append_handle import AppendHandleConfig
-from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, format_commit_metadata, parse_commit_metadata
+from spec.commit_metadata import (
+    NULL_COMMIT,
+    CommitMetadata,
+    WriteStat,
+    format_commit_metadata,
+    parse_commit_metadata,
+    write_stat,
+)
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
@@ -55,6 +66,7 @@ from spec.partitioner import (
     average_record_size,
     select_small_files,
 )
+from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.schema import (
     META_FIELDS,
     PARTITION_PATH,
@@ -97,12 +109,35 @@ OPERATION_TYPES = {"upsert": "UPSERT", "insert": "INSERT", "bulk_insert": "BULK_
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What a write did: its instant, action, and the files written per partition."""
+    """What a write did: its instant, action, and the files written per partition; ``step_seconds``,
+    the seconds it spent in each step of the write path (``StepTimes.STEPS``), in the order they ran."""
 
     instant: str
     action: str
     operation: str
     metadata: CommitMetadata
+    step_seconds: Mapping[str, float] = field(default_factory=dict)
+
+
+class StepTimes:
+    """Wall seconds per step of one write. Spark evaluates lazily, so a step's seconds are those of the
+    Spark jobs it runs: on Spark the index lookup includes reading the batch and its key columns."""
+
+    STEPS = ("prepare", "start", "index lookup", "workload profile", "handles", "commit", "table services")
+    """prepare: options, table config, schema checks, key columns; start: the lock, rollback of failed
+    writes, the requested and inflight instants; index lookup: tagging records with their file groups;
+    workload profile: counts, small files and bucket assignment; handles: the data files; commit: the
+    completed instant; table services: inline compaction, clean and archival."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def mark(self, step: str) -> None:
+        """The time since the previous mark is ``step``'s."""
+        now = time.perf_counter()
+        self.seconds[step] = self.seconds.get(step, 0.0) + now - self._last
+        self._last = now
 
 
 # --- step 1: the table -------------------------------------------------------------------------
@@ -185,8 +220,6 @@ class WriteClient:
         What no rollback plan can name goes first: a completed instant file left half written, data
         files a killed task left half written (``.inprogress``) and log files holding no complete
         block. Pending compactions are not rolled back: they are retried."""
-        from reference.services import rollback_instant
-
         pending = self._drop_partial_files(table, timeline)
         rolled: list[str] = []
         for inst in reversed(pending):
@@ -260,6 +293,7 @@ class WriteClient:
         opts = dict(options or {})
         if operation is not None:
             opts["hoodie.datasource.write.operation"] = operation
+        times = StepTimes()
         cfg = parse_options(opts)
         op = cfg.operation
         engine = self.engine()
@@ -278,40 +312,45 @@ class WriteClient:
             frame = engine.with_keys(frame, table)
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
+        times.mark("prepare")
         try:
-            instant, md = self.transact(table, action, op, cfg,
-                                        lambda t, timeline: self._write(engine, frame, table, timeline, cfg, t, op))
+            def write_data(instant: str, timeline: Timeline) -> CommitMetadata:
+                return self._write(engine, frame, table, timeline, cfg, instant, op, times)
+
+            instant, md = self.transact(table, action, op, cfg, write_data, times)
         finally:
             engine.release()
-        return WriteResult(instant, action, op, md)
+        return WriteResult(instant, action, op, md, dict(times.seconds))
 
     def transact(self, table: TableConfig, action: str, label: str, cfg: WriteConfig,
-                 write: Callable[[str, Timeline], CommitMetadata]) -> tuple[str, CommitMetadata]:
+                 write: Callable[[str, Timeline], CommitMetadata],
+                 times: StepTimes | None = None) -> tuple[str, CommitMetadata]:
         """One write under the table lock: failed writes rolled back, the instant requested and
         inflight, ``write(instant, timeline)`` writing the data files, the instant completed with the
-        metadata it returns, then the inline services. A write that raises is undone on the spot."""
+        metadata it returns, then the inline services. A write that raises is undone on the spot.
+        ``times``, if given, gets the start, commit and table services steps."""
+        times = times or StepTimes()
         with table_lock(self.storage, label):
             instant, gen, timeline = self.begin(table)
             started = self._start(table, instant, action)
+            times.mark("start")
             try:
                 fault_point("after_start")
                 md = write(instant, timeline)
                 fault_point("before_commit")
                 self._complete(table, started, md, gen)
+                times.mark("commit")
             except BaseException:
                 self.discard_own_write(table, started)
                 raise
             self.run_inline_services(table, cfg)
+            times.mark("table services")
         return instant, md
 
     def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None:
         """After a commit, under the writer's lock, as Hudi's write client does: inline compaction
         (merge-on-read, ``hoodie.compact.inline``), then the cleaner (``hoodie.clean.automatic``), then
         archival (``hoodie.archive.automatic``)."""
-        from reference.archive import archive
-        from reference.compaction import maybe_inline_compaction
-        from reference.services import clean
-
         if table.table_type == MERGE_ON_READ and cfg.inline_compact:
             maybe_inline_compaction(self, table, cfg)
         if cfg.auto_clean:
@@ -383,7 +422,8 @@ class WriteClient:
 
     # steps 4-6
     def _write(self, engine: SparkEngine | LocalEngine, df: Any, table: TableConfig, timeline: Timeline,
-               cfg: WriteConfig, instant: str, op: str) -> CommitMetadata:
+               cfg: WriteConfig, instant: str, op: str, times: StepTimes | None = None) -> CommitMetadata:
+        times = times or StepTimes()
         view = FileSystemView.load(self.storage, table, timeline)
         replaced: dict[str, list[str]] = {}
         if op == "delete_partition":
@@ -418,11 +458,14 @@ class WriteClient:
                 if distinct.num_rows < keys.num_rows:  # a batch without a repeated key is its own dedupe
                     df, keys = engine.dedupe(df, ordering), distinct
             located, _ = bloom_index(self.storage, view, keys)
-            # the workload profile from the keys the lookup already holds: no pass over the batch
-            counts = count_records(tag_records(keys, located, op == "delete"))
+            if engine.name == "spark":
+                # the workload profile from the keys the lookup brought to the driver: no Spark job of its own
+                # (the local engine counts the tagged batch itself, which costs less than tagging the keys too)
+                counts = count_records(tag_records(keys, located, op == "delete"))
         elif op in ("upsert", "delete"):
             located = simple_index(self.storage, view)
         df = engine.tag(df, located, op == "delete")
+        times.mark("index lookup")
         if op in ("insert_overwrite", "insert_overwrite_table"):
             incoming_parts = engine.partitions(df)
             for g in view.groups:
@@ -445,9 +488,11 @@ class WriteClient:
         assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
         self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
         small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
+        times.mark("workload profile")
         stats = (self._run_handles(engine, df, table, assignment, view, instant, user_schema, cfg, op, busy,
                                    small_ids)
                  if assignment.buckets else [])
+        times.mark("handles")
         by_partition: dict[str, list[WriteStat]] = {}
         for s in stats:
             by_partition.setdefault(s["partitionPath"], []).append(_stat(s))
@@ -535,8 +580,6 @@ def clean_config(cfg: WriteConfig) -> CleanConfig:
 
 def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
     """(partition, file id) → the pending compaction (requested or inflight) whose plan holds the group."""
-    from spec.plans import HoodieCompactionPlan, parse_avro_metadata
-
     busy: dict[tuple[str, str], str] = {}
     for inst in timeline.pending_compactions().instants:
         requested = inst if inst.state == State.REQUESTED else Instant(inst.requested, inst.action, State.REQUESTED)
@@ -573,8 +616,6 @@ def ordering_branch(schema: pa.Schema, ordering: str | None) -> int:
 
 
 def _stat(values: Mapping[str, Any]) -> WriteStat:
-    from spec.commit_metadata import write_stat
-
     return write_stat(**values)
 
 
@@ -584,4 +625,4 @@ def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str,
     return WriteClient(path, spark).write(data, operation, options)
 
 
-__all__ = ["WriteClient", "WriteResult", "create_table", "write_arrow"]
+__all__ = ["StepTimes", "WriteClient", "WriteResult", "create_table", "write_arrow"]

@@ -185,11 +185,12 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     inserts = updates = deletes = 0
     new_inserts = incoming.filter(pc.invert(deleted))
     if spec.old_base is not None:
-        old = pq.read_table(storage.full(spec.old_base), filesystem=storage.fs)
+        old = storage.read_parquet(spec.old_base)
         old_keys = old.column(RECORD_KEY).cast(pa.string())
         touched = pc.is_in(old_keys, value_set=inc_keys.combine_chunks())
         kept = _conform(old.filter(pc.invert(touched)), out_schema)
-        hits = pc.is_in(inc_keys, value_set=old_keys.combine_chunks())
+        # the incoming keys the file holds: the touched keys (a set of those few, not of the whole file)
+        hits = pc.is_in(inc_keys, value_set=old_keys.filter(touched).combine_chunks())
         new_inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
         kept_winners: list[Mapping[str, Any]] = []
         contested = old.filter(touched)

@@ -12,6 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.checker import check_table
 from reference.api import HudiTable
@@ -271,3 +273,62 @@ def test_markers_name_what_a_killed_write_created(spark: Any, tmp_path: Path) ->
     table.write(rows([2], ts=1), "upsert", options)
     assert not partial.exists() and not (path / ".hoodie" / ".temp" / failed).exists()
     assert observed(read_table(str(path))) == [("city=sf", "1", "v1@1"), ("city=sf", "2", "v2@1")]
+
+
+@pytest.mark.parametrize("engine", ["spark", "local"])
+def test_step_seconds_account_for_the_write(spark: Any, tmp_path: Path, engine: str) -> None:
+    """``WriteResult.step_seconds``: the steps of the write path that ran, in order, none negative, adding up
+    to no more than the write's wall time; an upsert spends time in its index lookup and its handles."""
+    import time
+
+    from reference.client import StepTimes
+
+    path = str(tmp_path / "t")
+    table = HudiTable(path, spark) if engine == "spark" else HudiTable(path, engine="local")
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    first = table.write(rows(list(range(20)), ts=1), "bulk_insert", options)
+    started = time.perf_counter()
+    second = table.write(rows(list(range(10, 30)), ts=2), "upsert", options)
+    wall = time.perf_counter() - started
+    for result in (first, second):
+        steps = result.step_seconds
+        assert list(steps) == list(StepTimes.STEPS)
+        assert all(v >= 0 for v in steps.values())
+    assert second.step_seconds["index lookup"] > 0 and second.step_seconds["handles"] > 0
+    assert sum(second.step_seconds.values()) <= wall
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["sf", "la", "zz"]), st.integers(0, 400)), min_size=1, max_size=120),
+       st.sampled_from([40, 500]))
+def test_bloom_index_finds_what_the_simple_index_holds(tmp_path: Path, probe: list[tuple[str, int]],
+                                                       split: int) -> None:
+    """The BLOOM lookup of an Arrow batch (footer key ranges, filter rows tested hash by hash, the
+    candidates' keys confirmed in the file) locates exactly the keys the SIMPLE index (every key of
+    every latest base file) holds, in the same file groups — also with several files per partition
+    (``split`` records per insert bucket) and keys or partitions the table does not have."""
+    import uuid
+
+    from reference.index import bloom_index, simple_index
+    from spec.file_system_view import FileSystemView
+    from spec.storage import Storage
+
+    path = tmp_path / uuid.uuid4().hex
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.copyonwrite.insert.split.size": str(split), "hoodie.copyonwrite.insert.auto.split": "false",
+               **LAYOUTS["partitioned"]}
+    table = HudiTable(str(path), engine="local")
+    table.write(rows([i for i in range(0, 300, 2)], ts=1, city="sf"), "bulk_insert", options)
+    table.write(rows(list(range(100, 200)), ts=1, city="la"), "bulk_insert", options)
+    storage = Storage(str(path))
+    view = FileSystemView.load(storage)
+    held = simple_index(storage, view)
+    where = {(p, k): f for p, k, f in zip(*(held.column(i).to_pylist() for i in range(3)), strict=True)}
+    partition = {"sf": "city=sf", "la": "city=la", "zz": "city=zz"}
+    pairs = [(partition[c], str(i)) for c, i in probe]
+    batch = pa.table({"_hoodie_partition_path": [p for p, _ in pairs], "_hoodie_record_key": [k for _, k in pairs]})
+    expected = {(p, k, where[(p, k)]) for p, k in pairs if (p, k) in where}
+    for incoming in (batch, pairs):
+        found, _ = bloom_index(storage, view, incoming)
+        got = list(zip(*(found.column(i).to_pylist() for i in range(3)), strict=True))
+        assert len(got) == len(set(got)) and set(got) == expected

@@ -11,10 +11,12 @@ Measured from outside, per job:
 
 * wall time of the whole run process (``process_seconds``: imports, Spark start, input loading,
   the operation, the row check);
-* peak memory: the kernel's peak RSS of the run process as ``os.wait4`` reports it (it also covers
-  any descendant the process waited for), plus the peak RSS (``VmHWM``) of every descendant still
-  alive when the job finished (the Spark JVM and its Python workers), read from ``/proc`` by the job
-  itself. Summing peaks is an upper bound of the joint peak;
+* peak memory: the peak RSS (``VmHWM``) of the run process, plus that of every descendant still alive
+  when the job finished (the Spark JVM and its Python workers), read from ``/proc`` by the job itself.
+  Summing peaks is an upper bound of the joint peak. (Not ``os.wait4``'s ``ru_maxrss``: Linux carries a
+  process's high-water mark from before its ``exec`` into it, so that figure is at least the harness's
+  own size at the fork — the generated inputs it holds — whatever the job used.) Without ``/proc`` the
+  process's own ``ru_maxrss`` stands in;
 * bytes on disk of the table the job left (every file under its folder, metadata included).
 
 A job marked ``warm`` runs its run step twice in the same process, each time on a fresh copy of its
@@ -122,6 +124,7 @@ class Measurement:
     table: Path | None
     rows_seen: int | None = None
     rows_expected: int | None = None
+    steps: dict[str, float] | None = None  # our writes: seconds per step of the write path (WriteResult)
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,17 @@ def _descendants_peak_kb(root: int) -> int:
     return total
 
 
+def _self_peak_kb() -> int:
+    """This process's peak RSS since its ``exec`` (``VmHWM``, kB); ``ru_maxrss`` where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
 def _child_step(step: str, job_name: str, n: int, work: Path) -> dict[str, Any]:
     job = all_jobs()[job_name]
     ctx = Context(n, work)
@@ -215,9 +229,10 @@ def _child_step(step: str, job_name: str, n: int, work: Path) -> dict[str, Any]:
         return {"status": FAILED, "reason": f"warm run's rows check: saw {again.rows_seen}, "
                                             f"expected {again.rows_expected}"}
     return {"status": OK, "seconds": m.seconds, "warm_seconds": again.seconds if again is not None else None,
+            "steps": m.steps, "warm_steps": again.steps if again is not None else None,
             "rows": m.rows, "rows_seen": m.rows_seen, "rows_expected": m.rows_expected,
             "bytes": bytes_on_disk(m.table) if m.table is not None and m.table.exists() else None,
-            "self_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+            "self_peak_kb": _self_peak_kb(),
             "descendants_peak_kb": _descendants_peak_kb(os.getpid())}
 
 
@@ -264,7 +279,7 @@ def _kill_group(pgid: int) -> None:
 
 
 def run_step(step: str, job: str, n: int, work: Path, timeout: float) -> StepOutcome:
-    """Run one step of a job in a fresh process group; its peak RSS from ``os.wait4``."""
+    """Run one step of a job in a fresh process group (``os.wait4``'s ``ru_maxrss`` kept for reference)."""
     logs = work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     result_file = logs / f"{job}.{step}.json"
@@ -315,6 +330,8 @@ class JobResult:
     ratio: float | None = None
     warm_seconds: float | None = None
     warm_ratio: float | None = None
+    steps: dict[str, float] | None = None
+    warm_steps: dict[str, float] | None = None
     peak_rss_mb: float | None = None
     bytes: int | None = None
     process_seconds: float | None = None
@@ -363,10 +380,11 @@ def run_job(job: Job, n: int, work: Path, timeout: float, skip_reason: str | Non
         return res
     res.seconds, res.rows, res.bytes = r["seconds"], r["rows"], r["bytes"]
     res.warm_seconds = r.get("warm_seconds")
+    res.steps, res.warm_steps = r.get("steps"), r.get("warm_steps")
     res.rows_seen, res.rows_expected = r["rows_seen"], r["rows_expected"]
     res.rows_check = rows_check(res.rows_seen, res.rows_expected)
     res.rows_per_second = rows_per_second(res.rows, res.seconds)
-    peak_kb = max(out.maxrss_kb, int(r["self_peak_kb"])) + int(r["descendants_peak_kb"])
+    peak_kb = int(r["self_peak_kb"]) + int(r["descendants_peak_kb"])
     res.peak_rss_mb = round(peak_kb / 1024, 1)
     res.extra = {"self_peak_kb": r["self_peak_kb"], "wait4_maxrss_kb": out.maxrss_kb,
                  "descendants_peak_kb": r["descendants_peak_kb"]}

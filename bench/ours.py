@@ -134,32 +134,34 @@ def bulk_insert(ctx: Context) -> Measurement:
     df = cached_frame(ctx.inputs.base)
     path = ctx.fresh_table_dir("hudi_spec_bulk_insert")
     table = hudi_table(path)
-    seconds, _ = timed(lambda: table.write(df, "bulk_insert", OPTIONS))
-    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n)
+    seconds, result = timed(lambda: table.write(df, "bulk_insert", OPTIONS))
+    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n, steps=dict(result.step_seconds))
 
 
 def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
     path = ctx.copy_of(base(ctx), job)
     df = cached_frame(ctx.inputs.upsert)
     table = hudi_table(path)
-    seconds, _ = timed(lambda: table.write(df, "upsert", options))
-    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after)
+    seconds, result = timed(lambda: table.write(df, "upsert", options))
+    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after,
+                       steps=dict(result.step_seconds))
 
 
 def bulk_insert_local(ctx: Context) -> Measurement:
     data = arrow_input(ctx.inputs.base)
     path = ctx.fresh_table_dir("hudi_spec_local_bulk_insert")
     table = local_table(path)
-    seconds, _ = timed(lambda: table.write(data, "bulk_insert", OPTIONS))
-    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n)
+    seconds, result = timed(lambda: table.write(data, "bulk_insert", OPTIONS))
+    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n, steps=dict(result.step_seconds))
 
 
 def _upsert_local(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
     path = ctx.copy_of(base(ctx), job)
     data = arrow_input(ctx.inputs.upsert)
     table = local_table(path)
-    seconds, _ = timed(lambda: table.write(data, "upsert", options))
-    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after)
+    seconds, result = timed(lambda: table.write(data, "upsert", options))
+    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after,
+                       steps=dict(result.step_seconds))
 
 
 def cow_upsert(ctx: Context) -> Measurement:

@@ -100,6 +100,22 @@ def markdown_table(results: Sequence[JobResult]) -> str:
     return "\n".join(lines)
 
 
+def steps_table(results: Sequence[JobResult]) -> str:
+    """Our writes' seconds per step of the write path (first and warm run), one row per job and run."""
+    from reference.client import StepTimes
+
+    rows = [(r, label, steps) for r in results if r.status == OK
+            for label, steps in (("first", r.steps), ("warm", r.warm_steps)) if steps]
+    if not rows:
+        return ""
+    columns = ["job", "run", *StepTimes.STEPS, "total"]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r, label, steps in rows:
+        cells = [_num(steps.get(s)) for s in StepTimes.STEPS]
+        lines.append("| " + " | ".join([r.job, label, *cells, _num(sum(steps.values()))]) + " |")
+    return "\n".join(lines)
+
+
 def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
     """The run as markdown: how it was measured, Spark start, then one table per row count."""
     m, v = info.machine, info.versions
@@ -129,6 +145,10 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
                 "",
                 markdown_table([r for r in results if r.n == n]),
                 ""]
+        steps = steps_table([r for r in results if r.n == n])
+        if steps:
+            out += [f"Where our writes spent their time at {n:,} rows (seconds per step of the write path, "
+                    "from `WriteResult.step_seconds`):", "", steps, ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -566,7 +566,9 @@ def decode_parquet_records(block: LogBlock) -> pa.Table:
     if block.block_type != BlockType.PARQUET_DATA_BLOCK:
         raise LogFormatError(f"{block.block_type.name} is not a parquet data block")
     try:
-        return pq.read_table(pa.BufferReader(block.content))
+        # decoded in this thread, with no reads left pending on pyarrow's IO pool: a block is a small buffer,
+        # and a damaged one must not leave a read behind that outlives it (pre-buffering would)
+        return pq.read_table(pa.BufferReader(block.content), use_threads=False, pre_buffer=False)
     except Exception as err:  # pyarrow raises ArrowInvalid, OSError, UnicodeDecodeError... on damaged files
         raise CorruptBlock(f"parquet data block content is not a parquet file: {err}") from err
 

@@ -102,7 +102,7 @@ def markdown_table(results: Sequence[JobResult]) -> str:
 
 def steps_table(results: Sequence[JobResult]) -> str:
     """Our writes' seconds per step of the write path (first and warm run), one row per job and run."""
-    from reference.client import StepTimes
+    from reference.step_times import StepTimes
 
     rows = [(r, label, steps) for r in results if r.status == OK
             for label, steps in (("first", r.steps), ("warm", r.warm_steps)) if steps]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
 from reference.services import clean, rollback_instant
 from reference.spark_engine import SparkEngine, run_buckets
+from reference.step_times import StepTimes
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import (
     NULL_COMMIT,
@@ -117,27 +117,6 @@ class WriteResult:
     operation: str
     metadata: CommitMetadata
     step_seconds: Mapping[str, float] = field(default_factory=dict)
-
-
-class StepTimes:
-    """Wall seconds per step of one write. Spark evaluates lazily, so a step's seconds are those of the
-    Spark jobs it runs: on Spark the index lookup includes reading the batch and its key columns."""
-
-    STEPS = ("prepare", "start", "index lookup", "workload profile", "handles", "commit", "table services")
-    """prepare: options, table config, schema checks, key columns; start: the lock, rollback of failed
-    writes, the requested and inflight instants; index lookup: tagging records with their file groups;
-    workload profile: counts, small files and bucket assignment; handles: the data files; commit: the
-    completed instant; table services: inline compaction, clean and archival."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def mark(self, step: str) -> None:
-        """The time since the previous mark is ``step``'s."""
-        now = time.perf_counter()
-        self.seconds[step] = self.seconds.get(step, 0.0) + now - self._last
-        self._last = now
 
 
 # --- step 1: the table -------------------------------------------------------------------------
@@ -625,4 +604,4 @@ def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str,
     return WriteClient(path, spark).write(data, operation, options)
 
 
-__all__ = ["StepTimes", "WriteClient", "WriteResult", "create_table", "write_arrow"]
+__all__ = ["WriteClient", "WriteResult", "create_table", "write_arrow"]

@@ -281,7 +281,7 @@ def test_step_seconds_account_for_the_write(spark: Any, tmp_path: Path, engine: 
     to no more than the write's wall time; an upsert spends time in its index lookup and its handles."""
     import time
 
-    from reference.client import StepTimes
+    from reference.step_times import StepTimes
 
     path = str(tmp_path / "t")
     table = HudiTable(path, spark) if engine == "spark" else HudiTable(path, engine="local")

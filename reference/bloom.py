@@ -76,15 +76,16 @@ def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.nda
 
 
 def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
-    """Bit positions of every key, one row per hash (hashes × n, int32): Hadoop's
-    ``Math.abs(h % bits)`` of each hash of the chain, computed in 32 bits as Java does."""
+    """Bit positions of every key, one row per hash (hashes × n, int32), as
+    ``spec.bloom_filter.positions`` computes them: Hadoop's ``Math.abs(h % bits)`` of each hash of the
+    chain, in 32 bits as Java does."""
     data, starts, lengths = _utf8_rows(keys)
     out = np.empty((hashes, len(starts)), dtype=np.int32)
     modulus = np.int32(bits)
     lengths_present = np.unique(lengths)
+    one_length = len(lengths_present) == 1  # the common case: no selection, no scatter
     with np.errstate(over="ignore"):
         for length in lengths_present:
-            one_length = len(lengths_present) == 1
             idx = None if one_length else np.flatnonzero(lengths == length)
             first = starts if idx is None else starts[idx]
             block = (data[first[:, None] + np.arange(length)] if length
@@ -102,11 +103,6 @@ def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: 
             else:
                 out[:, idx] = found
     return out
-
-
-def key_positions(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
-    """Bit positions of every key (n × hashes), as ``spec.bloom_filter.positions`` computes them."""
-    return positions_by_hash(keys, hashes, bits).T
 
 
 def footer(keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,

@@ -422,12 +422,10 @@ def archived_entries(storage: Storage) -> list[dict[str, Any]]:
 
 def _lsm_instants(storage: Storage) -> list[ArchivedInstant]:
     """Instants of the v8 LSM history: the rows of the files the latest manifest lists."""
-    import pyarrow.parquet as pq
-
     out = []
     for entry in lsm_manifest(storage, lsm_latest_version(storage)):
         rel = posixpath.join(HISTORY_DIRS[2], str(entry.get("fileName")))
-        table = pq.read_table(storage.full(rel), columns=["instantTime", "completionTime", "action"])
+        table = storage.read_parquet(rel, ["instantTime", "completionTime", "action"])
         out += [ArchivedInstant(r["instantTime"], r["action"], State.COMPLETED.value, r["completionTime"])
                 for r in table.to_pylist()]
     return sorted(out, key=lambda i: i.requested)

@@ -40,6 +40,8 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    "examples (conformance.machine), reported as the case machine/lockstep")
     p.add_argument("--profile", choices=("ci", "long"), default="ci", help="the state machine's profile (sequence "
                    "length; --examples sets the number of examples)")
+    p.add_argument("--derandomize", action="store_true", help="draw the state machine's sequences from a fixed "
+                   "seed (the same run every time, as CI does); by default --examples explores at random")
     p.add_argument("--write-regressions", action="store_true", help="write a minimized machine failure as a case "
                    "under <fixtures>/cases/regressions")
     p.set_defaults(handler=run)
@@ -70,7 +72,8 @@ def explore(factory: Any, args: argparse.Namespace) -> Any:
 
     regressions = args.fixtures if args.write_regressions else None
     try:
-        run_machine(factory, args.profile, regressions=regressions, max_examples=args.examples)
+        run_machine(factory, args.profile, regressions=regressions, max_examples=args.examples,
+                    derandomize=args.derandomize)
     except AssertionError as err:
         return CaseResult("lockstep", "machine", Verdict.FAIL, "", (LayerResult("all", Verdict.FAIL, None, str(err)),),
                           None, str(err))

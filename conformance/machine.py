@@ -46,10 +46,13 @@ from conformance.ops import (
 from conformance.runner import Lockstep
 
 PROFILES: Final[dict[str, dict[str, Any]]] = {
-    "ci": {"max_examples": 25, "stateful_step_count": 8},
-    "long": {"max_examples": 500, "stateful_step_count": 20},
+    "ci": {"max_examples": 25, "stateful_step_count": 8, "derandomize": True},
+    "long": {"max_examples": 500, "stateful_step_count": 20, "derandomize": False},
 }
-"""Hypothesis settings per profile (deadline off, no health checks: steps may start Spark jobs)."""
+"""Hypothesis settings per profile (deadline off, no health checks: steps may start Spark jobs).
+``ci`` is derandomized: the same code draws the same sequences on every run, so a CI result never
+depends on the dice; ``long`` explores at random, and a failure it finds is written as a regression
+case (``run_machine(regressions=...)``), so the sequence stays in the corpus after the run."""
 
 KEYS = st.integers(0, 5)
 PARTITIONS = st.sampled_from(["a", "b"])

@@ -1,9 +1,14 @@
 """Shared test setup: hypothesis profiles, the real Apache Hudi tables, one Spark session.
 
-The real tables (written by Apache Hudi, shipped as zips beside the project) are found
-through one setting: the ``--hudi-rs-tables DIR`` pytest option or the ``HUDI_RS_TABLES``
-environment variable (``.ci/run`` sets it). Without it, tests that need them skip and say
-how to set it.
+Hypothesis runs derandomized under the ``ci`` profile (the default): the same commit draws the
+same examples on every run, so CI passes or fails by the code, never by the dice. Random
+exploration is the ``long`` profile (``make slow``), which keeps its example database.
+
+The real tables (written by Apache Hudi, shipped as zips beside the project) are found without
+configuration in ``../shared/external/hudi-rs-tables`` beside the repository; the
+``--hudi-rs-tables DIR`` pytest option or the ``HUDI_RS_TABLES`` environment variable point
+elsewhere. Where there are none, every test that needs them skips from one place, so the
+summary reports them once, in one line, with how to get them.
 """
 
 from __future__ import annotations
@@ -21,22 +26,30 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# ci: derandomized (examples drawn from a seed fixed by each test's name), no example database,
+# so a commit's result never depends on earlier runs; dev: random, for exploring at a desk;
+# long: random and many, for `make slow` (a failure it finds is kept as an explicit example).
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci", max_examples=60, deadline=None, derandomize=True, database=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile(
     "long",
     max_examples=5000,
     deadline=None,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TABLES_ENV = "HUDI_RS_TABLES"
+# where the tables are by default: beside the repository, as CI lays it out
+DEFAULT_TABLES = Path(__file__).resolve().parents[1].parent / "shared" / "external" / "hudi-rs-tables"
 SKIP_MESSAGE = (
-    "real Apache Hudi tables not configured: set HUDI_RS_TABLES=<dir with MANIFEST.tsv and the zips> "
-    "or pass --hudi-rs-tables DIR (.ci/run points it at ../shared/external/hudi-rs-tables)"
+    "the real Apache Hudi tables were not found beside the project (../shared/external/hudi-rs-tables): "
+    "they are hudi-rs's test tables (crates/test/data in the hudi-rs repository, Apache-2.0); point "
+    "HUDI_RS_TABLES or --hudi-rs-tables at a folder with their zips and MANIFEST.tsv"
 )
 
 
@@ -44,7 +57,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--hudi-rs-tables",
         default=None,
-        help="directory of the real Apache Hudi test tables (zips + MANIFEST.tsv); also HUDI_RS_TABLES",
+        help="directory of the real Apache Hudi test tables (zips + MANIFEST.tsv); also HUDI_RS_TABLES; "
+             "default ../shared/external/hudi-rs-tables beside the project; 'none' runs as a bare clone does",
     )
 
 
@@ -70,8 +84,11 @@ class RealTable:
 
 
 def _tables_source(config: pytest.Config) -> Path | None:
+    """The folder of the real tables: the option, else the variable, else beside the project (or None)."""
     value = config.getoption("--hudi-rs-tables") or os.environ.get(TABLES_ENV)
     if not value:
+        return DEFAULT_TABLES if (DEFAULT_TABLES / "MANIFEST.tsv").is_file() else None
+    if value == "none":
         return None
     path = Path(value).resolve()
     if not (path / "MANIFEST.tsv").is_file():
@@ -85,11 +102,17 @@ def _manifest_rows(source: Path) -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="session")
+def real_tables_source(request: pytest.FixtureRequest) -> Path | None:
+    """The folder the real tables come from, or None where there are none (tests that can use them)."""
+    return _tables_source(request.config)
+
+
+@pytest.fixture(scope="session")
 def real_tables(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[RealTable]:
     """All real tables, extracted once per session into a temporary folder (read-only use)."""
     source = _tables_source(request.config)
     if source is None:
-        pytest.skip(SKIP_MESSAGE)
+        pytest.skip(SKIP_MESSAGE)  # the one place every real-table test skips from
     baseline = json.loads((source / "BASELINE_hudi-py-0.5.0.json").read_text())
     root = tmp_path_factory.mktemp("hudi-rs-tables")
     tables = []
@@ -130,17 +153,29 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+_SKIP_LINE = next(n for n, line in enumerate(Path(__file__).read_text().splitlines(), 1)
+                  if "pytest.skip(SKIP_MESSAGE)" in line)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Every skip for want of the real tables is reported at one place (this file), so the
+    summary groups them into a single line instead of one line per test."""
+    report = yield
+    if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2].endswith(SKIP_MESSAGE):
+        report.longrepr = (__file__, _SKIP_LINE, report.longrepr[2])
+    return report
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize every test that takes ``real_table`` over all real tables (one test id each)."""
     if "real_table" not in metafunc.fixturenames:
         return
     source = _tables_source(metafunc.config)
     names = [row["zip"].removesuffix(".zip") for row in _manifest_rows(source)] if source else []
-    if names:
-        metafunc.parametrize("real_table", names, indirect=True)
-    else:
-        metafunc.parametrize("real_table", [pytest.param(None, marks=pytest.mark.skip(reason=SKIP_MESSAGE))],
-                             indirect=True)
+    # without the tables, one parameter whose fixture skips (from the real_tables fixture, so
+    # every such skip has one location and the summary one line)
+    metafunc.parametrize("real_table", names or [pytest.param(None, id="no-real-tables")], indirect=True)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import tracemalloc
 from pathlib import Path
@@ -136,7 +135,7 @@ GENERATED = [data_block(T1, ["a", "b"]) + encode_block(delete_block(T2, SCHEMA, 
 def corpus(request: pytest.FixtureRequest) -> list[bytes]:
     """Generated log files, plus every real log file when the real tables are configured."""
     found = list(GENERATED)
-    if request.config.getoption("--hudi-rs-tables") or os.environ.get("HUDI_RS_TABLES"):
+    if request.getfixturevalue("real_tables_source") is not None:
         for table in request.getfixturevalue("real_tables"):
             found += [p.read_bytes() for p in sorted(Path(table.path).rglob(".*.log.*"))]
     return found

@@ -1,0 +1,42 @@
+"""The test suite's own setup: real tables found beside the project, one skip line without them,
+and derandomized property tests under the CI profile."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("HUDI_RS_TABLES", "HYPOTHESIS_PROFILE",
+                                                             "PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS")}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-ra", "-n", "0", *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_ci_profile_is_derandomized_without_a_database() -> None:
+    profile = settings.get_profile("ci")
+    assert profile.derandomize and profile.database is None
+    assert not settings.get_profile("long").derandomize
+
+
+def test_a_bare_clone_reports_the_real_table_tests_in_one_skip_line() -> None:
+    """Without the tables every test that needs them skips from one place: one summary line, with
+    where the tables come from; the tests beside them in the same files still run."""
+    run = _pytest("--hudi-rs-tables", "none", "tests/test_checker.py", "tests/test_model_real_tables.py",
+                  "tests/test_log_format.py")
+    assert run.returncode == 0, run.stdout[-3000:]
+    skipped = [ln for ln in run.stdout.splitlines() if ln.startswith("SKIPPED")]
+    assert len(skipped) == 1, skipped
+    assert "hudi-rs" in skipped[0] and "Apache-2.0" in skipped[0] and "HUDI_RS_TABLES" in skipped[0]
+    counts = dict((k, int(n)) for n, k in re.findall(r"(\d+) (passed|skipped|failed|error)", run.stdout))
+    assert counts.get("passed", 0) > 0 and not counts.get("failed") and not counts.get("error")
+    grouped = re.match(r"SKIPPED \[(\d+)\]", skipped[0])
+    assert grouped is not None and int(grouped.group(1)) == counts["skipped"]

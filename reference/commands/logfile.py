@@ -20,7 +20,7 @@ COLUMNS = ["offset", "block_type", "instant_time", "target_instant_time", "recor
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("logfile", help="show the blocks (and optionally records) of a log file")
     p.add_argument("file", help="path or URI of a log file")
-    p.add_argument("--records", type=int, default=0, metavar="N", help="also show the first N records")
+    p.add_argument("--records", type=_output.count, default=0, metavar="N", help="also show the first N records")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 

@@ -62,13 +62,20 @@ def text_width(is_terminal: bool, terminal_width: int) -> int:
 def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Print rows under ``columns`` (named as Hudi's ``CALL show_*`` procedures name them) in ``text_width``
     characters: as a table when every column fits at least as wide as its name, long cells folded onto more
-    lines; else one record after another, ``column  value`` per line (as ``psql``'s expanded display)."""
+    lines; else one record after another, ``column  value`` per line (as ``psql``'s expanded display). No rows:
+    the title, "no rows", and the column names."""
     from rich.console import Console
 
     probe = Console()
     width = text_width(probe.is_terminal, probe.size.width)
     cells = [["" if v is None else str(v) for v in row] for row in rows]
-    if not columns or table_width(columns, cells) <= width:
+    if not cells:
+        import textwrap
+
+        for line in textwrap.wrap(f"{title}: no rows" if title else "no rows", width) + textwrap.wrap(
+                "columns: " + " ".join(columns), width, subsequent_indent="  "):
+            print(line)
+    elif table_width(columns, cells) <= width:
         _print_table(Console(width=width), title, columns, cells)
     else:
         for line in record_lines(title, columns, cells, width):

@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidOperation(f"{path} is a folder, not a log file",
                                    hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0")
         parent, name = os.path.split(os.path.abspath(path))
-    data = Storage(parent).read(name)
+    storage = Storage(parent)
+    if not storage.exists(name):
+        raise InvalidOperation(f"no such log file: {path}",
+                               hint="check the path; `hudi-spec fsview TABLE` lists each file slice's log files")
+    data = storage.read(name)
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0

@@ -58,13 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.register(sub)
+    for command_parser in sub.choices.values():  # unknown arguments are reported by the command's parser
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except HudiSpecError as err:  # an argument's type refused it (e.g. --limit -1)
         print(f"hudi-spec {_command(argv)}: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -384,3 +384,16 @@ def test_installed_metadata_carries_the_licence_expression() -> None:
     metadata = importlib.metadata.metadata("hudi-spec")
     assert metadata["License-Expression"] == "Apache-2.0"
     assert "LICENSE" in (metadata.get_all("License-File") or [])
+
+
+def test_every_command_line_of_the_cli_guide_parses() -> None:
+    """The command lines docs/guide/cli.md shows are command lines ``hudi-spec`` accepts."""
+    from reference.cli import build_parser
+
+    text = (ROOT / "docs" / "guide" / "cli.md").read_text().replace("\\\n", " ")
+    lines = [line.split("  #")[0].strip() for line in text.splitlines() if line.startswith("hudi-spec ")]
+    assert len(lines) >= 30
+    parser = build_parser()
+    for line in lines:
+        args = parser.parse_args(shlex.split(line)[1:])
+        assert args.handler is not None, line

@@ -148,6 +148,15 @@ def test_inspect_commands_on_the_demo_table(demo_table: Path, capsys: pytest.Cap
     assert docs["desc"]["tableType"] == "MERGE_ON_READ"
 
 
+@pytest.mark.spark
+def test_the_demo_timeline_is_a_table_at_100_columns(demo_table: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    out = _run(capsys, ["timeline", str(demo_table), "--all"])
+    assert max(len(line) for line in out.splitlines()) <= 100 and "-[ 1 ]" not in out
+    assert "commit (compaction)" in out and out.count("COMPLETED") == 6
+
+
 @pytest.mark.parametrize("name", REAL)
 def test_inspect_commands_on_real_tables(name: str, real_tables: list[RealTable],
                                          capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,9 @@
 """Shared output for ``hudi-spec`` commands: a rich table for people, JSON for programs.
 
 Text fits where it goes: on a terminal, the terminal's width (or ``COLUMNS`` when set); piped or
-redirected, ``COLUMNS`` when set, else ``PIPED_WIDTH`` characters. Cells too long for their column
-are folded onto more lines, never cut; ``--output json`` gives every value on one line for programs.
+redirected, ``COLUMNS`` when set, else ``PIPED_WIDTH`` characters. A table is drawn when its columns
+fit at least as wide as their names; cells too long for their column fold onto more lines, never cut.
+A table too wide for that is printed one record per row. ``--output json`` is for programs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -70,8 +72,6 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
     width = text_width(probe.is_terminal, probe.size.width)
     cells = [["" if v is None else str(v) for v in row] for row in rows]
     if not cells:
-        import textwrap
-
         for line in textwrap.wrap(f"{title}: no rows" if title else "no rows", width) + textwrap.wrap(
                 "columns: " + " ".join(columns), width, subsequent_indent="  "):
             print(line)
@@ -108,8 +108,6 @@ def table_width(columns: Sequence[str], cells: Sequence[Sequence[str]]) -> int:
 def record_lines(title: str | None, columns: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[str]:
     """Rows as records, for tables too wide for ``width``: a numbered header line per row, then one
     ``column  value`` line per column, values wrapped (long words broken) to fit."""
-    import textwrap
-
     key_width = max(len(c) for c in columns)
     stacked = key_width + SEPARATOR + 20 > width  # names too long to share a line with the value: value below
     indent = SEPARATOR if stacked else key_width + SEPARATOR

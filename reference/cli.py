@@ -2,10 +2,11 @@
 
 Each subcommand lives in its own module under ``reference/commands/`` and exposes
 ``register(subparsers)``; the parser below discovers them. Every command takes
-``--output text|json``. Exit codes: 0 success; 1 the command ran and found a problem (a corrupt
-log block); 2 bad input: a typed error from ``spec.errors`` or a file that cannot be read, printed
-as one line (argparse's usage errors exit 2 too); 3 an unexpected failure, printed as one line
-(``HUDI_SPEC_DEBUG=1`` prints the traceback); 130 interrupted.
+``--output text|json``. Every error is one line on standard error, ``hudi-spec COMMAND: what``.
+Exit codes (``EXIT_CODES``, the table of the README and the command-line guide): 0 success; 1 the
+command ran and found a problem (a corrupt log block); 2 bad input: a typed error from
+``spec.errors``, a file that cannot be read, or a command line argparse refuses; 3 an unexpected
+failure (``HUDI_SPEC_DEBUG=1`` prints the traceback); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pkgutil
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from reference import commands
 from spec.errors import HudiSpecError
@@ -27,10 +29,26 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 3
 EXIT_INTERRUPTED = 130
 DEBUG_ENV = "HUDI_SPEC_DEBUG"
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_PROBLEM: "the command ran and found a problem: `logfile` read a corrupt block",
+    EXIT_BAD_INPUT: "bad input: not a Hudi table, a missing file, an unknown instant, a bad option or argument "
+                    "(a typed error from `spec/errors.py`, or a usage error)",
+    EXIT_FAILURE: f"an unexpected failure (a bug, or Spark failing); `{DEBUG_ENV}=1` prints the traceback",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+"""Every exit code of ``hudi-spec`` and what it means; the README and the command-line guide show this table."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors on one line like every other error (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hudi-spec",
         description="Inspect, read and write Apache Hudi tables with the executable specification.",
     )
@@ -40,12 +58,20 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.register(sub)
+    for command_parser in sub.choices.values():  # unknown arguments are reported by the command's parser
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    except HudiSpecError as err:  # an argument's type refused it (e.g. --limit -1)
+        print(f"hudi-spec {_command(argv)}: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         code = args.handler(args)
     except HudiSpecError as err:
@@ -66,6 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
         return EXIT_FAILURE
     return int(code or EXIT_OK)
+
+
+def _command(argv: Sequence[str] | None) -> str:
+    """The subcommand named on the command line (the first word: ``hudi-spec`` itself takes no options but
+    ``--help``), for messages written before parsing finished."""
+    return next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), "")
 
 
 def _one_line(err: BaseException, limit: int = 300) -> str:

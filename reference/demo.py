@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import shutil
 import sys
@@ -361,13 +362,46 @@ def run(path: Path, version: int = 6, rows: int = 3000, spark: Any = None) -> De
     sample = sorted(snapshot_rows.to_pylist(), key=lambda r: r[KEY])[:5]
     cols = ["_hoodie_commit_time", "_hoodie_partition_path", "uuid", "fare", "pickup_date"]
     emit_table(None, cols, [[r[c] for c in cols] for r in sample])
-    steps.say("timeline", f"hudi-spec timeline {path}")
+    steps.say("timeline", f"{hudi_spec_command()} timeline {path}")
     cli(["timeline", str(path), "--all"])
     print(f"\nAll {len(readers.checks)} checks passed in {time.monotonic() - steps.started:.0f}s. "
           f"The table is at {path}; try:", flush=True)
-    for command in ("desc", "commits", "fsview --latest", "compactions", "cleans", "stats"):
-        print(f"  hudi-spec {command} {path}")
+    for line in closing_hints(path):
+        print(line)
     return DemoResult(path, instants, tuple(readers.checks))
+
+
+HINTS = ("desc", "commits", "fsview --latest", "compactions", "cleans", "stats")
+"""The commands the demo suggests on its table when it is done."""
+
+
+def hudi_spec_command() -> str:
+    """``hudi-spec`` as a user can type it here: the bare name when the ``hudi-spec`` on ``PATH`` is this
+    environment's; else the script's path (relative to the current folder when below it, e.g.
+    ``.venv/bin/hudi-spec`` after ``make demo`` on a fresh clone, where ``.venv`` is not activated)."""
+    script = Path(sys.executable).parent / "hudi-spec"
+    found = shutil.which("hudi-spec")
+    if found and Path(found).resolve() == script.resolve():
+        return "hudi-spec"
+    if not script.is_file():
+        return f"{sys.executable} -m reference.cli"
+    return _as_typed(script)
+
+
+def _as_typed(path: Path) -> str:
+    """``path`` relative to the current folder when it is below it, else absolute."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else str(path)
+
+
+def closing_hints(path: Path) -> list[str]:
+    """The demo's last lines: commands to try on its table, each runnable exactly as printed."""
+    command = hudi_spec_command()
+    lines = [f"  {command} {hint} {path}" for hint in HINTS]
+    if command != "hudi-spec" and (Path(sys.executable).parent / "activate").is_file():
+        activate = _as_typed(Path(sys.executable).parent / "activate")
+        lines.append(f"(or `source {activate}` first, then type just `hudi-spec ...`)")
+    return lines
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:

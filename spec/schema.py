@@ -246,7 +246,11 @@ def _to_avro(t: pa.DataType, name: str, namespace: str) -> Any:
             raise SchemaMismatch(f"map keys must be strings in Avro, not {t.key_type}", hint="cast the keys")
         item = t.item_field
         return {"type": "map", "values": _maybe_null(_to_avro(item.type, name, namespace), item.nullable)}
-    raise SchemaMismatch(f"Arrow type {t} has no Avro equivalent in Hudi", hint="cast the column first")
+    if pa.types.is_null(t):  # what Arrow infers for a column whose every value is null (e.g. read from JSON)
+        raise SchemaMismatch(f"column {name!r} has no type: every value in it is null (Arrow type null)",
+                             hint=f"give {name!r} a type, e.g. cast it to int64 or string, or leave the column out")
+    raise SchemaMismatch(f"column {name!r}: Arrow type {t} has no Avro equivalent in Hudi",
+                         hint="cast the column first")
 
 
 def _maybe_null(t: Any, nullable: bool) -> Any:

@@ -5,6 +5,7 @@ Hudi: text output is a table under the column names of Hudi's ``CALL show_*`` pr
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -94,7 +95,9 @@ def _run(capsys: pytest.CaptureFixture[str], argv: list[str], code: int = 0) -> 
 def _check_text(out: str, headers: list[str]) -> None:
     lines = out.splitlines()
     for h in headers:
-        assert any(f" {h} " in line for line in lines), f"no column {h!r} in:\n{out[:2000]}"
+        # a column header of the table, or a field name of the one-record-per-row view
+        header = re.compile(rf"(^|\s){re.escape(h)}(\s|$)")
+        assert any(header.search(line) for line in lines), f"no column {h!r} in:\n{out[:2000]}"
 
 
 def _check_json(out: str, keys: list[str], rows: Callable[[Any], list[dict[str, Any]]]) -> Any:
@@ -143,6 +146,15 @@ def test_inspect_commands_on_the_demo_table(demo_table: Path, capsys: pytest.Cap
     assert docs["stats"]["file_sizes"][-1]["commit_time"] == "ALL"
     assert any(r["delta_size_compaction_scheduled"] > 0 for r in docs["fsview --latest"])
     assert docs["desc"]["tableType"] == "MERGE_ON_READ"
+
+
+@pytest.mark.spark
+def test_the_demo_timeline_is_a_table_at_100_columns(demo_table: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    out = _run(capsys, ["timeline", str(demo_table), "--all"])
+    assert max(len(line) for line in out.splitlines()) <= 100 and "-[ 1 ]" not in out
+    assert "commit (compaction)" in out and out.count("COMPLETED") == 6
 
 
 @pytest.mark.parametrize("name", REAL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -10,7 +11,7 @@ from reference.cli import main
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_system_view import FileSystemView
 from spec.storage import Storage
-from spec.timeline import Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Instant, Timeline, format_instant_file_name, timeline_dir
 from tests.conftest import RealTable
 
 
@@ -19,13 +20,23 @@ def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
     return json.loads(capsys.readouterr().out)
 
 
+def _transition_time(table: RealTable, timeline: Timeline, inst: Instant) -> str:
+    """Hudi's ``HoodieInstant.getCompletionTime``: the completion time in the file name (layout 2), or the completed
+    file's modification time as an instant time in local time (layout 1), read here with os.stat."""
+    if timeline.layout == 2:
+        assert inst.completed is not None
+        return inst.completed
+    stat = (table.path / timeline_dir(timeline.layout) / format_instant_file_name(inst, timeline.layout)).stat()
+    return time.strftime("%Y%m%d%H%M%S", time.localtime(stat.st_mtime)) + f"{stat.st_mtime_ns // 1_000_000 % 1000:03d}"
+
+
 def test_commits_and_commit_files(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(real_table.path)
     timeline = Timeline.load(path)
     commits = _json(capsys, ["commits", path])
     done = list(reversed(timeline.commits_timeline().instants))  # newest first, as show_commits lists them
     assert [c["commit_time"] for c in commits] == [i.requested for i in done]
-    assert [c["state_transition_time"] for c in commits] == [i.completed for i in done]
+    assert [c["state_transition_time"] for c in commits] == [_transition_time(real_table, timeline, i) for i in done]
     assert _json(capsys, ["commits", path, "--limit", "1"]) == commits[:1]
     for inst in timeline.commits_timeline().instants:
         data = _json(capsys, ["commit-files", path, inst.requested])

@@ -38,6 +38,9 @@ def test_demo_builds_and_checks_a_mor_table(spark: Any, version: int, tmp_path: 
     for step in ("1. spark", "2. generate", "3. insert", "6. compact", "8. clean", "9. read", "11. timeline"):
         assert step in out
     assert check_table(str(path)).ok
+    for line in demo.closing_hints(path):  # suggestions runnable as printed (tests/test_cli_newcomer.py runs them)
+        assert line in out
+    assert "11. timeline" in out and f"{demo.hudi_spec_command()} timeline {path}" in out
 
 
 def test_a_reader_that_disagrees_fails_the_demo(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

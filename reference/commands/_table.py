@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from spec.commit_metadata import CommitMetadata, parse_commit_metadata
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Instant, Timeline, read_instant_content
+from spec.timeline import Instant, Timeline, parse_instant_file_name, read_instant_content, timeline_dir
 
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
@@ -16,3 +18,23 @@ def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
 
 def commit_metadata(storage: Storage, timeline: Timeline, inst: Instant) -> CommitMetadata:
     return parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+
+
+def timeline_mtimes(storage: Storage, timeline: Timeline) -> dict[str, int]:
+    """Modification time (ms) of every file of the timeline folder, by name: one listing per command."""
+    return {f.name: f.mtime_ms for f in storage.list(timeline_dir(timeline.layout)) if not f.is_dir}
+
+
+def state_transition_time(timeline: Timeline, inst: Instant, mtimes: dict[str, int]) -> str | None:
+    """The ``state_transition_time`` of Hudi's ``CALL show_commits`` / ``show_compaction`` / ``show_cleans``:
+    ``HoodieInstant.getCompletionTime``. Layout 2 names it in the completed file (``T_C.action``; None while
+    pending). Layout 1 has none in its names, and Hudi's ``InstantGeneratorV1.createNewInstant`` takes the
+    modification time of the instant's file in its current state, formatted as an instant time in the
+    machine's time zone (``HoodieInstantTimeGenerator.formatDate``)."""
+    if timeline.layout == 2:
+        return inst.completed
+    for name in timeline.files_of(inst):
+        if parse_instant_file_name(name, timeline.layout).state == inst.state and name in mtimes:
+            local = datetime.fromtimestamp(mtimes[name] / 1000)  # local time, as Hudi formats it
+            return local.strftime("%Y%m%d%H%M%S") + f"{local.microsecond // 1000:03d}"
+    return None

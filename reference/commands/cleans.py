@@ -1,7 +1,8 @@
 """``hudi-spec cleans TABLE``: completed cleans with their metadata (like ``CALL show_cleans``).
 
 Columns as ``show_cleans`` names them: ``clean_time`` (requested time), ``state_transition_time``
-(layout 2: the completion time), ``action``, ``start_clean_time``, ``time_taken_in_millis``,
+(layout 2: the completion time; layout 1: when the completed instant file was written),
+``action``, ``start_clean_time``, ``time_taken_in_millis``,
 ``total_files_deleted``, ``earliest_commit_to_retain``, ``last_completed_commit_timestamp`` and
 ``version``; added here: ``policy``. Newest first, as ``show_cleans`` orders them.
 ``--pending`` lists cleans that did not complete, with the number of files their plan deletes.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import open_table
+from reference.commands._table import open_table, state_transition_time, timeline_mtimes
 from spec.plans import HoodieCleanerPlan, HoodieCleanMetadata, parse_avro_metadata
 from spec.timeline import Action, Instant, State, read_instant_content
 
@@ -24,7 +25,7 @@ PENDING_COLUMNS = ["clean_time", "state", "policy", "earliest_instant_to_retain"
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cleans", help="completed cleans and what they deleted")
     p.add_argument("table", help="table base path or URI")
-    p.add_argument("--limit", type=int, default=None, help="only the newest N")
+    p.add_argument("--limit", type=_output.count, default=None, help="only the newest N")
     p.add_argument("--pending", action="store_true", help="cleans that did not complete, with their plans")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
@@ -51,11 +52,13 @@ def run(args: argparse.Namespace) -> int:
                      title="Pending cleans")
         return 0
     rows = []
+    mtimes = timeline_mtimes(storage, timeline)
     for inst in cleans:
         if not inst.is_completed:
             continue
         md = parse_avro_metadata(read_instant_content(storage, inst, timeline.layout), HoodieCleanMetadata)
-        rows.append({"clean_time": inst.requested, "state_transition_time": inst.completed, "action": inst.action,
+        rows.append({"clean_time": inst.requested,
+                     "state_transition_time": state_transition_time(timeline, inst, mtimes), "action": inst.action,
                      "start_clean_time": md.start_clean_time, "time_taken_in_millis": md.time_taken_in_millis,
                      "total_files_deleted": md.total_files_deleted,
                      "earliest_commit_to_retain": md.earliest_commit_to_retain,

@@ -1,7 +1,8 @@
 """``hudi-spec commits TABLE``: completed writes with their totals (like ``CALL show_commits``).
 
 Columns as ``show_commits`` names them: ``commit_time`` (requested time), ``state_transition_time``
-(layout 2: the completion time), ``action``, ``total_bytes_written``, ``total_files_added``,
+(layout 2: the completion time; layout 1: when the completed instant file was written),
+``action``, ``total_bytes_written``, ``total_files_added``,
 ``total_files_updated``, ``total_partitions_written``, ``total_records_written``,
 ``total_update_records_written`` and ``total_errors``; added here: ``operation``, ``total_inserts``
 and ``total_deletes``. Newest first, as ``show_commits`` orders them; ``--limit N`` keeps the newest N.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import commit_metadata, open_table
+from reference.commands._table import commit_metadata, open_table, state_transition_time, timeline_mtimes
 
 COLUMNS = ["commit_time", "state_transition_time", "action", "operation", "total_bytes_written", "total_files_added",
            "total_files_updated", "total_partitions_written", "total_records_written", "total_update_records_written",
@@ -22,7 +23,7 @@ COLUMNS = ["commit_time", "state_transition_time", "action", "operation", "total
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("commits", help="completed commits with their write totals")
     p.add_argument("table", help="table base path or URI")
-    p.add_argument("--limit", type=int, default=None, help="only the newest N")
+    p.add_argument("--limit", type=_output.count, default=None, help="only the newest N")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
@@ -30,12 +31,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     storage, _, timeline = open_table(args.table)
     rows = []
+    mtimes = timeline_mtimes(storage, timeline)
     for inst in reversed(timeline.commits_timeline().instants):
         md = commit_metadata(storage, timeline, inst)
         stats = list(md.all_write_stats())
         rows.append({
             "commit_time": inst.requested,
-            "state_transition_time": inst.completed,
+            "state_transition_time": state_transition_time(timeline, inst, mtimes),
             "action": timeline.origin_action(inst.requested) or inst.action,
             "operation": md.operation_type,
             "total_bytes_written": sum(s.total_write_bytes for s in stats),

@@ -1,7 +1,8 @@
 """``hudi-spec compactions TABLE``: compaction instants, pending and completed (like ``CALL show_compaction``).
 
 Columns as ``show_compaction`` names them: ``compaction_time`` (requested time),
-``state_transition_time`` (layout 2: the completion time), ``state``, ``action`` (``compaction``
+``state_transition_time`` (layout 2: the completion time; layout 1: when the file of the instant's
+state was written), ``state``, ``action`` (``compaction``
 while pending, ``commit`` once completed), ``timeline_type`` and ``operation_size`` (the number of
 operations in the plan, ``T.compaction.requested``); added here: ``total_log_files`` (log files the
 plan compacts) and ``partitions``. One row per instant, newest first.
@@ -13,7 +14,7 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import open_table
+from reference.commands._table import open_table, state_transition_time, timeline_mtimes
 from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.timeline import Action, read_instant_content
 
@@ -24,7 +25,7 @@ COLUMNS = ["compaction_time", "state_transition_time", "state", "action", "timel
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("compactions", help="compaction instants and the size of their plans")
     p.add_argument("table", help="table base path or URI")
-    p.add_argument("--limit", type=int, default=None, help="only the newest N")
+    p.add_argument("--limit", type=_output.count, default=None, help="only the newest N")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
@@ -32,13 +33,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     storage, _, timeline = open_table(args.table)
     rows: list[dict[str, Any]] = []
+    mtimes = timeline_mtimes(storage, timeline)
     for inst in reversed(timeline.instants):
         requested = f"{inst.requested}.compaction.requested"  # the plan stays after the compaction completes
         if inst.family != Action.COMMIT or requested not in timeline.files_of(inst.requested):
             continue
         plan = parse_avro_metadata(read_instant_content(storage, requested, timeline.layout), HoodieCompactionPlan)
         ops = plan.operations or ()
-        rows.append({"compaction_time": inst.requested, "state_transition_time": inst.completed,
+        rows.append({"compaction_time": inst.requested,
+                     "state_transition_time": state_transition_time(timeline, inst, mtimes),
                      "state": inst.state.value, "action": inst.action, "timeline_type": "ACTIVE",
                      "operation_size": len(ops), "total_log_files": sum(len(op.delta_file_paths or ()) for op in ops),
                      "partitions": sorted({op.partition_path or "" for op in ops})})

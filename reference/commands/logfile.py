@@ -20,7 +20,7 @@ COLUMNS = ["offset", "block_type", "instant_time", "target_instant_time", "recor
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("logfile", help="show the blocks (and optionally records) of a log file")
     p.add_argument("file", help="path or URI of a log file")
-    p.add_argument("--records", type=int, default=0, metavar="N", help="also show the first N records")
+    p.add_argument("--records", type=_output.count, default=0, metavar="N", help="also show the first N records")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
 
@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidOperation(f"{path} is a folder, not a log file",
                                    hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0")
         parent, name = os.path.split(os.path.abspath(path))
-    data = Storage(parent).read(name)
+    storage = Storage(parent)
+    if not storage.exists(name):
+        raise InvalidOperation(f"no such log file: {path}",
+                               hint="check the path; `hudi-spec fsview TABLE` lists each file slice's log files")
+    data = storage.read(name)
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0

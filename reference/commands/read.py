@@ -23,14 +23,19 @@ from spec.errors import InvalidOperation
 from spec.reader import QUERY_TYPES, read_table
 
 ENGINES = ("spec", "spark")
+FROM_START = "00000000000000"
+"""A ``--begin`` before every instant (Hudi's ``HoodieTimeline.INIT_INSTANT_TS``): incremental from the start."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("read", help="read a table: snapshot, read-optimized, incremental or time travel")
+    p = sub.add_parser("read", help="read a table: snapshot, read-optimized, incremental or time travel",
+                       description="Read a table with any query type. An incremental query needs --begin, as "
+                                   "Apache Hudi's does (hoodie.datasource.read.begin.instanttime is mandatory).")
     p.add_argument("table", help="table base path or URI")
     p.add_argument("--query", choices=QUERY_TYPES, default="snapshot")
     p.add_argument("--as-of", help="time travel: read the table as of this instant")
-    p.add_argument("--begin", help="incremental: exclusive start instant")
+    p.add_argument("--begin", help="incremental (required, as in Apache Hudi): exclusive start instant; "
+                                   f"{FROM_START} reads from the table's first commit")
     p.add_argument("--end", help="incremental: inclusive end instant (default: latest)")
     p.add_argument("--columns", nargs="+", help="only these columns")
     p.add_argument("--partition", action="append", dest="partitions",
@@ -39,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="rows as a table (default), a JSON array of row objects (as --json), "
                         "or a parquet file (needs --out)")
     p.add_argument("--out", help="write the rows to this file instead of standard output")
-    p.add_argument("--limit", type=int, default=None, help="show at most N rows (table/json)")
+    p.add_argument("--limit", type=_output.count, default=None, help="show at most N rows (table/json)")
     p.add_argument("--engine", choices=ENGINES, default="spec",
                    help="spec: the executable specification's reader (no Spark); "
                         "spark: the reference Spark reader (same rows)")
@@ -51,6 +56,33 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, bytes):
         return v.hex()
     return v
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse what Apache Hudi refuses before anything is read: an incremental query needs a begin instant
+    (``IncrementalRelation`` throws "Specify the begin instant time to pull from" without
+    ``hoodie.datasource.read.begin.instanttime``), rather than silently returning every row."""
+    if args.query == "incremental" and args.begin is None:
+        raise InvalidOperation("an incremental query needs --begin (the exclusive start instant), as in Apache Hudi",
+                               hint=f"add --begin INSTANT; --begin {FROM_START} reads every commit")
+
+
+def why_empty(args: argparse.Namespace) -> str:
+    """Why a query found nothing, in words: no commit yet, an ``--as-of`` before the first commit, an empty
+    incremental window, or partitions with no file group."""
+    from spec.timeline import Timeline
+
+    commits = Timeline.load(args.table).commits_timeline().instants
+    if not commits:
+        return "the table has no completed commit yet"
+    first = commits[0].requested  # time travel keeps the file slices of instants requested at or before as_of
+    if args.as_of is not None and args.as_of < first:
+        return f"--as-of {args.as_of} is before the table's first commit, {first}; nothing was written yet"
+    if args.query == "incremental":
+        return f"no commit completed after {args.begin}" + (f" and by {args.end}" if args.end else "")
+    if args.partitions:
+        return f"no file group in partition {', '.join(args.partitions)}"
+    return "no file slice holds a row"
 
 
 def _read(args: argparse.Namespace) -> pa.Table:
@@ -79,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format or ("json" if args.output == "json" else "table")
     if fmt == "parquet" and not args.out:
         raise InvalidOperation("--format parquet writes a file", hint="add --out FILE")
+    check_args(args)
     table = _read(args)
     if fmt == "parquet":
         pq.write_table(table, args.out)
@@ -88,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     with _destination(args.out):
         if fmt == "json":
             _output.emit_json([{k: _jsonable(v) for k, v in row.items()} for row in shown.to_pylist()])
+        elif table.num_rows == 0:
+            print(f"0 rows ({args.query}): {why_empty(args)}")
         else:
             rows = [[row.get(c) for c in shown.column_names] for row in shown.to_pylist()]
             _output.emit_table(f"{table.num_rows} rows ({args.query})", shown.column_names, rows)

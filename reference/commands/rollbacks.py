@@ -3,7 +3,8 @@
 Columns as ``show_rollbacks`` names them: ``instant`` (the instant rolled back),
 ``rollback_instant``, ``total_files_deleted``, ``time_taken_in_millis``, ``total_partitions``;
 added here: ``action`` (of the instant rolled back), ``state_transition_time`` (layout 2: the
-completion time) and ``rollback_log_files`` (command-block logs written, MOR v6). One row per
+completion time; layout 1: when the completed rollback file was written) and
+``rollback_log_files`` (command-block logs written, MOR v6). One row per
 instant a rollback undid, newest rollback first. ``--pending`` lists rollbacks that did not
 complete with the instant their plan targets.
 """
@@ -14,7 +15,7 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import open_table
+from reference.commands._table import open_table, state_transition_time, timeline_mtimes
 from spec.plans import HoodieRollbackMetadata, HoodieRollbackPlan, parse_avro_metadata
 from spec.timeline import Action, Instant, State, read_instant_content
 
@@ -26,7 +27,7 @@ PENDING_COLUMNS = ["rollback_instant", "state", "instant", "action", "requests"]
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("rollbacks", help="completed rollbacks and what they undid")
     p.add_argument("table", help="table base path or URI")
-    p.add_argument("--limit", type=int, default=None, help="only the newest N rollbacks")
+    p.add_argument("--limit", type=_output.count, default=None, help="only the newest N rollbacks")
     p.add_argument("--pending", action="store_true", help="rollbacks that did not complete, with their plans")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         _output.emit(args.output, rows, PENDING_COLUMNS, [[r[c] for c in PENDING_COLUMNS] for r in rows],
                      title="Pending rollbacks")
         return 0
+    mtimes = timeline_mtimes(storage, timeline)
     for inst in rollbacks:
         if not inst.is_completed:
             continue
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
             rows.append({"instant": undone, "rollback_instant": inst.requested,
                          "total_files_deleted": md.total_files_deleted, "time_taken_in_millis": md.time_taken_in_millis,
                          "total_partitions": len(md.partition_metadata), "action": actions.get(undone),
-                         "state_transition_time": inst.completed, "rollback_log_files": logs})
+                         "state_transition_time": state_transition_time(timeline, inst, mtimes),
+                         "rollback_log_files": logs})
     _output.emit(args.output, rows, COLUMNS,
                  [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["rollback_log_files"])] for r in rows],
                  title="Rollbacks")

@@ -3,7 +3,7 @@
 ``savepoint_time`` as ``show_savepoints`` names it (the savepointed commit's time), newest first;
 added here from the HoodieSavepointMetadata: ``savepointed_by``, ``savepointed_at``, ``comments``,
 ``total_partitions``, ``total_files`` (the files the savepoint keeps) and ``state_transition_time``
-(layout 2: the completion time).
+(layout 2: the completion time; layout 1: when the completed savepoint file was written).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import open_table
+from reference.commands._table import open_table, state_transition_time, timeline_mtimes
 from spec.plans import HoodieSavepointMetadata, parse_avro_metadata
 from spec.timeline import Action, read_instant_content
 
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     storage, _, timeline = open_table(args.table)
     rows = []
+    mtimes = timeline_mtimes(storage, timeline)
     for inst in reversed(timeline.instants):
         if inst.action != Action.SAVEPOINT or not inst.is_completed:
             continue
@@ -37,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
                      "savepointed_at": md.savepointed_at, "comments": md.comments,
                      "total_partitions": len(md.partition_metadata),
                      "total_files": sum(len(pm.savepoint_data_file) for pm in md.partition_metadata.values()),
-                     "state_transition_time": inst.completed})
+                     "state_transition_time": state_transition_time(timeline, inst, mtimes)})
     _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Savepoints")
     return 0

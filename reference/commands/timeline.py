@@ -29,12 +29,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("timeline", help="list the instants of the active timeline")
     p.add_argument("table", help="table base path or URI")
     p.add_argument("--all", action="store_true", help="every instant (default: the newest 20)")
-    p.add_argument("--limit", type=int, default=None, help=f"only the newest N instants (default {DEFAULT_LIMIT})")
+    p.add_argument("--limit", type=_output.count, default=None,
+                   help=f"only the newest N instants (default {DEFAULT_LIMIT})")
     p.add_argument("--pending", action="store_true", help="only instants that did not complete")
     p.add_argument("--files", action="store_true", help="text: also list each instant's timeline files")
     p.add_argument("--archived", action="store_true", help="also the archived instants (first, oldest first)")
     _output.add_output_option(p)
     p.set_defaults(handler=run)
+
+
+def text_columns(rows: list[dict[str, object]], layout: int, archived: bool, files: bool) -> list[str]:
+    """The columns text shows, so that a timeline fits a terminal: ``timeline_type`` only with ``--archived``
+    (else every row is ACTIVE), ``completion_time`` only on layout 2 (layout 1 has none), ``files`` only with
+    ``--files``. A ``requested_action`` other than the action is shown in the action's cell, as
+    ``commit (compaction)``. JSON always has every column."""
+    columns = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time"]
+    if archived:
+        columns.append("timeline_type")
+    if layout == 2:
+        columns.append("completion_time")
+    return [*columns, "files"] if files else columns
+
+
+def _text_cell(row: dict[str, object], column: str) -> object:
+    """A cell of the text table: times of the state files as ``show_timeline`` prints them (``MM-dd HH:mm:ss``,
+    UTC; JSON has them to the millisecond), the action with the action it was requested as, files one a line."""
+    value = row[column]
+    if column in ("requested_time", "inflight_time", "completed_time") and isinstance(value, str):
+        return datetime.fromisoformat(value).strftime("%m-%d %H:%M:%S")
+    if column == "action" and row["requested_action"] not in (None, value):
+        return f"{value} ({row['requested_action']})"
+    if column == "files":
+        return "\n".join(row["files"])  # type: ignore[arg-type]
+    return value
 
 
 def _iso(mtime_ms: int) -> str:
@@ -78,12 +105,9 @@ def run(args: argparse.Namespace) -> int:
         _output.emit_json({"layout": timeline.layout, "total_instants": total, "instants": rows})
     else:
         shown = f"{len(rows)} of {total}" if len(rows) < total else str(len(rows))
-        columns = COLUMNS if args.files else COLUMNS[:-1]
-        _output.emit_table(
-            f"Timeline (layout {timeline.layout}), {shown} instants",
-            columns,
-            [[*(r[c] for c in COLUMNS[:-1]), "\n".join(r["files"])][:len(columns)] for r in rows],
-        )
+        columns = text_columns(rows, timeline.layout, args.archived, args.files)
+        _output.emit_table(f"Timeline (layout {timeline.layout}), {shown} instants", columns,
+                           [[_text_cell(r, c) for c in columns] for r in rows])
     return 0
 
 

@@ -58,6 +58,18 @@ def _load(path: str) -> pa.Table:
     raise InvalidOperation(f"cannot read {path!r}", hint="use a .parquet, .json or .csv file")
 
 
+def check_new_table(table: str, options: dict[str, str]) -> None:
+    """A new table needs a record key; say so in the command line's words (``--record-key``) before any
+    Spark starts, rather than by the write option's name."""
+    from spec.storage import Storage
+
+    keyed = options.get("hoodie.datasource.write.recordkey.field") or options.get("hoodie.table.recordkey.fields")
+    if not keyed and not Storage(table).exists(".hoodie/hoodie.properties"):
+        raise InvalidConfig(f"{table} is not a Hudi table yet, and a new table needs a record key",
+                            hint="add --record-key FIELD, the field that identifies a record "
+                                 "(several: comma-separated)")
+
+
 def run(args: argparse.Namespace) -> int:
     from reference.api import HudiTable
 
@@ -77,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise InvalidConfig(f"--option {item!r} is not KEY=VALUE")
         options[key] = value
+    check_new_table(args.table, options)
     with spark_progress():
         result = HudiTable(args.table, engine=args.engine).write(_load(args.input), args.operation, options)
     stats = list(result.metadata.all_write_stats())

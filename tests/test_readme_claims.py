@@ -1,0 +1,222 @@
+"""Every claim of README.md that a test can check, checked: the make targets and options it names exist,
+the ``hudi-spec`` and ``hudi-conformance`` lines it shows parse (and the ones that need no Spark run on a
+table), its Python reading example runs, the option keys, operations, files, counts and links it names
+are real, and its performance numbers are the performance page's. Claims backed by other tests name them
+in ``BACKED_ELSEWHERE`` (a test below checks those tests exist)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import build_parser as conformance_parser
+from reference import demo
+from reference.api import HudiTable
+from reference.cli import build_parser, main
+from reference.options import ALIASES, BY_KEY, OPERATIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
+
+
+def _blocks(language: str) -> list[str]:
+    return [body for lang, body in FENCE.findall(README) if lang == language]
+
+
+def _section(title: str) -> str:
+    start = README.index(f"## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start:end if end > 0 else None]
+
+
+def _shell_lines(program: str) -> list[str]:
+    """The ``program`` lines of the README's bash blocks, comments dropped."""
+    out = []
+    for block in _blocks("bash"):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith(f"{program} "):
+                out.append(line)
+    return out
+
+
+BACKED_ELSEWHERE = {
+    "make demo writes, checks and reads a MOR table with every query type": "tests/test_demo.py",
+    "every table written reads the same with hudi-rs, the spec reader and the model": "tests/test_writer_vs_model.py",
+    "a writer killed with SIGKILL at any point loses nothing": "tests/test_crash_safety.py",
+    "a second writer gets WriteConflict and changes nothing": "tests/test_write_conflict.py",
+    "the local engine leaves the same table as the Spark engine": "tests/test_local_engine.py",
+    "real tables round-trip through the parse/format pairs": "tests/test_real_tables_foundation.py",
+    "our rows equal hudi-rs's on every real table and query": "tests/test_reader_vs_hudi_rs.py",
+    "each named difference between hudi-rs and Apache Hudi is asserted": "tests/test_reader_differences.py",
+    "the conformance suite catches each injected bug": "tests/test_conformance_bugs.py",
+    "spec imports only the standard library, fastavro and pyarrow": "tests/test_architecture.py",
+    "errors say what was wrong and what to do; one exit-code table": "tests/test_cli_newcomer.py",
+    "the demo's hints run as printed; text fits COLUMNS": "tests/test_cli_newcomer.py",
+    "streaming: one commit per micro-batch, replays skipped": "tests/test_streaming.py",
+}
+
+
+def test_claims_backed_elsewhere_name_existing_tests() -> None:
+    for claim, path in BACKED_ELSEWHERE.items():
+        assert (ROOT / path).is_file(), f"{claim!r}: {path} does not exist"
+        assert "def test_" in (ROOT / path).read_text(), path
+
+
+def test_make_targets_exist() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
+    named = set(re.findall(r"`make ([\w-]+)", README)) | {line.split()[1] for line in _shell_lines("make")}
+    assert {"demo", "test", "bench", "slow", "docs-serve"} <= named
+    assert named <= targets, named - targets
+    assert "$(DEMO_ARGS)" in makefile and "HYPOTHESIS_PROFILE=long" in makefile
+    with pytest.raises(SystemExit) as done:  # DEMO_ARGS="--table-version 8" is an option of the demo
+        demo.main(["--table-version", "9"])
+    assert done.value.code == 2
+
+
+def test_the_hudi_rs_tables_setting_exists() -> None:
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    assert '"--hudi-rs-tables"' in conftest and 'TABLES_ENV = "HUDI_RS_TABLES"' in conftest
+    assert "MANIFEST.tsv" in conftest
+
+
+def _hudi_spec_argv(line: str, table: Path, log: Path, t1: str, t2: str) -> list[str]:
+    line = line.replace("[--json]", "--json")
+    words = {"TABLE": str(table), "LOGFILE": str(log), "T1": t1, "T2": t2}
+    return [words.get(w, w) for w in shlex.split(line)[1:]]
+
+
+def test_the_hudi_spec_lines_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Each ``hudi-spec`` line of the README's shell block runs on a table (none of them needs Spark)."""
+    table = demo.build_table(tmp_path / "trips", 6)
+    log = next(table.rglob(".*.log.*"))
+    monkeypatch.chdir(tmp_path)
+    lines = _shell_lines("hudi-spec")
+    assert len(lines) >= 8
+    for line in lines:
+        argv = _hudi_spec_argv(line, table, log, "20250101080000000", "20250101090000000")
+        assert main(argv) == 0, f"{line}: {capsys.readouterr().err}"
+        assert capsys.readouterr().out.strip() or (tmp_path / "rows.parquet").is_file(), line
+    rows = json.loads(_run_json(capsys, ["read", str(table), "--query", "incremental", "--begin",
+                                          "20250101080000000", "--end", "20250101090000000", "--format", "json"]))
+    assert rows and {r["_hoodie_commit_time"] for r in rows} == {"20250101090000000"}
+
+
+def _run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 0
+    return capsys.readouterr().out
+
+
+def test_the_hudi_spec_commands_named_in_prose_exist() -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if getattr(a, "choices", None) and "desc" in a.choices).choices
+    prose = FENCE.sub("", README).replace("\n", " ")
+    spans = re.findall(r"`([^`]+)`", prose)
+    named = {m for span in spans for m in re.findall(r"hudi-spec ([a-z][a-z-]+)", span)}
+    services = next(span for span in spans if span.startswith("hudi-spec clean | rollback"))
+    listings = next(span for span in spans if span.startswith("cleans |"))
+    named |= {w for w in re.split(r"[\s|]+", f"{services} {listings}") if w not in ("hudi-spec", "create", "delete",
+                                                                                 "restore")}
+    assert {"write", "compact", "clean", "rollback", "savepoint", "cleans", "rollbacks", "savepoints", "compactions",
+            "archived", "desc"} <= named
+    assert named <= set(commands), named - set(commands)
+    write = _write_line()
+    args = parser.parse_args(write)
+    assert (args.operation, args.record_key, args.ordering_field, args.partition_field) == ("upsert", "uuid", "ts",
+                                                                                            "city")
+    assert parser.parse_args([*write, "--engine", "local"]).engine == "local"
+    for argv in (["compact", "T", "--schedule"], ["compact", "T", "--run"], ["compact", "T", "--run", "2025"],
+                 ["savepoint", "create", "T"], ["savepoint", "delete", "T", "1"], ["savepoint", "restore", "T", "1"]):
+        parser.parse_args(argv)
+
+
+def _write_line() -> list[str]:
+    (line,) = [p for p in re.findall(r"`(hudi-spec write [^`]+)`", README.replace("\n", " "))]
+    return shlex.split(line)[1:]
+
+
+def test_every_command_takes_output_json() -> None:
+    def walk(parser: object) -> list[object]:
+        subs = [a for a in parser._actions if getattr(a, "choices", None) and isinstance(a.choices, dict)]  # type: ignore[attr-defined]
+        children = [p for a in subs for p in a.choices.values()]
+        return children + [g for c in children for g in walk(c)]
+
+    for command in walk(build_parser()):
+        if any(getattr(a, "choices", None) and isinstance(a.choices, dict) for a in command._actions):  # type: ignore[attr-defined]
+            continue  # a group of subcommands (savepoint): its subcommands take it
+        output = [a for a in command._actions if "--output" in a.option_strings]  # type: ignore[attr-defined]
+        assert output and tuple(output[0].choices) == ("text", "json"), command.prog  # type: ignore[attr-defined]
+
+
+def test_the_python_reading_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    demo.build_table(tmp_path / "path" / "to" / "table", 6)
+    monkeypatch.chdir(tmp_path)
+    (reading,) = [b for b in _blocks("python") if "from spec.reader" in b]
+    namespace: dict[str, object] = {}
+    exec(compile(reading, "README reading example", "exec"), namespace)
+    assert namespace["rows"].num_rows == 3  # type: ignore[attr-defined]
+    assert namespace["changes"].num_rows == 0  # type: ignore[attr-defined]  # nothing after 2025-03-31
+    assert namespace["slice_rows"].num_rows == 3  # type: ignore[attr-defined]
+
+
+def test_the_writing_example_names_real_options_and_methods() -> None:
+    (writing,) = [b for b in _blocks("python") if "HudiTable" in b]
+    keys = set(re.findall(r'"(hoodie\.[\w.]+)"', writing)) | set(re.findall(r"`(hoodie\.[\w.]+)", README))
+    keys -= {"hoodie.properties"}
+    assert len(keys) >= 10
+    unknown = {k for k in keys if k not in BY_KEY and k not in ALIASES}
+    assert not unknown, f"the README names options the writer does not know: {unknown}"
+    for method in re.findall(r"trips\.(\w+)\(", writing):
+        assert callable(getattr(HudiTable, method, None)), method
+    assert "engine" in inspect.signature(HudiTable).parameters
+    listed = re.search(r"Operations: (.+?), on copy-on-write", README.replace("\n", " "))
+    assert listed and re.findall(r"`(\w+)`", listed.group(1)) == list(OPERATIONS)
+
+
+def test_files_counts_and_links_the_readme_names() -> None:
+    from reference.lock import LOCK_FILE
+    from tests.test_conformance_bugs import REFERENCE_BUGS
+
+    assert f"`{LOCK_FILE}`" in README
+    assert "SIGKILL" in (ROOT / "tests" / "test_crash_safety.py").read_text()
+    assert "eight bugs" in README and len(REFERENCE_BUGS) == 8
+    manifest = json.loads((ROOT / "fixtures" / "MANIFEST.json").read_text())
+    assert f"{manifest['cases']} cases" in README
+    fuzz = (ROOT / "tests" / "test_log_format_corrupt.py").read_text()
+    assert "2,000 cases" in README and "_fuzz(corpus, 2_000" in fuzz
+    assert "100,000 with `make slow`" in README and "_fuzz(corpus, 100_000" in fuzz
+    for link in re.findall(r"\]\(((?:docs|tests)/[^)#]+)", README):
+        assert (ROOT / link).is_file(), link
+
+
+def test_the_conformance_lines_parse() -> None:
+    parser = conformance_parser()
+    lines = _shell_lines("hudi-conformance")
+    assert len(lines) == 3
+    for line in lines:
+        argv = [w for w in shlex.split(line.replace("[--json]", "--json"))[1:]]
+        parser.parse_args(argv)
+    plugin = (ROOT / "conformance" / "plugin.py").read_text()
+    assert '"--hudi-impl"' in plugin and "MANIFEST.json" in plugin
+    assert "hudi_conformance" in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_performance_numbers_are_the_performance_pages() -> None:
+    section = _section("Performance")
+    page = (ROOT / "docs" / "performance.md").read_text()
+    numbers = re.findall(r"\d+(?:\.\d+)?(?:x| s| MB)", section)
+    assert len(numbers) >= 30
+    missing = sorted({n for n in numbers if n not in page})
+    assert not missing, f"numbers of the README's performance section not on docs/performance.md: {missing}"
+
+
+def test_the_real_table_count(real_tables: list[object]) -> None:
+    assert "22 tables written by Apache Hudi" in README and len(real_tables) == 22

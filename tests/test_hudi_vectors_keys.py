@@ -57,7 +57,8 @@ def _v(source: Source, method: str, label: str, props: dict[str, str], record: d
 
 
 _SIMPLE_PROPS = {KEY: "_row_key", HIVE: "true", PART: "timestamp"}
-_NESTED_PROPS = {KEY: "_row_key", HIVE: "true", PART: "nested_col.prop1", CLASS: "org.apache.hudi.keygen.SimpleKeyGenerator"}
+_NESTED_PROPS = {KEY: "_row_key", HIVE: "true", PART: "nested_col.prop1",
+                 CLASS: "org.apache.hudi.keygen.SimpleKeyGenerator"}
 _SIMPLE_CLASS = {**_SIMPLE_PROPS, CLASS: "org.apache.hudi.keygen.SimpleKeyGenerator"}
 
 SIMPLE_VECTORS = [

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,21 @@ _NO_DEFAULT = object()
 # --8<-- [start:builders]
 JSTRING: Schema = {"type": "string", "avro.java.string": "String"}
 """A string as Hudi's generated classes declare it (Java ``String``, not ``Utf8``)."""
+
+
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_]")
+_INVALID_FIRST_CHAR = re.compile(r"[^A-Za-z_]")
+
+
+def sanitize_avro_name(name: str, mask: str = "__") -> str:
+    """``name`` made a valid Avro name (``HoodieAvroUtils.sanitizeName``, Hudi 0.15 and 1.x): a first
+    character other than a letter or ``_`` is replaced by ``mask``, then every character other than
+    a letter, digit or ``_`` is. Hudi names a table's record ``<sanitized table>_record`` in the
+    namespace ``hoodie.<sanitized table>`` (``AvroSchemaUtils.getAvroRecordQualifiedName``), so a
+    table named ``my-table`` writes ``my__table_record``."""
+    if name and _INVALID_FIRST_CHAR.fullmatch(name[0]):
+        name = mask + name[1:]
+    return _INVALID_NAME_CHARS.sub(mask, name)
 
 
 def field(name: str, type_: Any, default: Any = _NO_DEFAULT, doc: str | None = None) -> Schema:

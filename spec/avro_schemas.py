@@ -6,7 +6,7 @@ exactly one record. Java readers resolve that record against Hudi's compiled sch
 full name and field name, so a writer must use the full names below
 (``org.apache.hudi.avro.model.*``); extra fields are skipped and missing ones take defaults.
 
-The schemas here are written from the format reference's field lists (Appendix A): field
+The schemas here are written from Hudi's Avro schema files (``hudi-common/src/main/avro``): field
 order, types, defaults and the ``"avro.java.string":"String"`` property Hudi's generated
 classes carry. Each dict is laid out in the key order Java's ``Schema.toString()`` prints
 (``type, name, namespace, doc, fields`` for records; ``name, type, doc, default`` for fields),
@@ -17,6 +17,13 @@ Container layout (as Java's ``DataFileWriter`` writes it with the null codec): t
 ``Obj\\x01``; a metadata map with the single key ``avro.schema`` (Java omits ``avro.codec``
 when the codec is null); a 16-byte sync marker; one block = record count 1, byte size, the
 record, the sync marker again.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): Hudi's Avro schema files
+(``hudi-common/src/main/avro/*.avsc``: ``HoodieCommitMetadata``, ``HoodieCompactionPlan``,
+``HoodieCleanerPlan``, ``HoodieCleanMetadata``, ``HoodieRollbackPlan``, ``HoodieRollbackMetadata``,
+``HoodieSavepointMetadata``, ``HoodieRestorePlan``, ``HoodieRestoreMetadata``, ``HoodieIndexPlan``,
+``HoodieIndexCommitMetadata``), ``TimelineMetadataUtils`` (``serializeAvroMetadata``) and
+``HoodieAvroUtils.sanitizeName``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ The write token is ``<task partition id>-<stage id>-<task attempt id>``; only it
 uniqueness matters. What ``<instant>`` in a log name means differs by table version
 (v6: the base instant of the slice; v8: the deltacommit that wrote it) — that rule lives in
 ``spec.append_handle``; the name's syntax is the same.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``FSUtils``
+(``makeBaseFileName``, ``makeLogFileName``, ``makeWriteToken``, ``getFileId``, ``getCommitTime``,
+``LOG_FILE_PATTERN``, ``BASE_FILE_PATTERN``) and ``HoodieLogFile`` (``LogFileComparator``).
 """
 
 from __future__ import annotations

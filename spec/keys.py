@@ -1,4 +1,4 @@
-"""Key generators: a record's key and partition path, from its fields (hudi-format.md §5.5).
+"""Key generators: a record's key and partition path, from its fields.
 
 | key generator | record key | partition path |
 |---|---|---|
@@ -15,6 +15,12 @@ Java's ``String.valueOf`` of the Avro value does (``java_string``). With
 ``hoodie.datasource.write.partitionpath.urlencode=true`` each value is escaped by
 ``PartitionPathEncodeUtils.escapePathName``. A partition value that would leave the table's
 folder (``.``, ``..``, a ``/`` that is not URL-encoded, NUL) is an error.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``KeyGenUtils``
+(``getRecordKey``, ``getRecordPartitionPath``, ``inferKeyGeneratorType``),
+``SimpleAvroKeyGenerator``, ``ComplexAvroKeyGenerator``, ``NonpartitionedAvroKeyGenerator``,
+``TimestampBasedAvroKeyGenerator``, ``CustomAvroKeyGenerator``, ``GlobalAvroDeleteKeyGenerator``,
+``TimestampKeyGeneratorConfig`` and ``PartitionPathEncodeUtils.escapePathName``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,12 @@ the DataFrame's schema with Spark's ``SchemaConverters`` conventions, which
 ``hoodie.<table>``; a nested record is named after its field, in the namespace of the record
 holding it; a decimal is a ``fixed`` named ``fixed`` in namespace ``<record>.<field>``, of the
 fewest bytes that hold its precision; every nullable field is ``["null", T]`` with default null.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieRecord`` (meta
+fields), ``HoodieAvroUtils`` (``addMetadataFields``, ``sanitizeName``), ``AvroConversionUtils`` with
+Spark's ``SchemaConverters``, ``TableSchemaResolver``, ``AvroSchemaUtils``
+(``checkSchemaCompatible``, ``isStrictProjectionOf``, ``isCompatibleProjectionOf``) and
+``AvroSchemaCompatibility``.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 TABLES_ENV = "HUDI_RS_TABLES"
 SKIP_MESSAGE = (
     "real Apache Hudi tables not configured: set HUDI_RS_TABLES=<dir with MANIFEST.tsv and the zips> "
-    "or pass --hudi-rs-tables DIR (.ci/run points it at ../shared/external/hudi-rs-tables)"
+    "or pass --hudi-rs-tables DIR (the hudi-rs project's test tables)"
 )
 
 

@@ -48,6 +48,7 @@ JSTRING: Schema = {"type": "string", "avro.java.string": "String"}
 """A string as Hudi's generated classes declare it (Java ``String``, not ``Utf8``)."""
 
 
+# --8<-- [start:sanitize]
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_]")
 _INVALID_FIRST_CHAR = re.compile(r"[^A-Za-z_]")
 
@@ -61,6 +62,7 @@ def sanitize_avro_name(name: str, mask: str = "__") -> str:
     if name and _INVALID_FIRST_CHAR.fullmatch(name[0]):
         name = mask + name[1:]
     return _INVALID_NAME_CHARS.sub(mask, name)
+# --8<-- [end:sanitize]
 
 
 def field(name: str, type_: Any, default: Any = _NO_DEFAULT, doc: str | None = None) -> Schema:

@@ -1,7 +1,8 @@
 """File naming and instant vectors ported from Apache Hudi's unit tests (``spec.file_naming``, ``spec.timeline``).
 
 Sources: ``TestFSUtils`` (hudi-hadoop-common: base and log file names, their parts and the log
-file order), ``TestHoodieInstant`` and ``TestHoodieInstantTimeGenerator`` (hudi-common). Where the
+file order), ``TestHoodieInstant``, ``TestHoodieInstantTimeGenerator`` and ``TestHoodieActiveTimeline``
+(hudi-common: instant files, the timeline's filters and the instants' state moves). Where the
 Java test names a file with a random UUID, a fixed UUID stands in: the rule is the same for any.
 """
 
@@ -20,7 +21,7 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.timeline import LAYOUT_V1, Action, State, format_instant_time, parse_instant_file_name
+from spec.timeline import LAYOUT_V1, Action, Instant, State, Timeline, format_instant_time, parse_instant_file_name
 from tests.hudi_vectors import Source, Vector, ids
 
 FS_UTILS = Source("TestFSUtils", "", "hudi-hadoop-common/src/test/java/org/apache/hudi/common/fs/TestFSUtils.java",
@@ -166,3 +167,64 @@ def test_timeline_vector(vector: Vector) -> None:
 
 
 VECTORS = NAME_VECTORS + ORDER_VECTORS + TIMELINE_VECTORS
+
+
+# --- TestHoodieActiveTimeline ---------------------------------------------------------------------
+ACTIVE = Source("TestHoodieActiveTimeline", "",
+                "hudi-common/src/test/java/org/apache/hudi/common/table/timeline/TestHoodieActiveTimeline.java",
+                "025877cdfb562d51083d06aaf9228ee8bd42b03f")
+
+
+def _t(two_digits: str) -> str:
+    """Hudi's test uses two-digit instant times; here the same times as 17-digit instants, same order."""
+    return "20000101000000" + two_digits.rjust(3, "0")
+
+
+# MockHoodieTimeline: completed commits 01, 03, ..., 19 and inflight commits 21, 23
+_MOCK = Timeline(tuple([Instant(_t(f"{n:02d}"), Action.COMMIT, State.COMPLETED) for n in range(1, 20, 2)]
+                       + [Instant(_t(n), Action.COMMIT, State.INFLIGHT) for n in ("21", "23")]), LAYOUT_V1)
+_DONE = _MOCK.completed().filter_actions(Action.COMMIT)
+
+ACTIVE_VECTORS = [
+    Vector(ACTIVE.at("testTimelineOperations"), "findInstantsInRange(04, 11)",
+           {"got": lambda: [i.requested for i in _DONE.in_range(_t("04"), _t("11"))],
+            "expected": [_t("05"), _t("07"), _t("09"), _t("11")]}),
+    Vector(ACTIVE.at("testTimelineOperations"), "countInstants", {"got": lambda: len(_MOCK), "expected": 12}),
+    Vector(ACTIVE.at("testTimelineOperations"), "completed commits", {"got": lambda: len(_DONE), "expected": 10}),
+    Vector(ACTIVE.at("testTimelineOperations"), "pending writes are not empty",
+           {"got": lambda: len(_MOCK.pending_writes()) > 0, "expected": True}),
+    Vector(ACTIVE.at("testTimelineOperations"), "firstInstant",
+           {"got": lambda: _DONE.first_instant().requested if _DONE.first_instant() else None, "expected": _t("01")}),
+    Vector(ACTIVE.at("testTimelineOperations"), "lastInstant",
+           {"got": lambda: _DONE.latest_completed().requested if _DONE.latest_completed() else None,
+            "expected": _t("19")}),
+    Vector(ACTIVE.at("testTimelineOperations"), "containsInstant(09)",
+           {"got": lambda: _MOCK.contains_or_before_start(_t("09")), "expected": True}),
+    Vector(ACTIVE.at("testTimelineOperations"), "isBeforeTimelineStarts(02) is false",
+           {"got": lambda: _MOCK.contains_or_before_start(_t("02")), "expected": False}),
+    Vector(ACTIVE.at("testTimelineOperations"), "isBeforeTimelineStarts(00)",
+           {"got": lambda: _MOCK.contains_or_before_start(_t("00")), "expected": True}),
+    Vector(ACTIVE.at("testTimelineInstantOperations"), "revertToInflight of a completed commit",
+           {"got": lambda: Instant(_t("1"), Action.COMMIT, State.COMPLETED).revert(State.INFLIGHT).state,
+            "expected": State.INFLIGHT}),
+    Vector(ACTIVE.at("testTimelineInstantOperations"), "transitionCompactionRequestedToInflight",
+           {"got": lambda: Instant(_t("3"), Action.COMPACTION, State.REQUESTED).transition(State.INFLIGHT).state,
+            "expected": State.INFLIGHT}),
+    Vector(ACTIVE.at("testTimelineInstantOperations"), "revertCompactionInflightToRequested",
+           {"got": lambda: Instant(_t("3"), Action.COMPACTION, State.INFLIGHT).revert(State.REQUESTED).state,
+            "expected": State.REQUESTED}),
+    Vector(ACTIVE.at("testTimelineInstantOperations"), "a completed compaction is a commit",
+           {"got": lambda: Instant(_t("3"), Action.COMPACTION, State.INFLIGHT).transition(State.COMPLETED).action,
+            "expected": Action.COMMIT}),
+    Vector(ACTIVE.at("testTimelineInstantOperations"), "clean requested, inflight, completed",
+           {"got": lambda: Instant(_t("4"), Action.CLEAN, State.REQUESTED).transition(State.INFLIGHT)
+            .transition(State.COMPLETED).state, "expected": State.COMPLETED}),
+]
+
+
+@pytest.mark.parametrize("vector", ACTIVE_VECTORS, ids=ids(ACTIVE_VECTORS))
+def test_active_timeline_vector(vector: Vector) -> None:
+    assert vector.case["got"]() == vector.case["expected"]
+
+
+VECTORS += ACTIVE_VECTORS

@@ -3,13 +3,21 @@
 ``<!-- hudi-spec:options -->`` on a page is replaced by the table of every write option of
 ``reference.options.REGISTRY``: key, default, accepted values and meaning, with the aliases each
 key is also known by.
+
+``<!-- hudi-spec:sources spec/a.py spec/b.py -->`` is replaced by a note quoting the "Source"
+paragraph of each module's docstring: the Apache Hudi classes and methods the module states.
 """
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
 from typing import Any
 
 OPTIONS_MARKER = "<!-- hudi-spec:options -->"
+SOURCES_MARKER = re.compile(r"<!-- hudi-spec:sources ((?:spec/\w+\.py ?)+) -->")
+_ROOT = Path(__file__).resolve().parent.parent
 _MIB = 1024 * 1024
 
 
@@ -44,8 +52,25 @@ def options_table() -> str:
     return "\n".join(lines)
 
 
+def source_paragraph(module: str) -> str:
+    """The paragraph of ``module``'s docstring that starts with "Source", on one line, in Markdown."""
+    doc = ast.get_docstring(ast.parse((_ROOT / module).read_text())) or ""
+    for paragraph in doc.split("\n\n"):
+        if paragraph.startswith("Source"):
+            return " ".join(paragraph.split()).replace("``", "`")
+    raise ValueError(f"{module}: its docstring has no Source paragraph")
+
+
+def sources_note(modules: list[str]) -> str:
+    """An admonition quoting the Source paragraph of each module."""
+    lines = ['!!! info "Apache Hudi sources"', ""]
+    for module in modules:
+        lines += [f"    `{module}` — {source_paragraph(module)}", ""]
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Replace the generated-content markers of a page."""
     if OPTIONS_MARKER in markdown:
         markdown = markdown.replace(OPTIONS_MARKER, options_table())
-    return markdown
+    return SOURCES_MARKER.sub(lambda m: sources_note(m.group(1).split()), markdown)

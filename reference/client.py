@@ -1,4 +1,4 @@
-"""The write client: Hudi's eight-step write path (seed 001) on PySpark, for copy-on-write tables.
+"""The write client: Hudi's eight-step write path (``BaseHoodieWriteClient``) on PySpark, for copy-on-write tables.
 
 1. create the client (options validated into a WriteConfig; the table created if new);
 2. transform the input: record key and partition path as Spark column expressions;
@@ -193,8 +193,9 @@ class WriteClient:
     # step 3
     def rollback_failed_writes(self, table: TableConfig, timeline: Timeline, after: str | None = None) -> list[str]:
         """Before a write: every write a killed writer left pending is rolled back, newest first,
-        each under a rollback instant with its plan and metadata (Hudi's eager failed-writes policy,
-        seed 001); the rollback instants come after ``after``, the new write's instant.
+        each under a rollback instant with its plan and metadata (Hudi's eager failed-writes
+        policy, ``HoodieFailedWritesCleaningPolicy.EAGER``); the rollback instants come after
+        ``after``, the new write's instant.
 
         What no rollback plan can name goes first: a completed instant file left half written, data
         files a killed task left half written (``.inprogress``) and log files holding no complete

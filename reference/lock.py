@@ -1,6 +1,7 @@
 """The table lock: one writer at a time.
 
-Hudi's single-writer mode rolls back every pending write before it starts a new one (seed 001);
+Hudi's single-writer mode rolls back every pending write before it starts a new one
+(``HoodieFailedWritesCleaningPolicy.EAGER``);
 that is only safe when no other writer is in flight. A writer therefore takes the table lock
 first: ``.hoodie/.aux/lock``, created atomically (``Storage.create_if_absent``), holding who took
 it (a random owner id, the process id and the host name). A second writer finds the file and gets

@@ -1,13 +1,13 @@
 """Streaming writes: one commit per checkpoint, file groups from ``spec.stream_buckets``.
 
-A streaming writer (Hudi's Flink writer, whose rules seed 000 spells out; here driven by Spark
+A streaming writer (Hudi's Flink writer, ``BucketAssigner`` and ``StreamWriteFunction``; here driven by Spark
 Structured Streaming's ``foreachBatch``) commits once per checkpoint — one micro-batch is one
 checkpoint. Each record goes to the bucket ``spec.stream_buckets.StreamBucketAssigner`` gives it:
 
 - a key the table holds goes to its file group (U);
 - a new key goes to a small file, else to the partition's current new file group while it has
   room, else to a new file group (I). The assigner lives as long as the writer: a group opened in
-  checkpoint 1 keeps taking new keys in checkpoint 2 (as an UPDATE bucket) — seed 000's
+  checkpoint 1 keeps taking new keys in checkpoint 2 (as an UPDATE bucket) — Flink's
   ``I, U | U, U``: the insert bucket of checkpoint 1 is appended to, not re-created.
 
 Merge-on-read: every bucket goes through the append handle, so a new file group starts as a

@@ -1,7 +1,7 @@
 """The append handle's rules: how a merge-on-read write turns records into log blocks and files.
 
 Hudi's ``HoodieAppendHandle`` writes the updates and deletes of one file group in one
-deltacommit. This module states its rules as pure functions (seed 000; Hudi's
+deltacommit. This module states its rules as pure functions (Hudi's
 ``HoodieAppendHandle`` and ``HoodieLogFormatWriter``):
 
 1. Records are buffered. Before each record is buffered, the handle checks whether the
@@ -20,6 +20,10 @@ deltacommit. This module states its rules as pure functions (seed 000; Hudi's
    the max log file size (``hoodie.logfile.max.size``).
 5. The log file's name: v6 — the slice's base instant, version = the highest existing
    version of that slice + 1; v8 — the deltacommit's own instant, version 1.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieAppendHandle``
+(``init``, ``flushToDiskIfRequired``, ``appendDataAndDeleteBlocks``) and ``HoodieLogFormatWriter``
+(``appendBlocks``, ``rollOver``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ exactly one record. Java readers resolve that record against Hudi's compiled sch
 full name and field name, so a writer must use the full names below
 (``org.apache.hudi.avro.model.*``); extra fields are skipped and missing ones take defaults.
 
-The schemas here are written from the format reference's field lists (Appendix A): field
+The schemas here are written from Hudi's Avro schema files (``hudi-common/src/main/avro``): field
 order, types, defaults and the ``"avro.java.string":"String"`` property Hudi's generated
 classes carry. Each dict is laid out in the key order Java's ``Schema.toString()`` prints
 (``type, name, namespace, doc, fields`` for records; ``name, type, doc, default`` for fields),
@@ -17,6 +17,13 @@ Container layout (as Java's ``DataFileWriter`` writes it with the null codec): t
 ``Obj\\x01``; a metadata map with the single key ``avro.schema`` (Java omits ``avro.codec``
 when the codec is null); a 16-byte sync marker; one block = record count 1, byte size, the
 record, the sync marker again.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): Hudi's Avro schema files
+(``hudi-common/src/main/avro/*.avsc``: ``HoodieCommitMetadata``, ``HoodieCompactionPlan``,
+``HoodieCleanerPlan``, ``HoodieCleanMetadata``, ``HoodieRollbackPlan``, ``HoodieRollbackMetadata``,
+``HoodieSavepointMetadata``, ``HoodieRestorePlan``, ``HoodieRestoreMetadata``, ``HoodieIndexPlan``,
+``HoodieIndexCommitMetadata``), ``TimelineMetadataUtils`` (``serializeAvroMetadata``) and
+``HoodieAvroUtils.sanitizeName``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +46,23 @@ _NO_DEFAULT = object()
 # --8<-- [start:builders]
 JSTRING: Schema = {"type": "string", "avro.java.string": "String"}
 """A string as Hudi's generated classes declare it (Java ``String``, not ``Utf8``)."""
+
+
+# --8<-- [start:sanitize]
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_]")
+_INVALID_FIRST_CHAR = re.compile(r"[^A-Za-z_]")
+
+
+def sanitize_avro_name(name: str, mask: str = "__") -> str:
+    """``name`` made a valid Avro name (``HoodieAvroUtils.sanitizeName``, Hudi 0.15 and 1.x): a first
+    character other than a letter or ``_`` is replaced by ``mask``, then every character other than
+    a letter, digit or ``_`` is. Hudi names a table's record ``<sanitized table>_record`` in the
+    namespace ``hoodie.<sanitized table>`` (``AvroSchemaUtils.getAvroRecordQualifiedName``), so a
+    table named ``my-table`` writes ``my__table_record``."""
+    if name and _INVALID_FIRST_CHAR.fullmatch(name[0]):
+        name = mask + name[1:]
+    return _INVALID_NAME_CHARS.sub(mask, name)
+# --8<-- [end:sanitize]
 
 
 def field(name: str, type_: Any, default: Any = _NO_DEFAULT, doc: str | None = None) -> Schema:

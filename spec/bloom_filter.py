@@ -2,8 +2,7 @@
 
 Hudi's BLOOM index reads ``org.apache.hudi.bloomfilter`` from every candidate base file's
 footer to decide which files may hold an incoming key. The filter is Hadoop's bloom filter with
-Hudi's defaults, serialized and Base64-encoded (hudi-format.md §5.4; checked bit for bit on
-real files):
+Hudi's defaults, serialized and Base64-encoded (checked bit for bit on real files):
 
 - type ``DYNAMIC_V0`` (footer ``hoodie_bloom_filter_type_code``): rows of 60,000 entries, up to
   100,000 entries in all; 30 hash functions over 2,587,966 bits (``-n·ln(fpp)/ln(2)²`` for
@@ -12,6 +11,11 @@ real files):
   position ``|h % bits|`` (Java remainder);
 - ``murmur`` is Hadoop's 32-bit MurmurHash2 variant (little-endian 4-byte blocks; tail bytes
   sign-extended).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``HoodieDynamicBoundedBloomFilter``, ``InternalDynamicBloomFilter`` and ``InternalBloomFilter``
+(``org.apache.hudi.common.bloom``), ``MurmurHash`` (``org.apache.hudi.common.util.hash``) and
+``BloomFilterFactory``.
 """
 
 from __future__ import annotations

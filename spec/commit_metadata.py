@@ -19,6 +19,10 @@ Serialization differs by table version, side by side below:
 
 Java reads v8 Avro by converting it to JSON and binding it to the same Java objects, so a null
 counter reads as 0 (the counters are Java primitives); that is the rule here too.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieCommitMetadata``,
+``HoodieReplaceCommitMetadata``, ``HoodieWriteStat`` and ``HoodieDeltaWriteStat``
+(``org.apache.hudi.common.model``); v8: ``CommitMetadataSerDeV2``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ do about it, and an operation that raises one leaves the table exactly as it was
 
 The hierarchy is closed: conformance cases name these classes (``expect_error``), so a
 new kind of failure gets a new class here rather than a new message on an old one.
+
+Source: no Hudi class — the error types are this project's; Hudi raises ``HoodieException``
+subclasses (``HoodieKeyException``, ``SchemaCompatibilityException``,
+``HoodieWriteConflictException``, ``HoodieIOException``) for the same failures.
 """
 
 from __future__ import annotations

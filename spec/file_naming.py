@@ -8,6 +8,10 @@ The write token is ``<task partition id>-<stage id>-<task attempt id>``; only it
 uniqueness matters. What ``<instant>`` in a log name means differs by table version
 (v6: the base instant of the slice; v8: the deltacommit that wrote it) — that rule lives in
 ``spec.append_handle``; the name's syntax is the same.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``FSUtils``
+(``makeBaseFileName``, ``makeLogFileName``, ``makeWriteToken``, ``getFileId``, ``getCommitTime``,
+``LOG_FILE_PATTERN``, ``BASE_FILE_PATTERN``) and ``HoodieLogFile`` (``LogFileComparator``).
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ def make_file_id(prefix: str, n: int) -> str:
 
 # --8<-- [start:base_file]
 BASE_FILE_EXTENSIONS = (".parquet", ".orc", ".hfile")
-_BASE_RE = re.compile(r"([A-Za-z0-9-]+)_(\d+-\d+-\d+)_(\d+)(\.[A-Za-z0-9]+)", re.ASCII)
+_BASE_RE = re.compile(r"([A-Za-z0-9-]+)_([A-Za-z0-9-]+)_(\d+)(\.[A-Za-z0-9]+)", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,9 @@ class BaseFileName:
 
 def parse_base_file_name(name: str) -> BaseFileName:
     """The parts of a base file name; the instant must be a timeline time (14, 17 or, in the
-    metadata table, 20 digits). Any extension parses, as in Hudi's ``BASE_FILE_PATTERN``."""
+    metadata table, 20 digits). Any extension parses, and the write token is any run of letters,
+    digits and ``-`` (writers write ``<int>-<int>-<int>``), as in Hudi's ``FSUtils.BASE_FILE_PATTERN``
+    (``[a-zA-Z0-9-]+_[a-zA-Z0-9-]+_[0-9]+\\.[a-zA-Z0-9]+``)."""
     m = _BASE_RE.fullmatch(name)
     if not m:
         raise InvalidName(

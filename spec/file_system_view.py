@@ -16,6 +16,10 @@ The rules differ by table version, side by side below:
 In both, base files of instants that did not complete are invisible (unless older than the
 active timeline), file groups replaced by a completed replacecommit are gone, and a slice
 whose base instant is a pending compaction is read together with the slice before it.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``AbstractTableFileSystemView`` (``buildFileGroups``, ``getLatestFileSlices``), ``HoodieFileGroup``
+and ``FileSlice``; v8: ``CompletionTimeQueryView``.
 """
 
 from __future__ import annotations

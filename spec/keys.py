@@ -1,4 +1,4 @@
-"""Key generators: a record's key and partition path, from its fields (hudi-format.md §5.5).
+"""Key generators: a record's key and partition path, from its fields.
 
 | key generator | record key | partition path |
 |---|---|---|
@@ -15,6 +15,12 @@ Java's ``String.valueOf`` of the Avro value does (``java_string``). With
 ``hoodie.datasource.write.partitionpath.urlencode=true`` each value is escaped by
 ``PartitionPathEncodeUtils.escapePathName``. A partition value that would leave the table's
 folder (``.``, ``..``, a ``/`` that is not URL-encoded, NUL) is an error.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``KeyGenUtils``
+(``getRecordKey``, ``getRecordPartitionPath``, ``inferKeyGeneratorType``),
+``SimpleAvroKeyGenerator``, ``ComplexAvroKeyGenerator``, ``NonpartitionedAvroKeyGenerator``,
+``TimestampBasedAvroKeyGenerator``, ``CustomAvroKeyGenerator``, ``GlobalAvroDeleteKeyGenerator``,
+``TimestampKeyGeneratorConfig`` and ``PartitionPathEncodeUtils.escapePathName``.
 """
 
 from __future__ import annotations
@@ -284,13 +290,31 @@ def parse_joda(text: str, patterns: list[str], zone: tzinfo | None) -> datetime:
 # --8<-- [end:date_format]
 
 
+_JODA_LEGACY_ZONES = {
+    "MET": "CET", "ECT": "CET", "MIT": "Pacific/Apia", "HST": "Pacific/Honolulu", "AST": "America/Anchorage",
+    "PST": "America/Los_Angeles", "MST": "America/Denver", "PNT": "America/Phoenix", "CST": "America/Chicago",
+    "EST": "America/New_York", "IET": "America/Indiana/Indianapolis", "PRT": "America/Puerto_Rico",
+    "CNT": "America/St_Johns", "AGT": "America/Argentina/Buenos_Aires", "BET": "America/Sao_Paulo",
+    "ART": "Africa/Cairo", "CAT": "Africa/Harare", "EAT": "Africa/Addis_Ababa", "NET": "Asia/Yerevan",
+    "PLT": "Asia/Karachi", "IST": "Asia/Kolkata", "BST": "Asia/Dhaka", "VST": "Asia/Ho_Chi_Minh",
+    "CTT": "Asia/Shanghai", "JST": "Asia/Tokyo", "ACT": "Australia/Darwin", "AET": "Australia/Sydney",
+    "SST": "Pacific/Guadalcanal", "NST": "Pacific/Auckland",
+}
+"""Joda-Time's ``DateTimeZone.forTimeZone`` turns Java's legacy three-letter ids into regions (so
+``EST`` keeps daylight saving time, unlike ``java.time``'s fixed ``-05:00``); Hudi's timestamp
+key generator builds its zones with it (``TimestampBasedAvroKeyGenerator``)."""
+
+
 def java_time_zone(zone_id: str) -> tzinfo:
-    """A ``TimeZone.getTimeZone`` id: ``UTC``/``GMT``/``Z``, ``GMT±H[H][:MM]``, or a region such as
-    ``Asia/Shanghai``. Java silently falls back to GMT on an unknown id; here it is an error."""
+    """A ``TimeZone.getTimeZone`` id as Joda's ``DateTimeZone.forTimeZone`` reads it: ``UTC``/``GMT``/
+    ``Z``, ``GMT±H[H][:MM]``, a legacy three-letter id (``EST`` is ``America/New_York``), or a
+    region such as ``Asia/Shanghai``. Java silently falls back to GMT on an unknown id; here it is
+    an error."""
     from zoneinfo import ZoneInfo
 
     if zone_id.upper() in ("UTC", "GMT", "Z", "UCT"):
         return UTC
+    zone_id = _JODA_LEGACY_ZONES.get(zone_id, zone_id)
     m = re.fullmatch(r"(?:GMT|UTC)([+-])(\d{1,2})(?::?(\d{2}))?", zone_id)
     if m:
         delta = timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0))
@@ -391,22 +415,36 @@ class TimestampConfig:
 # --8<-- [end:timestamp]
 
 
+_TIMEBASED_PREFIXES = ("hoodie.keygen.timebased.", "hoodie.deltastreamer.keygen.timebased.")
+
+
+def _timebased(props: Mapping[str, str], key: str) -> str | None:
+    """A ``hoodie.keygen.timebased.*`` setting, else its older ``hoodie.deltastreamer.keygen.timebased.*``
+    name, which Hudi still accepts (``TimestampKeyGeneratorConfig``: ``withAlternatives``)."""
+    for prefix in _TIMEBASED_PREFIXES:
+        if prefix + key in props:
+            return props[prefix + key]
+    return None
+
+
 def _timestamp_config(props: Mapping[str, str]) -> TimestampConfig:
-    """The ``hoodie.keygen.timebased.*`` settings. Hudi requires the type and the output format;
-    a table whose hoodie.properties kept only the formats (as Hudi persists them) is DATE_STRING."""
-    p = "hoodie.keygen.timebased."
-    kind = props.get(p + "timestamp.type") or ("DATE_STRING" if props.get(p + "input.dateformat") else None)
-    if not kind or not props.get(p + "output.dateformat"):
+    """The ``hoodie.keygen.timebased.*`` settings (or their older ``hoodie.deltastreamer.*`` names).
+    Hudi requires the type and the output format; a table whose hoodie.properties kept only the
+    formats (as Hudi persists them) is DATE_STRING. A blank input-format delimiter is ``,``
+    (``DateTimeParser.getConfigInputDateFormatDelimiter``)."""
+    kind = _timebased(props, "timestamp.type") or ("DATE_STRING" if _timebased(props, "input.dateformat") else None)
+    output = _timebased(props, "output.dateformat")
+    if not kind or not output:
         raise InvalidConfig("a TIMESTAMP key generator needs hoodie.keygen.timebased.timestamp.type and "
                             "hoodie.keygen.timebased.output.dateformat",
                             hint="set both (and input.dateformat for DATE_STRING)")
     return TimestampConfig(
-        timestamp_type=kind.upper(), input_format=props.get(p + "input.dateformat", ""),
-        output_format=props[p + "output.dateformat"], timezone=props.get(p + "timezone", ""),
-        scalar_unit=props.get(p + "timestamp.scalar.time.unit", "SECONDS"),
-        input_timezone=props.get(p + "input.timezone", ""),
-        output_timezone=props.get(p + "output.timezone", ""),
-        input_delimiter=props.get(p + "input.dateformat.list.delimiter.regex", ","))
+        timestamp_type=kind.upper(), input_format=_timebased(props, "input.dateformat") or "",
+        output_format=output, timezone=_timebased(props, "timezone") or "",
+        scalar_unit=_timebased(props, "timestamp.scalar.time.unit") or "SECONDS",
+        input_timezone=_timebased(props, "input.timezone") or "",
+        output_timezone=_timebased(props, "output.timezone") or "",
+        input_delimiter=(_timebased(props, "input.dateformat.list.delimiter.regex") or "").strip() or ",")
 
 
 # =================================================================================================

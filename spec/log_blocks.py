@@ -6,6 +6,11 @@
 - COMMAND_BLOCK: no content; the header says what to do (a rollback of TARGET_INSTANT_TIME);
 - PARQUET_DATA_BLOCK: a whole parquet file;
 - HFILE_DATA_BLOCK and CDC_DATA_BLOCK: recognised, their content not decoded here (typed error).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieAvroDataBlock``
+(``serializeRecords``, ``deserializeRecords``), ``HoodieDeleteBlock``, ``HoodieCommandBlock``,
+``HoodieParquetDataBlock``, ``HoodieHFileDataBlock`` and ``HoodieCDCDataBlock``
+(``org.apache.hudi.common.table.log.block``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ ordinal fails, so v6 tables never carry them).
 
 Hudi's website specification is wrong about this layout in four places (see the spec page);
 the layout here was checked byte for byte on real files and re-encodes them exactly.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieLogFormat``
+(``MAGIC``), ``HoodieLogFormatWriter.appendBlocks``, ``HoodieLogFileReader.readBlock`` and
+``HoodieLogBlock`` (``HeaderMetadataType``, ``getLogMetadataBytes``).
 """
 
 from __future__ import annotations

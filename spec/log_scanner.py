@@ -22,6 +22,9 @@ write token). Then (Hudi's ``AbstractHoodieLogRecordReader`` / ``BaseHoodieLogRe
 BLOCK_IDENTIFIER headers (attempt and sequence numbers, written by 0.14.0 to drop blocks of
 retried tasks) are not part of the rule: 0.15.0 stopped writing them and Hudi removed the reader
 side, as the attempt order could not be trusted.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``AbstractHoodieLogRecordReader.scanInternal`` (0.15.x) and ``BaseHoodieLogRecordReader`` (1.x).
 """
 
 from __future__ import annotations

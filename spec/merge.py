@@ -19,6 +19,11 @@ ordering value; Hudi 1.x (v8) treats a numeric 0 of any type as natural (observe
 tables: the delete wins).
 
 A data record whose ``_hoodie_is_deleted`` field is true is a delete in both versions.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``OverwriteWithLatestAvroPayload`` and ``DefaultHoodieRecordPayload`` (``preCombine``,
+``combineAndGetUpdateValue``), ``DeleteRecord``, and 1.x's ``RecordMergeMode`` with the merging of
+``HoodieFileGroupReader``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ class names (``Write``, ``Compact``, ...) so that ``spec`` does not import ``con
 
 Time-travel and incremental reads are predicted for completed writes whose files all survive
 (a clean removes what older reads need; those reads are not predicted).
+
+Source: no Hudi class — the oracle is this project's; it applies the rules of the modules it calls,
+each of which names its Hudi classes (``HoodieTableMetaClient`` and the write client are what it
+stands in for).
 """
 
 from __future__ import annotations

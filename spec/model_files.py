@@ -6,6 +6,10 @@ writing instant) and log files (each a sequence of data, delete and command bloc
 files form a slice and which blocks a read applies are not decided here: the model hands its
 file names to ``spec.file_system_view`` and its block headers to ``spec.log_scanner``, the same
 rules a reader of real files follows.
+
+Source: no Hudi class — this project's in-memory stand-in for the files Hudi writes; file slices
+come from ``spec.file_system_view`` (``AbstractTableFileSystemView``) and log blocks from
+``spec.log_scanner`` (``BaseHoodieLogRecordReader``).
 """
 
 from __future__ import annotations

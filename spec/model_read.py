@@ -11,6 +11,10 @@ The model reads its in-memory table with the reader's own rules: slices from
 - **read-optimized** — the latest visible slices' base files as they are;
 - **incremental (b, e]** — as the spec reader windows it: the completed writes whose completion
   time lies in (b, e], rows of the snapshot as of the last of them whose commit time is one of them.
+
+Source: no Hudi class — the oracle's reads apply ``spec.file_system_view``, ``spec.log_scanner`` and
+``spec.merge`` (``AbstractTableFileSystemView``, ``BaseHoodieLogRecordReader``,
+``HoodieFileGroupReader``).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Each service plans with ``spec.services`` over the model's files (as a writer pl
 listing) and then does what the plan says to the in-memory table: new base files for a
 compaction, files removed by a clean, files removed or ROLLBACK command blocks appended by a
 rollback, instants moved off the active timeline by archival.
+
+Source: no Hudi class — the oracle's services plan with ``spec.services`` (``CleanPlanner``,
+``ScheduleCompactionActionExecutor``, ``HoodieTimelineArchiver``).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@
 model cannot know by itself comes from ``Env``: the clock (instant times), the generator of new
 file ids, and the sizes of the base files the implementation under test actually wrote (sizes are
 observations, not predictions: small-file routing depends on them).
+
+Source: no Hudi class — this project's immutable state of the oracle (what ``HoodieTableMetaClient``
+and the table's files are to Hudi).
 """
 
 from __future__ import annotations

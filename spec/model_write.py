@@ -1,4 +1,4 @@
-"""The oracle's writes: what each write operation leaves in the table (hudi-format.md §7, seeds 000-002).
+"""The oracle's writes: what each write operation leaves in the table.
 
 One write at instant T, given prepared records (keyed, validated):
 
@@ -15,6 +15,10 @@ One write at instant T, given prepared records (keyed, validated):
 4. **write** — COW and MOR small-file buckets merge into a new base file at T; MOR updates and
    deletes append log blocks (data block, then one delete block) to a new log file (v6: named by
    the slice's base instant, next version; v8: named by T); new groups get a base file at T.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``HoodieWriteHelper.deduplicateRecords`` (combining a batch), ``BaseSparkCommitActionExecutor``
+(tag, profile, partition, write) and, through ``spec.partitioner``, ``UpsertPartitioner``.
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ class Incoming:
 
 
 # =================================================================================================
-# keys (the record key and partition path rules of hudi-format.md §5.5)
+# keys (the record key and partition path rules of spec.keys)
 # =================================================================================================
 
 def key_of(config: Any, rec: Mapping[str, Scalar]) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""Bucket assignment for a batch write: Hudi's WorkloadProfile and UpsertPartitioner (seed 002).
+"""Bucket assignment for a batch write: Hudi's WorkloadProfile and UpsertPartitioner.
 
 A write's records are first tagged: an *update* has a current location (the file group that
 holds its key), an *insert* has none. The **workload profile** counts, per partition, the
@@ -20,6 +20,11 @@ Spark task that writes one file:
 Buckets are numbered in that order: every UPDATE bucket of every partition first, then per
 partition its small-file and INSERT buckets. (Hudi walks partitions in Java HashMap order;
 here they are taken in the profile's order.)
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``UpsertPartitioner``
+(``assignUpdates``, ``assignInserts``, ``getSmallFiles``, ``getPartition``),
+``SparkUpsertDeltaCommitPartitioner``, ``WorkloadProfile``,
+``AverageRecordSizeUtils.averageBytesPerRecord`` and ``NumericUtils.getMessageDigestHash``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,12 @@ record in an Avro object container (``spec.avro_schemas``), null codec.
 
 Which record a timeline file holds depends on its action and state (``EXPECTED_CONTENT``);
 ``parse_timeline_content`` reads any timeline file into the right type.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): the Avro records
+``HoodieCompactionPlan``, ``HoodieCleanerPlan``, ``HoodieCleanMetadata``, ``HoodieRollbackPlan``,
+``HoodieRollbackMetadata``, ``HoodieSavepointMetadata``, ``HoodieRestorePlan``,
+``HoodieRestoreMetadata`` and ``HoodieIndexPlan`` (``hudi-common/src/main/avro``), read and written
+by ``TimelineMetadataUtils``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ Query types:
 - **incremental** ``(begin, end]``: the rows written by completed instants in the window: the
   file groups those instants wrote, read as a snapshot as of ``end``, keeping rows whose
   ``_hoodie_commit_time`` is in the window.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``MergeOnReadSnapshotRelation`` and ``IncrementalRelation`` / ``MergeOnReadIncrementalRelation``
+(Spark datasource), ``HoodieFileGroupReader`` (1.x) and ``TableSchemaResolver``.
 """
 
 from __future__ import annotations

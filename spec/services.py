@@ -5,10 +5,10 @@ built from any file-system view with ``SliceRef.of``) and at the timeline, and r
 plan. Executing a plan (writing the plan file, deleting files, appending command blocks) is
 the writer's job; what the plan contains is the rule.
 
-Sources (facts, Apache Hudi 0.14/0.15 and 1.x): ``ScheduleCompactionActionExecutor``,
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``ScheduleCompactionActionExecutor``,
 ``CompactionUtils``, ``BaseHoodieCompactionPlanGenerator``, ``CleanPlanner``, ``CleanerUtils``,
 ``HoodieCleanConfig``, ``HoodieCompactionConfig``, ``HoodieTimelineArchiver``, rollback strategies
-(marker and listing based) and ``RestorePlanActionExecutor``; hudi-format.md §2.4, §4.6, §6.1, §7.
+(marker and listing based) and ``RestorePlanActionExecutor``.
 """
 
 from __future__ import annotations

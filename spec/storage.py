@@ -15,6 +15,10 @@ Parquet files are read with pre-buffering (whole column chunks fetched in coales
 only where requests are slow, on object stores: on a local file system it only allocates large
 buffers, and a first read in a process pays their page faults (about three times the time of a
 plain read).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
+``HoodieWrapperFileSystem`` (0.15.x) and ``HoodieStorage`` (1.x, ``hudi-io``), with
+``HoodieActiveTimeline.createImmutableFileInPath`` (timeline files created once).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Streaming bucket assignment: Flink's ``BucketAssigner``, checkpoint by checkpoint (seed 000).
+"""Streaming bucket assignment: Flink's ``BucketAssigner``, checkpoint by checkpoint.
 
 A streaming writer commits once per checkpoint. Each record is sent to a bucket (a file group)
 and tagged, in its ``HoodieRecordLocation``'s instant field, **I** or **U**:
@@ -19,12 +19,16 @@ table (``reload``), and the current new file groups are forgotten at every secon
 (so a group opened just before a checkpoint goes on filling during the next one).
 
 An INSERT bucket is written by a create handle; within one checkpoint a second flush of the same
-INSERT bucket reuses it and appends instead of updating — seed 000's ``I, U | U, U``: a key
+INSERT bucket reuses it and appends instead of updating — ``I, U | U, U``: a key
 inserted and updated in one mini-batch, updated twice in the next, all in one insert bucket.
 From the next checkpoint on the group is an UPDATE bucket (merge handle; MOR: append handle).
 
 Sizes are counted in records (a file of ``r`` records is ``r × average record size`` bytes), so a
 small file's room is ``capacity - r``: ``(M - r·a) // a = M // a - r`` exactly.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): Flink's
+``BucketAssigner`` (``addUpdate``, ``addInsert``, ``reset``, ``reload``) and
+``BucketAssignFunction``.
 """
 
 from __future__ import annotations
@@ -154,7 +158,7 @@ class StreamBucketAssigner:
 def write_handle(table_type: str, kind: str, flushed_before: bool) -> str:
     """The handle that writes one flush of a bucket. MOR: always the append handle (new groups
     start as log files). COW: an INSERT bucket's first flush a create handle, a later flush in the
-    same checkpoint reuses it and appends (seed 000: ``I, U | U, U``); an UPDATE bucket a merge
+    same checkpoint reuses it and appends (``I, U | U, U``); an UPDATE bucket a merge
     handle (a later flush merges into the file the first one wrote)."""
     if table_type == "MERGE_ON_READ":
         return "append"

@@ -7,6 +7,10 @@ CRC32 of ``<database>.<table name>``; when present it must be right, or Hudi rej
 
 Values are written unescaped (hudi-rs splits at the first ``=`` and does not unescape),
 except ``:`` in ``hoodie.table.create.schema``, which both readers accept as ``\\:``.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTableConfig``
+(``create``, ``validate``, ``generateChecksum``, the ``ConfigProperty`` keys) and
+``HoodiePartitionMetadata``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ SUPPORTED_TABLE_VERSIONS = (6, 8)
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
 
-# payload classes and merge strategy ids (hudi-format.md §6.4)
+# payload classes and merge strategy ids (HoodieTableConfig, HoodieRecordMerger)
 OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
@@ -434,7 +438,7 @@ class TableConfig:
         create_schema: str | None = None,
         extra: Mapping[str, str] | None = None,
     ) -> TableConfig:
-        """The minimal valid hoodie.properties of a new table (hudi-format.md §1.2).
+        """The minimal valid hoodie.properties of a new table (``HoodieTableConfig.create``).
 
         v6 names the key generator by class and the payload class explicitly; v8 adds the
         merge mode, strategy id and payload class consistently, the timeline paths and the

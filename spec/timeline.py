@@ -11,6 +11,10 @@ Two layouts exist, side by side below:
 - layout 1 (table version 6): files in ``.hoodie/``, completed file ``T.action``;
 - layout 2 (table version 8): files in ``.hoodie/timeline/``, completed file ``T_C.action``
   where ``C`` is the completion time.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieInstant``,
+``HoodieTimeline`` (actions), ``HoodieActiveTimeline`` (0.15.x), ``ActiveTimelineV2`` and
+``InstantFileNameGeneratorV2`` (1.x), and ``HoodieInstantTimeGenerator``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The append handle's rules (seed 000; HoodieAppendHandle): block flushes, one delete block, rollover."""
+"""The append handle's rules (HoodieAppendHandle): block flushes, one delete block, rollover."""
 
 from __future__ import annotations
 

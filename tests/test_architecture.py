@@ -1,4 +1,5 @@
-"""The dependency rules of ARCHITECTURE.md, checked on the source (import-linter checks them too).
+"""The dependency rules of the packages, checked on the source (the import-linter contracts in
+pyproject.toml check them too).
 
 `spec` may import only the standard library, `fastavro`, `pyarrow` and itself: it is the
 normative statement of the format and must run wherever Python runs, without Spark.

@@ -7,6 +7,7 @@ whose names do not start with ``_``. Checked on the source, so nothing is import
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,62 @@ def test_the_check_sees_missing_docstrings(tmp_path: Path) -> None:
     sample.write_text('"""Module."""\n\n\nclass A:\n    def rule(self):\n        return 1\n\n    def _private(self):\n'
                       '        return 2\n\n\ndef f():\n    """Documented."""\n\n\ndef _g():\n    pass\n')
     assert undocumented(sample) == ["A (line 4)", "A.rule (line 5)"]
+
+
+# --- every rule names the Apache Hudi code it states -----------------------------------------------
+
+SPEC_MODULES = sorted((ROOT / "spec").glob("*.py"))
+_HUDI_CLASS = re.compile(r"``(?:[\w.]+\.)?[A-Z][A-Za-z0-9]+(?:\.\w+)?``")
+_RELEASES = ("0.15.x", "1.0.x", "1.1.x")
+
+
+def source_paragraph(path: Path) -> str:
+    """The paragraph of a module docstring that starts with "Source" ("" when there is none)."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return next((p for p in doc.split("\n\n") if p.startswith("Source")), "")
+
+
+@pytest.mark.parametrize("path", SPEC_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_spec_module_names_its_apache_hudi_sources(path: Path) -> None:
+    source = source_paragraph(path)
+    assert source, f"{path.name}: end the module docstring with a 'Source' paragraph naming Hudi's classes"
+    if source.startswith("Source: no Hudi class"):
+        assert len(source.split()) >= 8, f"{path.name}: say why no Hudi class is the source"
+        return
+    assert _HUDI_CLASS.search(source), f"{path.name}: name the Hudi classes as ``ClassName``"
+    assert all(r in source for r in _RELEASES), f"{path.name}: pin the Hudi releases ({', '.join(_RELEASES)})"
+
+
+def test_the_source_check_sees_a_missing_source(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""A rule.\n\nSource (Apache Hudi 0.15.x, 1.0.x, 1.1.x): ``HoodieInstant``."""\n')
+    assert _HUDI_CLASS.search(source_paragraph(sample))
+    sample.write_text('"""A rule, with no source."""\n')
+    assert source_paragraph(sample) == ""
+
+
+def test_every_spec_module_shows_its_sources_on_a_spec_page() -> None:
+    shown = set()
+    for page in (ROOT / "docs" / "spec").glob("*.md"):
+        for m in re.finditer(r"<!-- hudi-spec:sources ((?:spec/\w+\.py ?)+) -->", page.read_text()):
+            shown.update(m.group(1).split())
+    hudi_sources = (ROOT / "docs" / "spec" / "hudi-sources.md").read_text()
+    for path in SPEC_MODULES:
+        if path.name == "__init__.py":
+            continue
+        assert f"spec/{path.name}" in shown, f"show {path.name}'s sources on its spec page"
+        listed = f"`{path.name}`" in hudi_sources or (path.name.startswith("model") and "`model*.py`" in hudi_sources)
+        assert listed, f"list {path.name} on docs/spec/hudi-sources.md"
+
+
+_OUTSIDE = ("hudi-" + "format.md", "ARCHITECTURE" + ".md", "seed " + "00", "../" + "shared")
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    offenders = []
+    files = [ROOT / "README.md", *[p for d in ("spec", "reference", "conformance", "docs", "tests")
+                                   for p in (ROOT / d).rglob("*") if p.suffix in (".py", ".md", ".yml", ".json")]]
+    for path in files:
+        text = path.read_text(errors="replace")
+        offenders += [f"{path.relative_to(ROOT)}: {s}" for s in _OUTSIDE if s in text]
+    assert offenders == []

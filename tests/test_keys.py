@@ -1,6 +1,6 @@
 """Key generators reproduce the keys and partition paths Apache Hudi wrote, and reject bad keys.
 
-Expected strings come from the real tables, from hudi-format.md §5.5, or from Java's documented
+Expected strings come from the real tables, from Hudi's key generators (``KeyGenUtils``), or from Java's documented
 behaviour (``Double.toString``, ``Float.toString``, ``BigDecimal.toString``, ``Timestamp.toString``,
 Hive's ``escapePathName`` character list) worked out by hand.
 """
@@ -72,7 +72,7 @@ def test_timestamp_table_uses_its_stored_formats(real_tables: list[RealTable]) -
     kg = key_generator_from_config(TableConfig.load(str(table.path)).props)
     assert kg.kind == "TIMESTAMP" and kg.timestamp is not None
     assert kg.timestamp.output_format == "yyyy/MM/dd/HH"
-    # hudi-format.md §5.5
+    # KeyGenUtils / ComplexAvroKeyGenerator
     assert kg.partition_path({"ts_str": "2023-04-03T12:01:00.123Z"}) == "2023/04/03/12"
 
 

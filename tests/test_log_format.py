@@ -99,7 +99,7 @@ def test_real_delete_blocks_reencode_with_long_zero_ordering(real_tables: list[R
             for r in read_blocks(path.read_bytes()):
                 if r.block and r.block.block_type == BlockType.DELETE_BLOCK:
                     dels = decode_delete_records(r.block)
-                    # Spark SQL DELETE writes 0 in the long branch (hudi-format.md §4.5)
+                    # Spark SQL DELETE writes 0 in the long branch (HoodieDeleteBlock, DeleteRecord)
                     assert {(d.ordering_value, d.ordering_branch) for d in dels} == {(0, 2)}
                     rebuilt = delete_block(r.block.instant_time or "", r.block.schema or "", dels)
                     assert rebuilt.content == r.block.content
@@ -176,7 +176,7 @@ def test_hfile_and_cdc_frame_but_content_is_unsupported(kind: BlockType, content
 
 
 def test_framing_matches_the_reference_example() -> None:
-    # hudi-format.md §4.1: a block of total T bytes has block size T-14 and reverse pointer T-8
+    # HoodieLogFormatWriter.appendBlocks: a block of total T bytes has block size T-14 and reverse pointer T-8
     data = encode_block(avro_data_block("20240101000000000", SCHEMA, [{"id": 1}]))
     total = len(data)
     assert data[:6] == MAGIC

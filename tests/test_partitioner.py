@@ -1,4 +1,4 @@
-"""Bucket assignment (seed 002, UpsertPartitioner): worked examples with the numbers the rules imply.
+"""Bucket assignment (UpsertPartitioner): worked examples with the numbers the rules imply.
 
 Every expected number is worked out by hand from Hudi's formulas (long division of bytes, double
 weights), or taken from Hudi's own TestAverageRecordSizeUtils cases.

@@ -151,7 +151,7 @@ AVRO_MAGIC = b"Obj\x01"
 
 
 def test_every_instant_file_content_is_what_its_name_says(real_table: RealTable) -> None:
-    """hudi-format.md §2.3: requested commit/deltacommit files are empty; completed write instants hold
+    """Requested commit/deltacommit files are empty (HoodieActiveTimeline); completed write instants hold
     commit metadata, JSON in v6 and an Avro container in v8; clean/rollback/compaction plans are Avro."""
     checked = 0
     for table in _tables_in(real_table.path):

@@ -1,4 +1,4 @@
-"""Streaming buckets (seed 000, Flink's BucketAssigner): I and U tags, insert buckets reused within a
+"""Streaming buckets (Flink's BucketAssigner): I and U tags, insert buckets reused within a
 checkpoint, groups filled across checkpoints through the small-file and new-file-group states."""
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def test_create_schema_colons_are_escaped_and_read_back() -> None:
 
 
 def test_checksum_known_value() -> None:
-    # hudi-format.md §1.3: CRC32 of "<db>.<name>"; the v6 trips table stores 3843273058
+    # HoodieTableConfig.generateChecksum: CRC32 of "<db>.<name>"; the v6 trips table stores 3843273058
     assert table_checksum("default", "v6_trips_8i1u") == 3843273058
 
 

@@ -284,7 +284,7 @@ def test_the_docs_name_table_is_what_the_code_produces() -> None:
 
 
 def test_the_name_table_agrees_with_the_format_reference() -> None:
-    # hudi-format.md §2.2, copied by hand (clean/rollback/restore/indexing share one row shape there)
+    # Hudi's timeline file names (HoodieInstant, InstantFileNameGeneratorV2), copied by hand
     reference = {
         "commit": ("T.commit.requested", "T.inflight", "T.commit", "T_C.commit"),
         "deltacommit": ("T.deltacommit.requested", "T.deltacommit.inflight", "T.deltacommit", "T_C.deltacommit"),

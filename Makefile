@@ -7,6 +7,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 BENCH_ARGS ?= --rows 1000000 5000000
+# the tests run on two pytest-xdist workers (one Spark session each, local[2]), whole files per worker
+PYTEST_WORKERS ?= 2
 
 .PHONY: demo test lint typecheck imports unit docs docs-serve bench slow clean check-python check-java
 
@@ -38,10 +40,10 @@ imports: $(STAMP)
 	$(BIN)/lint-imports
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile --durations=10 $(PYTEST_ARGS)
 
 slow: $(STAMP)
-	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -m slow -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict

@@ -87,6 +87,7 @@ def test_silent_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_draws_on_a_terminal_and_clears_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "_active_context", lambda: _FakeContext())
     monkeypatch.setattr(progress, "_description", lambda sc, job_id: "hudi commit T: insert")
+    monkeypatch.setenv("COLUMNS", "120")  # the line's width is the terminal's: fixed here, whatever runs the test
     out = _Tty()
     with spark_progress(out, interval=0.01) as on:
         time.sleep(0.2)

@@ -16,7 +16,9 @@ import os
 import pkgutil
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from reference import commands
 from spec.errors import HudiSpecError
@@ -46,6 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning(args.command)
+        return _run(args)
+
+
+def _show_warning(command: str) -> Callable[..., None]:
+    """Warnings (an unknown ``hoodie.*`` option, …) as one line in the command's style, without
+    Python's source line."""
+    def show(message: Warning | str, *_: Any, **__: Any) -> None:
+        print(f"hudi-spec {command}: warning: {_one_line(Exception(str(message)))}", file=sys.stderr)
+    return show
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code = args.handler(args)
     except HudiSpecError as err:

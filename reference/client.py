@@ -39,7 +39,7 @@ from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
-from reference.services import clean, rollback_instant
+from reference.services import clean, finish_pending_rollbacks, rollback_instant
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
 from spec.append_handle import AppendHandleConfig
@@ -234,7 +234,11 @@ class WriteClient:
 
         What no rollback plan can name goes first: a completed instant file left half written, data
         files a killed task left half written (``.inprogress``) and log files holding no complete
-        block. Pending compactions are not rolled back: they are retried."""
+        block. Pending compactions are not rolled back: they are retried. A rollback a killed process
+        left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
+        rollback is re-run, never planned anew)."""
+        if finish_pending_rollbacks(self.storage, table, clock=self._clock):
+            timeline = Timeline.load(self.storage, table.timeline_layout)
         pending = self._drop_partial_files(table, timeline)
         rolled: list[str] = []
         for inst in reversed(pending):

@@ -15,7 +15,8 @@ and in the table services:
 
 - ``mid_compaction``: one new base file of a compaction is written, the compaction is inflight;
 - ``mid_clean``: a clean is inflight and has deleted its first file;
-- ``mid_rollback``: a rollback is inflight, its target un-published, its first file deleted.
+- ``mid_rollback``: a rollback is inflight, its target un-published, its first file deleted (MOR v6:
+  its first ROLLBACK command block appended).
 """
 
 from __future__ import annotations

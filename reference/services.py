@@ -463,6 +463,7 @@ def _undo(storage: Storage, table: TableConfig, timeline: Timeline, target: Inst
         if req.log_blocks_to_be_deleted:
             rel = _command_log(storage, req.partition_path, next(iter(req.log_blocks_to_be_deleted)))
             append_blocks(storage, rel, [rollback_command_block(command_instant, target.requested)])
+            fault_point("mid_rollback")  # (MOR v6) a rollback killed after its first command block
             e.logs[absolute(storage, rel)] = storage.size(rel)
             e.from_failed.update(req.log_blocks_to_be_deleted)
     storage.delete_dir(f".hoodie/.temp/{target.requested}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spec.commit_metadata import parse_commit_metadata
-from spec.errors import HudiSpecError
+from spec.errors import HudiSpecError, MetadataFormatError
 from spec.file_naming import (
     BaseFileName,
     LogFileName,
@@ -317,7 +317,12 @@ def missing_latest_files(storage: Storage, timeline: Timeline,
     base: dict[tuple[str, str], tuple[str, str]] = {}
     log: dict[tuple[str, str], tuple[str, str]] = {}
     for inst in timeline.commits_timeline().completed().instants:
-        md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+        try:
+            md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+        except MetadataFormatError as err:
+            raise MetadataFormatError(f"the completed {inst.action} {inst.requested}: {err.message}",
+                                      hint="put the instant file back from a backup, or roll the instant back "
+                                           f"(`hudi-spec rollback TABLE {inst.requested}`)") from err
         for stat in md.all_write_stats():
             if not stat.path or stat.file_id is None:
                 continue

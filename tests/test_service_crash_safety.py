@@ -4,7 +4,8 @@ is finished by the next one, as Apache Hudi finishes them.
 Each trial copies a small table (local engine; MOR for compaction, COW or MOR for clean and
 rollback; v6 or v8), starts a process that runs the service with a fault point armed
 (``reference.faults``: ``mid_compaction`` after one new base file, ``mid_clean`` after the first
-delete, ``mid_rollback`` after the target is un-published and its first file deleted), and checks
+delete, ``mid_rollback`` after the target is un-published and its first file deleted or command
+block appended), and checks
 that the process died there, leaving the service's instant pending. Then:
 
 1. the same service runs again and succeeds: an inflight compaction is rolled back to requested
@@ -146,12 +147,13 @@ def service_trial(tmp_path_factory: pytest.TempPathFactory, work: Path, service:
 
 
 def trial_for(seed: int) -> tuple[str, str, int]:
-    """The CI seeds (0-9) go round the services and versions, the table type drawn; later seeds draw all."""
+    """The CI seeds (0-9) go round the services, versions and table types; later seeds draw them."""
     rng = random.Random(seed)
     services = sorted(SERVICES)
     service = services[seed % 3] if seed < 10 else rng.choice(services)
     version = (6, 8)[(seed // 3) % 2] if seed < 10 else rng.choice((6, 8))
-    table_type = "MERGE_ON_READ" if service == "compact" else rng.choice(("COPY_ON_WRITE", "MERGE_ON_READ"))
+    types = ("COPY_ON_WRITE", "MERGE_ON_READ")
+    table_type = ("MERGE_ON_READ" if service == "compact" else types[seed // 6] if seed < 10 else rng.choice(types))
     return service, table_type, version
 
 
@@ -161,9 +163,11 @@ def test_killed_service_is_finished(tmp_path_factory: pytest.TempPathFactory, tm
 
 
 def test_ci_seeds_cover_every_service_on_both_versions() -> None:
-    """The ten fixed CI seeds kill each service on v6 and on v8 at least once."""
+    """The ten fixed CI seeds kill each service on v6 and on v8, clean and rollback on both table types."""
     trials = {trial_for(seed) for seed in range(10)}
     assert {(s, v) for s, _, v in trials} == {(s, v) for s in SERVICES for v in (6, 8)}
+    assert {(s, t) for s, t, _ in trials} == {("compact", "MERGE_ON_READ")} | {
+        (s, t) for s in ("clean", "rollback") for t in ("COPY_ON_WRITE", "MERGE_ON_READ")}
 
 
 @pytest.mark.slow

@@ -17,8 +17,9 @@ import os
 import pkgutil
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import NoReturn
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from reference import commands
 from spec.errors import HudiSpecError
@@ -72,6 +73,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HudiSpecError as err:  # an argument's type refused it (e.g. --limit -1)
         print(f"hudi-spec {_command(argv)}: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning(args.command)
+        return _run(args)
+
+
+def _show_warning(command: str) -> Callable[..., None]:
+    """Warnings (an unknown ``hoodie.*`` option, …) as one line in the command's style, without
+    Python's source line."""
+    def show(message: Warning | str, *_: Any, **__: Any) -> None:
+        print(f"hudi-spec {command}: warning: {_one_line(Exception(str(message)))}", file=sys.stderr)
+    return show
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code = args.handler(args)
     except HudiSpecError as err:

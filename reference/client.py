@@ -39,7 +39,7 @@ from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
-from reference.services import clean, rollback_instant
+from reference.services import clean, finish_pending_rollbacks, rollback_instant
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
 from spec.append_handle import AppendHandleConfig
@@ -51,9 +51,16 @@ from spec.commit_metadata import (
     parse_commit_metadata,
     write_stat,
 )
-from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
+from spec.errors import (
+    HudiSpecError,
+    InvalidConfig,
+    InvalidOperation,
+    InvalidRecord,
+    InvalidTable,
+    SchemaMismatch,
+)
 from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
-from spec.file_system_view import FileSystemView
+from spec.file_system_view import FileSystemView, list_data_files, missing_latest_files
 from spec.log_format import read_blocks
 from spec.merge import MergeRule
 from spec.partitioner import (
@@ -122,23 +129,52 @@ class WriteResult:
 # --- step 1: the table -------------------------------------------------------------------------
 
 
-def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
-    """Create ``.hoodie`` with hoodie.properties and the folders Hudi's writers expect."""
+def new_table_config(cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
+    """The hoodie.properties a first write with these options creates (nothing written yet)."""
     if not cfg.table_name:
         raise InvalidConfig("a new table needs hoodie.table.name", hint="pass options={'hoodie.table.name': ...}")
     if not cfg.record_key_fields:
         raise InvalidConfig("a new table needs hoodie.datasource.write.recordkey.field",
                             hint="name the field(s) that identify a record")
     avro = avro_schema_from_arrow(schema, *record_name_for_table(cfg.table_name))
-    table = TableConfig.create(cfg.table_name, cfg.table_type, cfg.table_version, cfg.record_key_fields,
-                               cfg.ordering_field, cfg.partition_fields, cfg.keygen_type, cfg.hive_style,
-                               cfg.url_encode, merge_mode=cfg.merge_mode, create_schema=json.dumps(avro))
+    return TableConfig.create(cfg.table_name, cfg.table_type, cfg.table_version, cfg.record_key_fields,
+                              cfg.ordering_field, cfg.partition_fields, cfg.keygen_type, cfg.hive_style,
+                              cfg.url_encode, merge_mode=cfg.merge_mode, create_schema=json.dumps(avro))
+
+
+def write_table_files(storage: Storage, table: TableConfig) -> None:
+    """Create ``.hoodie`` with hoodie.properties and the folders Hudi's writers expect."""
     layout = table.timeline_layout
     for folder in (".hoodie/.temp", ".hoodie/.aux/.bootstrap/.partitions", ".hoodie/.aux/.bootstrap/.fileids",
                    ".hoodie/.schema", timeline_dir(layout), HISTORY_DIRS[layout]):
         storage.mkdirs(folder)
     storage.create_if_absent(".hoodie/hoodie.properties", table.to_bytes())
+
+
+def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
+    """Create the table a first write with these options writes to (``new_table_config``, then
+    ``write_table_files``)."""
+    table = new_table_config(cfg, schema)
+    write_table_files(storage, table)
     return table
+
+
+def remove_new_files(storage: Storage, before: set[str] | None) -> None:
+    """Undo a table creation: delete every file and folder under the base path that is not in
+    ``before`` (what was there before the first write started; None: the base path did not exist)."""
+    if before is None:
+        if storage.is_dir(""):
+            storage.fs.delete_dir(storage.root)
+        return
+    new = [f for f in storage.list("", recursive=True) if f.path not in before]
+    new_dirs = {f.path for f in new if f.is_dir}
+    for f in new:
+        if posixpath.dirname(f.path) in new_dirs:
+            continue  # deleted with its folder
+        if f.is_dir:
+            storage.delete_dir(f.path)
+        else:
+            storage.delete(f.path)
 
 
 def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[str, Any]) -> None:
@@ -199,7 +235,11 @@ class WriteClient:
 
         What no rollback plan can name goes first: a completed instant file left half written, data
         files a killed task left half written (``.inprogress``) and log files holding no complete
-        block. Pending compactions are not rolled back: they are retried."""
+        block. Pending compactions are not rolled back: they are retried. A rollback a killed process
+        left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
+        rollback is re-run, never planned anew)."""
+        if finish_pending_rollbacks(self.storage, table, clock=self._clock):
+            timeline = Timeline.load(self.storage, table.timeline_layout)
         pending = self._drop_partial_files(table, timeline)
         rolled: list[str] = []
         for inst in reversed(pending):
@@ -280,24 +320,36 @@ class WriteClient:
         frame = None if op == "delete_partition" and data is None else engine.frame(data)
         schema = engine.user_schema(frame) if frame is not None else None
         table = self.table_config()
-        if table is None:
+        new = table is None
+        if table is None:  # created as part of this write: nothing on disk until every check passed
             if schema is None:
                 raise InvalidOperation("cannot create a table from a delete_partition", hint="write data first")
-            table = create_table(self.storage, cfg, schema)
+            table = new_table_config(cfg, schema)
+            timeline = Timeline((), table.timeline_layout)
         else:
             _check_against_table(table, cfg, opts)
-        timeline = Timeline.load(self.storage, table.timeline_layout)
+            timeline = Timeline.load(self.storage, table.timeline_layout)
+            self.check_timeline_files(table, timeline)
         if frame is not None:
             self._check_schema(engine.columns(frame), table, timeline, op)
             frame = engine.with_keys(frame, table)
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
         times.mark("prepare")
+        before = ({f.path for f in self.storage.list("", recursive=True)} if new and self.storage.is_dir("")
+                  else None)
         try:
+            if new:
+                write_table_files(self.storage, table)
+
             def write_data(instant: str, timeline: Timeline) -> CommitMetadata:
                 return self._write(engine, frame, table, timeline, cfg, instant, op, times)
 
             instant, md = self.transact(table, action, op, cfg, write_data, times)
+        except BaseException:
+            if new and Timeline.load(self.storage, table.timeline_layout).latest_completed() is None:
+                remove_new_files(self.storage, before)  # a failed first write leaves no table behind
+            raise
         finally:
             engine.release()
         return WriteResult(instant, action, op, md, dict(times.seconds))
@@ -354,6 +406,20 @@ class WriteClient:
             timeline = Timeline.load(self.storage, table.timeline_layout)
         gen = self._generator(timeline)
         return instant, gen, timeline
+
+    def check_timeline_files(self, table: TableConfig, timeline: Timeline) -> None:
+        """Before a write: every file the latest file slices need by the timeline is there
+        (``spec.file_system_view.missing_latest_files``); a missing one stops the write, which would
+        otherwise write the keys it held a second time."""
+        missing = missing_latest_files(self.storage, timeline, list_data_files(self.storage))
+        if missing:
+            instant, path = missing[0]
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            raise InvalidTable(
+                f"{path}, written by the completed instant {instant}, is missing{more}; writing now could "
+                "duplicate the keys it held",
+                hint=f"put the file back from a backup, or undo {instant} and what came after it "
+                     f"(`hudi-spec rollback TABLE {instant}`, or restore to an earlier savepoint)")
 
     def _check_schema(self, names: list[str], table: TableConfig, timeline: Timeline, op: str) -> None:
         columns = set(names)
@@ -605,4 +671,4 @@ def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str,
     return WriteClient(path, spark).write(data, operation, options)
 
 
-__all__ = ["WriteClient", "WriteResult", "create_table", "write_arrow"]
+__all__ = ["WriteClient", "WriteResult", "create_table", "new_table_config", "write_arrow", "write_table_files"]

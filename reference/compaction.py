@@ -9,7 +9,11 @@
   the group's new base file at ``t`` — rows keep their commit time and sequence number, only
   ``_hoodie_file_name`` changes; then the completed instant is a ``commit`` (v8: ``t_<completion>
   .commit``) with ``compacted: true`` and operation ``COMPACT``. A compaction that died half way
-  is re-run from its plan: the base files it left are removed first.
+  (inflight) is rolled back first — a rollback instant deletes the base files it wrote, the
+  instant goes back to requested — then run again from its plan, as Hudi's
+  ``BaseHoodieTableServiceClient.compact`` does.
+- **pending first**: ``compact`` and inline compaction run every pending compaction before they
+  schedule a new one (Hudi's ``runAnyPendingCompactions``).
 - **inline**: after a deltacommit, when ``hoodie.compact.inline`` is set and at least
   ``hoodie.compact.inline.max.delta.commits`` deltacommits followed the last compaction
   (``spec.services.should_schedule_compaction``), schedule and run one.
@@ -29,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked
+from reference.services import rollback_instant
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
@@ -161,10 +167,12 @@ def _run(client: WriteClient, table: TableConfig, instant: str | None, codec: st
     requested = Instant(t, Action.COMPACTION, State.REQUESTED)
     plan = parse_avro_metadata(read_instant_content(client.storage, requested, layout), HoodieCompactionPlan)
     folder = timeline_dir(layout)
-    if inst.state == State.REQUESTED:
-        inst = inst.transition(State.INFLIGHT)
-        client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
-    _remove_partial_output(client.storage, plan, t)
+    if inst.state == State.INFLIGHT:  # a run that died half way: rolled back to requested, then run again
+        _remove_partial_output(client.storage, plan, t)
+        rollback_instant(client.storage, table, inst, clock=client._clock, timeline=timeline)
+        inst = Instant(t, Action.COMPACTION, State.REQUESTED)
+    inst = inst.transition(State.INFLIGHT)
+    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
     client.storage.mkdirs(f".hoodie/.temp/{t}")
     stats = _run_operations(client, table, plan, t, codec)
     by_partition: dict[str, list[Any]] = {}
@@ -180,14 +188,24 @@ def _run(client: WriteClient, table: TableConfig, instant: str | None, codec: st
     return t
 
 
+def run_pending_compactions(client: WriteClient, table: TableConfig, codec: str) -> list[str]:
+    """Run every pending compaction, oldest first (Hudi's ``runAnyPendingCompactions``); an inflight
+    one, which a killed compactor left, is rolled back first. The caller holds the lock."""
+    pending = Timeline.load(client.storage, table.timeline_layout).pending_compactions().instants
+    return [_run(client, table, inst.requested, codec) for inst in pending]
+
+
 def compact(client: WriteClient, *, locked: bool = False, options: Mapping[str, Any] | None = None) -> str | None:
-    """Schedule a compaction and run it; the instant, or None when no slice has log files. ``options``:
-    write options the new base files follow (``hoodie.parquet.compression.codec``)."""
+    """Run the pending compactions (a killed one rolled back and run again), then schedule a
+    compaction and run it; the last instant compacted, or None when there was nothing to compact.
+    ``options``: write options the new base files follow (``hoodie.parquet.compression.codec``)."""
     table = _table(client)
     _require_mor(table)
     with maybe_locked(client.storage, locked, "compaction"):
+        codec = _codec(options)
+        done = run_pending_compactions(client, table, codec)
         t = _schedule(client, table, None)
-        return _run(client, table, t, _codec(options)) if t is not None else None
+        return _run(client, table, t, codec) if t is not None else (done[-1] if done else None)
 
 
 def _codec(options: Mapping[str, Any] | None) -> str:
@@ -199,12 +217,14 @@ def _codec(options: Mapping[str, Any] | None) -> str:
 
 
 def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteConfig) -> str | None:
-    """Inline compaction after a deltacommit (``hoodie.compact.inline``, NUM_COMMITS trigger)."""
+    """Inline compaction after a deltacommit (``hoodie.compact.inline``): the pending compactions run
+    first, as in Hudi's ``BaseHoodieTableServiceClient.inlineCompaction``, then a new one is
+    scheduled and run when the NUM_COMMITS trigger is met. The deltacommit's writer holds the lock."""
+    done = run_pending_compactions(client, table, cfg.compression)
     timeline = Timeline.load(client.storage, table.timeline_layout)
     if not should_schedule_compaction(timeline, CompactionConfig(cfg.compact_max_delta_commits)):
-        return None
-    return compact(client, locked=True,  # the deltacommit's writer holds the lock
-                   options={"hoodie.parquet.compression.codec": cfg.compression})
+        return done[-1] if done else None
+    return compact(client, locked=True, options={"hoodie.parquet.compression.codec": cfg.compression})
 
 
 def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
@@ -218,10 +238,11 @@ def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
 
 
 def _remove_partial_output(storage: Storage, plan: HoodieCompactionPlan, t: str) -> None:
-    """Delete base files an earlier, killed run of this compaction left (named by its instant)."""
+    """Delete the base files an earlier, killed run of this compaction left half written
+    (``.inprogress``, which no rollback plan names)."""
     for partition in {op.partition_path or "" for op in plan.operations or ()}:
         for f in storage.list(partition):
-            if f.is_dir:
+            if f.is_dir or not f.name.endswith(".inprogress"):
                 continue
             name = f.name.removesuffix(".inprogress")
             try:
@@ -229,7 +250,6 @@ def _remove_partial_output(storage: Storage, plan: HoodieCompactionPlan, t: str)
                     storage.delete(f.path)
             except HudiSpecError:
                 continue
-    storage.delete_dir(f".hoodie/.temp/{t}")
 
 
 def _operation_json(op: HoodieCompactionOperation) -> str:
@@ -303,6 +323,7 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     avro = with_meta_fields(avro_schema_from_arrow(data_schema, *record_name_for_table(reader.config.name)))
     ctx = HandleContext(base_path, t, json.dumps(avro), MergeRule.from_config(reader.config), compression, {})
     size = _write(storage, rel, merged, ctx)
+    fault_point("mid_compaction")  # a compaction killed after one new base file
     base_keys: set[str] = set()
     if base is not None:
         base_keys = set(reader.read_slice(FileSlice(partition, op["file_id"], op["base_instant"], base),
@@ -335,4 +356,5 @@ def _log_keys(blocks: Any) -> set[str]:
     return keys
 
 
-__all__ = ["compact", "compact_slice", "maybe_inline_compaction", "run_compaction", "schedule_compaction"]
+__all__ = ["compact", "compact_slice", "maybe_inline_compaction", "run_compaction", "run_pending_compactions",
+           "schedule_compaction"]

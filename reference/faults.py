@@ -1,4 +1,4 @@
-"""Fault injection: kill the writer at a named point of a write (for crash-safety tests).
+"""Fault injection: kill the writer at a named point of a write or table service (for crash-safety tests).
 
 Set ``HUDI_SPEC_FAULT`` to a point name, optionally ``name@bucket`` to pick one bucket's handle,
 and ``HUDI_SPEC_FAULT_PGID`` to the writer's process group: reaching that point then kills the
@@ -10,6 +10,13 @@ would. Unset, every point is a no-op. The points, in the order a write passes th
 - ``mid_log_block``: half of a log append's bytes are written (a truncated block);
 - ``before_commit``: every data file is written; the completed instant is not;
 - ``mid_commit``: the completed instant file is half written (a temporary file beside it).
+
+and in the table services:
+
+- ``mid_compaction``: one new base file of a compaction is written, the compaction is inflight;
+- ``mid_clean``: a clean is inflight and has deleted its first file;
+- ``mid_rollback``: a rollback is inflight, its target un-published, its first file deleted (MOR v6:
+  its first ROLLBACK command block appended).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import signal
 FAULT_ENV = "HUDI_SPEC_FAULT"
 PGID_ENV = "HUDI_SPEC_FAULT_PGID"
 POINTS = ("after_start", "mid_base_file", "mid_log_block", "before_commit", "mid_commit")
+SERVICE_POINTS = ("mid_compaction", "mid_clean", "mid_rollback")
 
 
 def armed(point: str, bucket: int | None = None) -> bool:
@@ -47,4 +55,4 @@ def fault_point(point: str, bucket: int | None = None) -> None:
         die()
 
 
-__all__ = ["FAULT_ENV", "PGID_ENV", "POINTS", "armed", "die", "fault_point"]
+__all__ = ["FAULT_ENV", "PGID_ENV", "POINTS", "SERVICE_POINTS", "armed", "die", "fault_point"]

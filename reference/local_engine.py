@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from reference.handles import DELETE_FLAG, HandleContext, run_handle
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.keys import java_string
+from spec.keys import ESCAPE_ORDER, check_partition_path, java_string
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
@@ -97,6 +97,8 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
     for f in config.partition_fields:
         text = _as_text(table.column(f))
         text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), NULL_PARTITION, text)
+        if config.url_encode_partitions:
+            text = escape_partition_values(text)
         segments.append(pc.binary_join_element_wise(f"{f}=", text, "") if config.hive_style_partitioning else text)
     n = table.num_rows
     partition = (pc.binary_join_element_wise(*segments, "/") if segments
@@ -105,21 +107,24 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
     return table.append_column(RECORD_KEY, key).append_column(PARTITION_PATH, partition)
 
 
+def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """``spec.keys.escape_path_name`` on a column: ``%`` first, so that no escape is escaped twice."""
+    for c in ESCAPE_ORDER:
+        text = pc.replace_substring(text, c, f"%{ord(c):02X}")
+    return text
+
+
 def check_keys(config: TableConfig, keys: pa.Array | pa.ChunkedArray | None,
                partition_paths: pa.Array | pa.ChunkedArray) -> None:
-    """Refuse a null or empty record key, and a partition path with ``..`` or with more or fewer
-    ``/``-separated segments than the table has partition fields (a value held a ``/``)."""
+    """Refuse a null or empty record key (``KeyGenUtils.getRecordKey``), and a partition path that
+    ``spec.keys.check_partition_path`` refuses (each distinct path checked once)."""
     if keys is not None and pc.any(pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))).as_py():
         raise InvalidRecord(f"a record has a null or empty record key ({', '.join(config.record_key_fields)})",
                             hint="every record needs a key; filter or fill those records first")
-    if not config.partition_fields or not len(partition_paths):
+    if not len(partition_paths):
         return
-    segments = pc.list_value_length(pc.split_pattern(partition_paths, "/"))
-    bad = pc.or_(pc.match_substring(partition_paths, ".."),
-                 pc.not_equal(segments, len(config.partition_fields)))
-    if pc.any(bad).as_py():
-        raise InvalidRecord(f"partition value {pc.filter(partition_paths, bad)[0].as_py()!r} would leave its "
-                            "partition folder", hint="partition values may not contain '/' or '..'")
+    for path in pc.unique(partition_paths).to_pylist():
+        check_partition_path(path or "", config.partition_fields)
 
 
 def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:

@@ -10,7 +10,8 @@ way Apache Hudi leaves them, and leaves the plan and the outcome on the timeline
   the target's completed file removed (un-publish), its files deleted (COW, MOR v8) or ROLLBACK
   command blocks appended in new log versions (MOR v6), its inflight and requested files removed
   → ``R.rollback`` / ``R_C.rollback`` (HoodieRollbackMetadata). A rollback left pending by a
-  crash is finished from its plan by the next rollback.
+  crash is finished from its plan by the next rollback or write. An inflight compaction is rolled
+  back to requested (its base files only) before it is run again.
 - **savepoint**: ``T.savepoint.inflight`` (empty) → ``T.savepoint`` / ``T_C.savepoint``
   (HoodieSavepointMetadata: the files of the latest slices as of ``T``), ``T`` being the
   savepointed commit's own time.
@@ -32,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from reference.faults import fault_point
 from reference.lock import maybe_locked
 from spec.errors import InstantNotFound, InvalidOperation, InvalidTable
 from spec.file_naming import (
@@ -271,6 +273,7 @@ def _execute_clean(storage: Storage, table: TableConfig, timeline: Timeline, ins
             if storage.exists(path):
                 storage.delete(path)
                 ok.append(posixpath.basename(path))
+                fault_point("mid_clean")  # a clean killed after its first delete
             else:
                 failed.append(posixpath.basename(path))
         deleted[p] = tuple(ok)
@@ -434,9 +437,11 @@ def _command_log(storage: Storage, partition: str, touched_log: str) -> str:
 
 
 def _undo(storage: Storage, table: TableConfig, timeline: Timeline, target: Instant, plan: HoodieRollbackPlan,
-          command_instant: str, started_ms: int) -> HoodieRollbackMetadata:
+          command_instant: str, started_ms: int, keep_requested: bool = False) -> HoodieRollbackMetadata:
     """Carry out a rollback plan: un-publish the target, delete its files, append ROLLBACK command
-    blocks (v6 MOR; INSTANT_TIME ``command_instant``), then remove the target's pending files."""
+    blocks (v6 MOR; INSTANT_TIME ``command_instant``), then remove the target's pending files — all
+    but its requested file when ``keep_requested`` (an inflight compaction goes back to requested,
+    Hudi's ``revertCompactionInflightToRequested``)."""
     layout = table.timeline_layout
     names = timeline.files_of(target)
     completed = [n for n in names if parse_instant_file_name(n, layout).is_completed]
@@ -452,16 +457,20 @@ def _undo(storage: Storage, table: TableConfig, timeline: Timeline, target: Inst
                 storage.delete(rel)
                 e.ok.append(path)
                 total += 1
+                fault_point("mid_rollback")  # a rollback killed after its first delete
             else:
                 e.failed.append(path)
         if req.log_blocks_to_be_deleted:
             rel = _command_log(storage, req.partition_path, next(iter(req.log_blocks_to_be_deleted)))
             append_blocks(storage, rel, [rollback_command_block(command_instant, target.requested)])
+            fault_point("mid_rollback")  # (MOR v6) a rollback killed after its first command block
             e.logs[absolute(storage, rel)] = storage.size(rel)
             e.from_failed.update(req.log_blocks_to_be_deleted)
     storage.delete_dir(f".hoodie/.temp/{target.requested}")
     for n in sorted(set(names) - set(completed), key=lambda n: parse_instant_file_name(n, layout).state,
                     reverse=True):  # inflight, then requested
+        if keep_requested and parse_instant_file_name(n, layout).state == State.REQUESTED:
+            continue
         storage.delete(posixpath.join(timeline_dir(layout), n))
     partitions = {p: HoodieRollbackPartitionMetadata(
         partition_path=p, success_delete_files=tuple(e.ok), failed_delete_files=tuple(e.failed),
@@ -536,7 +545,8 @@ def finish_pending_rollbacks(storage: Storage, table: TableConfig, *,
         inflight = requested.transition(State.INFLIGHT)
         if inst.state == State.REQUESTED:
             _write_instant(storage, inflight, layout)
-        md = _undo(storage, table, tl, target, record, inst.requested, started)
+        md = _undo(storage, table, tl, target, record, inst.requested, started,
+                   keep_requested=_is_pending_compaction(target))
         _complete(storage, table, inflight, _generator(tl, clock), format_avro_metadata(md, table.table_version))
         out.append(RollbackResult(inst.requested, target, record, md, resumed=True))
     return out
@@ -545,10 +555,18 @@ def finish_pending_rollbacks(storage: Storage, table: TableConfig, *,
 def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, clock: Clock | None = None,
                      timeline: Timeline | None = None, after: str | None = None) -> RollbackResult:
     """Roll back one instant under a new rollback instant (no checks: the write client calls this for
-    its own failed writes)."""
+    its own failed writes, the compactor for an inflight compaction).
+
+    An inflight compaction is rolled back as Hudi's ``HoodieTable.rollbackInflightCompaction`` does
+    (``BaseHoodieTableServiceClient.compact`` calls it before it runs the plan again): only the base
+    files it wrote are deleted (the log files of its slice hold later deltacommits), and the
+    instant goes back to requested, its plan kept."""
     tl = timeline or _timeline(storage, table)
     started = _now_millis(None)
     listing = list_data_files(storage)
+    compaction = _is_pending_compaction(target)
+    if compaction:
+        listing = [f for f in listing if is_base_file_name(f.name)]
     plan, appended = plan_table_rollback(storage, table, target, listing)
     sizes = {f.path: f.size for f in listing}
     record = rollback_plan_record(storage, plan, appended, sizes)
@@ -559,9 +577,13 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     _write_instant(storage, requested, layout, format_avro_metadata(record, table.table_version))
     inflight = requested.transition(State.INFLIGHT)
     _write_instant(storage, inflight, layout)
-    md = _undo(storage, table, tl, target, record, r, started)
+    md = _undo(storage, table, tl, target, record, r, started, keep_requested=compaction)
     _complete(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
     return RollbackResult(r, target, record, md)
+
+
+def _is_pending_compaction(target: Instant) -> bool:
+    return target.action == Action.COMPACTION and not target.is_completed
 
 
 # =============================================================================================

@@ -19,6 +19,7 @@ from reference.handles import BUCKET, DELETE_FLAG, HandleContext, run_handle
 from reference.local_engine import check_keys
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
+from spec.keys import ESCAPE_ORDER
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
@@ -32,7 +33,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     """Add ``_hoodie_record_key`` and ``_hoodie_partition_path`` by the table's key generator rules:
     one key field → its value; several → ``f1:v1,f2:v2`` (null ``__null__``, empty ``__empty__``);
     partition path → values joined by ``/``, ``field=value`` when hive-style, null or empty
-    → ``__HIVE_DEFAULT_PARTITION__``."""
+    → ``__HIVE_DEFAULT_PARTITION__``, URL-escaped when ``hoodie.datasource.write.partitionpath.urlencode``."""
     from pyspark.sql import functions as F
 
     keys = table.record_key_fields
@@ -48,29 +49,24 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     for field in table.partition_fields:
         value = F.col(field).cast("string")
         value = F.when(value.isNull() | (value == ""), F.lit(NULL_PARTITION)).otherwise(value)
+        if table.url_encode_partitions:  # spec.keys.escape_path_name, "%" first
+            for c in ESCAPE_ORDER:
+                value = F.replace(value, F.lit(c), F.lit(f"%{ord(c):02X}"))
         segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
     partition = F.concat_ws("/", *segments) if segments else F.lit("")
     return df.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, partition)
 
 
 def validate_keys(df: Any, table: TableConfig) -> None:
-    """A null or empty record key, or a partition value that would leave its folder, is refused
-    (one Spark job finds the first offender of either kind)."""
+    """A null or empty record key, or a partition path ``spec.keys.check_partition_path`` refuses, is
+    refused: one Spark job brings the distinct partition paths and whether any key is bad to the driver."""
     from pyspark.sql import functions as F
 
-    bad_key = F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")
-    bad_partition = F.lit(False)
-    if table.partition_fields:
-        bad_partition = (F.col(PARTITION_PATH).contains("..")
-                         | (F.size(F.split(F.col(PARTITION_PATH), "/")) != len(table.partition_fields)))
-    bad = df.filter(bad_key | bad_partition).select(bad_key.alias("k"), PARTITION_PATH).limit(1).collect()
-    if not bad:
-        return
-    if bad[0]["k"]:
-        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(table.record_key_fields)})",
-                            hint="every record needs a key; filter or fill those records first")
-    raise InvalidRecord(f"partition value {bad[0][PARTITION_PATH]!r} would leave its partition folder",
-                        hint="partition values may not contain '/' or '..'")
+    bad_key = (F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")).cast("int")
+    rows = df.groupBy(PARTITION_PATH).agg(F.max(bad_key).alias("bad")).collect()
+    if any(r["bad"] for r in rows):
+        check_keys(table, pa.array([None], pa.string()), pa.array([], pa.string()))
+    check_keys(table, None, pa.array([r[PARTITION_PATH] for r in rows], pa.string()))
 
 
 def arrow_schema(df: Any) -> pa.Schema:

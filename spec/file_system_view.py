@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spec.commit_metadata import parse_commit_metadata
-from spec.errors import HudiSpecError
+from spec.errors import HudiSpecError, MetadataFormatError
 from spec.file_naming import (
     BaseFileName,
     LogFileName,
@@ -303,3 +303,42 @@ def check_single_base_per_instant(files: Sequence[DataFile]) -> None:
                 raise HudiSpecError(f"file group {b.file_id} has two base files for instant {b.instant}: "
                                     f"{seen[key]} and {f.name}", hint="delete the one no commit lists")
             seen[key] = f.name
+
+
+# --8<-- [start:missing]
+def missing_latest_files(storage: Storage, timeline: Timeline,
+                         listing: Sequence[DataFile]) -> list[tuple[str, str]]:
+    """(instant, path) of every file a file group's latest slice needs, by the write stats of the
+    completed instants, that the listing lacks: per group not replaced by a completed replacecommit,
+    the base file its latest base-writing instant wrote, and the latest log file written after
+    that base (instants taken in requested-time order).
+
+    The cleaner never deletes a group's latest slice (``CleanPlanner`` keeps it whatever the
+    policy), and a rollback or restore removes the instant that named the file from the
+    completed timeline first, so such a file is gone only by damage. A writer that went on would
+    write a second copy of the keys it held. Every completed instant's metadata is decoded, so a
+    damaged instant file stops the caller too (``MetadataFormatError``)."""
+    base: dict[tuple[str, str], tuple[str, str]] = {}
+    log: dict[tuple[str, str], tuple[str, str]] = {}
+    for inst in timeline.commits_timeline().completed().instants:
+        try:
+            md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+        except MetadataFormatError as err:
+            raise MetadataFormatError(f"the completed {inst.action} {inst.requested}: {err.message}",
+                                      hint="put the instant file back from a backup, or roll the instant back "
+                                           f"(`hudi-spec rollback TABLE {inst.requested}`)") from err
+        for stat in md.all_write_stats():
+            if not stat.path or stat.file_id is None:
+                continue
+            group = (stat.partition_path or "", stat.file_id)
+            name = posixpath.basename(stat.path)
+            if is_base_file_name(name):
+                base[group] = (inst.requested, stat.path)
+                log.pop(group, None)
+            elif is_log_file_name(name):
+                log[group] = (inst.requested, stat.path)
+    replaced = set(file_group_replacements(storage, timeline))
+    present = {f.path for f in listing}
+    needed = [v for g, v in (*base.items(), *log.items()) if g not in replaced]
+    return sorted((t, path) for t, path in needed if path not in present)
+# --8<-- [end:missing]

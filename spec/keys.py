@@ -14,7 +14,8 @@ is read as the time ``1``). A null or empty record key is an error. Values becom
 Java's ``String.valueOf`` of the Avro value does (``java_string``). With
 ``hoodie.datasource.write.partitionpath.urlencode=true`` each value is escaped by
 ``PartitionPathEncodeUtils.escapePathName``. A partition value that would leave the table's
-folder (``.``, ``..``, a ``/`` that is not URL-encoded, NUL) is an error.
+folder (``.``, ``..``, a ``/`` that is not URL-encoded, NUL), holds another control character
+(unless URL-encoded) or makes a folder name over 255 bytes is an error.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``KeyGenUtils``
 (``getRecordKey``, ``getRecordPartitionPath``, ``inferKeyGeneratorType``),
@@ -140,6 +141,9 @@ def java_string(value: Any, consistent_logical_timestamp: bool = False) -> str:
 # --8<-- [start:escape]
 _ESCAPED = frozenset([*map(chr, range(0x01, 0x20)), '"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f",
                       "{", "[", "]", "^"])
+ESCAPE_ORDER = ("%", *sorted(_ESCAPED - {"%"}))
+"""The escaped characters in an order that escapes each character once when replaced one after the
+other over a whole column (``%`` first: later escapes add ``%`` that must stay as it is)."""
 
 
 def escape_path_name(text: str) -> str:
@@ -156,13 +160,27 @@ def unescape_path_name(text: str) -> str:
 
 
 # --8<-- [start:check]
+MAX_FOLDER_BYTES = 255
+"""The longest file or folder name (UTF-8 bytes) local file systems take (ext4, XFS, APFS, NTFS: 255);
+a longer partition folder fails with ``ENAMETOOLONG`` half way through a write."""
+_CONTROL = re.compile(r"[\x01-\x1f\x7f]")
+
+
 def check_partition_value(text: str, field_name: str, may_contain_slash: bool) -> str:
-    """Raise InvalidRecord if a partition path part would name a folder outside its partition:
-    NUL, a ``/`` in a value that is one folder (not URL-encoded), or a folder named ``.``,
-    ``..`` or nothing. ``may_contain_slash``: a timestamp output format such as ``yyyy/MM/dd``."""
+    """Raise InvalidRecord if a partition path part would name a folder outside its partition or
+    one file systems and readers cannot take: NUL or another control character (U+0001–U+001F,
+    U+007F: ``hoodie.datasource.write.partitionpath.urlencode=true`` escapes them, as
+    ``PartitionPathEncodeUtils.escapePathName`` does), a ``/`` in a value that is one folder (not
+    URL-encoded), a folder named ``.``, ``..`` or nothing, or one longer than 255 bytes.
+    ``may_contain_slash``: a timestamp output format such as ``yyyy/MM/dd``."""
     if "\x00" in text:
-        raise InvalidRecord(f"the partition value of {field_name!r} contains NUL",
-                            hint="remove control characters from partition values")
+        raise InvalidRecord(f"the partition value {text!r} of {field_name!r} contains NUL",
+                            hint="remove NUL from partition values (URL encoding does not escape it)")
+    control = _CONTROL.search(text)
+    if control:
+        raise InvalidRecord(f"the partition value {text!r} of {field_name!r} contains the control character "
+                            f"U+{ord(control.group()):04X}, which readers of folder names do not take",
+                            hint="set hoodie.datasource.write.partitionpath.urlencode=true or clean the value")
     if "/" in text and not may_contain_slash:
         raise InvalidRecord(f"the partition value {text!r} of {field_name!r} contains '/' and would "
                             "become several folders",
@@ -174,7 +192,36 @@ def check_partition_value(text: str, field_name: str, may_contain_slash: bool) -
             raise InvalidRecord(f"the partition value {text!r} of {field_name!r} {problem}",
                                 hint="a partition value may not be '.' or '..', start or end with '/' "
                                      "or hold '//'")
+        size = len(folder.encode("utf-8"))
+        if size > MAX_FOLDER_BYTES:
+            raise InvalidRecord(f"the partition value {folder[:40]!r}... of {field_name!r} makes a folder name "
+                                f"of {size} bytes; file systems take at most {MAX_FOLDER_BYTES}",
+                                hint="partition by a shorter value (a prefix, a hash or a bucket of it)")
     return text
+
+
+def check_partition_path(path: str, fields: tuple[str, ...]) -> str:
+    """Raise InvalidRecord unless ``path`` (a whole partition path as a writer made it, values
+    joined by ``/``) is one folder per partition field, each passing ``check_partition_value``
+    (hive-style: the folder ``field=value``, so a value ``.`` is a folder ``field=.``), and its
+    first folder is not ``.hoodie`` (the table's metadata folder). Both write engines apply it to
+    every distinct partition path of a batch before anything is written."""
+    if not fields:
+        if path:
+            raise InvalidRecord(f"partition path {path!r} in a non-partitioned table",
+                                hint="a table without partition fields writes every record to its root")
+        return path
+    folders = path.split("/")
+    if len(folders) != len(fields):
+        raise InvalidRecord(f"the partition path {path!r} has {len(folders)} folders for {len(fields)} "
+                            f"partition field(s) ({', '.join(fields)}): a value contains '/'",
+                            hint="set hoodie.datasource.write.partitionpath.urlencode=true or clean the value")
+    for f, folder in zip(fields, folders, strict=True):
+        check_partition_value(folder, f, may_contain_slash=False)
+    if folders[0] == ".hoodie":
+        raise InvalidRecord(f"the partition value '.hoodie' of {fields[0]!r} names the table's metadata folder",
+                            hint="rename the value, or use hive-style partitioning")
+    return path
 # --8<-- [end:check]
 
 
@@ -541,7 +588,7 @@ class KeyGenerator:
     def partition_path(self, record: Mapping[str, Any]) -> str:
         """The partition path: per partition field its text (``__HIVE_DEFAULT_PARTITION__`` when
         null or empty), URL-escaped when configured, ``field=`` before it when hive-style, each
-        checked by ``check_partition_value``; joined by ``/``."""
+        folder checked by ``check_partition_value`` (and the first not ``.hoodie``); joined by ``/``."""
         if self.kind in ("NON_PARTITION", "GLOBAL_DELETE") or not self.partition_fields:
             return ""
         segments = []
@@ -555,8 +602,11 @@ class KeyGenerator:
                 text = self._text(value) or DEFAULT_PARTITION
             if self.url_encode:
                 text = escape_path_name(text)
-            check_partition_value(text, f, may_contain_slash=kind == "TIMESTAMP")
-            segments.append(f"{f}={text}" if self.hive_style else text)
+            folder = f"{f}={text}" if self.hive_style else text
+            check_partition_value(folder, f, may_contain_slash=kind == "TIMESTAMP")
+            segments.append(folder)
+        if segments[0] == ".hoodie":
+            check_partition_path(segments[0], (self.partition_fields[0],))
         return "/".join(segments)
     # --8<-- [end:partition_path]
 

@@ -30,7 +30,7 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spec.log_format import BlockRecord, BlockType, HeaderKey, LogBlock, read_blocks
@@ -41,9 +41,25 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class SkippedBlock:
+    """A corrupt region a scan skipped (rule 3): the log file, where its bytes start, how many, and why
+    they could not be framed as a block. Its records, if it held any, are not in the slice's rows."""
+
+    path: str
+    offset: int
+    length: int
+    reason: str
+
+    def describe(self) -> str:
+        """``offset N (L bytes): reason``, as warnings print it."""
+        return f"offset {self.offset} ({self.length} bytes): {self.reason}"
+
+
+@dataclass(frozen=True)
 class ScanStats:
     """What a scan saw: blocks read, applied, skipped as uncommitted or later, rolled back, corrupt,
-    and replaced by log-compacted blocks."""
+    and replaced by log-compacted blocks; ``skipped``, the corrupt regions (when the scan knew the
+    files, ``scan_slice_logs``)."""
 
     total_blocks: int = 0
     applied: int = 0
@@ -52,6 +68,7 @@ class ScanStats:
     rolled_back: int = 0
     corrupt: int = 0
     compacted: int = 0
+    skipped: tuple[SkippedBlock, ...] = ()
 
 
 # --8<-- [start:scan]
@@ -122,8 +139,13 @@ def _resolve_log_compaction(queue: list[LogBlock], group_instants: bool) -> list
 
 def scan_slice_logs(storage: Storage, log_paths: Sequence[str], timeline: Timeline, as_of: str | None,
                     table_version: int = 6) -> tuple[list[LogBlock], ScanStats]:
-    """Read the slice's log files (given in read order) and choose the blocks to apply."""
+    """Read the slice's log files (given in read order) and choose the blocks to apply; the stats
+    name every corrupt region skipped."""
     records: list[BlockRecord] = []
+    skipped: list[SkippedBlock] = []
     for path in log_paths:
-        records.extend(read_blocks(storage.read(path)))
-    return blocks_to_apply(records, timeline, as_of, table_version)
+        found = list(read_blocks(storage.read(path)))
+        records.extend(found)
+        skipped.extend(SkippedBlock(path, r.offset, r.length, r.corrupt.reason) for r in found if r.corrupt)
+    blocks, stats = blocks_to_apply(records, timeline, as_of, table_version)
+    return blocks, replace(stats, skipped=tuple(skipped))

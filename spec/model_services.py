@@ -108,11 +108,15 @@ def run_compaction(state: TableState, env: Env, t: str | None = None) -> TableSt
 
 
 def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
-    """After a deltacommit of a merge-on-read table with inline compaction on: schedule and run a compaction once
-    enough deltacommits followed the last one."""
+    """After a deltacommit of a merge-on-read table with inline compaction on: run every pending compaction, oldest
+    first (``BaseHoodieTableServiceClient.inlineCompaction`` calls ``runAnyPendingCompactions``), then schedule and
+    run a compaction once enough deltacommits followed the last one."""
     cfg = state.config
-    if cfg.is_mor and cfg.inline_compact and should_schedule_compaction(
-            state.timeline_view(), CompactionConfig(cfg.compact_max_delta_commits)):
+    if not (cfg.is_mor and cfg.inline_compact):
+        return state
+    for pending in [tt for tt, _ in state.compaction_plans if state.pending_instant(tt)]:
+        state = run_compaction(state, env, pending)
+    if should_schedule_compaction(state.timeline_view(), CompactionConfig(cfg.compact_max_delta_commits)):
         state, t = schedule_compaction(state, env)
         if t is not None:
             state = run_compaction(state, env, t)

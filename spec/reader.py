@@ -44,7 +44,7 @@ from spec.log_blocks import (
     decode_parquet_records,
 )
 from spec.log_format import BlockType, LogBlock
-from spec.log_scanner import scan_slice_logs
+from spec.log_scanner import SkippedBlock, scan_slice_logs
 from spec.merge import (
     IS_DELETED_FIELD,
     MergeMode,
@@ -164,6 +164,9 @@ class TableReader:
         self._table_columns_known = False
         self.columnar_merge = True
         """Merge slices column-wise where that gives the rule's rows (``_merge_columnar``); False: record by record."""
+        self.skipped: list[SkippedBlock] = []
+        """The corrupt log regions the slices read so far skipped (``spec.log_scanner`` rule 3), file by file:
+        a reader does not stop at them, as Hudi's does not, but says what it left out."""
 
     def table_columns(self) -> frozenset[str] | None:
         """The columns of the table's schema: the writer schema of its latest completed commit that
@@ -231,8 +234,9 @@ class TableReader:
         only ``columns`` if given (merging reads every column, then projects)."""
         if not with_logs or not sl.log_files:
             return self._read_base(sl, columns)
-        blocks, _ = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline,
-                                    as_of or self.latest_instant(), self.config.table_version)
+        blocks, stats = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline,
+                                        as_of or self.latest_instant(), self.config.table_version)
+        self.skipped.extend(stats.skipped)
         if not blocks:
             return self._read_base(sl, columns)
         merged = self._merge_slice(sl, blocks)
@@ -651,9 +655,13 @@ def _parts(reader: TableReader, query: str, as_of: str | None, begin: str | None
 # --8<-- [start:read_table]
 def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None,
                begin: str | None = None, end: str | None = None, columns: Sequence[str] | None = None,
-               partition_filter: PartitionFilter = None) -> pa.Table:
-    """Read a table with one query type; an empty table (no columns) when nothing is visible."""
-    tables = [p.table for p in _parts(TableReader(path), query, as_of, begin, end, columns, partition_filter)]
+               partition_filter: PartitionFilter = None, skipped: list[SkippedBlock] | None = None) -> pa.Table:
+    """Read a table with one query type; an empty table (no columns) when nothing is visible.
+    ``skipped``, if given, receives the corrupt log regions the read skipped."""
+    reader = TableReader(path)
+    tables = [p.table for p in _parts(reader, query, as_of, begin, end, columns, partition_filter)]
+    if skipped is not None:
+        skipped.extend(reader.skipped)
     if not tables:
         return pa.table({})
     return pa.concat_tables(tables, promote_options="permissive")

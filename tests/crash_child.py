@@ -1,6 +1,10 @@
-"""A writer process for the crash-safety tests: one write, killed at the fault point its environment names.
+"""A process for the crash-safety tests: one write or table service, killed at the fault point its
+environment names.
 
-Usage: python tests/crash_child.py TABLE OPERATION RECORDS_JSON OPTIONS_JSON
+Usage: python tests/crash_child.py TABLE OPERATION RECORDS_JSON OPTIONS_JSON [ENGINE]
+
+OPERATION is a write operation (``upsert``, …), or ``compact``, ``clean`` or ``rollback`` (the
+latest write; RECORDS_JSON is ignored); ENGINE is ``spark`` (default) or ``local``.
 """
 
 from __future__ import annotations
@@ -11,15 +15,31 @@ import sys
 
 import pyarrow as pa
 
-from reference.client import WriteClient
+from reference.client import WriteClient, clean_config
+from reference.compaction import compact
 from reference.faults import PGID_ENV
+from reference.options import parse_options
+from reference.services import clean, rollback
 
 
 def main() -> int:
     # the fault kills this process group: the driver, the Spark JVM it starts and their workers
     os.environ[PGID_ENV] = str(os.getpgrp())
     path, operation, records, options = sys.argv[1:5]
-    WriteClient(path).write(pa.Table.from_pylist(json.loads(records)), operation, json.loads(options))
+    engine = sys.argv[5] if len(sys.argv) > 5 else "spark"
+    client = WriteClient(path, engine=engine)
+    opts = json.loads(options)
+    table = client.table_config()
+    if operation == "compact":
+        compact(client, options=opts)
+    elif operation == "clean":
+        assert table is not None
+        clean(client.storage, table, clean_config(parse_options(opts)))
+    elif operation == "rollback":
+        assert table is not None
+        rollback(client.storage, table)
+    else:
+        client.write(pa.Table.from_pylist(json.loads(records)), operation, opts)
     return 0
 
 

@@ -21,6 +21,7 @@ from spec.keys import (
     Float32,
     KeyGenerator,
     TimestampConfig,
+    check_partition_path,
     escape_path_name,
     java_string,
     key_generator_from_config,
@@ -389,10 +390,34 @@ def test_url_encoding_is_hives_escape_path_name() -> None:
     )
 
 
-@pytest.mark.parametrize("value", ["..", ".", "a/b", "../x", "/abs", "a\x00b", "a//b"])
+@pytest.mark.parametrize("value", ["..", ".", "a/b", "../x", "/abs", "a\x00b", "a//b", "a\nb", "\x7f", "x" * 256,
+                                   "\u00e9" * 128, ".hoodie"])
 def test_escaping_partition_values_are_rejected(value: str) -> None:
     with pytest.raises(InvalidRecord):
         KeyGenerator("SIMPLE", ("id",), ("p",)).partition_path({"p": value})
+
+
+def test_url_encoding_and_hive_style_make_some_refused_values_folders() -> None:
+    """A newline is refused as a folder name, but URL-encoded it is ``%0A``; a value ``.`` is refused
+    as a folder, but hive-style it is the folder ``p=.``; 255 bytes is the longest folder."""
+    assert KeyGenerator("SIMPLE", ("id",), ("p",), url_encode=True).partition_path({"p": "a\nb"}) == "a%0Ab"
+    assert KeyGenerator("SIMPLE", ("id",), ("p",), hive_style=True).partition_path({"p": "."}) == "p=."
+    assert KeyGenerator("SIMPLE", ("id",), ("p",)).partition_path({"p": "x" * 255}) == "x" * 255
+    with pytest.raises(InvalidRecord, match="256 bytes"):
+        KeyGenerator("SIMPLE", ("id",), ("p",), hive_style=True).partition_path({"p": "x" * 254})
+    with pytest.raises(InvalidRecord, match="NUL"):
+        KeyGenerator("SIMPLE", ("id",), ("p",), url_encode=True).partition_path({"p": "a\x00"})
+
+
+@pytest.mark.parametrize(("path", "fields", "problem"), [
+    ("a/b", ("p",), "2 folders for 1"), ("a", ("p", "q"), "1 folders for 2"), (".hoodie", ("p",), "metadata folder"),
+    ("..", ("p",), "leave the table"), ("x\ny", ("p",), "U\\+000A"), ("", ("p",), "empty folder"),
+    ("p", (), "non-partitioned"), ("a/" + "b" * 256, ("p", "q"), "256 bytes")])
+def test_check_partition_path_refuses_what_the_engines_must_not_write(path: str, fields: tuple[str, ...],
+                                                                     problem: str) -> None:
+    with pytest.raises(InvalidRecord, match=problem):
+        check_partition_path(path, fields)
+    assert check_partition_path("p=./q=..", ("p", "q")) == "p=./q=.."
 
 
 _path_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
@@ -408,10 +433,12 @@ def test_escaping_inputs_always_raise_the_typed_error(value: str) -> None:
             path = kg.partition_path({"a": value, "b": "x"})
         except HudiSpecError as err:
             assert isinstance(err, InvalidRecord)
-            assert "\x00" in value or value in (".", "..") or "/" in value
+            control = any(c < " " or c == "\x7f" for c in value)
+            assert "\x00" in value or value in (".", "..") or ((control or "/" in value) and not url)
             continue
         folders = path.split("/")
-        assert len(folders) == 2 and not {".", "..", ""} & set(folders) and "\x00" not in path
+        assert len(folders) == 2 and not {".", "..", ""} & set(folders)
+        assert not any(c < " " or c == "\x7f" for c in path)
 
 
 @given(st.dictionaries(st.sampled_from(["a", "b", "c"]), _path_text, min_size=3, max_size=3), st.booleans())
@@ -420,7 +447,7 @@ def test_url_encoded_hive_paths_round_trip(values: dict[str, str], hive: bool) -
     try:
         path = kg.partition_path(values)
     except InvalidRecord:
-        assert any(v in (".", "..") or "\x00" in v for v in values.values())
+        assert any((v in (".", "..") and not hive) or "\x00" in v for v in values.values())
         return
     expected = {f: (v or None) for f, v in values.items()}
     assert parse_partition_path(path, ("a", "b", "c"), hive, url_encoded=True) == expected

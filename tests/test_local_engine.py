@@ -178,7 +178,7 @@ def test_dedupe_matches_the_spark_engine(spark: Any) -> None:
 @pytest.mark.parametrize(("rows", "match"), [
     ([{"id": None, "city": "sf", "ts": 1}], "null or empty record key"),
     ([{"id": "", "city": "sf", "ts": 1}], "null or empty record key"),
-    ([{"id": "a", "city": "sf/../x", "ts": 1}], "would leave its partition folder"),
+    ([{"id": "a", "city": "sf/../x", "ts": 1}], "a value contains '/'"),
 ])
 @pytest.mark.parametrize(("engine", "operation"), [("local", "upsert"), ("local", "bulk_insert"),
                                                    pytest.param("spark", "upsert", marks=pytest.mark.spark),

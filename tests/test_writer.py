@@ -142,9 +142,9 @@ def test_bad_input_is_typed_and_leaves_the_table_as_it_was(spark: Any, tmp_path:
         table.write(rows([3], ts=1).drop_columns(["ts"]), "upsert", options)
     with pytest.raises(SchemaMismatch, match="drops column"):
         table.write(rows([3], ts=1).drop_columns(["v"]), "upsert", options)
-    with pytest.raises(InvalidRecord, match="leave its partition"):
+    with pytest.raises(InvalidRecord, match="contains '/'"):
         table.write(rows([3], ts=1, city="../../etc"), "upsert", options)
-    with pytest.raises(InvalidRecord, match="leave its partition"):
+    with pytest.raises(InvalidRecord, match="contains '/'"):
         table.write(rows([3], ts=1, city="a/b"), "upsert", options)
     with pytest.raises(InvalidConfig):
         table.write(rows([3], ts=1), "upsert", {**options, "hoodie.parquet.max.file.size": "-1"})

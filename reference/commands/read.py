@@ -1,5 +1,9 @@
 """``hudi-spec read TABLE``: read a table with any query type.
 
+A corrupt log block the read skips (a truncated or damaged block; Hudi's readers skip them too) is
+reported on stderr, one warning line per log file; ``--strict`` makes it an error (CorruptBlock,
+exit 2) and prints no rows.
+
 Two engines answer the same queries with the same rows: ``spec`` (the default) is the executable
 specification's reader and needs no Spark; ``spark`` is the reference implementation's Spark reader
 (``reference.read.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
@@ -19,7 +23,8 @@ import pyarrow.parquet as pq
 
 from reference.commands import _output
 from reference.progress import spark_progress
-from spec.errors import InvalidOperation
+from spec.errors import CorruptBlock, InvalidOperation
+from spec.log_scanner import SkippedBlock
 from spec.reader import QUERY_TYPES, read_table
 
 ENGINES = ("spec", "spark")
@@ -45,6 +50,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "or a parquet file (needs --out)")
     p.add_argument("--out", help="write the rows to this file instead of standard output")
     p.add_argument("--limit", type=_output.count, default=None, help="show at most N rows (table/json)")
+    p.add_argument("--strict", action="store_true",
+                   help="a corrupt log block the read would skip is an error (CorruptBlock, exit 2) "
+                        "instead of a warning")
     p.add_argument("--engine", choices=ENGINES, default="spec",
                    help="spec: the executable specification's reader (no Spark); "
                         "spark: the reference Spark reader (same rows)")
@@ -87,9 +95,32 @@ def why_empty(args: argparse.Namespace) -> str:
 
 def _read(args: argparse.Namespace) -> pa.Table:
     if args.engine == "spark":
+        if args.strict:
+            raise InvalidOperation("--strict needs the spec engine", hint="drop --engine spark")
         return _read_spark(args)
-    return read_table(args.table, args.query, as_of=args.as_of, begin=args.begin, end=args.end,
-                      columns=args.columns, partition_filter=args.partitions)
+    skipped: list[SkippedBlock] = []
+    table = read_table(args.table, args.query, as_of=args.as_of, begin=args.begin, end=args.end,
+                       columns=args.columns, partition_filter=args.partitions, skipped=skipped)
+    report_skipped(skipped, strict=args.strict)
+    return table
+
+
+def report_skipped(skipped: list[SkippedBlock], strict: bool) -> None:
+    """The corrupt log blocks a read skipped: one warning line per log file on stderr, or with
+    ``strict`` a CorruptBlock error (no rows are printed)."""
+    by_file: dict[str, list[SkippedBlock]] = {}
+    for s in skipped:
+        by_file.setdefault(s.path, []).append(s)
+    if strict and by_file:
+        path, first = next(iter(by_file.items()))
+        raise CorruptBlock(f"{len(skipped)} corrupt log block(s) in {len(by_file)} log file(s), first in {path} at "
+                           f"{first[0].describe()}",
+                           hint="the rows of those file slices would lack the records of the skipped blocks; "
+                                "inspect them with `hudi-spec logfile`, or read without --strict")
+    for path, blocks in by_file.items():
+        print(f"hudi-spec read: warning: skipped {len(blocks)} corrupt block(s) in {path} "
+              f"({'; '.join(b.describe() for b in blocks[:3])}{'; …' if len(blocks) > 3 else ''}); "
+              "rows of its file slice lack any records those bytes held", file=sys.stderr)
 
 
 def _read_spark(args: argparse.Namespace) -> pa.Table:

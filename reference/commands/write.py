@@ -40,22 +40,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
+_FORMATS = {".parquet": "parquet", ".json": "JSON lines", ".jsonl": "JSON lines", ".csv": "CSV"}
+
+
 def _load(path: str) -> pa.Table:
+    """The input file as an Arrow table, read by its extension; a file that does not hold what its
+    extension says is an InvalidOperation naming the file and the format expected."""
     if not os.path.isfile(path):
         raise InvalidOperation(f"input file {path!r} does not exist", hint="give a .parquet, .json or .csv file")
-    if path.endswith(".parquet"):
-        import pyarrow.parquet as pq
+    ext = next((e for e in _FORMATS if path.endswith(e)), None)
+    if ext is None:
+        raise InvalidOperation(f"cannot read {path!r}", hint="use a .parquet, .json or .csv file")
+    try:
+        if ext == ".parquet":
+            import pyarrow.parquet as pq
 
-        return pq.read_table(path)
-    if path.endswith((".json", ".jsonl")):
+            return pq.read_table(path)
+        if ext == ".csv":
+            import pyarrow.csv as pcsv
+
+            return pcsv.read_csv(path)
         import pyarrow.json as pj
 
         return pj.read_json(path)
-    if path.endswith(".csv"):
-        import pyarrow.csv as pc
-
-        return pc.read_csv(path)
-    raise InvalidOperation(f"cannot read {path!r}", hint="use a .parquet, .json or .csv file")
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as err:
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise InvalidOperation(f"input file {path!r} is not a readable {_FORMATS[ext]} file: {detail}",
+                               hint=f"give a {_FORMATS[ext]} file, or name the file by what it holds "
+                                    "(.parquet, .json, .csv)") from err
 
 
 def check_new_table(table: str, options: dict[str, str]) -> None:

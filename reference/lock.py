@@ -38,7 +38,6 @@ from spec.errors import WriteConflict
 from spec.storage import Storage
 from spec.storage_lock import (
     LOCK_FILE,
-    RETRY_WAIT_MS,
     StorageLockConfig,
     StorageLockData,
     is_lock_valid,
@@ -116,7 +115,7 @@ class StorageBasedLock:
         return True
 
     def lock(self, action: str) -> None:
-        """Take the lock, trying every second (``tryLock(time)``) for up to ``wait_ms``; else
+        """Take the lock, trying every ``retry_wait_ms`` (``tryLock(time)``) for up to ``wait_ms``; else
         WriteConflict naming the holder."""
         deadline = time.monotonic() + self.config.wait_ms / 1000
         while True:
@@ -124,7 +123,7 @@ class StorageBasedLock:
                 return
             if time.monotonic() >= deadline:
                 break
-            time.sleep(min(RETRY_WAIT_MS / 1000, max(0.0, deadline - time.monotonic())) or 0.01)
+            time.sleep(min(self.config.retry_wait_ms / 1000, max(0.0, deadline - time.monotonic())) or 0.01)
         holder = self.current()
         who = (f"owner {holder.owner}, valid until {_when(holder.valid_until)}" if holder is not None
                else "a writer that released it just now")

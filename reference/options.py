@@ -18,6 +18,8 @@ from spec.storage_lock import (
     DEFAULT_VALIDITY_SECONDS,
     DEFAULT_WAIT_TIME_MS,
     HEARTBEAT_POLL_KEY,
+    RETRY_WAIT_KEY,
+    RETRY_WAIT_MS,
     VALIDITY_TIMEOUT_KEY,
     WAIT_TIME_KEY,
     StorageLockConfig,
@@ -132,6 +134,7 @@ REGISTRY: tuple[Option, ...] = (
            choices=("EAGER", "LAZY")),
     Option(WAIT_TIME_KEY, str(DEFAULT_WAIT_TIME_MS), "optimistic concurrency control: how long a writer waits for "
            "the table lock (ms)", _non_negative_int),
+    Option(RETRY_WAIT_KEY, str(RETRY_WAIT_MS), "ms between two attempts to take the table lock", _positive_int),
     Option(VALIDITY_TIMEOUT_KEY, str(DEFAULT_VALIDITY_SECONDS), "seconds a table lock stays valid without renewal "
            "(a killed holder's lock expires after this)", _positive_int),
     Option(HEARTBEAT_POLL_KEY, str(DEFAULT_HEARTBEAT_POLL_SECONDS), "seconds between renewals of a held lock",
@@ -285,6 +288,7 @@ def _concurrency(values: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidConfig(f"{INTERVAL_KEY}={values[INTERVAL_KEY]} is below one second",
                             hint="HoodieHeartbeatClient takes at least 1000 ms")
     lock = StorageLockConfig(values[VALIDITY_TIMEOUT_KEY], values[HEARTBEAT_POLL_KEY],
-                             values[WAIT_TIME_KEY] if mode == OPTIMISTIC_CONCURRENCY_CONTROL else 0)
+                             values[WAIT_TIME_KEY] if mode == OPTIMISTIC_CONCURRENCY_CONTROL else 0,
+                             values[RETRY_WAIT_KEY])
     return {"concurrency_mode": mode, "failed_writes_policy": policy, "lock": lock,
             "heartbeat_interval_ms": values[INTERVAL_KEY], "heartbeat_tolerable_misses": values[TOLERABLE_MISSES_KEY]}

@@ -46,6 +46,7 @@ DEFAULT_HEARTBEAT_POLL_SECONDS = 30
 WAIT_TIME_KEY = "hoodie.write.lock.wait_time_ms"
 DEFAULT_WAIT_TIME_MS = 60_000
 """``LockConfiguration.DEFAULT_ACQUIRE_LOCK_WAIT_TIMEOUT_MS``: how long ``tryLock(time)`` keeps trying."""
+RETRY_WAIT_KEY = "hoodie.write.lock.wait_time_ms_between_retry"
 RETRY_WAIT_MS = 1000
 """``LockConfiguration.DEFAULT_LOCK_ACQUIRE_RETRY_WAIT_TIME_IN_MILLIS``: the pause between two tries."""
 
@@ -92,11 +93,13 @@ def new_lock(owner: str, now_ms: int, validity_seconds: int) -> StorageLockData:
 
 @dataclass(frozen=True)
 class StorageLockConfig:
-    """``StorageBasedLockConfig`` with its checks, and how long an acquisition waits."""
+    """``StorageBasedLockConfig`` with its checks, how long an acquisition waits and how long it pauses
+    between attempts."""
 
     validity_seconds: int = DEFAULT_VALIDITY_SECONDS
     heartbeat_poll_seconds: int = DEFAULT_HEARTBEAT_POLL_SECONDS
     wait_ms: int = DEFAULT_WAIT_TIME_MS
+    retry_wait_ms: int = RETRY_WAIT_MS
 
     def __post_init__(self) -> None:
         if self.validity_seconds < self.heartbeat_poll_seconds * 10:
@@ -109,6 +112,9 @@ class StorageLockConfig:
         if self.heartbeat_poll_seconds < 1:
             raise InvalidConfig(f"{HEARTBEAT_POLL_KEY}={self.heartbeat_poll_seconds} must be at least 1 second",
                                 hint="renew the lock at most once a second")
+        if self.retry_wait_ms <= 0:
+            raise InvalidConfig(f"{RETRY_WAIT_KEY}={self.retry_wait_ms} must be positive",
+                                hint="the pause between two attempts to take the lock, in ms")
         if self.wait_ms < 0:
             raise InvalidConfig(f"{WAIT_TIME_KEY}={self.wait_ms} must not be negative", hint="use 0 to try once")
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -108,7 +109,7 @@ def test_eight_processes_never_hold_the_lock_together(where: str, s3_server: Any
     assert len(intervals) == PROCESSES * ROUNDS
     assert int(Storage(path).read("counter")) == PROCESSES * ROUNDS  # no increment lost: one holder at a time
     intervals.sort()
-    for (_, end), (start, _) in zip(intervals, intervals[1:], strict=False):
+    for (_, end), (start, _) in itertools.pairwise(intervals):
         assert end <= start, "two processes held the lock at once"
 
 

@@ -169,8 +169,20 @@ class Storage:
         self.scheme: StorageScheme = storage_scheme(
             text if "://" in text else _FS_SCHEMES.get(filesystem.type_name, "file") + "://")
         self.local: bool = isinstance(self.fs, pafs.LocalFileSystem)
-        factory = OBJECT_STORES.get(self.scheme.scheme)
-        self.store: ObjectStore | None = factory() if factory is not None and not self.local else None
+        self._store: ObjectStore | None = None
+
+    @property
+    def store(self) -> ObjectStore | None:
+        """The object store's client for this scheme (``register_object_store``), made on first use —
+        in a Spark task after the task has its settings; None locally or when none is registered."""
+        if self._store is None and not self.local:
+            factory = OBJECT_STORES.get(self.scheme.scheme)
+            self._store = factory() if factory is not None else None
+        return self._store
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (for Spark tasks) without the object-store client, which is made anew where it is used."""
+        return {**self.__dict__, "_store": None}
 
     def full(self, rel: str) -> str:
         """The file system path of ``rel`` (relative to the base path)."""

@@ -15,14 +15,25 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import Clean, Compact, CreateTable, Write
+from conformance.ops import (
+    Archive,
+    Clean,
+    Compact,
+    CreateTable,
+    Restore,
+    Rollback,
+    Savepoint,
+    Write,
+)
 from reference.api import HudiTable
-from reference.services import clean, open_table
+from reference.archive import archive
+from reference.services import clean, open_table, restore, rollback, savepoint_create, savepoint_delete
 from spec.model import TableModel
 from spec.model_read import snapshot
 from spec.model_state import Env
 from spec.reader import read_table
-from spec.services import CleanConfig
+from spec.services import ArchiveConfig, CleanConfig
+from spec.timeline import Timeline
 from tests.hudi_rs import hudi_rs_read
 
 UPSERT_REQUEST_BUDGET = 80
@@ -96,6 +107,61 @@ def test_every_write_step_on_s3_reads_as_the_model_predicts(table_type: str, ver
 @pytest.mark.parametrize(("table_type", "version"), [k for k in KINDS if k not in FAST_KINDS])
 def test_every_write_step_on_s3_every_kind(table_type: str, version: int, s3_server: Any, s3_path: str) -> None:
     _every_step(s3_path, s3_server, table_type, version)
+
+
+def _services(path: str, s3_server: Any, table_type: str, version: int) -> None:
+    """Savepoint, more writes, rollback, restore and archival on S3, each read as the model predicts."""
+    config = CreateTable(table_type=table_type, table_version=version, partition_fields=("city",),
+                         clean_commits_retained=1, keep_min_commits=2, keep_max_commits=3)
+    model = TableModel(config, Env.deterministic())
+    table = HudiTable(path, engine="local")
+    options = {**_options(table_type, version), "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+               "hoodie.archive.automatic": "false"}
+
+    def check(step: str) -> None:
+        predicted = _triples(snapshot(model.state))
+        assert _triples(read_table(path).to_pylist()) == predicted, step
+        theirs = hudi_rs_read(path, storage_options=s3_server.storage_options())
+        assert _triples(theirs.to_pylist() if theirs is not None else []) == predicted, f"hudi-rs after {step}"
+
+    def write(op: str, batch: list[dict[str, Any]]) -> None:
+        table.write(pa.Table.from_pylist(batch), op, options)
+        model.apply(Write(op, tuple(batch)))
+
+    for op, batch in STEPS[:3]:
+        write(op, batch)
+    storage, cfg = open_table(path)
+    savepoint_create(storage, cfg)
+    model.apply(Savepoint())
+    write("upsert", [_rec(1, 7), _rec(8, 1, "la")])
+    write("upsert", [_rec(2, 8), _rec(9, 1)])
+    check("writes after the savepoint")
+    rollback(storage, cfg)
+    model.apply(Rollback())
+    check("rollback")
+    savepoint = Timeline.load(path).filter_actions("savepoint").instants[0].requested
+    restore(storage, cfg, savepoint)
+    model.apply(Restore())
+    check("restore")
+    savepoint_delete(storage, cfg, savepoint)  # (rows do not depend on it: the model keeps its savepoint)
+    for i in range(4):
+        write("upsert", [_rec(10 + i, 1)])
+    assert archive(storage, cfg, ArchiveConfig(2, 3)).archived
+    model.apply(Archive())
+    check("archival")
+
+
+@pytest.mark.parametrize(("table_type", "version"), [("MERGE_ON_READ", 6)])
+def test_rollback_savepoint_restore_archival_on_s3(table_type: str, version: int, s3_server: Any,
+                                                   s3_path: str) -> None:
+    _services(s3_path, s3_server, table_type, version)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("table_type", "version"), [k for k in KINDS if k != ("MERGE_ON_READ", 6)])
+def test_rollback_savepoint_restore_archival_on_s3_every_kind(table_type: str, version: int, s3_server: Any,
+                                                              s3_path: str) -> None:
+    _services(s3_path, s3_server, table_type, version)
 
 
 def upsert_requests(s3_server: Any, path: str, table_type: str = "COPY_ON_WRITE") -> Counter[str]:

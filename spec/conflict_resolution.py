@@ -64,6 +64,7 @@ class ConcurrentOperation:
         return ConcurrentOperation(instant.requested, instant.action, op, frozenset(groups))
 
 
+# --8<-- [start:conflict]
 def candidate_instants(timeline: Timeline, current: str, completed_at_start: Set[str]) -> list[Instant]:
     """``getCandidateInstants``: data-writing instants completed since the writer started (not in
     ``completed_at_start``), then compactions and clusterings requested after ``current`` and pending."""
@@ -89,6 +90,7 @@ def find_write_conflict(this: ConcurrentOperation, others: Iterable[ConcurrentOp
         if has_conflict(this, other):
             return other, this.file_groups & other.file_groups
     return None
+# --8<-- [end:conflict]
 
 
 def describe_groups(groups: Iterable[GroupId], limit: int = 3) -> str:

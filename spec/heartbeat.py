@@ -28,11 +28,13 @@ def heartbeat_file(instant: str) -> str:
     return f"{HEARTBEAT_FOLDER}/{instant}"
 
 
+# --8<-- [start:heartbeat]
 def is_heartbeat_expired(last_heartbeat_ms: int | None, now_ms: int, interval_ms: int = DEFAULT_INTERVAL_MS,
                          tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> bool:
     """``isHeartbeatExpired``: more than ``interval × tolerable misses`` since the last heartbeat
     (``None``: no heartbeat file, time 0)."""
     return now_ms - (last_heartbeat_ms or 0) > interval_ms * tolerable_misses
+# --8<-- [end:heartbeat]
 
 
 __all__ = ["HEARTBEAT_FOLDER", "heartbeat_file", "is_heartbeat_expired"]

@@ -51,6 +51,7 @@ RETRY_WAIT_MS = 1000
 """``LockConfiguration.DEFAULT_LOCK_ACQUIRE_RETRY_WAIT_TIME_IN_MILLIS``: the pause between two tries."""
 
 
+# --8<-- [start:lock]
 @dataclass(frozen=True)
 class StorageLockData:
     """Hudi's ``StorageLockData``: whether the lock is released, until when (epoch ms) it is valid, and
@@ -89,6 +90,7 @@ def is_lock_valid(lock: StorageLockData, now_ms: int) -> bool:
 def new_lock(owner: str, now_ms: int, validity_seconds: int) -> StorageLockData:
     """The lock ``owner`` writes to acquire or renew it: valid for ``validity_seconds`` from now."""
     return StorageLockData(False, now_ms + validity_seconds * 1000, owner)
+# --8<-- [end:lock]
 
 
 @dataclass(frozen=True)

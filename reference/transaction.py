@@ -254,6 +254,10 @@ def _optimistic(client: WriteClient, table: TableConfig, action: str, label: str
             lock.lock(f"commit of {label}")
             try:
                 now = Timeline.load(storage, table.timeline_layout)
+                mine = now.get(instant)
+                if mine is None or mine.state != State.INFLIGHT:
+                    raise WriteConflict(f"write {instant} is no longer inflight on the timeline: another writer "
+                                        "rolled it back", hint="retry the write")
                 resolve_write_conflict(client, now, started, md, at_start)
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",

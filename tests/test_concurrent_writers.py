@@ -193,3 +193,24 @@ def test_twenty_trials_no_row_lost(where: str, same_partition: bool, s3_server: 
     assert sum(outcomes.values()) == 2 * SLOW_TRIALS and outcomes["ok"] >= SLOW_TRIALS
     if not same_partition:
         assert outcomes["conflict"] == 0
+
+
+def test_a_write_rolled_back_under_it_does_not_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference.services import open_table, rollback
+
+    path, options = _table("local", None, tmp_path)
+    first = WriteClient(path, engine="local")
+    original = WriteClient._write
+
+    def rolled_back_meanwhile(self: WriteClient, *args: Any) -> Any:
+        md = original(self, *args)
+        storage, cfg = open_table(path)
+        rollback(storage, cfg)  # someone rolls back the pending write (the latest data-writing instant)
+        return md
+
+    monkeypatch.setattr(WriteClient, "_write", rolled_back_meanwhile)
+    before = _state(path)
+    with pytest.raises(WriteConflict, match="no longer inflight"):
+        first.write(_rows(range(0, 2), "a", ts=2), "upsert", options)
+    assert _state(path) == before
+    assert not Timeline.load(path).pending_writes().instants

@@ -179,6 +179,7 @@ def test_two_processes_disjoint_keys_no_row_lost(where: str, s3_server: Any, tmp
     assert sum(outcomes.values()) == 2 * TRIALS and outcomes["ok"] >= TRIALS  # at least one writer per trial
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_two_processes_disjoint_partitions_both_commit(where: str, s3_server: Any, tmp_path: Path) -> None:
     outcomes = _trials(where, s3_server, tmp_path, TRIALS, same_partition=False)

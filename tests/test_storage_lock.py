@@ -96,7 +96,7 @@ def test_lock_file_is_hudis_storage_lock_data() -> None:
         StorageLockConfig(validity_seconds=5, heartbeat_poll_seconds=0)
 
 
-@pytest.mark.parametrize("where", ["s3", "local"])
+@pytest.mark.parametrize("where", [pytest.param("s3", marks=pytest.mark.slow), "local"])
 def test_eight_processes_never_hold_the_lock_together(where: str, s3_server: Any, tmp_path: Path) -> None:
     path = _where(where, s3_server, tmp_path)
     procs = [subprocess.Popen([sys.executable, "-c", CONTENDER, path, str(ROUNDS)], env=_env(),

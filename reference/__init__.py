@@ -1,0 +1,6 @@
+"""The reference writer and readers built on ``spec``.
+
+Importing the package registers the S3 client for conditional writes (``reference.object_store``).
+"""
+
+from reference import object_store as object_store

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,17 +28,16 @@ from typing import Any
 
 import pyarrow as pa
 
+from reference import transaction
 from reference.archive import archive
 from reference.compaction import maybe_inline_compaction
-from reference.faults import armed, die, fault_point
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
 from reference.local_engine import LocalEngine
 from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
-from reference.lock import table_lock
 from reference.options import WriteConfig, parse_options
-from reference.services import clean, finish_pending_rollbacks, rollback_instant
+from reference.services import clean
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
 from spec.append_handle import AppendHandleConfig
@@ -47,21 +45,13 @@ from spec.commit_metadata import (
     NULL_COMMIT,
     CommitMetadata,
     WriteStat,
-    format_commit_metadata,
     parse_commit_metadata,
     write_stat,
 )
-from spec.errors import (
-    HudiSpecError,
-    InvalidConfig,
-    InvalidOperation,
-    InvalidRecord,
-    InvalidTable,
-    SchemaMismatch,
-)
-from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
+from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord, InvalidTable, SchemaMismatch
+from spec.file_naming import make_file_id, parse_base_file_name
 from spec.file_system_view import FileSystemView, list_data_files, missing_latest_files
-from spec.log_format import read_blocks
+from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.merge import MergeRule
 from spec.partitioner import (
     BucketAssignment,
@@ -98,14 +88,10 @@ from spec.timeline import (
     InstantTimeGenerator,
     State,
     Timeline,
-    format_instant_file_name,
-    new_instant,
     read_instant_content,
     timeline_dir,
 )
 
-TIMELINE_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
-"""The temporary sibling ``Storage.create_if_absent`` writes before linking an instant file into place."""
 ENGINES = ("spark", "local")
 """Where a write's data steps run: Spark jobs, or pyarrow in this process (``local_engine.py``)."""
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
@@ -210,6 +196,7 @@ class WriteClient:
         self._spark = spark
         self._clock = clock
         self._new_prefix = file_id_prefix or (lambda: str(uuid.uuid4()))
+        self.heartbeat: tuple[int, int] = (DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES)
 
     @property
     def spark(self) -> Any:
@@ -228,81 +215,13 @@ class WriteClient:
 
     # step 3
     def rollback_failed_writes(self, table: TableConfig, timeline: Timeline, after: str | None = None) -> list[str]:
-        """Before a write: every write a killed writer left pending is rolled back, newest first,
-        each under a rollback instant with its plan and metadata (Hudi's eager failed-writes
-        policy, ``HoodieFailedWritesCleaningPolicy.EAGER``); the rollback instants come after
-        ``after``, the new write's instant.
-
-        What no rollback plan can name goes first: a completed instant file left half written, data
-        files a killed task left half written (``.inprogress``) and log files holding no complete
-        block. Pending compactions are not rolled back: they are retried. A rollback a killed process
-        left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
-        rollback is re-run, never planned anew)."""
-        if finish_pending_rollbacks(self.storage, table, clock=self._clock):
-            timeline = Timeline.load(self.storage, table.timeline_layout)
-        pending = self._drop_partial_files(table, timeline)
-        rolled: list[str] = []
-        for inst in reversed(pending):
-            tl = Timeline.load(self.storage, table.timeline_layout)
-            rollback_instant(self.storage, table, inst, clock=self._clock, timeline=tl, after=after)
-            rolled.append(inst.requested)
-        return rolled
-
-    def _drop_partial_files(self, table: TableConfig, timeline: Timeline) -> list[Instant]:
-        """Delete what killed writers left half written; the pending writes, oldest first."""
-        layout = table.timeline_layout
-        for f in self.storage.list(timeline_dir(layout)):
-            if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
-                self.storage.delete(f.path)
-        pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
-        if not pending:
-            return pending
-        times = {i.requested for i in pending}
-        for f in self.storage.list("", recursive=True):
-            if f.is_dir or f.path.startswith(".hoodie") or not f.name.endswith(".inprogress"):
-                continue
-            try:
-                if parse_base_file_name(f.name.removesuffix(".inprogress")).instant in times:
-                    self.storage.delete(f.path)
-            except HudiSpecError:
-                continue
-        for t in times:
-            for data in self._marked_files(t):
-                if (is_log_file_name(posixpath.basename(data)) and self.storage.exists(data)
-                        and not any(r.block is not None for r in read_blocks(self.storage.read(data)))):
-                    self.storage.delete(data)  # a log file whose only block was cut short
-        return pending
-
-    def _marked_files(self, instant: str) -> list[str]:
-        """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
-        return [f.path.removeprefix(f".hoodie/.temp/{instant}/").rsplit(".marker.", 1)[0]
-                for f in self.storage.list(f".hoodie/.temp/{instant}", recursive=True)
-                if not f.is_dir and ".marker." in f.name]
+        """Roll back the failed writes before a write (``transaction.rollback_failed_writes``; a pending
+        write whose heartbeat is alive, by ``self.heartbeat``'s interval and misses, is not failed)."""
+        return transaction.rollback_failed_writes(self, table, timeline, after, *self.heartbeat)
 
     def discard_own_write(self, table: TableConfig, inst: Instant) -> None:
-        """A write that failed with an error in this process is undone on the spot and leaves no
-        trace: the data files it named in markers or by its instant, its markers and its instant
-        files; the table is byte for byte as it was."""
-        layout = table.timeline_layout
-        t = inst.requested
-        self._drop_partial_files(table, Timeline.load(self.storage, layout))
-        for data in self._marked_files(t):
-            self.storage.delete(data)
-        for f in self.storage.list("", recursive=True):
-            if f.is_dir or f.path.startswith(".hoodie"):
-                continue
-            try:
-                ours = ((f.name.endswith(".parquet") and parse_base_file_name(f.name).instant == t)
-                        or (table.table_version >= 8 and is_log_file_name(f.name)
-                            and parse_log_file_name(f.name).instant == t))
-            except HudiSpecError:
-                continue
-            if ours:
-                self.storage.delete(f.path)
-        self.storage.delete_dir(f".hoodie/.temp/{t}")
-        timeline = Timeline.load(self.storage, layout)
-        for name in reversed(timeline.files_of(t)):
-            self.storage.delete(posixpath.join(timeline_dir(layout), name))
+        """Undo this process's failed write on the spot (``transaction.discard_own_write``)."""
+        transaction.discard_own_write(self, table, inst)
 
     def engine(self) -> SparkEngine | LocalEngine:
         """A fresh engine for one write (it holds what the write caches)."""
@@ -357,27 +276,8 @@ class WriteClient:
     def transact(self, table: TableConfig, action: str, label: str, cfg: WriteConfig,
                  write: Callable[[str, Timeline], CommitMetadata],
                  times: StepTimes | None = None) -> tuple[str, CommitMetadata]:
-        """One write under the table lock: failed writes rolled back, the instant requested and
-        inflight, ``write(instant, timeline)`` writing the data files, the instant completed with the
-        metadata it returns, then the inline services. A write that raises is undone on the spot.
-        ``times``, if given, gets the start, commit and table services steps."""
-        times = times or StepTimes()
-        with table_lock(self.storage, label):
-            instant, gen, timeline = self.begin(table)
-            started = self._start(table, instant, action)
-            times.mark("start")
-            try:
-                fault_point("after_start")
-                md = write(instant, timeline)
-                fault_point("before_commit")
-                self._complete(table, started, md, gen)
-                times.mark("commit")
-            except BaseException:
-                self.discard_own_write(table, started)
-                raise
-            self.run_inline_services(table, cfg)
-            times.mark("table services")
-        return instant, md
+        """One write in a transaction under the concurrency mode of ``cfg`` (``reference.transaction``)."""
+        return transaction.transact(self, table, action, label, cfg, write, times)
 
     def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None:
         """After a commit, under the writer's lock, as Hudi's write client does: inline compaction
@@ -398,14 +298,8 @@ class WriteClient:
             self._spark.sparkContext.setJobDescription(f"hudi {action}")
 
     def begin(self, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
-        """The new write's instant, after failed writes are rolled back (their rollback instants
-        follow it, as in Hudi); a generator for what comes next, and the timeline the write sees."""
-        timeline = Timeline.load(self.storage, table.timeline_layout)
-        instant = self._generator(timeline).next()
-        if self.rollback_failed_writes(table, timeline, after=instant):
-            timeline = Timeline.load(self.storage, table.timeline_layout)
-        gen = self._generator(timeline)
-        return instant, gen, timeline
+        """The new write's instant after failed writes are rolled back (``transaction.begin``)."""
+        return transaction.begin(self, table)
 
     def check_timeline_files(self, table: TableConfig, timeline: Timeline) -> None:
         """Before a write: every file the latest file slices need by the timeline is there
@@ -442,29 +336,6 @@ class WriteClient:
             if dropped:
                 raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
                                      hint="write every column of the table (new columns may be added)")
-
-    def _start(self, table: TableConfig, instant: str, action: str) -> Instant:
-        layout = table.timeline_layout
-        folder = timeline_dir(layout)
-        inst = new_instant(instant, action)
-        self.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
-        inst = inst.transition(State.INFLIGHT)
-        self.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
-        self.storage.mkdirs(f".hoodie/.temp/{instant}")
-        return inst
-
-    def _complete(self, table: TableConfig, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator) -> None:
-        layout = table.timeline_layout
-        completed = gen.next() if layout == 2 else None
-        done = inst.transition(State.COMPLETED, completed=completed)
-        self.storage.delete_dir(f".hoodie/.temp/{inst.requested}")
-        name = posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout))
-        content = format_commit_metadata(md, table.table_version)
-        if armed("mid_commit"):  # a crash while the completed instant is being written
-            self.storage.write_atomic(f"{timeline_dir(layout)}/.{posixpath.basename(name)}.{'0' * 32}.tmp",
-                                      content[: len(content) // 2])
-            die()
-        self.storage.create_if_absent(name, content)
 
     # steps 4-6
     def _write(self, engine: SparkEngine | LocalEngine, df: Any, table: TableConfig, timeline: Timeline,

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from reference.bloom import positions_by_hash
 from spec.bloom_filter import FOOTER_KEY, from_footer
@@ -96,7 +95,7 @@ def _bloom_partition(storage: Storage, view: FileSystemView, partition: str,
     positions: np.ndarray | None = None
     for sl in slices:
         assert sl.base_file is not None
-        meta = pq.ParquetFile(storage.full(sl.base_file.path), filesystem=storage.fs).metadata.metadata or {}
+        meta = storage.parquet_file(sl.base_file.path).metadata.metadata or {}
         footers += 1
         candidates = keys_arr
         lo, hi = meta.get(b"hoodie_min_record_key"), meta.get(b"hoodie_max_record_key")

@@ -1,87 +1,189 @@
-"""The table lock: one writer at a time.
+"""The table lock, kept on storage as Apache Hudi 1.x keeps it (``StorageBasedLockProvider``).
 
-Hudi's single-writer mode rolls back every pending write before it starts a new one
-(``HoodieFailedWritesCleaningPolicy.EAGER``);
-that is only safe when no other writer is in flight. A writer therefore takes the table lock
-first: ``.hoodie/.aux/lock``, created atomically (``Storage.create_if_absent``), holding who took
-it (a random owner id, the process id and the host name). A second writer finds the file and gets
-``WriteConflict`` before it changes anything.
+The rules are ``spec.storage_lock``'s: the lock is ``.hoodie/.locks/table_lock.json``, holding
+``{"expired", "validUntil", "owner"}``, and is only written conditionally (``Storage.put_if_absent``
+and ``Storage.put_if_match``: ``If-None-Match``/``If-Match`` on S3, a hard link and a
+compare-and-swap under ``flock`` on local files), so Apache Hudi's writers and ours exclude each other
+on the same table. This module carries them out:
 
-A writer killed while holding the lock leaves the file behind. The next writer breaks it when it
-is stale: taken on this host by a process that no longer runs. A lock taken on another host is
-never broken automatically — the error says how to remove it by hand once that writer is known
-to be gone.
+- ``StorageBasedLock.try_lock`` reads the lock, and takes it when it is absent, released or expired;
+- while held, a daemon thread renews it every ``heartbeat.poll.secs`` (``LockProviderHeartbeatManager``);
+  a renewal that fails means another writer took an expired lock: the holder learns it has lost the
+  lock, and its commit refuses to go on (``holds``);
+- ``unlock`` stops the renewals and writes ``expired: true``; a lock someone else has taken since is
+  left to them (``tryExpireCurrentLock``: ACQUIRED_BY_OTHERS counts as released).
+
+A holder that is killed stops renewing; its lock expires ``validity.timeout.secs`` after its last
+renewal, and the next writer takes it. A holder on this host whose process is gone is known dead
+at once (``holder_is_dead``: our owner ids end in ``@host:pid``), so a writer killed here is
+recovered by the next write without waiting. Nothing is ever removed by hand.
+
+Single-writer mode (the default) holds the lock for a whole write and does not wait for it: a second
+writer gets ``WriteConflict`` at once. Optimistic concurrency control holds it only to start and to
+commit, and waits for it up to ``hoodie.write.lock.wait_time_ms`` (``LockManager``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import UTC, datetime
 
 from spec.errors import WriteConflict
 from spec.storage import Storage
+from spec.storage_lock import (
+    LOCK_FILE,
+    StorageLockConfig,
+    StorageLockData,
+    is_lock_valid,
+    new_lock,
+)
 
-LOCK_FILE = ".hoodie/.aux/lock"
+SINGLE_WRITER_LOCK = StorageLockConfig(wait_ms=0)
+"""The lock of single-writer mode and of services run alone: try once, fail at once."""
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def holder_is_dead(owner: str) -> bool:
+    """Whether the lock's owner is known to be gone: a process of this host that no longer runs.
+
+    Our owner ids are Hudi's random UUID followed by ``@host:pid`` (Hudi reads the owner as an opaque
+    string). A holder elsewhere, or one of Apache Hudi's, is only ever known gone by its lock's expiry."""
+    _, _, where = owner.rpartition("@")
+    host, _, pid = where.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
         return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _holder(storage: Storage) -> dict[str, object] | None:
     try:
-        data = json.loads(storage.read(LOCK_FILE) or b"{}")
-    except FileNotFoundError:
-        return None
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
-def is_stale(holder: dict[str, object]) -> bool:
-    """A lock is stale when it was taken on this host by a process that is gone."""
-    pid = holder.get("pid")
-    return holder.get("host") == socket.gethostname() and isinstance(pid, int) and not _alive(pid)
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+class StorageBasedLock:
+    """One lock provider: a random owner id, the version of the lock file it last wrote, a renewal thread."""
+
+    def __init__(self, storage: Storage, config: StorageLockConfig = SINGLE_WRITER_LOCK,
+                 clock: Callable[[], int] = _now_ms) -> None:
+        self.storage = storage
+        self.config = config
+        self.clock = clock
+        self.owner = f"{uuid.uuid4()}@{socket.gethostname()}:{os.getpid()}"
+        self._held: StorageLockData | None = None
+        self._version: str | None = None
+        self._lost = False
+        self._mutex = threading.Lock()
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    def current(self) -> StorageLockData | None:
+        """The lock file as it is now (None when there is none)."""
+        got = self.storage.read_versioned(LOCK_FILE)
+        return StorageLockData.from_json(got[0]) if got is not None else None
+
+    def try_lock(self) -> bool:
+        """One attempt (``tryLock()``): take the lock unless another owner holds a valid one."""
+        with self._mutex:
+            if self._held is not None and not self._lost and is_lock_valid(self._held, self.clock()):
+                return True  # re-entrant
+            got = self.storage.read_versioned(LOCK_FILE)
+            if got is not None:
+                current = StorageLockData.from_json(got[0])
+                if is_lock_valid(current, self.clock()) and not holder_is_dead(current.owner):
+                    return False
+            data = new_lock(self.owner, self.clock(), self.config.validity_seconds)
+            version = (self.storage.put_if_absent(LOCK_FILE, data.to_json()) if got is None
+                       else self.storage.put_if_match(LOCK_FILE, data.to_json(), got[1]))
+            if version is None:
+                return False  # another writer's conditional write came first
+            self._held, self._version, self._lost = data, version, False
+        self._start_renewals()
+        return True
+
+    def lock(self, action: str) -> None:
+        """Take the lock, trying every ``retry_wait_ms`` (``tryLock(time)``) for up to ``wait_ms``; else
+        WriteConflict naming the holder."""
+        deadline = time.monotonic() + self.config.wait_ms / 1000
+        while True:
+            if self.try_lock():
+                return
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(min(self.config.retry_wait_ms / 1000, max(0.0, deadline - time.monotonic())) or 0.01)
+        holder = self.current()
+        who = (f"owner {holder.owner}, valid until {_when(holder.valid_until)}" if holder is not None
+               else "a writer that released it just now")
+        raise WriteConflict(
+            f"another writer holds the table lock {LOCK_FILE} ({who}); {action} did not start",
+            hint="retry when it is done; a lock whose writer died expires by itself at its validUntil")
+
+    def holds(self) -> bool:
+        """Whether this provider still holds a valid lock (``actuallyHoldsLock``)."""
+        with self._mutex:
+            return self._held is not None and not self._lost and is_lock_valid(self._held, self.clock())
+
+    def renew(self) -> bool:
+        """Extend the lock (``renewLock``); False when it was lost to another writer."""
+        with self._mutex:
+            if self._held is None or self._version is None or self._lost:
+                return False
+            data = new_lock(self.owner, self.clock(), self.config.validity_seconds)
+            version = self.storage.put_if_match(LOCK_FILE, data.to_json(), self._version)
+            if version is None:
+                self._lost = True
+                return False
+            self._held, self._version = data, version
+            return True
+
+    def unlock(self) -> None:
+        """Stop renewing and release the lock (``unlock``): ``expired: true``, if it is still ours."""
+        self._stop.set()
+        if self._renewer is not None and self._renewer is not threading.current_thread():
+            self._renewer.join()
+        self._renewer = None
+        with self._mutex:
+            if self._held is not None and self._version is not None and not self._lost:
+                released = StorageLockData(True, self._held.valid_until, self.owner)
+                self.storage.put_if_match(LOCK_FILE, released.to_json(), self._version)
+            self._held, self._version = None, None
+
+    def _start_renewals(self) -> None:
+        self._stop = threading.Event()
+        stop = self._stop
+
+        def run() -> None:
+            while not stop.wait(self.config.heartbeat_poll_seconds):
+                if not self.renew():
+                    return
+
+        self._renewer = threading.Thread(target=run, name=f"hudi-lock-{self.owner[:8]}", daemon=True)
+        self._renewer.start()
 
 
 @contextmanager
-def table_lock(storage: Storage, action: str) -> Iterator[str]:
-    """Hold the table lock for ``action`` (e.g. ``"upsert"``); yields the owner id."""
-    owner = uuid.uuid4().hex
-    record = json.dumps({"owner": owner, "pid": os.getpid(), "host": socket.gethostname(), "action": action,
-                         "acquired_ms": int(time.time() * 1000)}).encode()
-    for attempt in (1, 2):
-        try:
-            storage.create_if_absent(LOCK_FILE, record)
-            break
-        except WriteConflict:
-            holder = _holder(storage)
-            if holder is None and attempt == 1:
-                continue  # released in between
-            if holder is not None and is_stale(holder) and attempt == 1:
-                storage.delete(LOCK_FILE)
-                continue
-            who = (f"{holder.get('action', '?')} by process {holder.get('pid', '?')} on {holder.get('host', '?')}"
-                   if holder else "an unknown writer")
-            raise WriteConflict(f"another writer holds the table lock ({who})",
-                                hint=f"wait for it to finish; if it is known to be gone, delete {LOCK_FILE}") from None
+def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE_WRITER_LOCK
+               ) -> Iterator[StorageBasedLock]:
+    """Hold the table lock for ``action`` (e.g. ``"upsert"``) for the block."""
+    lock = StorageBasedLock(storage, config)
+    lock.lock(action)
     try:
-        yield owner
+        yield lock
     finally:
-        held = _holder(storage)
-        if held is not None and held.get("owner") == owner:
-            storage.delete(LOCK_FILE)
+        lock.unlock()
 
 
 def maybe_locked(storage: Storage, held: bool, action: str) -> AbstractContextManager[object]:
@@ -90,4 +192,4 @@ def maybe_locked(storage: Storage, held: bool, action: str) -> AbstractContextMa
     return nullcontext() if held else table_lock(storage, action)
 
 
-__all__ = ["LOCK_FILE", "is_stale", "maybe_locked", "table_lock"]
+__all__ = ["LOCK_FILE", "SINGLE_WRITER_LOCK", "StorageBasedLock", "holder_is_dead", "maybe_locked", "table_lock"]

@@ -8,12 +8,27 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from spec.errors import InvalidConfig
+from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES, INTERVAL_KEY, TOLERABLE_MISSES_KEY
+from spec.storage_lock import (
+    DEFAULT_HEARTBEAT_POLL_SECONDS,
+    DEFAULT_VALIDITY_SECONDS,
+    DEFAULT_WAIT_TIME_MS,
+    HEARTBEAT_POLL_KEY,
+    RETRY_WAIT_KEY,
+    RETRY_WAIT_MS,
+    VALIDITY_TIMEOUT_KEY,
+    WAIT_TIME_KEY,
+    StorageLockConfig,
+)
 from spec.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
 
+SINGLE_WRITER = "SINGLE_WRITER"
+OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
+"""``hoodie.write.concurrency.mode`` values (``WriteConcurrencyMode``)."""
 OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 
@@ -111,6 +126,23 @@ REGISTRY: tuple[Option, ...] = (
            _positive_int),
     Option("hoodie.keep.max.commits", "30", "archival starts when the active timeline has more completed commits",
            _positive_int),
+    Option("hoodie.write.concurrency.mode", SINGLE_WRITER, "SINGLE_WRITER (the table lock held for the whole write) "
+           "or OPTIMISTIC_CONCURRENCY_CONTROL (held to start and to commit; conflicts checked at commit)",
+           choices=(SINGLE_WRITER, OPTIMISTIC_CONCURRENCY_CONTROL)),
+    Option("hoodie.cleaner.policy.failed.writes", None, "EAGER (pending writes rolled back before each write; "
+           "single writer) or LAZY (only those whose heartbeat expired; required by optimistic concurrency control)",
+           choices=("EAGER", "LAZY")),
+    Option(WAIT_TIME_KEY, str(DEFAULT_WAIT_TIME_MS), "optimistic concurrency control: how long a writer waits for "
+           "the table lock (ms)", _non_negative_int),
+    Option(RETRY_WAIT_KEY, str(RETRY_WAIT_MS), "ms between two attempts to take the table lock", _positive_int),
+    Option(VALIDITY_TIMEOUT_KEY, str(DEFAULT_VALIDITY_SECONDS), "seconds a table lock stays valid without renewal "
+           "(a killed holder's lock expires after this)", _positive_int),
+    Option(HEARTBEAT_POLL_KEY, str(DEFAULT_HEARTBEAT_POLL_SECONDS), "seconds between renewals of a held lock",
+           _positive_int),
+    Option(INTERVAL_KEY, str(DEFAULT_INTERVAL_MS), "optimistic concurrency control: ms between two heartbeats "
+           "of a pending write (at least 1000)", _positive_int),
+    Option(TOLERABLE_MISSES_KEY, str(DEFAULT_TOLERABLE_MISSES), "heartbeats a pending write may miss before it "
+           "counts as failed", _positive_int),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in REGISTRY}
 ALIASES: dict[str, str] = {a: o.key for o in REGISTRY for a in o.aliases}
@@ -154,6 +186,16 @@ class WriteConfig:
     auto_archive: bool = True
     keep_min_commits: int = 20
     keep_max_commits: int = 30
+    concurrency_mode: str = SINGLE_WRITER
+    failed_writes_policy: str = "EAGER"
+    lock: StorageLockConfig = field(default_factory=lambda: StorageLockConfig(wait_ms=0))
+    heartbeat_interval_ms: int = DEFAULT_INTERVAL_MS
+    heartbeat_tolerable_misses: int = DEFAULT_TOLERABLE_MISSES
+
+    @property
+    def optimistic(self) -> bool:
+        """Whether several writers may write at once (optimistic concurrency control)."""
+        return self.concurrency_mode == OPTIMISTIC_CONCURRENCY_CONTROL
 
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
@@ -228,4 +270,25 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
         auto_archive=values["hoodie.archive.automatic"],
         keep_min_commits=values["hoodie.keep.min.commits"],
         keep_max_commits=values["hoodie.keep.max.commits"],
+        **_concurrency(values),
     )
+
+
+def _concurrency(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The concurrency settings: the mode, its failed-writes policy (LAZY under optimistic concurrency
+    control, as ``HoodieWriteConfig`` requires), the table lock and the heartbeat."""
+    mode = values["hoodie.write.concurrency.mode"]
+    policy = values["hoodie.cleaner.policy.failed.writes"] or ("LAZY" if mode == OPTIMISTIC_CONCURRENCY_CONTROL
+                                                                 else "EAGER")
+    if mode == OPTIMISTIC_CONCURRENCY_CONTROL and policy != "LAZY":
+        raise InvalidConfig("hoodie.cleaner.policy.failed.writes=EAGER cannot be used with optimistic concurrency "
+                            "control: it would roll back the pending writes of live writers",
+                            hint="leave it unset (LAZY) or set it to LAZY")
+    if values[INTERVAL_KEY] < 1000:
+        raise InvalidConfig(f"{INTERVAL_KEY}={values[INTERVAL_KEY]} is below one second",
+                            hint="HoodieHeartbeatClient takes at least 1000 ms")
+    lock = StorageLockConfig(values[VALIDITY_TIMEOUT_KEY], values[HEARTBEAT_POLL_KEY],
+                             values[WAIT_TIME_KEY] if mode == OPTIMISTIC_CONCURRENCY_CONTROL else 0,
+                             values[RETRY_WAIT_KEY])
+    return {"concurrency_mode": mode, "failed_writes_policy": policy, "lock": lock,
+            "heartbeat_interval_ms": values[INTERVAL_KEY], "heartbeat_tolerable_misses": values[TOLERABLE_MISSES_KEY]}

@@ -19,7 +19,10 @@ How a query runs:
    the schema its merge produces (one small Spark job reads those slices).
 3. **Base files, by Spark**: a slice whose rows are its base file alone (copy-on-write, any
    read-optimized query, a merge-on-read slice without log files) is read by
-   ``spark.read.parquet`` with that schema.
+   ``spark.read.parquet`` with that schema. On an object store (``s3://``, ``gs://``) Spark's
+   readers would need Hadoop's connector for the scheme (``hadoop-aws`` and its AWS SDK), which
+   pyspark does not ship; there every slice is read as in step 4, through pyarrow inside the tasks,
+   the way the writer reaches the store (the driver's ``AWS_*`` settings go with the tasks).
 4. **Merging, in Spark tasks**: merge-on-read slices with log files become a DataFrame of one row
    per slice, spread one slice per partition; ``mapInArrow`` runs ``spec.log_scanner`` and
    ``spec.merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
@@ -39,12 +42,12 @@ rows, where ``read_table`` returns a table without columns. With no slice chosen
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InvalidOperation
@@ -183,8 +186,7 @@ def plan_schema(spark: Any, reader: TableReader, plan: ReadPlan) -> pa.Schema:
     log_only = []
     for k, sl in enumerate(plan.slices):
         if sl.base_file is not None:
-            per_slice[k] = pq.read_schema(reader.storage.full(sl.base_file.path),
-                                          filesystem=reader.storage.fs).remove_metadata()
+            per_slice[k] = reader.storage.parquet_file(sl.base_file.path).schema_arrow.remove_metadata()
         elif plan.with_logs and sl.log_files:
             log_only.append(k)
     if log_only:
@@ -274,11 +276,12 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
 
     parts = []
     base = plan.base_only()
-    if base:
+    through_hadoop = not reader.storage.scheme.object_store  # object stores: pyarrow in the tasks, as written
+    if base and through_hadoop:
         paths = [_spark_path(reader.storage, plan.slices[k].base_file.path)  # type: ignore[union-attr]
                  for k in base]
         parts.append(spark.read.schema(spark_schema).parquet(*paths))
-    merged = plan.merged()
+    merged = plan.merged() + ([] if through_hadoop else base)
     if merged:
         parts.append(_merged_frame(spark, reader, plan, merged, arrow_schema, spark_schema))
     df = parts[0] if len(parts) == 1 else parts[0].union(parts[1])
@@ -294,7 +297,11 @@ def _merged_frame(spark: Any, reader: TableReader, plan: ReadPlan, indexes: list
                   spark_schema: Any) -> Any:
     """The merged rows of the slices ``indexes``: one slice a partition, merged by ``spec`` in the task."""
 
+    env = _object_store_env()
+
     def merge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for key, value in env.items():  # a task reaches the object store as the driver does
+            os.environ.setdefault(key, value)
         for batch in batches:
             for k in batch.column(0).to_pylist():
                 table = _slice_rows(reader, plan, k)
@@ -303,6 +310,11 @@ def _merged_frame(spark: Any, reader: TableReader, plan: ReadPlan, indexes: list
 
     return _one_per_partition(spark, indexes).mapInArrow(merge, spark_schema)
 # --8<-- [end:merged_frame]
+
+
+def _object_store_env() -> dict[str, str]:
+    """The driver's AWS settings (endpoint, region, keys) for tasks whose environment lacks them."""
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
 
 
 def _one_per_partition(spark: Any, indexes: list[int]) -> Any:

@@ -183,3 +183,30 @@ def real_table(request: pytest.FixtureRequest, real_tables: list[RealTable]) -> 
     """One real table (the test is parametrized over all of them)."""
     by_name = {t.name: t for t in real_tables}
     return by_name[request.param]
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[Any]:
+    """A local S3-API server (moto, 127.0.0.1, a free port) for the session, reached as a user reaches
+    S3: the standard AWS environment variables are set for the session (and restored after it)."""
+    from tests.s3_server import S3Server
+
+    server = S3Server()
+    saved = {k: os.environ.get(k) for k in server.env}
+    os.environ.update(server.env)
+    try:
+        yield server
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
+
+
+@pytest.fixture
+def s3_path(s3_server: Any) -> str:
+    """A fresh table location on the S3 server: ``s3://<new bucket>/t``."""
+    return f"s3://{s3_server.new_bucket()}/t"
+

@@ -9,12 +9,17 @@ import pyarrow as pa
 
 
 def hudi_rs_read(path: str, *, read_optimized: bool = False, as_of: str | None = None,
-                 incremental: tuple[str | None, str] | None = None) -> pa.Table | None:
-    """Rows hudi-rs reads for one query (None when it returns no batches)."""
+                 incremental: tuple[str | None, str] | None = None,
+                 storage_options: dict[str, str] | None = None) -> pa.Table | None:
+    """Rows hudi-rs reads for one query (None when it returns no batches); ``storage_options`` reach
+    an object store (endpoint, keys, region)."""
     import hudi
     from hudi import HudiQueryType, HudiReadOptions
 
-    table = hudi.HudiTableBuilder.from_base_uri(path).build()
+    builder = hudi.HudiTableBuilder.from_base_uri(path)
+    if storage_options:
+        builder = builder.with_storage_options(storage_options)
+    table = builder.build()
     opts = HudiReadOptions()
     if read_optimized:
         opts = opts.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")

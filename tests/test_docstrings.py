@@ -95,7 +95,10 @@ def test_every_spec_module_shows_its_sources_on_a_spec_page() -> None:
         assert listed, f"list {path.name} on docs/spec/hudi-sources.md"
 
 
-_OUTSIDE = ("hudi-" + "format.md", "ARCHITECTURE" + ".md", "seed " + "00", "../" + "shared")
+# the design notes and seed documents the project started from are not part of it; the real tables'
+# folder beside the project (../shared/external) is where the tests look for them, not a citation
+_OUTSIDE = ("hudi-" + "format.md", "ARCHITECTURE" + ".md", "seed " + "00", "../" + "shared/design",
+            "../" + "shared/seeds")
 
 
 def test_nothing_cites_a_document_outside_the_repository() -> None:

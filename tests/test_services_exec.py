@@ -50,6 +50,7 @@ from spec.services import (
     earliest_commit_to_retain,
 )
 from spec.storage import Storage
+from spec.storage_lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
 from spec.table_config import COPY_ON_WRITE, TableConfig
 from spec.timeline import Action, Instant, State, Timeline, format_instant_time, read_instant_content
 from tests.hudi_rs import hudi_rs_read
@@ -102,7 +103,8 @@ def data_files(path: Path) -> set[str]:
 
 
 def disk(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file() and not str(p.relative_to(path)).startswith(LOCKS)}
 
 
 # --- copy-on-write tables written by the reference writer ------------------------------------------

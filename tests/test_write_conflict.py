@@ -1,9 +1,10 @@
 """A second writer while one is in flight gets WriteConflict, and the table stays as it was.
 
-One writer at a time holds the table lock (``reference.lock``: ``.hoodie/.aux/lock`` created
-atomically). These tests hold it from another process, as a concurrent writer would, and check that
-every writing entry point refuses without touching the table; that the lock of a writer that died is
-broken by the next one; and that a lock taken on another host is never broken automatically.
+In single-writer mode one writer at a time holds the table lock (``reference.lock``: Hudi's
+``.hoodie/.locks/table_lock.json``, written conditionally). These tests hold it from another process,
+as a concurrent writer would, and check that every writing entry point refuses without touching the
+table; that the lock of a writer that died on this host is taken over by the next one; and that a lock
+of a writer elsewhere is taken over only once it has expired, never by hand.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from reference.services import clean, open_table, rollback, savepoint_create
 from spec.errors import WriteConflict
 from spec.reader import read_table
 from spec.storage import Storage
+from spec.storage_lock import CLOCK_DRIFT_BUFFER_MS, StorageLockData, is_lock_valid
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +47,13 @@ with table_lock(Storage(sys.argv[1]), "upsert"):
 
 def _files(path: Path) -> dict[str, bytes]:
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
-            if p.is_file() and not str(p.relative_to(path)).startswith(".hoodie/.aux/lock")}
+            if p.is_file() and not str(p.relative_to(path)).startswith(".hoodie/.locks")}
+
+
+def _held(path: Path) -> bool:
+    """Whether the table lock is held by someone (its file exists and is valid)."""
+    lock = path / LOCK_FILE
+    return lock.exists() and is_lock_valid(StorageLockData.from_json(lock.read_bytes()), int(time.time() * 1000))
 
 
 @pytest.fixture
@@ -82,11 +90,12 @@ def test_second_writer_gets_write_conflict_and_the_table_is_untouched(spark: Any
         for attempt in attempts:
             with pytest.raises(WriteConflict) as err:
                 attempt()
-            assert f"process {holder.pid}" in str(err.value) and LOCK_FILE in str(err.value)
+            assert f":{holder.pid}" in str(err.value) and LOCK_FILE in str(err.value)
         assert _files(table) == before
         assert read_table(str(table)).to_pylist() == rows
         holder_record = json.loads((table / LOCK_FILE).read_text())
-        assert holder_record["pid"] == holder.pid and holder_record["action"] == "upsert"
+        assert set(holder_record) == {"expired", "validUntil", "owner"}  # Hudi's StorageLockData, nothing more
+        assert holder_record["owner"].endswith(f":{holder.pid}") and holder_record["expired"] is False
     finally:
         holder.kill()
         holder.wait()
@@ -96,23 +105,25 @@ def test_lock_of_a_dead_writer_is_broken_by_the_next(spark: Any, table: Path) ->
     holder = _hold(table)
     holder.send_signal(signal.SIGKILL)  # dies holding the lock
     holder.wait()
-    assert (table / LOCK_FILE).exists()
+    assert _held(table)  # still valid by its time: only its dead process gives it away
     WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert", OPTIONS)
-    assert not (table / LOCK_FILE).exists()
+    assert not _held(table)
     assert sorted(r["id"] for r in read_table(str(table)).to_pylist()) == ["a", "b", "c"]
 
 
-def test_lock_taken_on_another_host_is_never_broken(spark: Any, table: Path) -> None:
-    record = {"owner": "x", "pid": 1, "host": f"not-{socket.gethostname()}", "action": "upsert",
-              "acquired_ms": int(time.time() * 1000)}
-    (table / LOCK_FILE).write_text(json.dumps(record))
+def test_lock_of_a_writer_elsewhere_is_taken_only_after_it_expires(spark: Any, table: Path) -> None:
+    owner = f"6f1c7f0e-0000-4000-8000-000000000000@not-{socket.gethostname()}:1"
+    valid_until = int(time.time() * 1000) + 2000
+    (table / LOCK_FILE).write_bytes(StorageLockData(False, valid_until, owner).to_json())
     before = _files(table)
     with pytest.raises(WriteConflict) as err:
         WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert", OPTIONS)
-    assert f"not-{socket.gethostname()}" in str(err.value)
+    assert owner in str(err.value) and "expires by itself" in err.value.hint
     assert _files(table) == before
-    (table / LOCK_FILE).unlink()  # what the error's hint says to do once that writer is known to be gone
+    time.sleep(max(0.0, (valid_until + CLOCK_DRIFT_BUFFER_MS) / 1000 - time.time()) + 0.1)
     WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert", OPTIONS)
+    assert sorted(r["id"] for r in read_table(str(table)).to_pylist()) == ["a", "b", "c"]
+    assert not _held(table)
 
 
 def test_a_write_failing_inside_the_lock_is_undone_and_releases_it(spark: Any, table: Path,
@@ -128,8 +139,8 @@ def test_a_write_failing_inside_the_lock_is_undone_and_releases_it(spark: Any, t
     with pytest.raises(RuntimeError, match="disk full"):
         WriteClient(str(table), spark).write(pa.table({"id": ["a", "c"], "ts": [3, 1], "v": ["a3", "c1"]}),
                                              "upsert", OPTIONS)
-    assert not (table / LOCK_FILE).exists()
+    assert not _held(table)
     assert _files(table) == before
     with table_lock(Storage(str(table)), "test"):
-        assert (table / LOCK_FILE).exists()
-    assert not (table / LOCK_FILE).exists()
+        assert _held(table)
+    assert not _held(table)

@@ -1,0 +1,135 @@
+"""S3's single-request and conditional writes, carried out with boto3 (``spec.storage.ObjectStore``).
+
+``pyarrow.fs`` cannot write conditionally, and writes every object as a multipart upload (three
+requests). This client does what ``spec.storage`` asks of an object store in one request each:
+
+- ``put_if_absent``: ``PutObject`` with ``If-None-Match: *`` — S3 answers 412 when the key exists,
+  so of any number of writers racing for one key exactly one creates it (Hudi's
+  ``S3StorageLockClient.createOrUpdateLockFileInternal`` creates the lock file the same way);
+- ``put_if_match``: ``PutObject`` with ``If-Match: <ETag>`` (412 when the object changed), as
+  ``S3StorageLockClient`` renews and releases its lock;
+- ``put``, ``get``, ``head``, ``delete`` (``DeleteObjects``, up to 1000 keys a request).
+
+The client is configured the standard AWS way: ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``),
+``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` or any other boto3 credential source, and
+``AWS_REGION``/``AWS_DEFAULT_REGION``. Importing ``reference`` registers it for ``s3://`` and
+``s3a://`` paths.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from spec.errors import InvalidConfig
+from spec.storage import ObjectStore, register_object_store
+
+PRECONDITION_FAILED = 412
+"""S3's answer to a failed ``If-None-Match`` / ``If-Match`` condition (``S3StorageLockClient``)."""
+CONDITIONAL_CONFLICT = 409
+"""S3's answer when another conditional write to the key is in progress: retried."""
+DELETE_BATCH = 1000
+"""``DeleteObjects`` takes at most 1000 keys."""
+CONFLICT_RETRIES = 5
+
+_clients: dict[int, Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _client() -> Any:
+    """One boto3 S3 client per process (boto3 clients are thread safe; a fork gets its own)."""
+    import os
+
+    pid = os.getpid()
+    with _clients_lock:
+        if pid not in _clients:
+            try:
+                import boto3
+                from botocore.config import Config
+            except ImportError as err:
+                raise InvalidConfig("s3:// tables need boto3 for conditional writes",
+                                    hint="pip install 'hudi-spec[s3]'") from err
+            _clients[pid] = boto3.session.Session().client(
+                "s3", config=Config(max_pool_connections=64, retries={"max_attempts": 5, "mode": "standard"}))
+        return _clients[pid]
+
+
+def _split(path: str) -> tuple[str, str]:
+    bucket, _, key = path.partition("/")
+    return bucket, key
+
+
+def _status(err: Exception) -> int:
+    response = getattr(err, "response", None) or {}
+    return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+
+
+class S3ObjectStore:
+    """``spec.storage.ObjectStore`` on S3 through boto3."""
+
+    def __init__(self) -> None:
+        self.client = _client()
+
+    def get(self, path: str) -> tuple[bytes, str] | None:
+        bucket, key = _split(path)
+        try:
+            r = self.client.get_object(Bucket=bucket, Key=key)
+        except self.client.exceptions.NoSuchKey:
+            return None
+        return r["Body"].read(), str(r["ETag"])
+
+    def head(self, path: str) -> int | None:
+        bucket, key = _split(path)
+        try:
+            r = self.client.head_object(Bucket=bucket, Key=key)
+        except Exception as err:  # botocore's ClientError; a 404 has no typed exception for HEAD
+            if _status(err) == 404:
+                return None
+            raise
+        return int(r["ContentLength"])
+
+    def put(self, path: str, data: bytes) -> str:
+        bucket, key = _split(path)
+        return str(self.client.put_object(Bucket=bucket, Key=key, Body=data)["ETag"])
+
+    def _conditional(self, path: str, data: bytes, **condition: str) -> str | None:
+        bucket, key = _split(path)
+        for _ in range(CONFLICT_RETRIES):
+            try:
+                return str(self.client.put_object(Bucket=bucket, Key=key, Body=data, **condition)["ETag"])
+            except Exception as err:
+                status = _status(err)
+                if status == PRECONDITION_FAILED:
+                    return None
+                if status != CONDITIONAL_CONFLICT:
+                    raise
+        return None  # still contended: another writer's conditional write to this key went through
+
+    def put_if_absent(self, path: str, data: bytes) -> str | None:
+        return self._conditional(path, data, IfNoneMatch="*")
+
+    def put_if_match(self, path: str, data: bytes, version: str) -> str | None:
+        return self._conditional(path, data, IfMatch=version)
+
+    def delete(self, paths: Sequence[str]) -> None:
+        by_bucket: dict[str, list[str]] = {}
+        for p in paths:
+            bucket, key = _split(p)
+            by_bucket.setdefault(bucket, []).append(key)
+        for bucket, keys in by_bucket.items():
+            if len(keys) == 1:
+                self.client.delete_object(Bucket=bucket, Key=keys[0])
+                continue
+            for i in range(0, len(keys), DELETE_BATCH):
+                self.client.delete_objects(Bucket=bucket, Delete={
+                    "Objects": [{"Key": k} for k in keys[i:i + DELETE_BATCH]], "Quiet": True})
+
+
+def _factory() -> ObjectStore:
+    return S3ObjectStore()
+
+
+register_object_store(("s3", "s3a"), _factory)
+
+__all__ = ["S3ObjectStore"]

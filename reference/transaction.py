@@ -1,0 +1,315 @@
+"""One write's transaction on the timeline: begin, start, complete or discard — shared by writes,
+streaming checkpoints and inline table services.
+
+Two concurrency modes, as Hudi's ``hoodie.write.concurrency.mode``:
+
+- **single writer** (the default): the table lock (``reference.lock``) is held for the whole write.
+  Before the write starts, every pending write is rolled back (``hoodie.cleaner.policy.failed.writes
+  =EAGER``: with one writer, a pending write is a failed one) — except one whose heartbeat is alive,
+  which belongs to a live writer under optimistic concurrency control;
+- **optimistic concurrency control**: the lock is held only while the instant is created (failed
+  writes rolled back, the requested and inflight instants written, a heartbeat started) and again
+  while the write commits (``TransactionManager.beginTransaction``/``endTransaction``). At commit the
+  timeline is read again and ``spec.conflict_resolution`` decides
+  (``TransactionUtils.resolveWriteConflictIfAny``): a write whose file groups were touched by an
+  instant that completed after it started rolls back its own files and raises ``WriteConflict``
+  naming that instant. Failed writes are rolled back lazily (``LAZY``): only those whose heartbeat
+  expired (``spec.heartbeat``), so one writer never undoes another live writer's instant.
+
+A write that raises after its instant started is undone on the spot (``discard_own_write``): the
+table is byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from reference.faults import armed, die, fault_point
+from reference.heartbeat import Heartbeat, live_heartbeats
+from reference.lock import StorageBasedLock, table_lock
+from reference.services import finish_pending_rollbacks, rollback_instant
+from reference.step_times import StepTimes
+from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
+from spec.conflict_resolution import (
+    ConcurrentOperation,
+    GroupId,
+    candidate_instants,
+    completed_set,
+    describe_groups,
+    find_write_conflict,
+    operations_of,
+)
+from spec.errors import HudiSpecError, WriteConflict
+from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
+from spec.log_format import read_blocks
+from spec.plans import HoodieCompactionPlan, parse_avro_metadata
+from spec.table_config import TableConfig
+from spec.timeline import (
+    Action,
+    Instant,
+    InstantTimeGenerator,
+    State,
+    Timeline,
+    format_instant_file_name,
+    new_instant,
+    read_instant_content,
+    timeline_dir,
+)
+
+if TYPE_CHECKING:
+    from reference.client import WriteClient
+    from reference.options import WriteConfig
+
+TIMELINE_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+"""The temporary sibling ``Storage.create_if_absent`` writes before linking an instant file into place."""
+
+Write = Callable[[str, Timeline], CommitMetadata]
+
+
+# --- begin: failed writes rolled back ------------------------------------------------------------
+
+
+def rollback_failed_writes(client: WriteClient, table: TableConfig, timeline: Timeline, after: str | None = None,
+                           interval_ms: int = DEFAULT_INTERVAL_MS,
+                           tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> list[str]:
+    """Before a write: every failed write is rolled back, newest first, each under a rollback instant
+    with its plan and metadata (``BaseHoodieTableServiceClient.rollbackFailedWrites``); the rollback
+    instants come after ``after``, the new write's instant. A pending write is failed unless its
+    heartbeat is alive (a live writer under optimistic concurrency control is never undone).
+
+    What no rollback plan can name goes first: a completed instant file left half written, data
+    files a killed task left half written (``.inprogress``) and log files holding no complete
+    block. Pending compactions are not rolled back: they are retried. A rollback a killed process
+    left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
+    rollback is re-run, never planned anew)."""
+    if finish_pending_rollbacks(client.storage, table, clock=client._clock):
+        timeline = Timeline.load(client.storage, table.timeline_layout)
+    pending = _drop_partial_files(client, table, timeline, interval_ms, tolerable_misses)
+    rolled: list[str] = []
+    for inst in reversed(pending):
+        tl = Timeline.load(client.storage, table.timeline_layout)
+        rollback_instant(client.storage, table, inst, clock=client._clock, timeline=tl, after=after)
+        rolled.append(inst.requested)
+    return rolled
+
+
+def _drop_partial_files(client: WriteClient, table: TableConfig, timeline: Timeline,
+                        interval_ms: int = DEFAULT_INTERVAL_MS,
+                        tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> list[Instant]:
+    """Delete what killed writers left half written; the failed writes, oldest first."""
+    storage = client.storage
+    layout = table.timeline_layout
+    for f in storage.list(timeline_dir(layout)):
+        if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
+            storage.delete(f.path)
+    pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
+    if not pending:
+        return pending
+    live = live_heartbeats(storage, interval_ms, tolerable_misses)
+    pending = [i for i in pending if i.requested not in live]
+    if not pending:
+        return pending
+    times = {i.requested for i in pending}
+    for f in storage.list("", recursive=True):
+        if f.is_dir or f.path.startswith(".hoodie") or not f.name.endswith(".inprogress"):
+            continue
+        try:
+            if parse_base_file_name(f.name.removesuffix(".inprogress")).instant in times:
+                storage.delete(f.path)
+        except HudiSpecError:
+            continue
+    for t in times:
+        for data in marked_files(client, t):
+            if (is_log_file_name(posixpath.basename(data)) and storage.exists(data)
+                    and not any(r.block is not None for r in read_blocks(storage.read(data)))):
+                storage.delete(data)  # a log file whose only block was cut short
+    return pending
+
+
+def marked_files(client: WriteClient, instant: str) -> list[str]:
+    """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
+    return [f.path.removeprefix(f".hoodie/.temp/{instant}/").rsplit(".marker.", 1)[0]
+            for f in client.storage.list(f".hoodie/.temp/{instant}", recursive=True)
+            if not f.is_dir and ".marker." in f.name]
+
+
+def begin(client: WriteClient, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
+    """The new write's instant, after failed writes are rolled back (their rollback instants
+    follow it, as in Hudi); a generator for what comes next, and the timeline the write sees."""
+    timeline = Timeline.load(client.storage, table.timeline_layout)
+    instant = client._generator(timeline).next()
+    if client.rollback_failed_writes(table, timeline, instant):
+        timeline = Timeline.load(client.storage, table.timeline_layout)
+    return instant, client._generator(timeline), timeline
+
+
+# --- start, complete, discard --------------------------------------------------------------------
+
+
+def start(client: WriteClient, table: TableConfig, instant: str, action: str) -> Instant:
+    """The requested and the inflight instant, each created only if absent; the inflight instant."""
+    layout = table.timeline_layout
+    folder = timeline_dir(layout)
+    inst = new_instant(instant, action)
+    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
+    inst = inst.transition(State.INFLIGHT)
+    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
+    client.storage.mkdirs(f".hoodie/.temp/{instant}")
+    return inst
+
+
+def complete(client: WriteClient, table: TableConfig, inst: Instant, md: CommitMetadata,
+             gen: InstantTimeGenerator) -> None:
+    """The completed instant, with the write's metadata, created only if absent; markers removed first."""
+    storage = client.storage
+    layout = table.timeline_layout
+    completed = gen.next() if layout == 2 else None
+    done = inst.transition(State.COMPLETED, completed=completed)
+    storage.delete_dir(f".hoodie/.temp/{inst.requested}")
+    name = posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout))
+    content = format_commit_metadata(md, table.table_version)
+    if armed("mid_commit"):  # a crash while the completed instant is being written
+        storage.write_atomic(f"{timeline_dir(layout)}/.{posixpath.basename(name)}.{'0' * 32}.tmp",
+                             content[: len(content) // 2])
+        die()
+    storage.create_if_absent(name, content)
+
+
+def discard_own_write(client: WriteClient, table: TableConfig, inst: Instant) -> None:
+    """A write that failed with an error in this process is undone on the spot and leaves no
+    trace: the data files it named in markers or by its instant, its markers and its instant
+    files; the table is byte for byte as it was. Only this write's own files are touched."""
+    storage = client.storage
+    layout = table.timeline_layout
+    t = inst.requested
+    for data in marked_files(client, t):
+        storage.delete(data)
+    for f in storage.list("", recursive=True):
+        if f.is_dir or f.path.startswith(".hoodie"):
+            continue
+        name = f.name.removesuffix(".inprogress")
+        try:
+            ours = ((name.endswith(".parquet") and parse_base_file_name(name).instant == t)
+                    or (table.table_version >= 8 and is_log_file_name(name)
+                        and parse_log_file_name(name).instant == t))
+        except HudiSpecError:
+            continue
+        if ours:
+            storage.delete(f.path)
+    storage.delete_dir(f".hoodie/.temp/{t}")
+    timeline = Timeline.load(storage, layout)
+    for name in reversed(timeline.files_of(t)):
+        storage.delete(posixpath.join(timeline_dir(layout), name))
+
+
+# --- the two modes -------------------------------------------------------------------------------
+
+
+def transact(client: WriteClient, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
+             times: StepTimes | None = None) -> tuple[str, CommitMetadata]:
+    """One write: failed writes rolled back, the instant requested and inflight, ``write(instant,
+    timeline)`` writing the data files, the instant completed with the metadata it returns, then the
+    inline services — under the concurrency mode of ``cfg``. ``times``, if given, gets the start,
+    commit and table services steps."""
+    times = times or StepTimes()
+    if cfg.optimistic:
+        return _optimistic(client, table, action, label, cfg, write, times)
+    with table_lock(client.storage, label, cfg.lock):
+        instant, gen, timeline = begin(client, table)
+        started = start(client, table, instant, action)
+        times.mark("start")
+        try:
+            fault_point("after_start")
+            md = write(instant, timeline)
+            fault_point("before_commit")
+            complete(client, table, started, md, gen)
+            times.mark("commit")
+        except BaseException:
+            discard_own_write(client, table, started)
+            raise
+        client.run_inline_services(table, cfg)
+        times.mark("table services")
+    return instant, md
+
+
+def _optimistic(client: WriteClient, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
+                times: StepTimes) -> tuple[str, CommitMetadata]:
+    storage = client.storage
+    lock = StorageBasedLock(storage, cfg.lock)
+    lock.lock(label)
+    try:
+        client.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
+        instant, _, timeline = begin(client, table)
+        started = start(client, table, instant, action)
+        heartbeat = Heartbeat(storage, instant, cfg.heartbeat_interval_ms).start()
+        at_start = completed_set(timeline)
+    finally:
+        lock.unlock()
+    times.mark("start")
+    try:
+        try:
+            fault_point("after_start")
+            md = write(instant, timeline)
+            fault_point("before_commit")
+            lock.lock(f"commit of {label}")
+            try:
+                now = Timeline.load(storage, table.timeline_layout)
+                mine = now.get(instant)
+                if mine is None or mine.state != State.INFLIGHT:
+                    raise WriteConflict(f"write {instant} is no longer inflight on the timeline: another writer "
+                                        "rolled it back", hint="retry the write")
+                resolve_write_conflict(client, now, started, md, at_start)
+                if not lock.holds():
+                    raise WriteConflict(f"the table lock was lost before {instant} could commit",
+                                        hint="the write was rolled back; retry it")
+                complete(client, table, started, md, client._generator(now))
+                times.mark("commit")
+                client.run_inline_services(table, cfg)
+                times.mark("table services")
+            finally:
+                lock.unlock()
+        except BaseException:
+            discard_own_write(client, table, started)
+            raise
+    finally:
+        heartbeat.stop()
+    return instant, md
+
+
+def resolve_write_conflict(client: WriteClient, timeline: Timeline, inst: Instant, md: CommitMetadata,
+                           completed_at_start: frozenset[str]) -> None:
+    """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
+    after this write started (or a table service scheduled after it) touched one of its file groups."""
+    candidates = candidate_instants(timeline, inst.requested, completed_at_start)
+    metadata: dict[str, CommitMetadata] = {}
+    plans: dict[str, list[GroupId]] = {}
+    for c in candidates:
+        if c.is_completed:
+            metadata[c.requested] = parse_commit_metadata(read_instant_content(client.storage, c, timeline.layout))
+        else:
+            plans[c.requested] = _plan_groups(client, c, timeline.layout)
+    this = ConcurrentOperation.of_commit(inst, md)
+    found = find_write_conflict(this, operations_of(candidates, metadata, plans))
+    if found is not None:
+        other, groups = found
+        raise WriteConflict(
+            f"write {inst.requested} conflicts with {other.action} {other.instant}, which "
+            f"{'completed' if other.instant in metadata else 'was scheduled'} after it started and touched the "
+            f"same file group(s): {describe_groups(groups)}; the write was rolled back and left nothing behind",
+            hint="retry the write: it will start from the table as it is now")
+
+
+def _plan_groups(client: WriteClient, inst: Instant, layout: int) -> list[GroupId]:
+    if inst.action != Action.COMPACTION:
+        return []
+    requested = Instant(inst.requested, inst.action, State.REQUESTED)
+    plan = parse_avro_metadata(read_instant_content(client.storage, requested, layout), HoodieCompactionPlan)
+    return [(op.partition_path or "", op.file_id or "") for op in plan.operations or ()]
+
+
+__all__ = ["TIMELINE_TEMP", "begin", "complete", "discard_own_write", "marked_files", "resolve_write_conflict",
+           "rollback_failed_writes", "start", "transact"]

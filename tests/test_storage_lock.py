@@ -1,0 +1,172 @@
+"""The table lock as Hudi's StorageBasedLockProvider keeps it, on S3 (moto on 127.0.0.1) and on local files.
+
+- the lock file is Hudi's ``StorageLockData`` JSON, valid until ``validUntil`` (+ the drift buffer);
+- of 8 processes taking the lock over and over, never two hold it at once: a counter they increment
+  non-atomically inside the lock ends at the number of acquisitions, and their held intervals never
+  overlap;
+- renewal extends the lock; a lock taken over by another owner is lost, and releasing it leaves the
+  new owner's lock alone;
+- a holder killed on this host is taken over at once; a holder elsewhere only after its lock expires.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reference  # noqa: F401  (registers the S3 client)
+from reference.lock import StorageBasedLock, holder_is_dead
+from spec.errors import InvalidConfig, InvalidTable, WriteConflict
+from spec.storage import Storage
+from spec.storage_lock import (
+    CLOCK_DRIFT_BUFFER_MS,
+    LOCK_FILE,
+    StorageLockConfig,
+    StorageLockData,
+    is_lock_valid,
+    new_lock,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+PROCESSES = 8
+ROUNDS = 3
+FAST = StorageLockConfig(validity_seconds=10, heartbeat_poll_seconds=1, wait_ms=60_000, retry_wait_ms=20)
+
+CONTENDER = """
+import json, sys, time
+import reference
+from reference.lock import StorageBasedLock
+from spec.storage import Storage
+from spec.storage_lock import StorageLockConfig
+storage = Storage(sys.argv[1])
+config = StorageLockConfig(validity_seconds=10, heartbeat_poll_seconds=1, wait_ms=120_000, retry_wait_ms=20)
+for _ in range(int(sys.argv[2])):
+    lock = StorageBasedLock(storage, config)
+    lock.lock("contender")
+    start = time.time_ns()
+    n = int(storage.read("counter")) if storage.exists("counter") else 0
+    time.sleep(0.01)
+    storage.write_atomic("counter", str(n + 1).encode())
+    end = time.time_ns()
+    lock.unlock()
+    print(json.dumps([start, end]), flush=True)
+"""
+
+HOLDER = """
+import sys, time
+import reference
+from reference.lock import StorageBasedLock
+from spec.storage import Storage
+from spec.storage_lock import StorageLockConfig
+lock = StorageBasedLock(Storage(sys.argv[1]), StorageLockConfig(10, 1, 0))
+lock.lock("holder")
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _where(where: str, s3_server: Any, tmp_path: Path) -> str:
+    return f"s3://{s3_server.new_bucket()}/t" if where == "s3" else str(tmp_path / "t")
+
+
+def test_lock_file_is_hudis_storage_lock_data() -> None:
+    data = new_lock("owner-1", 1_000, 300)
+    assert json.loads(data.to_json()) == {"expired": False, "validUntil": 301_000, "owner": "owner-1"}
+    assert StorageLockData.from_json(data.to_json()) == data
+    assert is_lock_valid(data, 301_000 + CLOCK_DRIFT_BUFFER_MS) and not is_lock_valid(data, 301_001 + 500)
+    assert not is_lock_valid(StorageLockData(True, 10**15, "o"), 0)  # released
+    with pytest.raises(InvalidTable, match="not a lock file"):
+        StorageLockData.from_json(b'{"owner": "x"}')
+    with pytest.raises(InvalidConfig, match="at least 10 times"):
+        StorageLockConfig(validity_seconds=20, heartbeat_poll_seconds=5)
+    with pytest.raises(InvalidConfig, match="at least 10 seconds"):
+        StorageLockConfig(validity_seconds=5, heartbeat_poll_seconds=0)
+
+
+@pytest.mark.parametrize("where", [pytest.param("s3", marks=pytest.mark.slow), "local"])
+def test_eight_processes_never_hold_the_lock_together(where: str, s3_server: Any, tmp_path: Path) -> None:
+    path = _where(where, s3_server, tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-c", CONTENDER, path, str(ROUNDS)], env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(PROCESSES)]
+    intervals = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        intervals += [tuple(json.loads(line)) for line in out.splitlines()]
+    assert len(intervals) == PROCESSES * ROUNDS
+    assert int(Storage(path).read("counter")) == PROCESSES * ROUNDS  # no increment lost: one holder at a time
+    intervals.sort()
+    for (_, end), (start, _) in itertools.pairwise(intervals):
+        assert end <= start, "two processes held the lock at once"
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_renewal_and_a_lock_lost_to_another_owner(where: str, s3_server: Any, tmp_path: Path) -> None:
+    storage = Storage(_where(where, s3_server, tmp_path))
+    clock = [1_000_000]
+    lock = StorageBasedLock(storage, FAST, clock=lambda: clock[0])
+    assert lock.try_lock() and lock.holds()
+    first = lock.current()
+    assert first is not None and first.valid_until == 1_010_000 and first.owner == lock.owner
+    clock[0] += 5_000
+    assert lock.renew()
+    renewed = lock.current()
+    assert renewed is not None and renewed.valid_until == 1_015_000
+    other = StorageBasedLock(storage, FAST, clock=lambda: clock[0])
+    assert not other.try_lock()  # still valid
+    clock[0] += 10_000 + CLOCK_DRIFT_BUFFER_MS + 1  # the holder stalls past its validity
+    assert not lock.holds()
+    assert other.try_lock()  # the expired lock is taken over
+    assert not lock.renew() and not lock.holds()  # the stalled holder learns it lost the lock
+    lock.unlock()  # and leaves the new owner's lock alone
+    current = lock.current()
+    assert current is not None and current.owner == other.owner and not current.expired
+    other.unlock()
+    released = other.current()
+    assert released is not None and released.expired and not other.holds()
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_a_killed_holder_is_recovered_without_a_hand(where: str, s3_server: Any, tmp_path: Path) -> None:
+    path = _where(where, s3_server, tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, path], env=_env(), stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    storage = Storage(path)
+    with pytest.raises(WriteConflict, match=f":{holder.pid}"):
+        StorageBasedLock(storage, StorageLockConfig(10, 1, 0)).lock("second")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    held = StorageBasedLock(storage).current()
+    assert held is not None and is_lock_valid(held, int(time.time() * 1000))  # still valid by its clock
+    assert holder_is_dead(held.owner)
+    nxt = StorageBasedLock(storage, StorageLockConfig(10, 1, 0))
+    nxt.lock("next")  # taken over at once: its holder's process is gone
+    nxt.unlock()
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_a_lock_held_elsewhere_is_taken_once_it_expires(where: str, s3_server: Any, tmp_path: Path) -> None:
+    storage = Storage(_where(where, s3_server, tmp_path))
+    expires = int(time.time() * 1000) + 1500
+    storage.create_if_absent(LOCK_FILE, StorageLockData(False, expires, "a-writer@elsewhere:1").to_json())
+    assert not holder_is_dead("a-writer@elsewhere:1")
+    with pytest.raises(WriteConflict, match="a-writer@elsewhere"):
+        StorageBasedLock(storage, StorageLockConfig(10, 1, 0)).lock("impatient")
+    waiting = StorageBasedLock(storage, StorageLockConfig(10, 1, 10_000, 50))
+    waiting.lock("patient")  # waits for the expiry, then takes it
+    assert time.time() * 1000 > expires + CLOCK_DRIFT_BUFFER_MS
+    assert waiting.holds()
+    waiting.unlock()

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 # ci: derandomized (examples drawn from a seed fixed by each test's name), no example database,
 # so a commit's result never depends on earlier runs; dev: random, for exploring at a desk;
@@ -33,11 +34,16 @@ settings.register_profile(
     "ci", max_examples=60, deadline=None, derandomize=True, database=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", max_examples=100, deadline=None)
+# (every setting the profiles differ in is set in each: a profile's unset settings are looked up in
+# whichever profile is loaded, so "long" must say it is random and keeps a database)
+EXPLORE_DATABASE = DirectoryBasedExampleDatabase(Path(__file__).resolve().parents[1] / ".hypothesis" / "examples")
+settings.register_profile("dev", max_examples=100, deadline=None, derandomize=False, database=EXPLORE_DATABASE)
 settings.register_profile(
     "long",
     max_examples=5000,
     deadline=None,
+    derandomize=False,
+    database=EXPLORE_DATABASE,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

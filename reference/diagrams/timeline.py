@@ -3,7 +3,8 @@
 One row per action the table version's timeline layout has files for. Each state is a box naming the
 file the state leaves on the timeline (``format_instant_file_name``); forward moves are arrows to the
 right, Hudi's backward moves (un-publish, back to the plan) arcs beneath. Pass another transition
-table to draw another rule: the picture is of the table given, the spec's by default.
+table to draw another rule: the picture is of the table given, else of ``spec.timeline``'s tables as
+they are when drawn (the ones ``check_transition`` and ``check_reversion`` read).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import spec.timeline as rules
 from reference.diagrams.svg import (
     BLUE,
     BLUE_FILL,
@@ -24,8 +26,6 @@ from reference.diagrams.svg import (
 from spec.errors import HudiSpecError
 from spec.timeline import (
     LAYOUT_ACTIONS,
-    REVERSIONS,
-    TRANSITIONS,
     Action,
     Instant,
     State,
@@ -52,8 +52,10 @@ class Move:
     kind: str  # "start", "forward", "un-publish", "back to plan" or "back"
 
 
-def moves(action: str, transitions: Transitions = TRANSITIONS, reversions: Reversions = REVERSIONS) -> list[Move]:
-    """The moves of ``action`` in the given tables, forward ones first, each in lifecycle order."""
+def moves(action: str, transitions: Transitions | None = None, reversions: Reversions | None = None) -> list[Move]:
+    """The moves of ``action`` in the given tables (the spec's if None), forward ones first, in lifecycle order."""
+    transitions = rules.TRANSITIONS if transitions is None else transitions
+    reversions = rules.REVERSIONS if reversions is None else reversions
     out = [Move(action, src, dst, "start" if src is None else "forward")
            for src, dst in sorted(transitions.get(action, {}).items(), key=lambda m: -1 if m[0] is None
                                   else STATES.index(m[0]))]
@@ -64,9 +66,10 @@ def moves(action: str, transitions: Transitions = TRANSITIONS, reversions: Rever
     return out
 
 
-def actions_of(table_version: int, transitions: Transitions = TRANSITIONS) -> list[str]:
+def actions_of(table_version: int, transitions: Transitions | None = None) -> list[str]:
     """The actions drawn for a table version: those of ``Action`` (then any other the table names) that the
     version's timeline layout has files for."""
+    transitions = rules.TRANSITIONS if transitions is None else transitions
     layout_actions = LAYOUT_ACTIONS[layout_for_table_version(table_version)]
     named = [a.value for a in Action] + sorted(set(map(str, transitions)) - {a.value for a in Action})
     return [a for a in named if a in layout_actions and a in transitions]
@@ -94,8 +97,8 @@ def _id(action: str, state: State) -> str:
     return f"{action}_{state.value}"
 
 
-def state_machine_mermaid(table_version: int, transitions: Transitions = TRANSITIONS,
-                          reversions: Reversions = REVERSIONS) -> str:
+def state_machine_mermaid(table_version: int, transitions: Transitions | None = None,
+                          reversions: Reversions | None = None) -> str:
     """A Mermaid ``stateDiagram-v2`` of every action's states and moves for ``table_version``."""
     lines = ["stateDiagram-v2", "    direction LR"]
     for action in actions_of(table_version, transitions):
@@ -118,8 +121,8 @@ def _box_x(state: State) -> float:
     return _LEFT + _GAP + STATES.index(state) * (_BOX_W + _GAP)
 
 
-def state_machine_svg(table_version: int, transitions: Transitions = TRANSITIONS,
-                      reversions: Reversions = REVERSIONS) -> str:
+def state_machine_svg(table_version: int, transitions: Transitions | None = None,
+                      reversions: Reversions | None = None) -> str:
     """The state machine of ``table_version`` as an SVG picture, one row per action."""
     actions = actions_of(table_version, transitions)
     layout = layout_for_table_version(table_version)

@@ -24,7 +24,7 @@ from reference.diagrams.svg import BLUE, GREEN, INK, MUTED, ORANGE, PURPLE, Canv
 
 METRICS = {"seconds": ("seconds", "s"), "warm_seconds": ("warm seconds", "s"), "peak_rss_mb": ("peak RSS", "MB")}
 ROW_COLOURS = (BLUE, ORANGE, GREEN, PURPLE)
-_LABEL_W, _PLOT_W, _BAR_H, _TOP = 300, 560, 11, 54
+_LABEL_W, _PLOT_W, _BAR_H, _TOP = 290, 540, 11, 54
 
 
 def _number(cell: str) -> float | None:
@@ -60,6 +60,13 @@ def results_from_page(text: str) -> list[dict[str, Any]]:
     return out
 
 
+def _nice(value: float, down: bool) -> float:
+    """The nearest 1, 2 or 5 times a power of ten below (``down``) or above ``value``."""
+    decade = 10.0 ** math.floor(math.log10(value))
+    steps = [decade * m for m in (1, 2, 5, 10)]
+    return max(v for v in steps if v <= value) if down else min(v for v in steps if v >= value)
+
+
 def _log_ticks(low: float, high: float) -> list[float]:
     ticks, t = [], 10.0 ** math.floor(math.log10(low))
     while t <= high * 1.0001:
@@ -76,8 +83,8 @@ def chart_svg(results: Sequence[Mapping[str, Any]], metric: str = "seconds") -> 
     jobs = list(dict.fromkeys((str(r["job"]), str(r["engine"])) for r in results))
     by_key = {(str(r["job"]), int(r["n"])): r for r in results}
     values = [float(r[metric]) for r in results if r.get(metric)]
-    low = 10.0 ** math.floor(math.log10(min(values))) if values else 0.1
-    high = 10.0 ** math.ceil(math.log10(max(values))) if values else 1.0
+    low = _nice(min(values), down=True) if values else 0.1
+    high = _nice(max(values) * 1.3, down=False) if values else 1.0
     group_h = len(sizes) * (_BAR_H + 2) + 8
     canvas = Canvas(_LABEL_W + _PLOT_W + 90, _TOP + len(jobs) * group_h + 30, f"Benchmark: {label} per job")
 

@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"results: {out}")
     if not args.no_docs:
         report.update_docs(args.docs, md)
-        print(f"table written to {args.docs}")
+        report.write_json(report.page_json_path(args.docs), report.results_json(results, info, md))
+        print(f"table written to {args.docs}, its JSON (the charts' data) beside it")
     return 1 if any(r.status == "failed" for r in results) else 0
 
 

@@ -174,3 +174,9 @@ def replace_between_markers(text: str, body: str) -> str:
 
 def update_docs(path: Path, md: str) -> None:
     path.write_text(replace_between_markers(path.read_text(), md))
+
+
+def page_json_path(page: Path) -> Path:
+    """Where the results JSON of the run a page shows lives: beside the page (``performance.json``); the site's
+    charts are drawn from it (``bench/charts.py``)."""
+    return page.with_suffix(".json")

@@ -140,8 +140,52 @@ def encode_metadata(entries: Sequence[tuple[int, str]]) -> bytes:
     return b"".join(out)
 
 
+@dataclass(frozen=True)
+class BlockField:
+    """One field of a block's frame: its name, size in bytes (None: variable) and what it holds."""
+
+    name: str
+    size: int | None
+    value: str
+
+
+BLOCK_FIELDS: tuple[BlockField, ...] = (
+    BlockField("magic", 6, "``#HUDI#``"),
+    BlockField("block size", 8, "bytes after this field up to and including the reverse pointer (total − 14)"),
+    BlockField("log format version", 4, "1"),
+    BlockField("block type", 4, "``BlockType`` ordinal"),
+    BlockField("header", None, "metadata map"),
+    BlockField("content length", 8, "N"),
+    BlockField("content", None, "N bytes, coded per block type"),
+    BlockField("footer", None, "metadata map (empty: ``00 00 00 00``)"),
+    BlockField("reverse pointer", 8, "bytes of this block before this field (total − 8)"),
+)
+"""A block's fields, in order: the table ``block_parts`` (and so ``encode_block``) follows."""
+
+
+def block_parts(block: LogBlock) -> tuple[tuple[BlockField, bytes], ...]:
+    """Each field of ``BLOCK_FIELDS`` with its bytes for ``block``; joined they are the block."""
+    known = {
+        "magic": MAGIC,
+        "log format version": _INT.pack(block.format_version),
+        "block type": _INT.pack(int(block.block_type)),
+        "header": encode_metadata(block.header),
+        "content length": _LONG.pack(len(block.content)),
+        "content": block.content,
+        "footer": encode_metadata(block.footer),
+    }
+    total = sum(len(known[f.name]) if f.name in known else (f.size or 0) for f in BLOCK_FIELDS)
+    known["block size"] = _LONG.pack(total - len(MAGIC) - 8)
+    known["reverse pointer"] = _LONG.pack(total - 8)
+    parts = tuple((f, known[f.name]) for f in BLOCK_FIELDS)
+    for f, data in parts:
+        if f.size is not None and len(data) != f.size:
+            raise ValueError(f"{f.name} is {f.size} bytes, not {len(data)}")
+    return parts
+
+
 def encode_block(block: LogBlock) -> bytes:
-    """A block's bytes, in order:
+    """A block's bytes: the fields of ``BLOCK_FIELDS`` in order.
 
     | field | size | value |
     |---|---|---|
@@ -155,17 +199,7 @@ def encode_block(block: LogBlock) -> bytes:
     | footer | var | metadata map (empty: ``00 00 00 00``) |
     | reverse pointer | 8 | bytes of this block before this field (total − 8) |
     """
-    body = b"".join([
-        _INT.pack(block.format_version),
-        _INT.pack(int(block.block_type)),
-        encode_metadata(block.header),
-        _LONG.pack(len(block.content)),
-        block.content,
-        encode_metadata(block.footer),
-    ])
-    block_size = len(body) + 8
-    total_before_pointer = len(MAGIC) + 8 + len(body)
-    return MAGIC + _LONG.pack(block_size) + body + _LONG.pack(total_before_pointer)
+    return b"".join(data for _, data in block_parts(block))
 
 
 def encode_blocks(blocks: Sequence[LogBlock]) -> bytes:

@@ -339,6 +339,13 @@ def key_hash(record_key: str) -> int:
     return int.from_bytes(hashlib.md5(record_key.encode("utf-8")).digest()[:8], "little", signed=True)
 
 
+def insert_position(record_key: str, partition: str, assignment: BucketAssignment) -> float:
+    """Where an insert falls among its partition's cumulative weights: ``r = floorMod(hash, total) / total``
+    with ``total = max(1, the partition's inserts)``, in [0, 1)."""
+    total = max(1, assignment.inserts.get(partition, 0))
+    return (key_hash(record_key) % total) / total
+
+
 def route_insert(record_key: str, partition: str, assignment: BucketAssignment) -> int:
     """The bucket of an insert (``getPartition``): ``r = floorMod(hash, total) / total`` with
     ``total = max(1, the partition's inserts)``; Java ``binarySearch`` of ``r`` in the cumulative
@@ -348,8 +355,7 @@ def route_insert(record_key: str, partition: str, assignment: BucketAssignment) 
     if not targets:
         raise InvalidRecord(f"partition {partition!r} has no insert bucket",
                             hint="count the insert in the workload profile before assigning buckets")
-    total = max(1, assignment.inserts.get(partition, 0))
-    r = (key_hash(record_key) % total) / total
+    r = insert_position(record_key, partition, assignment)
     index = bisect.bisect_left([t.cumulative_weight for t in targets], r)
     return targets[index].bucket if index < len(targets) else targets[0].bucket
 

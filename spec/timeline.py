@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from spec.errors import IllegalStateTransition, InvalidInstantTime, InvalidName, InvalidTable
@@ -152,16 +153,57 @@ WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_CO
 
 
 # --8<-- [start:transitions]
-def legal_transitions(action: str) -> Mapping[State | None, State]:
-    """The state machine of an instant: from a state (None = not on the timeline) to the next.
+_REQUESTED_FIRST: Mapping[State | None, State] = MappingProxyType(
+    {None: State.REQUESTED, State.REQUESTED: State.INFLIGHT, State.INFLIGHT: State.COMPLETED})
+_INFLIGHT_FIRST: Mapping[State | None, State] = MappingProxyType(
+    {None: State.INFLIGHT, State.INFLIGHT: State.COMPLETED})
 
-    Every action goes REQUESTED → INFLIGHT → COMPLETED, one step at a time; savepoints are
-    the exception and start INFLIGHT (they have no requested file). Nothing moves on from
-    COMPLETED; the few backward moves Hudi makes to undo an instant are ``legal_reversions``.
-    """
-    if action == Action.SAVEPOINT:
-        return {None: State.INFLIGHT, State.INFLIGHT: State.COMPLETED}
-    return {None: State.REQUESTED, State.REQUESTED: State.INFLIGHT, State.INFLIGHT: State.COMPLETED}
+TRANSITIONS: Mapping[str, Mapping[State | None, State]] = MappingProxyType({
+    Action.COMMIT: _REQUESTED_FIRST,
+    Action.DELTA_COMMIT: _REQUESTED_FIRST,
+    Action.CLEAN: _REQUESTED_FIRST,
+    Action.ROLLBACK: _REQUESTED_FIRST,
+    Action.SAVEPOINT: _INFLIGHT_FIRST,
+    Action.REPLACE_COMMIT: _REQUESTED_FIRST,
+    Action.COMPACTION: _REQUESTED_FIRST,
+    Action.LOG_COMPACTION: _REQUESTED_FIRST,
+    Action.RESTORE: _REQUESTED_FIRST,
+    Action.INDEXING: _REQUESTED_FIRST,
+    Action.SCHEMA_COMMIT: _REQUESTED_FIRST,
+    Action.CLUSTERING: _REQUESTED_FIRST,
+})
+"""The forward moves of each action: from a state (None = not on the timeline) to the next.
+Every action goes REQUESTED → INFLIGHT → COMPLETED one step at a time, but savepoints, which
+have no requested file and start INFLIGHT. Nothing moves on from COMPLETED."""
+
+_UNPUBLISH: Mapping[State, State] = MappingProxyType({State.COMPLETED: State.INFLIGHT})
+_BACK_TO_PLAN: Mapping[State, State] = MappingProxyType({State.INFLIGHT: State.REQUESTED})
+
+REVERSIONS: Mapping[str, Mapping[State, State]] = MappingProxyType({
+    Action.COMMIT: _UNPUBLISH,
+    Action.DELTA_COMMIT: _UNPUBLISH,
+    Action.SAVEPOINT: _UNPUBLISH,
+    Action.REPLACE_COMMIT: MappingProxyType({**_UNPUBLISH, **_BACK_TO_PLAN}),
+    Action.COMPACTION: _BACK_TO_PLAN,
+    Action.LOG_COMPACTION: _BACK_TO_PLAN,
+    Action.CLUSTERING: _BACK_TO_PLAN,
+})
+"""Hudi's only backward moves, each the first step of undoing an instant (actions not listed have none):
+
+- COMPLETED → INFLIGHT ("un-publish"): rolling back a completed commit, deltacommit or
+  replacecommit deletes its completed file first; deleting a savepoint does the same
+  before deleting its inflight file.
+- INFLIGHT → REQUESTED ("back to its plan"): a failed compaction, log compaction or clustering
+  (v6 clustering is a replacecommit) is rolled back to its plan and retried later (the inflight
+  file goes, the requested file stays).
+
+Everything else that goes backwards is illegal; an instant otherwise leaves the timeline only
+when a rollback or restore deletes all its files."""
+
+
+def legal_transitions(action: str) -> Mapping[State | None, State]:
+    """The forward moves of ``action`` in ``TRANSITIONS`` (an action it does not name starts REQUESTED)."""
+    return TRANSITIONS.get(action, _REQUESTED_FIRST)
 
 
 def check_transition(action: str, from_state: State | None, to_state: State) -> None:
@@ -173,31 +215,16 @@ def check_transition(action: str, from_state: State | None, to_state: State) -> 
         )
 
 
-PLANNED_ACTIONS = frozenset({Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING, Action.REPLACE_COMMIT})
+PLANNED_ACTIONS = frozenset(a for a, moves in REVERSIONS.items() if moves.get(State.INFLIGHT) == State.REQUESTED)
 """Table services whose requested file holds a plan they can be retried from (v6 clustering is a replacecommit)."""
 
-UNPUBLISHABLE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.SAVEPOINT})
+UNPUBLISHABLE_ACTIONS = frozenset(a for a, moves in REVERSIONS.items() if State.COMPLETED in moves)
 """Completed actions Hudi may un-publish (a completed compaction or clustering is one of these)."""
 
 
 def legal_reversions(action: str) -> Mapping[State, State]:
-    """Hudi's only backward moves, each the first step of undoing an instant.
-
-    - COMPLETED → INFLIGHT ("un-publish"): rolling back a completed commit, deltacommit or
-      replacecommit deletes its completed file first; deleting a savepoint does the same
-      before deleting its inflight file.
-    - INFLIGHT → REQUESTED: a failed compaction, log compaction or clustering is rolled back
-      to its plan and retried later (the inflight file goes, the requested file stays).
-
-    Everything else that goes backwards is illegal; an instant otherwise leaves the timeline
-    only when a rollback or restore deletes all its files.
-    """
-    moves: dict[State, State] = {}
-    if action in UNPUBLISHABLE_ACTIONS:
-        moves[State.COMPLETED] = State.INFLIGHT
-    if action in PLANNED_ACTIONS:
-        moves[State.INFLIGHT] = State.REQUESTED
-    return moves
+    """The backward moves of ``action`` in ``REVERSIONS`` (none for an action it does not name)."""
+    return REVERSIONS.get(action, MappingProxyType({}))
 
 
 def check_reversion(action: str, from_state: State, to_state: State) -> None:

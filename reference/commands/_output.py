@@ -24,9 +24,10 @@ MIN_WIDTH = 40
 """The narrowest a table is drawn, whatever ``COLUMNS`` says."""
 
 
-def add_output_option(parser: argparse.ArgumentParser) -> None:
-    """Every command takes ``--output text|json`` (``--json`` is a shorthand for the latter)."""
-    parser.add_argument("--output", choices=("text", "json"), default="text", help="output format")
+def add_output_option(parser: argparse.ArgumentParser, extra: Sequence[str] = ()) -> None:
+    """Every command takes ``--output text|json`` (``--json`` is a shorthand for the latter); ``extra`` adds
+    formats of the command's own (``fsview``: ``mermaid``, ``svg``)."""
+    parser.add_argument("--output", choices=("text", "json", *extra), default="text", help="output format")
     parser.add_argument("--json", dest="output", action="store_const", const="json", help="same as --output json")
 
 

@@ -9,6 +9,10 @@ candidate for the next compaction, "scheduled") or not ("unscheduled"):
 scheduled`` / ``_unscheduled`` (log bytes over base bytes, -1 without a base file; "radio" is
 Hudi's spelling) and ``delta_files_compaction_scheduled`` / ``_unscheduled``. Text shows the sizes
 (``LATEST_TEXT_COLUMNS``); JSON every column.
+
+``--output mermaid`` prints the file groups as a Mermaid flowchart (a subgraph per group, a node per
+slice) and ``--output svg`` as a picture over the timeline (``reference.diagrams.fsview``); both honour
+``--partition`` and ``--as-of`` and draw every slice (``--latest``: only the latest).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from reference.commands import _output
 from reference.commands._table import open_table
 from spec.file_system_view import FileSlice, FileSystemView
+from spec.storage import Storage
 from spec.timeline import Timeline, validate_instant_time
 
 COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
@@ -39,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--latest", action="store_true", help="only the latest slice of each file group")
     p.add_argument("--as-of", help="the view as of this instant")
     p.add_argument("--partition", help="only this partition path")
-    _output.add_output_option(p)
+    _output.add_output_option(p, extra=("mermaid", "svg"))
     p.set_defaults(handler=run)
 
 
@@ -71,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         validate_instant_time(args.as_of, metadata_suffix=True)  # metadata tables name instants so too
     storage, cfg, timeline = open_table(args.table)
     view = FileSystemView.load(storage, cfg, timeline, args.as_of)
+    if args.output in ("mermaid", "svg"):
+        return _draw(args, view, storage)
     rows = []
     for group in view.groups:
         if args.partition is not None and group.partition_path != args.partition:
@@ -84,4 +91,20 @@ def run(args: argparse.Namespace) -> int:
     title = f"{len(view.groups)} file groups, {len(rows)} {'latest ' if args.latest else ''}file slices"
     _output.emit(args.output, rows, columns,
                  [["\n".join(r[c]) if c in LIST_COLUMNS else r[c] for c in columns] for r in rows], title=title)
+    return 0
+
+
+def _draw(args: argparse.Namespace, view: FileSystemView, storage: Storage) -> int:
+    """Print the view as Mermaid or SVG, only ``--partition``'s groups, only latest slices with ``--latest``."""
+    from dataclasses import replace
+
+    from reference.diagrams.fsview import fsview_mermaid, fsview_svg
+
+    groups = tuple(replace(g, slices=g.slices[-1:] if args.latest else g.slices) for g in view.groups
+                   if args.partition is None or g.partition_path == args.partition)
+    shown = replace(view, groups=groups)
+    if args.output == "mermaid":
+        print(fsview_mermaid(shown), end="")
+    else:
+        print(fsview_svg(shown, storage, f"File groups of {args.table}"))
     return 0

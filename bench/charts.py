@@ -1,0 +1,152 @@
+"""The benchmark's charts: seconds and peak memory per job, engine and row count, as SVG.
+
+Drawn from the results JSON the bench writes beside the performance page (``docs/performance.json``,
+``report.page_json_path``), so the charts show the numbers of the table above them. Plain SVG, no
+plotting library: one horizontal bar per job and row count on a logarithmic axis (the jobs span
+three orders of magnitude), a job without a number labelled with why.
+
+``python -m bench.charts --from-page docs/performance.md`` rebuilds that JSON from the page's own
+table, for a run whose JSON was not kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.report import BEGIN_MARK, COLUMNS, END_MARK
+from reference.diagrams.svg import BLUE, GREEN, INK, MUTED, ORANGE, PURPLE, Canvas
+
+METRICS = {"seconds": ("seconds", "s"), "warm_seconds": ("warm seconds", "s"), "peak_rss_mb": ("peak RSS", "MB")}
+ROW_COLOURS = (BLUE, ORANGE, GREEN, PURPLE)
+_LABEL_W, _PLOT_W, _BAR_H, _TOP = 290, 540, 11, 54
+
+
+def _number(cell: str) -> float | None:
+    cell = cell.strip()
+    return float(cell.replace(",", "")) if re.fullmatch(r"[\d,]+(\.\d+)?", cell) else None
+
+
+def results_from_page(text: str) -> list[dict[str, Any]]:
+    """The result rows of the tables the bench wrote between the page's markers: job, engine, row count ``n``,
+    status (and reason), seconds, warm seconds and peak RSS."""
+    body = text[text.index(BEGIN_MARK):text.index(END_MARK)]
+    out: list[dict[str, Any]] = []
+    n: int | None = None
+    header = "| " + " | ".join(COLUMNS) + " |"
+    in_table = False
+    for line in body.splitlines():
+        heading = re.fullmatch(r"#+ ([\d,]+) rows", line.strip())
+        if heading:
+            n = int(heading.group(1).replace(",", ""))
+        if line.strip() == header:
+            in_table = True
+            continue
+        if not line.startswith("|"):
+            in_table = False
+        if not in_table or line.startswith("|---") or n is None:
+            continue
+        cells = dict(zip(COLUMNS, [c.strip() for c in line.strip().strip("|").split("|")], strict=True))
+        seconds = _number(cells["seconds"])
+        status, _, reason = ("ok", "", "") if seconds is not None else cells["seconds"].partition(": ")
+        out.append({"job": cells["job"], "engine": cells["engine"], "n": n, "status": status,
+                    "reason": reason or None, "seconds": seconds, "warm_seconds": _number(cells["warm s"]),
+                    "peak_rss_mb": _number(cells["peak RSS MB"])})
+    return out
+
+
+def _nice(value: float, down: bool) -> float:
+    """The nearest 1, 2 or 5 times a power of ten below (``down``) or above ``value``."""
+    decade = 10.0 ** math.floor(math.log10(value))
+    steps = [decade * m for m in (1, 2, 5, 10)]
+    return max(v for v in steps if v <= value) if down else min(v for v in steps if v >= value)
+
+
+def _log_ticks(low: float, high: float) -> list[float]:
+    ticks, t = [], 10.0 ** math.floor(math.log10(low))
+    while t <= high * 1.0001:
+        ticks += [v for v in (t, 2 * t, 5 * t) if low <= v <= high * 1.0001]
+        t *= 10
+    return ticks
+
+
+def chart_svg(results: Sequence[Mapping[str, Any]], metric: str = "seconds") -> str:
+    """One chart of ``metric`` (``seconds``, ``warm_seconds`` or ``peak_rss_mb``): a group of bars per job, one
+    bar per row count, on a log axis; jobs in the order of the results."""
+    label, unit = METRICS[metric]
+    sizes = list(dict.fromkeys(int(r["n"]) for r in results))
+    jobs = list(dict.fromkeys((str(r["job"]), str(r["engine"])) for r in results))
+    by_key = {(str(r["job"]), int(r["n"])): r for r in results}
+    values = [float(r[metric]) for r in results if r.get(metric)]
+    low = _nice(min(values), down=True) if values else 0.1
+    high = _nice(max(values) * 1.3, down=False) if values else 1.0
+    group_h = len(sizes) * (_BAR_H + 2) + 8
+    canvas = Canvas(_LABEL_W + _PLOT_W + 90, _TOP + len(jobs) * group_h + 30, f"Benchmark: {label} per job")
+
+    def x_of(v: float) -> float:
+        return _LABEL_W + (math.log10(v) - math.log10(low)) / (math.log10(high) - math.log10(low)) * _PLOT_W
+
+    canvas.text(10, 18, f"{label} ({unit}, log scale) per job and engine", size=14, bold=True)
+    for i, n in enumerate(sizes):
+        cx = _LABEL_W + i * 150
+        canvas.rect(cx, 28, 12, 10, fill=ROW_COLOURS[i % len(ROW_COLOURS)], stroke="none", rx=1)
+        canvas.text(cx + 17, 37, f"{n:,} rows", size=11)
+    bottom = _TOP + len(jobs) * group_h
+    for t in _log_ticks(low, high):
+        x = x_of(t)
+        canvas.line(x, _TOP - 6, x, bottom, stroke="#e1e6ec")
+        canvas.text(x, bottom + 14, f"{t:g}", size=10, anchor="middle", fill=MUTED, mono=True)
+    for j, (job, engine) in enumerate(jobs):
+        y = _TOP + j * group_h
+        canvas.text(_LABEL_W - 8, y + group_h / 2, job, size=10.5, anchor="end", mono=True)
+        canvas.text(_LABEL_W - 8, y + group_h / 2 + 11, engine, size=9, anchor="end", fill=MUTED)
+        for i, n in enumerate(sizes):
+            r = by_key.get((job, n))
+            by = y + 4 + i * (_BAR_H + 2)
+            value = r.get(metric) if r else None
+            if not value:
+                why = "not run" if r is None else (f"{r['status']}" if r.get("status") != "ok" else "—")
+                canvas.text(_LABEL_W + 4, by + _BAR_H - 2, why, size=9, fill=MUTED, italic=True)
+                continue
+            w = max(x_of(float(value)) - _LABEL_W, 1.5)
+            colour = ROW_COLOURS[i % len(ROW_COLOURS)]
+            canvas.rect(_LABEL_W, by, w, _BAR_H, fill=colour, stroke="none", rx=1,
+                        tip=f"{job}, {n:,} rows: {value:,} {unit}")
+            canvas.text(_LABEL_W + w + 4, by + _BAR_H - 1.5, f"{float(value):,.2f}".rstrip("0").rstrip("."),
+                        size=9, fill=INK)
+    return canvas.render()
+
+
+def charts_from_json(path: Path) -> dict[str, str]:
+    """Per metric, the chart of the results JSON at ``path``."""
+    results = json.loads(path.read_text())["results"]
+    return {metric: chart_svg(results, metric) for metric in ("seconds", "peak_rss_mb")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the JSON beside the page from the page's own table (``--from-page PAGE``)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.charts", description=__doc__)
+    parser.add_argument("--from-page", type=Path, required=True, help="the performance page")
+    args = parser.parse_args(argv)
+    from bench.report import page_json_path
+
+    text = args.from_page.read_text()
+    results = results_from_page(text)
+    out = page_json_path(args.from_page)
+    measured = re.search(r"Measured by `([^`]+)` from (\S+) to (\S+)", text)
+    data = {"schema": "hudi-spec-bench/1", "source": "rebuilt from the page's table by python -m bench.charts",
+            "command": measured.group(1) if measured else None, "started": measured.group(2) if measured else None,
+            "finished": measured.group(3) if measured else None,
+            "rows": list(dict.fromkeys(r["n"] for r in results)), "results": results}
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{len(results)} results written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -62,10 +62,22 @@ class InvalidTable(HudiSpecError):
     kind = "invalid_table"
 
 
-class UnsupportedTableVersion(InvalidTable):
-    """The table version is not one this specification covers (6 and 8)."""
+class UnsupportedTable(InvalidTable):
+    """A valid Hudi table this specification does not cover: its version or its base file format."""
+
+    kind = "unsupported_table"
+
+
+class UnsupportedTableVersion(UnsupportedTable):
+    """The table version is not one this specification covers (6, 8 and 9; writes: 6 and 8)."""
 
     kind = "unsupported_table_version"
+
+
+class UnsupportedBaseFileFormat(UnsupportedTable):
+    """The table's base files are not parquet (``hoodie.table.base.file.format`` is ORC, HFILE, LANCE...)."""
+
+    kind = "unsupported_base_file_format"
 
 
 class ChecksumMismatch(InvalidTable):
@@ -150,7 +162,9 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         InvalidInstantTime,
         IllegalStateTransition,
         InvalidTable,
+        UnsupportedTable,
         UnsupportedTableVersion,
+        UnsupportedBaseFileFormat,
         ChecksumMismatch,
         InvalidConfig,
         InstantNotFound,

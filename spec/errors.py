@@ -119,6 +119,12 @@ class UnsupportedBlockContent(LogFormatError):
     kind = "unsupported_block_content"
 
 
+class HFileFormatError(HudiSpecError):
+    """An HFile's bytes (a metadata table base file, or an HFILE log block's content) do not follow HFile v3."""
+
+    kind = "hfile_format"
+
+
 class MetadataFormatError(HudiSpecError):
     """A timeline metadata file (JSON or Avro) cannot be decoded."""
 
@@ -171,6 +177,7 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         LogFormatError,
         CorruptBlock,
         UnsupportedBlockContent,
+        HFileFormatError,
         MetadataFormatError,
         InvalidRecord,
         SchemaMismatch,

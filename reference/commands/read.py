@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "or a parquet file (needs --out)")
     p.add_argument("--out", help="write the rows to this file instead of standard output")
     p.add_argument("--limit", type=_output.count, default=None, help="show at most N rows (table/json)")
+    p.add_argument("--list-file-system", action="store_true",
+                   help="list the table's files on storage even where its metadata table lists them (spec engine)")
     p.add_argument("--engine", choices=ENGINES, default="spec",
                    help="spec: the executable specification's reader (no Spark); "
                         "spark: the reference Spark reader (same rows)")
@@ -89,7 +91,8 @@ def _read(args: argparse.Namespace) -> pa.Table:
     if args.engine == "spark":
         return _read_spark(args)
     return read_table(args.table, args.query, as_of=args.as_of, begin=args.begin, end=args.end,
-                      columns=args.columns, partition_filter=args.partitions)
+                      columns=args.columns, partition_filter=args.partitions,
+                      use_metadata_table=not args.list_file_system)
 
 
 def _read_spark(args: argparse.Namespace) -> pa.Table:

@@ -59,6 +59,7 @@ def test_fsview_matches_the_view(any_real_table: RealTable, capsys: pytest.Captu
             assert (any_real_table.path / r["partition"] / r["data_file"]).stat().st_size == r["data_file_size"]
     assert main(["fsview", path]) == 0
     capsys.readouterr()
+    assert _json(capsys, ["fsview", path, "--list-file-system"]) == _json(capsys, ["fsview", path])
 
 
 def test_commit_files_unknown_instant(real_tables: list[RealTable], capsys: pytest.CaptureFixture[str]) -> None:

@@ -51,14 +51,7 @@ from spec.commit_metadata import (
     parse_commit_metadata,
     write_stat,
 )
-from spec.errors import (
-    HudiSpecError,
-    InvalidConfig,
-    InvalidOperation,
-    InvalidRecord,
-    SchemaMismatch,
-    UnsupportedTableVersion,
-)
+from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
 from spec.log_format import read_blocks
@@ -87,7 +80,6 @@ from spec.storage import Storage
 from spec.table_config import (
     MERGE_ON_READ,
     PARTITION_METADATA_FILE,
-    WRITABLE_TABLE_VERSIONS,
     PartitionMetadata,
     TableConfig,
     partition_depth,
@@ -158,10 +150,6 @@ def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[
     if given_parts and cfg.partition_fields != table.partition_fields:
         raise InvalidConfig(f"partition fields {cfg.partition_fields} differ from the table's "
                             f"{table.partition_fields}", hint="a table's partitioning cannot change")
-    if table.table_version not in WRITABLE_TABLE_VERSIONS:
-        raise UnsupportedTableVersion(
-            f"this writer does not write table version {table.table_version} (it reads it)",
-            hint=f"writable versions: {', '.join(map(str, WRITABLE_TABLE_VERSIONS))}; write with Apache Hudi 1.1")
     if table.metadata_partitions:
         raise InvalidOperation(
             f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "

@@ -69,7 +69,7 @@ class UnsupportedTable(InvalidTable):
 
 
 class UnsupportedTableVersion(UnsupportedTable):
-    """The table version is not one this specification covers (6, 8 and 9; writes: 6 and 8)."""
+    """The table version is not one this specification covers (6, 8 and 9)."""
 
     kind = "unsupported_table_version"
 

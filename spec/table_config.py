@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
 PROPERTIES_BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
-WRITABLE_TABLE_VERSIONS = (6, 8)
-"""Versions this specification reads (``SUPPORTED_TABLE_VERSIONS``) and writes (no v9 writer yet)."""
+WRITABLE_TABLE_VERSIONS = (6, 8, 9)
+"""Versions this specification reads (``SUPPORTED_TABLE_VERSIONS``) and writes (v9 without a metadata table)."""
 READABLE_BASE_FILE_FORMATS = ("PARQUET",)
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
@@ -481,11 +481,14 @@ class TableConfig:
 
         v6 names the key generator by class and the payload class explicitly; v8 adds the
         merge mode, strategy id and payload class consistently, the timeline paths and the
-        initial version. Keys newer than the table version are dropped; the checksum is set.
+        initial version; v9 (as Hudi 1.1 writes a new table) names the ordering field
+        ``hoodie.table.ordering.fields``, states the merge mode without strategy id or payload class
+        (their v9 meaning is the mode's) and the table format. Keys newer than the table version are
+        dropped; the checksum is set.
         """
         if table_version not in WRITABLE_TABLE_VERSIONS:
             raise UnsupportedTableVersion(f"cannot create a table of version {table_version}",
-                                          hint="use 6 (default) or 8; version 9 is read, not yet written")
+                                          hint="use 6 (default), 8 or 9")
         if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise InvalidConfig(f"unknown table type {table_type!r}", hint="COPY_ON_WRITE or MERGE_ON_READ")
         if merge_mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
@@ -509,7 +512,8 @@ class TableConfig:
             "hoodie.populate.meta.fields": "true",
         }
         if ordering_field:
-            props["hoodie.table.precombine.field"] = ordering_field
+            props["hoodie.table.ordering.fields" if table_version >= 9 else "hoodie.table.precombine.field"] = (
+                ordering_field)
         if partition_fields:
             props["hoodie.table.partition.fields"] = ",".join(partition_fields)
         if create_schema:
@@ -523,6 +527,9 @@ class TableConfig:
                 "hoodie.record.merge.mode": merge_mode,
                 "hoodie.record.merge.strategy.id": strategy,
             })
+        if table_version >= 9:  # EightToNineUpgradeHandler: the merge mode alone says how records merge
+            del props["hoodie.record.merge.strategy.id"], props["hoodie.compaction.payload.class"]
+            props["hoodie.table.format"] = "native"
         else:
             props["hoodie.table.keygenerator.class"] = KEYGEN_CLASSES.get(keygen_type, keygen_type)
             if table_type == MERGE_ON_READ:

@@ -1,8 +1,10 @@
-"""Table version 9 (Apache Hudi 1.1): its hoodie.properties read like version 8's, writes refused with
-a typed error, and base file formats other than parquet refused everywhere (instead of reading no rows)."""
+"""Table version 9 (Apache Hudi 1.1): its hoodie.properties read like version 8's, written as Hudi 1.1
+writes a new table, writes to real v9 tables, and base file formats other than parquet refused everywhere
+(instead of reading no rows)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +13,18 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import EXIT_BAD_INPUT, main
-from spec.errors import InvalidTable, UnsupportedBaseFileFormat, UnsupportedTable, UnsupportedTableVersion
+from spec.errors import (
+    InvalidOperation,
+    InvalidTable,
+    UnsupportedBaseFileFormat,
+    UnsupportedTable,
+    UnsupportedTableVersion,
+)
 from spec.merge import MergeMode, MergeRule
 from spec.reader import read_table
 from spec.table_config import PROPERTIES_FILE, TableConfig, format_properties
 from tests.conftest import RealTable
+from tests.hudi_rs import as_multiset, hudi_rs_read
 
 
 def _v9(**extra: str) -> TableConfig:
@@ -44,22 +53,41 @@ def test_version_9_config_reads_as_hudi_1_1_writes_it() -> None:
         _v9(**{"hoodie.timeline.layout.version": "1"})
 
 
-def test_version_9_is_read_but_not_created() -> None:
-    with pytest.raises(UnsupportedTableVersion, match="version 9 is read, not yet written"):
-        TableConfig.create("t", table_version=9)
+def test_version_9_is_created_as_hudi_1_1_creates_it() -> None:
+    cfg = TableConfig.create("t", "MERGE_ON_READ", 9, ("id",), "ts")
+    assert cfg.props["hoodie.table.ordering.fields"] == "ts" and cfg.ordering_field == "ts"
+    assert "hoodie.record.merge.strategy.id" not in cfg.props and "hoodie.compaction.payload.class" not in cfg.props
+    v8 = MergeRule.from_config(TableConfig.create("t", "MERGE_ON_READ", 8, ("id",), "ts"))
+    assert MergeRule.from_config(cfg) == replace(v8, table_version=9)
+    with pytest.raises(UnsupportedTableVersion, match="use 6 \\(default\\), 8 or 9"):
+        TableConfig.create("t", table_version=7)
     with pytest.raises(UnsupportedTableVersion) as err:
         _v9(**{"hoodie.table.version": "10"})
     assert isinstance(err.value, UnsupportedTable) and "6, 8, 9" in str(err.value)
 
 
-def test_writing_a_version_9_table_is_refused_and_changes_nothing(v9_table: RealTable, real_table_copy: Any) -> None:
+def _files(path: Path) -> list[tuple[Path, int]]:
+    return sorted((p.relative_to(path), p.stat().st_size) for p in Path(path).rglob("*") if p.is_file())
+
+
+def test_writes_to_real_version_9_tables(v9_table: RealTable, real_table_copy: Any) -> None:
+    """A table with a metadata table is refused (our writer would leave it stale) and left as it was; one
+    without takes an upsert, which hudi-rs then reads as our reader does."""
     path = real_table_copy(v9_table)
-    before = sorted((p.relative_to(path), p.stat().st_size) for p in Path(path).rglob("*") if p.is_file())
-    rows = read_table(str(path)).slice(0, 1).drop_columns(
-        [c for c in read_table(str(path)).column_names if c.startswith("_hoodie_")])
-    with pytest.raises(UnsupportedTableVersion, match="does not write table version 9"):
-        HudiTable(str(path), engine="local").write(rows, "upsert")
-    assert sorted((p.relative_to(path), p.stat().st_size) for p in Path(path).rglob("*") if p.is_file()) == before
+    snapshot = read_table(str(path))
+    row = snapshot.slice(0, 1).drop_columns([c for c in snapshot.column_names if c.startswith("_hoodie_")])
+    row = row.set_column(row.column_names.index("txn_ts"), "txn_ts", pa.array([10**15], pa.int64()))
+    table = HudiTable(str(path), engine="local")
+    if v9_table.manifest["mdt_partitions"] != "-":
+        before = _files(path)
+        with pytest.raises(InvalidOperation, match="metadata table"):
+            table.write(row, "upsert")
+        assert _files(path) == before
+        return
+    table.write(row, "upsert")
+    after = read_table(str(path))
+    assert after.num_rows == snapshot.num_rows
+    assert as_multiset(hudi_rs_read(str(path))) == as_multiset(after)
 
 
 @pytest.mark.parametrize("fmt", ["LANCE", "ORC", "HFILE"])

@@ -8,7 +8,8 @@ An HFile is a sequence of blocks followed by a fixed-size trailer. All integers 
   the previous block of the same type (int64, -1 for none), checksum type (1 byte: 0 none, 1 CRC32,
   2 CRC32C), bytes per checksum (int32), on-disk data size with header (int32) — then the payload,
   compressed with the trailer's codec (GZ or NONE as Hudi writes), then one 4-byte checksum per
-  ``bytes per checksum`` bytes of header and payload (zeros under checksum type 0, which Hudi writes).
+  ``bytes per checksum`` bytes of header and payload (zeros under checksum type 0, which Hudi 1.1's
+  own writer writes; CRC32C under type 2, which HBase's writer — Hudi 0.x and 1.0 — writes).
 - **Data block**: key/values back to back: key length (int32), value length (int32), the key, the
   value, and a memstore timestamp (a Hadoop variable-length long, ``0x00`` as Hudi writes it). The
   key is HBase's: row length (int16), the row (Hudi's record key, UTF-8), family length (1 byte) and
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -108,20 +109,41 @@ def parse_block_header(data: bytes, offset: int) -> BlockHeader:
     return h
 
 
+_CRC32C_TABLE = [0] * 256
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+    _CRC32C_TABLE[_i] = _c
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), as HBase's writer checksums blocks under checksum type 2."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = _CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+CHECKSUMS: Mapping[int, Callable[[bytes], int]] = {1: zlib.crc32, 2: crc32c}
+"""Checksum functions by checksum type (0 is none: Hudi's own writer leaves the bytes zero)."""
+
+
 def _checksums(header: BlockHeader, block: bytes) -> None:
     """Check the block's checksums: 4 bytes per ``bytes_per_checksum`` chunk of header and payload, whatever the
-    type (Hudi's writer leaves them zero under type 0, NULL); CRC32 (type 1) is verified, CRC32C (2) is not."""
+    type; zero under type 0 (none, as Hudi's own writer leaves them), CRC32 under 1, CRC32C under 2 (HBase's
+    writer, Hudi 0.x and 1.0)."""
     n_sums = header.on_disk_size - header.on_disk_data_size_with_header
     data_end = header.on_disk_data_size_with_header
     chunks = range(0, data_end, max(1, header.bytes_per_checksum))
     if n_sums != 4 * len(chunks):
         raise HFileFormatError("a block's checksum bytes do not match its size", hint="the file is damaged")
-    if header.checksum_type == 1:
-        for k, start in enumerate(chunks):
-            want = int.from_bytes(block[data_end + 4 * k:data_end + 4 * k + 4], "big")
-            if zlib.crc32(block[start:min(start + header.bytes_per_checksum, data_end)]) != want:
-                raise HFileFormatError(f"CRC32 mismatch in a {header.block_type.name} block",
-                                       hint="the file is damaged")
+    fn = CHECKSUMS.get(header.checksum_type)
+    for k, start in enumerate(chunks):
+        want = int.from_bytes(block[data_end + 4 * k:data_end + 4 * k + 4], "big")
+        if (fn(block[start:min(start + header.bytes_per_checksum, data_end)]) if fn else 0) != want:
+            raise HFileFormatError(f"checksum mismatch in a {header.block_type.name} block (type "
+                                   f"{header.checksum_type})", hint="the file is damaged")
 
 
 def _decompress(payload: bytes, codec: str, size: int) -> bytes:
@@ -233,6 +255,9 @@ class HFileTrailer:
     last_data_block_offset: int = 0
     comparator_class_name: str = ""
     compression_codec: str = "NONE"
+    encryption_key: bytes = b""
+    present: frozenset[int] = frozenset()
+    """The field numbers the trailer's protobuf holds (a writer serializes exactly these, in number order)."""
 
 
 def parse_trailer(data: bytes) -> HFileTrailer:
@@ -245,14 +270,15 @@ def parse_trailer(data: bytes) -> HFileTrailer:
     if major != 3:
         raise HFileFormatError(f"HFile version {major}.{minor} is not specified here", hint="Hudi 1.x writes version 3")
     size, at = read_varint(t, 8)
-    values: dict[str, object] = {}
-    for number, value in parse_protobuf(t[at:at + size]):
+    fields = parse_protobuf(t[at:at + size])
+    values: dict[str, object] = {"present": frozenset(n for n, _ in fields)}
+    for number, value in fields:
         name = TRAILER_FIELDS.get(number)
         if name == "comparator_class_name" and isinstance(value, bytes):
             values[name] = value.decode()
         elif name == "compression_codec" and isinstance(value, int):
             values[name] = COMPRESSION_CODECS[value] if value < len(COMPRESSION_CODECS) else f"#{value}"
-        elif name and name != "encryption_key":
+        elif name:
             values[name] = value
     return HFileTrailer(major, minor, **values)  # type: ignore[arg-type]
 # --8<-- [end:trailer]
@@ -381,6 +407,12 @@ class HFile:
     meta_index: tuple[BlockIndexEntry, ...]
     file_info: Mapping[str, bytes]
     entries: tuple[KeyValue, ...]
+    block_counts: tuple[int, ...] = ()
+    """Entries per data block, in file order."""
+    meta_blocks: tuple[bytes, ...] = ()
+    """The uncompressed payload of each meta block, in meta index order (Hudi's bloom filter)."""
+    checksum_type: int = 0
+    bytes_per_checksum: int = 16384
 
     def get(self, key: str) -> KeyValue | None:
         """The entry whose row is ``key``, or None."""
@@ -406,8 +438,11 @@ def parse_hfile(data: bytes) -> HFile:
     _, payload = read_block(data, at, codec, (BlockType.FILE_INFO,))
     info = parse_file_info(payload)
     entries: list[KeyValue] = []
+    counts: list[int] = []
+    headers: list[BlockHeader] = []
     for entry in data_index:
         bh, block = read_block(data, entry.offset, codec, (BlockType.DATA,))
+        headers.append(bh)
         if bh.on_disk_size != entry.size:
             raise HFileFormatError(f"the data index says {entry.size} bytes at {entry.offset}, the block has "
                                    f"{bh.on_disk_size}", hint="the file is damaged")
@@ -416,6 +451,8 @@ def parse_hfile(data: bytes) -> HFile:
             raise HFileFormatError(f"the data block at {entry.offset} does not start with its index key",
                                    hint="the file is damaged")
         entries.extend(kvs)
+        counts.append(len(kvs))
+    metas = tuple(read_block(data, m.offset, codec, (BlockType.META,))[1] for m in meta_index)
     if len(entries) != t.entry_count:
         raise HFileFormatError(f"the HFile holds {len(entries)} entries, its trailer says {t.entry_count}",
                                hint="the file is damaged")
@@ -424,5 +461,7 @@ def parse_hfile(data: bytes) -> HFile:
     last = info.get(FILE_INFO_LAST_KEY)
     if entries and last is not None and key_row(last) != entries[-1].row:
         raise HFileFormatError("the file info's last key is not the last entry's key", hint="the file is damaged")
-    return HFile(t, tuple(data_index), tuple(meta_index), info, tuple(entries))
+    first = headers[0] if headers else parse_block_header(data, t.load_on_open_data_offset)
+    return HFile(t, tuple(data_index), tuple(meta_index), info, tuple(entries), tuple(counts), metas,
+                 first.checksum_type, first.bytes_per_checksum)
 # --8<-- [end:hfile]

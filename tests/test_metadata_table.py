@@ -7,12 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reference.cli import main
 from spec.errors import HFileFormatError
 from spec.file_system_view import list_data_files
-from spec.hfile import BLOCK_HEADER_SIZE, TRAILER_SIZE, parse_hfile, read_vlong
-from spec.log_format import BlockType, read_blocks
+from spec.hfile import BLOCK_HEADER_SIZE, TRAILER_SIZE, parse_hfile, read_varint, read_vlong
+from spec.hfile_writer import format_hfile, write_varint, write_vlong
+from spec.log_format import BlockType, encode_blocks, read_blocks
 from spec.metadata_table import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -88,6 +91,21 @@ def test_every_metadata_hfile_parses_and_every_value_is_the_record_its_key_names
             assert (e.family, e.qualifier, e.key_type, e.memstore_ts) == (b"", b"", 4, 0)
         entries += len(hf.entries)
     assert entries > 0
+
+
+def test_every_metadata_hfile_and_log_file_round_trips_byte_for_byte(any_real_table: RealTable) -> None:
+    """Parse, then re-encode from the parsed content (key/values, meta blocks, file info, trailer fields): the
+    same bytes, for HFiles of Hudi 1.1's own writer and of HBase's (Hudi 1.0), and every log file of the
+    metadata table re-encodes from its blocks."""
+    hfiles = _hfiles(any_real_table)
+    for _partition_name, where, data, _ in hfiles:
+        assert format_hfile(parse_hfile(data)) == data, where
+    logs = [f for f in _metadata_files(any_real_table) if ".log." in f.name]
+    for log in logs:
+        data = log.read_bytes()
+        blocks = [r.block for r in read_blocks(data)]
+        assert all(b is not None for b in blocks) and encode_blocks([b for b in blocks if b]) == data, log.name
+    assert bool(hfiles) == (any_real_table.manifest["mdt_partitions"] != "-")
 
 
 def test_the_files_partition_lists_exactly_the_files_on_storage(any_real_table: RealTable) -> None:
@@ -177,6 +195,23 @@ def test_damaged_hfiles_are_typed_errors(real_tables_v9: list[RealTable]) -> Non
     with pytest.raises(HFileFormatError):
         parse_hfile(data[:gz_at] + bytes(b ^ 0xFF for b in data[gz_at:gz_at + 20]) + data[gz_at + 20:])
     assert len(data) > TRAILER_SIZE
+
+
+@given(st.integers(-(2**63), 2**63 - 1))
+def test_variable_length_numbers_round_trip(n: int) -> None:
+    encoded = write_vlong(n)
+    assert read_vlong(encoded, 0) == (n, len(encoded))
+    if n >= 0:
+        assert read_varint(write_varint(n), 0) == (n, len(write_varint(n)))
+
+
+def test_a_damaged_checksum_is_found(real_tables: list[RealTable]) -> None:
+    """HBase's writer (Hudi 1.0) checksums its blocks with CRC32C (checksum type 2)."""
+    table = next(t for t in real_tables if t.manifest["mdt_partitions"] != "-")
+    data = next(d for _, _, d, _ in _hfiles(table) if d[24] == 2)
+    end = int.from_bytes(data[29:33], "big")  # the first block's data size: its checksum follows
+    with pytest.raises(HFileFormatError, match="checksum mismatch"):
+        parse_hfile(data[:end] + bytes([data[end] ^ 1]) + data[end + 1:])
 
 
 def test_hadoop_variable_length_longs() -> None:

@@ -14,6 +14,7 @@ import pytest
 from reference.api import HudiTable
 from reference.cli import EXIT_BAD_INPUT, main
 from spec.errors import (
+    InvalidConfig,
     InvalidOperation,
     InvalidTable,
     UnsupportedBaseFileFormat,
@@ -113,3 +114,15 @@ def test_a_metadata_table_is_the_one_table_with_hfile_base_files() -> None:
         "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload"})
     assert mdt.is_metadata_table and mdt.base_file_format == "HFILE"
     assert not TableConfig.create("t", record_key_fields=("id",)).is_metadata_table
+
+
+def test_asking_for_a_metadata_table_is_refused(tmp_path: Path) -> None:
+    """Apache Hudi 1.x keeps a metadata table by default; this writer keeps none, so it refuses to be asked."""
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"}
+    with pytest.raises(InvalidConfig, match=r"hoodie\.metadata\.enable"):
+        HudiTable(str(tmp_path / "t"), engine="local").write(pa.table({"id": ["a"]}), "insert", options)
+    assert not (tmp_path / "t" / ".hoodie").exists()
+    HudiTable(str(tmp_path / "t"), engine="local").write(
+        pa.table({"id": ["a"]}), "insert", {**options, "hoodie.metadata.enable": "false"})
+    assert TableConfig.load(str(tmp_path / "t")).metadata_partitions == ()

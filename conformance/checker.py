@@ -2,8 +2,11 @@
 
 A table passes when every rule below holds. Each finding names the rule it breaks (code, level):
 
-- ``table-config`` (error): hoodie.properties exists and parses, with the required keys, a supported
-  version, the layout of its version and a correct checksum;
+- ``unsupported`` (unsupported): a valid table this specification does not cover — a table version
+  other than 6, 8 and 9, or base files other than parquet. Its status is UNSUPPORTED, not FAIL:
+  nothing is known to be wrong with it;
+- ``table-config`` (error): hoodie.properties exists and parses, with the required keys, the layout
+  of its version and a correct checksum;
 - ``instant-name`` (error): every file in the timeline folder is an instant file or a known entry;
 - ``timeline-state`` (error): a completed instant kept its inflight file, and every instant but a
   savepoint its requested file;
@@ -16,7 +19,11 @@ A table passes when every rule below holds. Each finding names the rule it break
 - ``pending-files`` (warning): data files of instants that have not completed (a running or failed
   write; the next write rolls them back);
 - ``duplicate-key`` (error): in the snapshot, a record key lives in exactly one file group of its
-  partition;
+  partition. A warning instead where Apache Hudi itself puts a key in a second file group: the key's
+  later rows were written by ``insert`` or ``bulk_insert``, which do not look up existing keys;
+- ``metadata-files`` (error): where the table lists its files through the metadata table's ``files``
+  partition, that partition reads and lists exactly the live files (those of the file system view
+  built from a listing of storage: files of completed instants).
 - ``single-base-per-instant`` (error): a file group has at most one base file per instant.
 """
 
@@ -26,15 +33,24 @@ import posixpath
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
-from spec.errors import HudiSpecError
+from spec.commit_metadata import parse_commit_metadata
+from spec.errors import HudiSpecError, UnsupportedTable
 from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_system_view import list_data_files
+from spec.file_system_view import DataFile, FileSystemView, list_data_files
 from spec.log_format import read_blocks
+from spec.metadata_table import METADATA_TABLE_PATH, list_table_files, uses_metadata_table
 from spec.reader import TableReader
-from spec.schema import RECORD_KEY
+from spec.schema import COMMIT_TIME, RECORD_KEY
 from spec.storage import Storage
 from spec.table_config import PARTITION_METADATA_FILE, TableConfig, parse_partition_metadata, partition_depth
-from spec.timeline import LAYOUT_V1, Action, Timeline, parse_instant_file_name, timeline_dir
+from spec.timeline import (
+    LAYOUT_V1,
+    Action,
+    Timeline,
+    parse_instant_file_name,
+    read_instant_content,
+    timeline_dir,
+)
 
 KNOWN_TIMELINE_ENTRIES = {
     "hoodie.properties", "hoodie.properties.backup", ".aux", ".temp", ".schema", ".heartbeat", "archived",
@@ -66,7 +82,17 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        return not self.errors and not self.unsupported
+
+    @property
+    def unsupported(self) -> bool:
+        """Whether the table is one this specification does not cover (neither valid nor invalid to it)."""
+        return any(f.level == "unsupported" for f in self.findings)
+
+    @property
+    def status(self) -> str:
+        """PASS, FAIL (an error) or UNSUPPORTED (a version or format the specification does not cover)."""
+        return "UNSUPPORTED" if self.unsupported else "PASS" if self.ok else "FAIL"
 
     def codes(self) -> set[str]:
         return {f.code for f in self.errors}
@@ -164,20 +190,71 @@ def _v6_log_of_slice(timeline: Timeline, instant: str) -> bool:
     return timeline.layout == LAYOUT_V1 and any(i.requested == instant for i in timeline.pending_compactions())
 
 
+INSERT_OPERATIONS = frozenset({"INSERT", "BULK_INSERT"})
+"""Operations that write without looking up existing keys (Hudi's insert and bulk_insert tag no location)."""
+
+
+def _operation(reader: TableReader, instant: str) -> str | None:
+    inst = reader.timeline.get(instant)
+    if inst is None or not inst.is_completed:
+        return None
+    try:
+        return parse_commit_metadata(read_instant_content(reader.storage, inst, reader.timeline.layout)).operation_type
+    except HudiSpecError:
+        return None
+
+
 def _check_keys(storage: Storage) -> list[Finding]:
     findings: list[Finding] = []
     reader = TableReader(storage)
     where: dict[tuple[str, str], set[str]] = defaultdict(set)
+    written: dict[tuple[str, str], set[str]] = defaultdict(set)
     for part in reader.iter_snapshot():
         if RECORD_KEY not in part.table.column_names:
             continue
-        for key in part.table.column(RECORD_KEY).to_pylist():
+        times = (part.table.column(COMMIT_TIME).to_pylist() if COMMIT_TIME in part.table.column_names
+                 else [None] * part.table.num_rows)
+        for key, t in zip(part.table.column(RECORD_KEY).to_pylist(), times, strict=True):
             if key is not None:
                 where[(part.slice.partition_path, key)].add(part.slice.file_id)
+                if t is not None:
+                    written[(part.slice.partition_path, key)].add(t)
     for (partition, key), groups in sorted(where.items()):
         if len(groups) > 1:
-            findings.append(Finding("error", "duplicate-key", partition or "/",
-                                    f"record key {key!r} is in {len(groups)} file groups: {', '.join(sorted(groups))}"))
+            message = f"record key {key!r} is in {len(groups)} file groups: {', '.join(sorted(groups))}"
+            times = sorted(written[(partition, key)])
+            later = [_operation(reader, t) for t in times[1:]]
+            if len(times) == len(groups) and later and all(op in INSERT_OPERATIONS for op in later):
+                findings.append(Finding("warning", "duplicate-key", partition or "/", message + (
+                    f"; written again by {', '.join(sorted(set(map(str, later))))} at {', '.join(times[1:])}, which "
+                    "Apache Hudi allows: insert and bulk_insert do not look up existing keys")))
+            else:
+                findings.append(Finding("error", "duplicate-key", partition or "/", message))
+    return findings
+
+
+def _check_metadata_files(storage: Storage, cfg: TableConfig, timeline: Timeline) -> list[Finding]:
+    """The metadata table's files partition against storage: the files of the views the two listings build."""
+    if not uses_metadata_table(cfg):
+        return []
+    try:
+        from_mdt = list_table_files(storage, cfg, timeline)
+    except HudiSpecError as err:
+        return [Finding("error", "metadata-files", METADATA_TABLE_PATH, f"the files partition cannot be read: "
+                                                                        f"{err.message}")]
+
+    def live(files: list[DataFile]) -> set[tuple[str, str, int]]:
+        view = FileSystemView.load(storage, cfg, timeline, None, files)
+        return {(f.partition_path, f.name, f.size) for g in view.groups for sl in g.slices
+                for f in (*([sl.base_file] if sl.base_file else []), *sl.log_files)}
+
+    listed, on_storage = live(from_mdt), live(list_data_files(storage))
+    findings = [Finding("error", "metadata-files", posixpath.join(p, n),
+                        f"live on storage ({size} bytes) but not listed by the metadata table's files partition")
+                for p, n, size in sorted(on_storage - listed)]
+    findings += [Finding("error", "metadata-files", posixpath.join(p, n),
+                         f"listed by the metadata table ({size} bytes) but not a live file on storage")
+                 for p, n, size in sorted(listed - on_storage)]
     return findings
 
 
@@ -187,16 +264,22 @@ def check_table(path: str | Storage) -> CheckReport:
     try:
         cfg = TableConfig.load(storage, validate=False)
         cfg.validate()
+    except UnsupportedTable as err:
+        return CheckReport(storage.uri, (Finding("unsupported", "unsupported", ".hoodie/hoodie.properties",
+                                                 str(err)),))
     except HudiSpecError as err:
         return CheckReport(storage.uri, (Finding("error", "table-config", ".hoodie/hoodie.properties", err.message),))
     findings, timeline = _check_timeline(storage, cfg.timeline_layout)
     assert timeline is not None
     findings += _check_data_files(storage, timeline)
+    findings += _check_metadata_files(storage, cfg, timeline)
     if not any(f.code == "log-block" for f in findings):
         try:
             findings += _check_keys(storage)
         except HudiSpecError as err:
             findings.append(Finding("error", "unreadable", storage.uri, err.message))
+        except OSError as err:  # a file the listing names is missing (or unreadable) on storage
+            findings.append(Finding("error", "unreadable", storage.uri, f"{type(err).__name__}: {err}"))
     return CheckReport(storage.uri, tuple(findings))
 
 

@@ -1,4 +1,9 @@
-"""``hudi-conformance check PATH``: validate a table directory against the specification."""
+"""``hudi-conformance check PATH``: validate a table directory against the specification.
+
+Each table is PASS, FAIL (an error: the table breaks a rule) or UNSUPPORTED (a table version or base
+file format the specification does not cover). Exit code: 0 every table passed; 1 a table failed (or,
+with ``--strict``, has a warning); 3 no table failed but one is unsupported; 2 a usage error.
+"""
 
 from __future__ import annotations
 
@@ -18,16 +23,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
+EXIT_UNSUPPORTED = 3
+
+
 def run(args: argparse.Namespace) -> int:
     reports = [check_table(t) for t in args.table]
-    failed = [r for r in reports if not r.ok or (args.strict and r.findings)]
+    failed = [r for r in reports if r.status == "FAIL" or (args.strict and r.findings and not r.unsupported)]
     if args.output == "json":
-        json.dump([{"table": r.base_path, "ok": r.ok, "findings": [f.to_json() for f in r.findings]}
+        json.dump([{"table": r.base_path, "ok": r.ok, "status": r.status, "findings": [f.to_json() for f in r.findings]}
                    for r in reports], sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         for r in reports:
-            print(f"{'PASS' if r.ok else 'FAIL'} {r.base_path}")
+            print(f"{r.status} {r.base_path}")
             for f in r.findings:
                 print(f"  {f.level:7} {f.code:24} {f.path}: {f.message}")
-    return 1 if failed else 0
+    if failed:
+        return 1
+    return EXIT_UNSUPPORTED if any(r.unsupported for r in reports) else 0

@@ -22,7 +22,7 @@ from spec.table_config import (
     COPY_ON_WRITE,
     EVENT_TIME_ORDERING,
     MERGE_ON_READ,
-    SUPPORTED_TABLE_VERSIONS,
+    WRITABLE_TABLE_VERSIONS,
 )
 from spec.timeline import validate_instant_time
 
@@ -121,7 +121,7 @@ class CreateTable:
 
     def __post_init__(self) -> None:
         _check_choice(self.table_type, TABLE_TYPES, "create_table.table_type")
-        _check_choice(self.table_version, SUPPORTED_TABLE_VERSIONS, "create_table.table_version")
+        _check_choice(self.table_version, WRITABLE_TABLE_VERSIONS, "create_table.table_version")
         if not self.record_key_fields or not all(isinstance(f, str) and f for f in self.record_key_fields):
             raise _bad("create_table.record_key_fields must name at least one field")
         if not all(isinstance(f, str) and f for f in self.partition_fields):

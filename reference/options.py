@@ -83,7 +83,10 @@ REGISTRY: tuple[Option, ...] = (
            choices=("SIMPLE", "COMPLEX", "NON_PARTITION")),
     Option("hoodie.datasource.write.hive_style_partitioning", "false", "partition folders as field=value", _bool),
     Option("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values", _bool),
-    Option("hoodie.write.table.version", "6", "table version of a new table: 6 or 8", int, choices=("6", "8")),
+    Option("hoodie.write.table.version", "6", "table version of a new table: 6, 8 or 9 (without a metadata table)",
+           int, choices=("6", "8", "9")),
+    Option("hoodie.metadata.enable", "false", "keep a metadata table: this writer keeps none, so only false "
+           "(Apache Hudi 1.x defaults to true)", choices=("false",)),
     Option("hoodie.record.merge.mode", EVENT_TIME_ORDERING, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
            choices=(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)),
     Option("hoodie.parquet.small.file.limit", "104857600", "base files below this size take inserts (bytes)",

@@ -62,10 +62,22 @@ class InvalidTable(HudiSpecError):
     kind = "invalid_table"
 
 
-class UnsupportedTableVersion(InvalidTable):
-    """The table version is not one this specification covers (6 and 8)."""
+class UnsupportedTable(InvalidTable):
+    """A valid Hudi table this specification does not cover: its version or its base file format."""
+
+    kind = "unsupported_table"
+
+
+class UnsupportedTableVersion(UnsupportedTable):
+    """The table version is not one this specification covers (6, 8 and 9)."""
 
     kind = "unsupported_table_version"
+
+
+class UnsupportedBaseFileFormat(UnsupportedTable):
+    """The table's base files are not parquet (``hoodie.table.base.file.format`` is ORC, HFILE, LANCE...)."""
+
+    kind = "unsupported_base_file_format"
 
 
 class ChecksumMismatch(InvalidTable):
@@ -105,6 +117,12 @@ class UnsupportedBlockContent(LogFormatError):
     """A block is well framed but its content type is not decoded here (HFILE, CDC)."""
 
     kind = "unsupported_block_content"
+
+
+class HFileFormatError(HudiSpecError):
+    """An HFile's bytes (a metadata table base file, or an HFILE log block's content) do not follow HFile v3."""
+
+    kind = "hfile_format"
 
 
 class MetadataFormatError(HudiSpecError):
@@ -150,13 +168,16 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         InvalidInstantTime,
         IllegalStateTransition,
         InvalidTable,
+        UnsupportedTable,
         UnsupportedTableVersion,
+        UnsupportedBaseFileFormat,
         ChecksumMismatch,
         InvalidConfig,
         InstantNotFound,
         LogFormatError,
         CorruptBlock,
         UnsupportedBlockContent,
+        HFileFormatError,
         MetadataFormatError,
         InvalidRecord,
         SchemaMismatch,

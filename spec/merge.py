@@ -81,8 +81,9 @@ class MergeRule:
 
     @staticmethod
     def from_config(cfg: TableConfig) -> MergeRule:
-        """The table's merge rule. v8: the merge mode, else the strategy id, else event-time ordering; an unknown mode
-        is custom. v6: from the payload class; without an ordering field, commit-time ordering."""
+        """The table's merge rule. v8, v9: the merge mode, else the strategy id, else event-time ordering; an unknown
+        mode, or a v9 partial update mode other than NONE, is custom. v6: from the payload class; without an
+        ordering field, commit-time ordering."""
         version = cfg.table_version
         ordering = cfg.ordering_field
         payload = cfg.payload_class
@@ -90,6 +91,8 @@ class MergeRule:
             by_strategy = COMMIT_TIME_ORDERING if cfg.merge_strategy_id == COMMIT_TIME_STRATEGY_ID else None
             mode_name = cfg.merge_mode or by_strategy or EVENT_TIME_ORDERING
             mode = MergeMode(mode_name) if mode_name in MergeMode._value2member_map_ else MergeMode.CUSTOM
+            if cfg.partial_update_mode != "NONE":  # v9: partial updates blend columns, which is not specified here
+                mode = MergeMode.CUSTOM
             return MergeRule(mode, ordering, mode == MergeMode.COMMIT_TIME_ORDERING, version, payload)
         if payload != OVERWRITE_WITH_LATEST_PAYLOAD and payload not in EVENT_TIME_PAYLOADS:
             return MergeRule(MergeMode.CUSTOM, ordering, False, version, payload)

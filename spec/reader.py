@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import HudiSpecError, InvalidOperation, SchemaMismatch
-from spec.file_system_view import FileSlice, FileSystemView
+from spec.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.log_blocks import (
     ORDERING_BRANCHES,
     DeleteRecord,
@@ -55,6 +55,7 @@ from spec.merge import (
     delete_version,
     merge_with_base,
 )
+from spec.metadata_table import list_table_files, uses_metadata_table
 from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
 from spec.storage import Storage
 from spec.table_config import TableConfig
@@ -152,14 +153,17 @@ class _ByRule(Exception):
 class TableReader:
     """Reads one table. Loads the config and timeline once; each query builds its file system view."""
 
-    def __init__(self, path: str | Storage, workers: int | None = None) -> None:
+    def __init__(self, path: str | Storage, workers: int | None = None, use_metadata_table: bool = True) -> None:
         """``workers``: how many file slices a query reads at once (default: the CPUs, at most 4); 1
-        reads one slice at a time."""
+        reads one slice at a time. ``use_metadata_table``: list files through the metadata table's ``files``
+        partition where the table has one (as Apache Hudi and hudi-rs do); False lists storage."""
         self.workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self.storage = path if isinstance(path, Storage) else Storage(path)
         self.config = TableConfig.load(self.storage)
         self.timeline = Timeline.load(self.storage, self.config.timeline_layout)
         self.rule = MergeRule.from_config(self.config)
+        self.use_metadata_table = use_metadata_table
+        self._listing: list[DataFile] | None = None
         self._table_columns: frozenset[str] | None = None
         self._table_columns_known = False
         self.columnar_merge = True
@@ -450,7 +454,12 @@ class TableReader:
     # --- queries -----------------------------------------------------------------------------
 
     def view(self, as_of: str | None = None) -> FileSystemView:
-        """The file system view of the table, as of ``as_of`` (time travel) or of its whole timeline."""
+        """The file system view of the table, as of ``as_of`` (time travel) or of its whole timeline, over the
+        files the metadata table lists (read once per reader) or, without one, a listing of storage."""
+        if self.use_metadata_table and uses_metadata_table(self.config):
+            if self._listing is None:
+                self._listing = list_table_files(self.storage, self.config, self.timeline)
+            return FileSystemView.load(self.storage, self.config, self.timeline, as_of, self._listing)
         return FileSystemView.load(self.storage, self.config, self.timeline, as_of)
 
     def _check_instant(self, t: str | None, what: str) -> None:
@@ -655,10 +664,12 @@ def _parts(reader: TableReader, query: str, as_of: str | None, begin: str | None
 # --8<-- [start:read_table]
 def read_table(path: str | Storage, query: str = "snapshot", as_of: str | None = None,
                begin: str | None = None, end: str | None = None, columns: Sequence[str] | None = None,
-               partition_filter: PartitionFilter = None, skipped: list[SkippedBlock] | None = None) -> pa.Table:
-    """Read a table with one query type; an empty table (no columns) when nothing is visible.
-    ``skipped``, if given, receives the corrupt log regions the read skipped."""
-    reader = TableReader(path)
+               partition_filter: PartitionFilter = None, skipped: list[SkippedBlock] | None = None,
+               use_metadata_table: bool = True) -> pa.Table:
+    """Read a table with one query type; an empty table (no columns) when nothing is visible. Files are listed
+    through the metadata table where there is one, unless ``use_metadata_table`` is False. ``skipped``, if
+    given, receives the corrupt log regions the read skipped."""
+    reader = TableReader(path, use_metadata_table=use_metadata_table)
     tables = [p.table for p in _parts(reader, query, as_of, begin, end, columns, partition_filter)]
     if skipped is not None:
         skipped.extend(reader.skipped)

@@ -8,9 +8,14 @@ CRC32 of ``<database>.<table name>``; when present it must be right, or Hudi rej
 Values are written unescaped (hudi-rs splits at the first ``=`` and does not unescape),
 except ``:`` in ``hoodie.table.create.schema``, which both readers accept as ``\\:``.
 
+Version 9 (Hudi 1.1) reads like 8 (timeline layout 2, the same commit metadata); its upgrade from 8
+renames the ordering key (``hoodie.table.precombine.field`` → ``hoodie.table.ordering.fields``), drops
+the merge strategy id of event- and commit-time tables, moves a deprecated payload class to
+``hoodie.table.legacy.payload.class`` and adds ``hoodie.table.partial.update.mode`` (default NONE).
+
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTableConfig``
-(``create``, ``validate``, ``generateChecksum``, the ``ConfigProperty`` keys) and
-``HoodiePartitionMetadata``.
+(``create``, ``validate``, ``generateChecksum``, the ``ConfigProperty`` keys),
+``EightToNineUpgradeHandler`` and ``HoodiePartitionMetadata``.
 """
 
 from __future__ import annotations
@@ -22,7 +27,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from spec.errors import ChecksumMismatch, InvalidConfig, InvalidTable, UnsupportedTableVersion
+from spec.errors import (
+    ChecksumMismatch,
+    InvalidConfig,
+    InvalidTable,
+    UnsupportedBaseFileFormat,
+    UnsupportedTableVersion,
+)
 from spec.timeline import LAYOUT_V1, LAYOUT_V2, layout_for_table_version, validate_instant_time
 
 if TYPE_CHECKING:
@@ -30,7 +41,10 @@ if TYPE_CHECKING:
 
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
 PROPERTIES_BACKUP_FILE = ".hoodie/hoodie.properties.backup"
-SUPPORTED_TABLE_VERSIONS = (6, 8)
+SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
+WRITABLE_TABLE_VERSIONS = (6, 8, 9)
+"""Versions this specification reads (``SUPPORTED_TABLE_VERSIONS``) and writes (v9 without a metadata table)."""
+READABLE_BASE_FILE_FORMATS = ("PARQUET",)
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
@@ -45,6 +59,7 @@ EVENT_TIME_STRATEGY_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 COMMIT_TIME_STRATEGY_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 CUSTOM_STRATEGY_ID = "1897ef5f-18bc-4557-939c-9d6a8afd1519"
 PAYLOAD_BASED_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
+METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
 
 
 # --8<-- [start:registry]
@@ -63,9 +78,9 @@ class ConfigKey:
 TABLE_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("hoodie.table.name", required=True, doc="table name; input of the checksum"),
     ConfigKey("hoodie.table.type", "COPY_ON_WRITE", required=True, doc="COPY_ON_WRITE or MERGE_ON_READ"),
-    ConfigKey("hoodie.table.version", required=True, doc="6 (Hudi 0.14/0.15) or 8 (Hudi 1.0)"),
+    ConfigKey("hoodie.table.version", required=True, doc="6 (Hudi 0.14/0.15), 8 (Hudi 1.0) or 9 (Hudi 1.1)"),
     ConfigKey("hoodie.table.initial.version", since_version=8, doc="version the table was created with"),
-    ConfigKey("hoodie.timeline.layout.version", required=True, doc="1 for v6, 2 for v8"),
+    ConfigKey("hoodie.timeline.layout.version", required=True, doc="1 for v6, 2 for v8 and v9"),
     ConfigKey("hoodie.database.name", doc="database; input of the checksum"),
     ConfigKey("hoodie.table.checksum", doc="CRC32 of '<database>.<name>' as unsigned decimal"),
     ConfigKey("hoodie.archivelog.folder", "archived", doc="archived timeline folder under .hoodie (v6)"),
@@ -73,7 +88,9 @@ TABLE_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("hoodie.timeline.history.path", "history", since_version=8, doc="LSM history under the timeline"),
     ConfigKey("hoodie.table.recordkey.fields", doc="comma-separated record key fields"),
     ConfigKey("hoodie.table.precombine.field", alternatives=("hoodie.table.ordering.fields",),
-              doc="ordering (precombine) field"),
+              doc="ordering (precombine) field (v6, v8)"),
+    ConfigKey("hoodie.table.ordering.fields", since_version=9, alternatives=("hoodie.table.precombine.field",),
+              doc="ordering fields, comma-separated (v9 name of the precombine field)"),
     ConfigKey("hoodie.table.partition.fields", doc="comma-separated partition fields; absent when non-partitioned"),
     ConfigKey("hoodie.table.keygenerator.class", doc="key generator class (v6 style)"),
     ConfigKey("hoodie.table.keygenerator.type", since_version=8, doc="key generator type (v8 style)"),
@@ -88,6 +105,10 @@ TABLE_CONFIG_KEYS: tuple[ConfigKey, ...] = (
               doc="merge strategy id (v6 spelling)"),
     ConfigKey("hoodie.record.merge.strategy.id", since_version=8, doc="merge strategy id (v8)"),
     ConfigKey("hoodie.record.merge.mode", since_version=8, doc="EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM"),
+    ConfigKey("hoodie.table.partial.update.mode", "NONE", since_version=9,
+              doc="NONE, IGNORE_DEFAULTS, FILL_UNAVAILABLE (partial-update merging, v9)"),
+    ConfigKey("hoodie.table.legacy.payload.class", since_version=9, doc="payload class the 8→9 upgrade retired"),
+    ConfigKey("hoodie.table.format", "native", since_version=9, doc="table format name (native Hudi)"),
     ConfigKey("hoodie.table.timeline.timezone", "LOCAL", doc="time zone of instant times (write UTC)"),
     ConfigKey("hoodie.table.metadata.partitions", doc="metadata table partitions; 'files' makes readers use it"),
     ConfigKey("hoodie.table.metadata.partitions.inflight", doc="metadata partitions being built"),
@@ -339,6 +360,17 @@ class TableConfig:
             "hoodie.compaction.record.merger.strategy")
 
     @property
+    def is_metadata_table(self) -> bool:
+        """Whether this is a metadata table's config (``.hoodie/metadata``): its payload is
+        HoodieMetadataPayload."""
+        return self.props.get("hoodie.compaction.payload.class") == METADATA_PAYLOAD
+
+    @property
+    def partial_update_mode(self) -> str:
+        """``hoodie.table.partial.update.mode`` (v9), upper case; NONE when absent."""
+        return (self.get("hoodie.table.partial.update.mode") or "NONE").upper()
+
+    @property
     def base_file_format(self) -> str:
         """The base file format, upper case (PARQUET by default)."""
         return (self.get("hoodie.table.base.file.format") or "PARQUET").upper()
@@ -360,7 +392,9 @@ class TableConfig:
 
     # --8<-- [start:validate]
     def validate(self) -> TableConfig:
-        """Raise a typed error unless this is a table config the specification can read."""
+        """Raise a typed error unless this is a table config the specification can read: a covered version,
+        its timeline layout, a known table type, the right checksum, parquet base files (HFiles for a
+        metadata table)."""
         for key in TABLE_CONFIG_KEYS:
             if key.required and key.key not in self.props:
                 raise InvalidTable(f"hoodie.properties lacks required key {key.key}",
@@ -376,6 +410,11 @@ class TableConfig:
                 hint=f"table version {self.table_version} uses timeline layout {expected}")
         if self.table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise InvalidTable(f"unknown table type {self.table_type!r}", hint="COPY_ON_WRITE or MERGE_ON_READ")
+        formats = ("HFILE",) if self.is_metadata_table else READABLE_BASE_FILE_FORMATS
+        if self.base_file_format not in formats:
+            raise UnsupportedBaseFileFormat(
+                f"base file format {self.base_file_format} (hoodie.table.base.file.format) is not covered by this "
+                "specification", hint=f"readable base file formats: {', '.join(formats)}")
         stored = self.props.get("hoodie.table.checksum")
         if stored is not None:
             want = table_checksum(self.database, self.name)
@@ -442,11 +481,14 @@ class TableConfig:
 
         v6 names the key generator by class and the payload class explicitly; v8 adds the
         merge mode, strategy id and payload class consistently, the timeline paths and the
-        initial version. Keys newer than the table version are dropped; the checksum is set.
+        initial version; v9 (as Hudi 1.1 writes a new table) names the ordering field
+        ``hoodie.table.ordering.fields``, states the merge mode without strategy id or payload class
+        (their v9 meaning is the mode's) and the table format. Keys newer than the table version are
+        dropped; the checksum is set.
         """
-        if table_version not in SUPPORTED_TABLE_VERSIONS:
+        if table_version not in WRITABLE_TABLE_VERSIONS:
             raise UnsupportedTableVersion(f"cannot create a table of version {table_version}",
-                                          hint="use 6 (default) or 8")
+                                          hint="use 6 (default), 8 or 9")
         if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise InvalidConfig(f"unknown table type {table_type!r}", hint="COPY_ON_WRITE or MERGE_ON_READ")
         if merge_mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
@@ -470,7 +512,8 @@ class TableConfig:
             "hoodie.populate.meta.fields": "true",
         }
         if ordering_field:
-            props["hoodie.table.precombine.field"] = ordering_field
+            props["hoodie.table.ordering.fields" if table_version >= 9 else "hoodie.table.precombine.field"] = (
+                ordering_field)
         if partition_fields:
             props["hoodie.table.partition.fields"] = ",".join(partition_fields)
         if create_schema:
@@ -484,6 +527,9 @@ class TableConfig:
                 "hoodie.record.merge.mode": merge_mode,
                 "hoodie.record.merge.strategy.id": strategy,
             })
+        if table_version >= 9:  # EightToNineUpgradeHandler: the merge mode alone says how records merge
+            del props["hoodie.record.merge.strategy.id"], props["hoodie.compaction.payload.class"]
+            props["hoodie.table.format"] = "native"
         else:
             props["hoodie.table.keygenerator.class"] = KEYGEN_CLASSES.get(keygen_type, keygen_type)
             if table_type == MERGE_ON_READ:

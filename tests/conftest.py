@@ -7,8 +7,10 @@ exploration is the ``long`` profile (``make slow``), which keeps its example dat
 The real tables (written by Apache Hudi, shipped as zips beside the project) are found without
 configuration in ``../shared/external/hudi-rs-tables`` beside the repository; the
 ``--hudi-rs-tables DIR`` pytest option or the ``HUDI_RS_TABLES`` environment variable point
-elsewhere. Where there are none, every test that needs them skips from one place, so the
-summary reports them once, in one line, with how to get them.
+elsewhere. The table-version-9 tables (Apache Hudi 1.1) are found the same way in
+``../shared/external/hudi-rs-tables-v9`` (``--hudi-rs-tables-v9``, ``HUDI_RS_TABLES_V9``). Where
+there are none, every test that needs them skips from one place, so the summary reports them
+once, in one line, with how to get them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -57,6 +59,13 @@ SKIP_MESSAGE = (
     "they are hudi-rs's test tables (crates/test/data in the hudi-rs repository, Apache-2.0); point "
     "HUDI_RS_TABLES or --hudi-rs-tables at a folder with their zips and MANIFEST.tsv"
 )
+V9_TABLES_ENV = "HUDI_RS_TABLES_V9"
+DEFAULT_V9_TABLES = DEFAULT_TABLES.with_name("hudi-rs-tables-v9")
+V9_SKIP_MESSAGE = (
+    "the real table-version-9 tables were not found beside the project (../shared/external/hudi-rs-tables-v9): "
+    "they are hudi-rs's v9 test tables, written by Apache Hudi 1.1; point HUDI_RS_TABLES_V9 or "
+    "--hudi-rs-tables-v9 at a folder with their zips and MANIFEST.tsv"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,6 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="directory of the real Apache Hudi test tables (zips + MANIFEST.tsv); also HUDI_RS_TABLES; "
              "default ../shared/external/hudi-rs-tables beside the project; 'none' runs as a bare clone does",
+    )
+    parser.addoption(
+        "--hudi-rs-tables-v9",
+        default=None,
+        help="directory of the real table-version-9 tables (zips + MANIFEST.tsv); also HUDI_RS_TABLES_V9; "
+             "default ../shared/external/hudi-rs-tables-v9 beside the project; 'none' leaves them out",
     )
 
 
@@ -89,17 +104,24 @@ class RealTable:
         return self.name
 
 
-def _tables_source(config: pytest.Config) -> Path | None:
-    """The folder of the real tables: the option, else the variable, else beside the project (or None)."""
-    value = config.getoption("--hudi-rs-tables") or os.environ.get(TABLES_ENV)
+def _tables_source(config: pytest.Config, v9: bool = False) -> Path | None:
+    """The folder of the real tables (``v9``: of the version-9 tables): the option, else the variable, else
+    beside the project (or None)."""
+    option, env, default = (("--hudi-rs-tables-v9", V9_TABLES_ENV, DEFAULT_V9_TABLES) if v9
+                            else ("--hudi-rs-tables", TABLES_ENV, DEFAULT_TABLES))
+    value = config.getoption(option) or os.environ.get(env)
     if not value:
-        return DEFAULT_TABLES if (DEFAULT_TABLES / "MANIFEST.tsv").is_file() else None
+        return default if (default / "MANIFEST.tsv").is_file() else None
     if value == "none":
         return None
     path = Path(value).resolve()
     if not (path / "MANIFEST.tsv").is_file():
-        raise pytest.UsageError(f"{TABLES_ENV} / --hudi-rs-tables points at {path}, which has no MANIFEST.tsv")
+        raise pytest.UsageError(f"{env} / {option} points at {path}, which has no MANIFEST.tsv")
     return path
+
+
+def _skip_without_tables(message: str) -> NoReturn:
+    pytest.skip(message)  # the one place every real-table test skips from
 
 
 def _manifest_rows(source: Path) -> list[dict[str, str]]:
@@ -118,9 +140,22 @@ def real_tables(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """All real tables, extracted once per session into a temporary folder (read-only use)."""
     source = _tables_source(request.config)
     if source is None:
-        pytest.skip(SKIP_MESSAGE)  # the one place every real-table test skips from
+        _skip_without_tables(SKIP_MESSAGE)
     baseline = json.loads((source / "BASELINE_hudi-py-0.5.0.json").read_text())
-    root = tmp_path_factory.mktemp("hudi-rs-tables")
+    return _extract(source, tmp_path_factory.mktemp("hudi-rs-tables"), baseline)
+
+
+@pytest.fixture(scope="session")
+def real_tables_v9(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[RealTable]:
+    """The table-version-9 tables (Apache Hudi 1.1), extracted once per session (read-only use)."""
+    source = _tables_source(request.config, v9=True)
+    if source is None:
+        _skip_without_tables(V9_SKIP_MESSAGE)
+    return _extract(source, tmp_path_factory.mktemp("hudi-rs-tables-v9"), {})
+
+
+def _extract(source: Path, root: Path, baseline: dict[str, Any]) -> list[RealTable]:
+    """Every table of a MANIFEST.tsv, unzipped under ``root``."""
     tables = []
     for row in _manifest_rows(source):
         zip_rel = row["zip"]
@@ -160,7 +195,7 @@ def spark() -> Iterator[Any]:
 
 
 _SKIP_LINE = next(n for n, line in enumerate(Path(__file__).read_text().splitlines(), 1)
-                  if "pytest.skip(SKIP_MESSAGE)" in line)
+                  if "pytest.skip(message)" in line)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -168,25 +203,32 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Every skip for want of the real tables is reported at one place (this file), so the
     summary groups them into a single line instead of one line per test."""
     report = yield
-    if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2].endswith(SKIP_MESSAGE):
+    if (report.skipped and isinstance(report.longrepr, tuple)
+            and report.longrepr[2].endswith((SKIP_MESSAGE, V9_SKIP_MESSAGE))):
         report.longrepr = (__file__, _SKIP_LINE, report.longrepr[2])
     return report
 
 
+def _names(config: pytest.Config, v9: bool) -> list[str]:
+    source = _tables_source(config, v9)
+    return [row["zip"].removesuffix(".zip") for row in _manifest_rows(source)] if source else []
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize every test that takes ``real_table`` over all real tables (one test id each)."""
-    if "real_table" not in metafunc.fixturenames:
-        return
-    source = _tables_source(metafunc.config)
-    names = [row["zip"].removesuffix(".zip") for row in _manifest_rows(source)] if source else []
-    # without the tables, one parameter whose fixture skips (from the real_tables fixture, so
-    # every such skip has one location and the summary one line)
-    metafunc.parametrize("real_table", names or [pytest.param(None, id="no-real-tables")], indirect=True)
+    """Parametrize every test that takes ``real_table`` over the 22 real tables of versions 6 and 8,
+    ``v9_table`` over the version-9 tables, ``any_real_table`` over both (one test id each)."""
+    for name, sets in (("real_table", (False,)), ("v9_table", (True,)), ("any_real_table", (False, True))):
+        if name not in metafunc.fixturenames:
+            continue
+        params: list[Any] = [n for v9 in sets for n in _names(metafunc.config, v9)]
+        # without the tables, one parameter whose fixture skips (from the real_tables fixture, so
+        # every such skip has one location and the summary one line)
+        metafunc.parametrize(name, params or [pytest.param(None, id="no-real-tables")], indirect=True)
 
 
 @pytest.fixture
 def real_table(request: pytest.FixtureRequest, real_tables: list[RealTable]) -> RealTable:
-    """One real table (the test is parametrized over all of them)."""
+    """One real table of version 6 or 8 (the test is parametrized over all of them)."""
     by_name = {t.name: t for t in real_tables}
     return by_name[request.param]
 
@@ -216,3 +258,17 @@ def s3_path(s3_server: Any) -> str:
     """A fresh table location on the S3 server: ``s3://<new bucket>/t``."""
     return f"s3://{s3_server.new_bucket()}/t"
 
+
+@pytest.fixture
+def v9_table(request: pytest.FixtureRequest, real_tables_v9: list[RealTable]) -> RealTable:
+    """One real table of version 9 (the test is parametrized over all of them)."""
+    by_name = {t.name: t for t in real_tables_v9}
+    return by_name[request.param]
+
+
+@pytest.fixture
+def any_real_table(request: pytest.FixtureRequest) -> RealTable:
+    """One real table of any version (the test is parametrized over the 22 and the version-9 tables)."""
+    v9 = request.param is not None and request.param in _names(request.config, v9=True)
+    tables: list[RealTable] = request.getfixturevalue("real_tables_v9" if v9 else "real_tables")
+    return {t.name: t for t in tables}[request.param]

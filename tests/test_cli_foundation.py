@@ -28,13 +28,13 @@ def _listing(table: Path) -> dict[str, list[str]]:
     return out
 
 
-def test_desc_json_and_text(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
-    for table in _tables_in(real_table.path):
+def test_desc_json_and_text(any_real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
+    for table in _tables_in(any_real_table.path):
         props_text = (table / ".hoodie" / "hoodie.properties").read_text()
         assert main(["desc", str(table), "--output", "json"]) == 0
         data = json.loads(capsys.readouterr().out)
-        assert data["tableVersion"] == real_table.table_version
-        assert data["timelineLayoutVersion"] == (2 if real_table.table_version == 8 else 1)
+        assert data["tableVersion"] == any_real_table.table_version
+        assert data["timelineLayoutVersion"] == (2 if any_real_table.table_version >= 8 else 1)
         assert data["tableName"] == data["properties"]["hoodie.table.name"]
         assert data["metaPath"].rstrip("/").endswith(".hoodie") and data["metaPath"].startswith(data["basePath"])
         assert f"hoodie.table.name={data['tableName']}" in props_text
@@ -42,8 +42,9 @@ def test_desc_json_and_text(real_table: RealTable, capsys: pytest.CaptureFixture
         assert main(["desc", str(table)]) == 0
         text = capsys.readouterr().out
         assert "hoodie.table.name" in text and data["tableName"] in text
-    assert json.loads(_run_json(["desc", str(real_table.path)], capsys))["properties"]["hoodie.table.name"] == (
-        real_table.path.name)
+    data_props = (any_real_table.path / ".hoodie" / "hoodie.properties").read_text().splitlines()
+    assert f"hoodie.table.name={json.loads(_run_json(['desc', str(any_real_table.path)], capsys))['tableName']}" in (
+        data_props)
 
 
 def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -51,8 +52,8 @@ def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
-def test_timeline_json_and_text(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
-    for table in _tables_in(real_table.path):
+def test_timeline_json_and_text(any_real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
+    for table in _tables_in(any_real_table.path):
         listing = _listing(table)
         data = json.loads(_run_json(["timeline", str(table), "--all"], capsys))
         assert data["total_instants"] == len(listing) == len(data["instants"])

@@ -30,34 +30,36 @@ def _transition_time(table: RealTable, timeline: Timeline, inst: Instant) -> str
     return time.strftime("%Y%m%d%H%M%S", time.localtime(stat.st_mtime)) + f"{stat.st_mtime_ns // 1_000_000 % 1000:03d}"
 
 
-def test_commits_and_commit_files(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(real_table.path)
+def test_commits_and_commit_files(any_real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(any_real_table.path)
     timeline = Timeline.load(path)
     commits = _json(capsys, ["commits", path])
     done = list(reversed(timeline.commits_timeline().instants))  # newest first, as show_commits lists them
     assert [c["commit_time"] for c in commits] == [i.requested for i in done]
-    assert [c["state_transition_time"] for c in commits] == [_transition_time(real_table, timeline, i) for i in done]
+    assert [c["state_transition_time"] for c in commits] == [
+        _transition_time(any_real_table, timeline, i) for i in done]
     assert _json(capsys, ["commits", path, "--limit", "1"]) == commits[:1]
     for inst in timeline.commits_timeline().instants:
         data = _json(capsys, ["commit-files", path, inst.requested])
-        md = parse_commit_metadata((real_table.path / timeline_dir(timeline.layout)
+        md = parse_commit_metadata((any_real_table.path / timeline_dir(timeline.layout)
                                     / format_instant_file_name(inst, timeline.layout)).read_bytes())
         assert sorted(f["path"] for f in data["files"]) == sorted(s.path for s in md.all_write_stats())
     assert main(["commits", path]) == 0 and main(["stats", path]) == 0
     capsys.readouterr()
 
 
-def test_fsview_matches_the_view(real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(real_table.path)
+def test_fsview_matches_the_view(any_real_table: RealTable, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(any_real_table.path)
     rows = _json(capsys, ["fsview", path, "--latest"])
     view = FileSystemView.load(Storage(path))
     assert len(rows) == len(view.latest_slices())
     assert len({(r["partition"], r["file_id"]) for r in rows}) == len(rows)
     for r in rows:
         if r["data_file"]:
-            assert (real_table.path / r["partition"] / r["data_file"]).stat().st_size == r["data_file_size"]
+            assert (any_real_table.path / r["partition"] / r["data_file"]).stat().st_size == r["data_file_size"]
     assert main(["fsview", path]) == 0
     capsys.readouterr()
+    assert _json(capsys, ["fsview", path, "--list-file-system"]) == _json(capsys, ["fsview", path])
 
 
 def test_commit_files_unknown_instant(real_tables: list[RealTable], capsys: pytest.CaptureFixture[str]) -> None:

@@ -53,16 +53,16 @@ def _commit_files(table: RealTable) -> list[tuple[Any, Any, str, bytes]]:
     return out
 
 
-def test_real_commit_files_round_trip_exactly(real_table: RealTable) -> None:
+def test_real_commit_files_round_trip_exactly(any_real_table: RealTable) -> None:
     seen = 0
-    for inst, path, where, data in _commit_files(real_table):
+    for inst, path, where, data in _commit_files(any_real_table):
         md = parse_commit_metadata(data)
         if not data:
             assert md == CommitMetadata() and md.operation_type == "UNKNOWN"
             continue
         seen += 1
         is_avro = data.startswith(b"Obj\x01")
-        assert is_avro == (real_table.table_version >= 8)
+        assert is_avro == (any_real_table.table_version >= 8)
         replace_file = (read_container(data).record_name == "HoodieReplaceCommitMetadata" if is_avro
                         else "partitionToReplaceFileIds" in json.loads(data))
         if inst.state == State.COMPLETED:
@@ -71,25 +71,25 @@ def test_real_commit_files_round_trip_exactly(real_table: RealTable) -> None:
                 assert md.partition_to_write_stats, "a completed write lists the files it wrote"
             assert md.operation_type in WriteOperationType.__members__
         sync = read_container(data).sync_marker if is_avro else None
-        again = format_commit_metadata(md, real_table.table_version, replace_file, sync)
+        again = format_commit_metadata(md, any_real_table.table_version, replace_file, sync)
         assert again == data, f"{where}/{path.name}"
         assert parse_commit_metadata(again) == md
         if not is_avro:
             assert json.loads(again) == json.loads(data)
         else:  # our container decodes, with fastavro, to the record Hudi wrote
             assert list(fastavro.reader(io.BytesIO(again))) == list(fastavro.reader(io.BytesIO(data)))
-    expected = sum(int(kv.split(":")[1]) for kv in real_table.manifest["completed_instants"].split()
+    expected = sum(int(kv.split(":")[1]) for kv in any_real_table.manifest.get("completed_instants", "").split()
                    if kv.split(":")[0] in COMMIT_FAMILY)
     assert seen >= expected
 
 
-def test_completed_write_stats_mean_what_the_format_reference_says(real_table: RealTable) -> None:
-    version = real_table.table_version
-    for inst, _path, where, data in _commit_files(real_table):
+def test_completed_write_stats_mean_what_the_format_reference_says(any_real_table: RealTable) -> None:
+    version = any_real_table.table_version
+    for inst, _path, where, data in _commit_files(any_real_table):
         if inst.state != State.COMPLETED or not data:
             continue
         in_data_table = where in (".hoodie", ".hoodie/timeline")
-        root = real_table.path if in_data_table else real_table.path / ".hoodie/metadata"
+        root = any_real_table.path if in_data_table else any_real_table.path / ".hoodie/metadata"
         md = parse_commit_metadata(data)
         if where in (".hoodie", ".hoodie/timeline") and md.schema:
             assert "_hoodie_commit_time" not in md.schema  # the writer schema, without meta fields

@@ -162,12 +162,12 @@ def _hudi_rs_slices(path: str, as_of: str | None) -> list[tuple[str, str, str, t
                   for s in table.get_file_slices(opts))
 
 
-def test_latest_slices_equal_hudi_rs(real_table: RealTable) -> None:
+def test_latest_slices_equal_hudi_rs(any_real_table: RealTable) -> None:
     """For every real table, at the latest instant and as of every completed instant: the same file
     groups, base files and log files as hudi-rs. hudi-rs lists every log file of the slice whatever
     its instant and filters blocks when reading; v8 names logs by their deltacommit, so a v8 log
     after the query instant is compared as absent here."""
-    path = str(real_table.path)
+    path = str(any_real_table.path)
     reader = TableReader(path)
     if reader.timeline.latest_completed() is None:
         assert FileSystemView.load(reader.storage).latest_slices() == []

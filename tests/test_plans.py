@@ -59,7 +59,7 @@ from tests.conftest import RealTable
 
 def timeline_files(table: RealTable) -> list[tuple[Instant, Path, str]]:
     """Every instant file of the table's timeline and of its metadata table's, with where it lives."""
-    layout = int(table.manifest["timeline_layout"])
+    layout = int(table.manifest.get("timeline_layout") or (2 if table.table_version >= 8 else 1))
     folder = ".hoodie/timeline" if layout == 2 else ".hoodie"
     out = []
     for where in (folder, f".hoodie/metadata/{folder}"):

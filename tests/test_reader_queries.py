@@ -13,8 +13,8 @@ from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset
 
 
-def test_iterator_yields_one_table_per_slice_and_adds_up_to_the_table(real_table: RealTable) -> None:
-    path = str(real_table.path)
+def test_iterator_yields_one_table_per_slice_and_adds_up_to_the_table(any_real_table: RealTable) -> None:
+    path = str(any_real_table.path)
     reader = TableReader(path)
     parts = list(iter_table(path))
     slices = reader.view().latest_slices()
@@ -40,8 +40,8 @@ def _hudi_rs_partition(path: str, fields: tuple[str, ...], partition: str) -> pa
     return pa.Table.from_batches(batches) if batches else None
 
 
-def test_partition_pruning_reads_exactly_the_partitions_rows(real_table: RealTable) -> None:
-    path = str(real_table.path)
+def test_partition_pruning_reads_exactly_the_partitions_rows(any_real_table: RealTable) -> None:
+    path = str(any_real_table.path)
     reader = TableReader(path)
     partitions = reader.view().partitions()
     if partitions in ([], [""]):

@@ -1,4 +1,5 @@
-"""Our spec reader against hudi-rs 0.5 on the 22 real tables, for every query hudi-rs answers.
+"""Our spec reader against hudi-rs 0.5 on the 28 real tables (22 of versions 6 and 8, 6 of version 9),
+for every query hudi-rs answers.
 
 Rows are compared as multisets over all columns, meta columns included. Where hudi-rs and
 Apache Hudi disagree, we follow Apache Hudi and the test names the difference and asserts it
@@ -46,8 +47,8 @@ def _theirs(path: str, query: str, kw: dict[str, Any]) -> pa.Table | None:
     return hudi_rs_read(path, read_optimized=query == "read_optimized", as_of=kw.get("as_of"))
 
 
-def test_every_query_matches_hudi_rs(real_table: RealTable) -> None:
-    path = str(real_table.path)
+def test_every_query_matches_hudi_rs(any_real_table: RealTable) -> None:
+    path = str(any_real_table.path)
     reader = TableReader(path)
     no_meta = not reader.config.populate_meta_fields
     compared = 0
@@ -72,10 +73,10 @@ def test_every_query_matches_hudi_rs(real_table: RealTable) -> None:
     assert compared == 2 + (n if no_meta else n * (n + 3) // 2)
 
 
-def test_snapshot_row_counts_match_the_baseline(real_table: RealTable) -> None:
-    expected = real_table.manifest["hudirs050_snapshot_rows"]
-    table = read_table(str(real_table.path))
+def test_snapshot_row_counts_match_the_baseline(any_real_table: RealTable) -> None:
+    expected = any_real_table.manifest["hudirs050_snapshot_rows"]
+    table = read_table(str(any_real_table.path))
     assert table.num_rows == int(expected)
-    ro = real_table.manifest["hudirs050_ro_rows"]
+    ro = any_real_table.manifest.get("hudirs050_ro_rows", "-")
     if ro != "-":
-        assert read_table(str(real_table.path), "read_optimized").num_rows == int(ro)
+        assert read_table(str(any_real_table.path), "read_optimized").num_rows == int(ro)

@@ -52,9 +52,9 @@ def _data_files(table: Path) -> list[Path]:
     return out
 
 
-def test_every_data_file_name_round_trips(real_table: RealTable) -> None:
+def test_every_data_file_name_round_trips(any_real_table: RealTable) -> None:
     seen_base = seen_log = 0
-    for table in _tables_in(real_table.path):
+    for table in _tables_in(any_real_table.path):
         for f in _data_files(table):
             name = f.name
             if name.startswith(PARTITION_METADATA_FILE) or name == ".DS_Store" or name.endswith(".crc"):
@@ -67,9 +67,9 @@ def test_every_data_file_name_round_trips(real_table: RealTable) -> None:
                 assert is_base_file_name(name), name
                 assert parse_base_file_name(name).format() == name
                 seen_base += 1
-    m = real_table.manifest
-    assert seen_base >= int(m["n_base_files"])
-    assert seen_log >= int(m["n_log_files"])
+    m = any_real_table.manifest
+    assert seen_base >= int(m.get("n_base_files", 1))  # (the version-9 manifest does not count files)
+    assert seen_log >= int(m.get("n_log_files", 0))
 
 
 def _independent_reading(names: list[str], layout: int) -> dict[str, tuple[str, str, str | None]]:
@@ -93,8 +93,8 @@ def _independent_reading(names: list[str], layout: int) -> dict[str, tuple[str, 
     return best
 
 
-def test_every_instant_file_round_trips_and_timeline_matches_listing(real_table: RealTable) -> None:
-    for table in _tables_in(real_table.path):
+def test_every_instant_file_round_trips_and_timeline_matches_listing(any_real_table: RealTable) -> None:
+    for table in _tables_in(any_real_table.path):
         cfg = TableConfig.load(str(table))
         layout = cfg.timeline_layout
         names = sorted(p.name for p in (table / timeline_dir(layout)).iterdir() if p.is_file())
@@ -109,39 +109,42 @@ def test_every_instant_file_round_trips_and_timeline_matches_listing(real_table:
             assert (inst.action, inst.state.value, inst.completed) == expected[inst.requested]
         if layout == LAYOUT_V2:
             assert all(i.completed for i in tl.completed().instants), "v8 completed instants carry _C"
-    m = real_table.manifest
-    data_tl = Timeline.load(str(real_table.path))
+    m = any_real_table.manifest
+    data_tl = Timeline.load(str(any_real_table.path))
     counts: dict[str, int] = {}
     for inst in data_tl.completed().instants:
         action = data_tl.origin_action(inst.requested) if inst.action == "commit" else inst.action
         action = "commit" if action == "compaction" else action
         counts[action or inst.action] = counts.get(action or inst.action, 0) + 1
-    want = dict(kv.split(":") for kv in m["completed_instants"].split()) if m["completed_instants"] else {}
-    assert counts == {k: int(v) for k, v in want.items()}
+    if "completed_instants" in m:  # (the version-9 manifest does not count instants)
+        want = dict(kv.split(":") for kv in m["completed_instants"].split()) if m["completed_instants"] else {}
+        assert counts == {k: int(v) for k, v in want.items()}
 
 
-def test_every_properties_file_parses_and_checksum_recomputes(real_table: RealTable) -> None:
-    for table in _tables_in(real_table.path):
+def test_every_properties_file_parses_and_checksum_recomputes(any_real_table: RealTable) -> None:
+    for table in _tables_in(any_real_table.path):
         raw = (table / ".hoodie" / "hoodie.properties").read_bytes()
         props = parse_properties(raw)
         cfg = TableConfig(props).validate()
-        assert cfg.table_version == real_table.table_version
+        assert cfg.table_version == any_real_table.table_version
+        assert cfg.is_metadata_table == (table != any_real_table.path)
         assert props["hoodie.table.checksum"] == str(table_checksum(props.get("hoodie.database.name"),
                                                                     props["hoodie.table.name"]))
         assert TableConfig.from_bytes(cfg.to_bytes()).props == props
-    cfg = TableConfig.load(str(real_table.path))
-    assert cfg.table_type == real_table.table_type.replace("COW", "COPY_ON_WRITE").replace("MOR", "MERGE_ON_READ")
-    parts = real_table.manifest["partition_fields"]
-    assert cfg.partition_fields == (() if parts == "-" else tuple(parts.split(",")))
-    assert cfg.record_key_fields == tuple(real_table.manifest["record_key"].split(","))
+    cfg = TableConfig.load(str(any_real_table.path))
+    assert cfg.table_type == any_real_table.table_type.replace("COW", "COPY_ON_WRITE").replace("MOR", "MERGE_ON_READ")
+    if "partition_fields" in any_real_table.manifest:  # (the version-9 manifest does not name them)
+        parts = any_real_table.manifest["partition_fields"]
+        assert cfg.partition_fields == (() if parts == "-" else tuple(parts.split(",")))
+        assert cfg.record_key_fields == tuple(any_real_table.manifest["record_key"].split(","))
 
 
-def test_every_partition_metadata_parses(real_table: RealTable) -> None:
-    files = [f for f in _data_files(real_table.path) if f.name == PARTITION_METADATA_FILE]
-    timeline = Timeline.load(str(real_table.path))
+def test_every_partition_metadata_parses(any_real_table: RealTable) -> None:
+    files = [f for f in _data_files(any_real_table.path) if f.name == PARTITION_METADATA_FILE]
+    timeline = Timeline.load(str(any_real_table.path))
     for f in files:
         md = parse_partition_metadata(f.read_bytes())
-        rel = f.parent.relative_to(real_table.path).as_posix()
+        rel = f.parent.relative_to(any_real_table.path).as_posix()
         assert md.depth == partition_depth("" if rel == "." else rel)
         assert timeline.get(md.commit_time) is not None or md.commit_time < timeline.instants[0].requested
         assert parse_partition_metadata(md.format()) == md
@@ -150,11 +153,11 @@ def test_every_partition_metadata_parses(real_table: RealTable) -> None:
 AVRO_MAGIC = b"Obj\x01"
 
 
-def test_every_instant_file_content_is_what_its_name_says(real_table: RealTable) -> None:
+def test_every_instant_file_content_is_what_its_name_says(any_real_table: RealTable) -> None:
     """Requested commit/deltacommit files are empty (HoodieActiveTimeline); completed write instants hold
     commit metadata, JSON in v6 and an Avro container in v8; clean/rollback/compaction plans are Avro."""
     checked = 0
-    for table in _tables_in(real_table.path):
+    for table in _tables_in(any_real_table.path):
         storage = Storage(str(table))
         tl = Timeline.load(storage)
         for inst in tl.instants:
@@ -173,11 +176,11 @@ def test_every_instant_file_content_is_what_its_name_says(real_table: RealTable)
                 elif state in (State.COMPLETED, State.REQUESTED):
                     assert data.startswith(AVRO_MAGIC), name
                 checked += 1
-    assert checked == sum(len(v) for t in _tables_in(real_table.path) for v in Timeline.load(str(t)).files.values())
+    assert checked == sum(len(v) for t in _tables_in(any_real_table.path) for v in Timeline.load(str(t)).files.values())
 
 
-def test_every_real_key_is_in_the_registry_within_its_version(real_table: RealTable) -> None:
-    for table in _tables_in(real_table.path):
+def test_every_real_key_is_in_the_registry_within_its_version(any_real_table: RealTable) -> None:
+    for table in _tables_in(any_real_table.path):
         props = parse_properties((table / ".hoodie" / "hoodie.properties").read_bytes())
         version = int(props["hoodie.table.version"])
         for key in props:

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HUDI_RS_TABLES", "HYPOTHESIS_PROFILE",
+    env = {k: v for k, v in os.environ.items() if k not in ("HUDI_RS_TABLES", "HUDI_RS_TABLES_V9", "HYPOTHESIS_PROFILE",
                                                              "PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS")}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-ra", "-n", "0", *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -31,8 +31,8 @@ def test_ci_profile_is_derandomized_without_a_database() -> None:
 def test_a_bare_clone_reports_the_real_table_tests_in_one_skip_line() -> None:
     """Without the tables every test that needs them skips from one place: one summary line, with
     where the tables come from; the tests beside them in the same files still run."""
-    run = _pytest("--hudi-rs-tables", "none", "tests/test_checker.py", "tests/test_model_real_tables.py",
-                  "tests/test_log_format.py")
+    run = _pytest("--hudi-rs-tables", "none", "--hudi-rs-tables-v9", "none", "tests/test_checker.py",
+                  "tests/test_model_real_tables.py", "tests/test_log_format.py", "tests/test_reader_queries.py")
     assert run.returncode == 0, run.stdout[-3000:]
     skipped = [ln for ln in run.stdout.splitlines() if ln.startswith("SKIPPED")]
     assert len(skipped) == 1, skipped

@@ -60,7 +60,7 @@ WRITE_OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwri
 # --8<-- [start:capabilities]
 WRITES: frozenset[str] = frozenset({
     "COPY_ON_WRITE", "MERGE_ON_READ",
-    "v6", "v8",
+    "v6", "v8", "v9",
     *(f"write:{op}" for op in WRITE_OPERATIONS),
     "delete_partition", "stream",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
@@ -88,9 +88,9 @@ STREAM_DELETE_COLUMN = (
     "column stays in the table's schema and rows, while the case language's stream deletes carry no column")
 
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"schema-add-column-cow-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8)},
-    **{f"schema-add-column-mor-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8)},
-    **{f"stream-deletes-mor-v{v}": STREAM_DELETE_COLUMN for v in (6, 8)},
+    **{f"schema-add-column-cow-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8, 9)},
+    **{f"schema-add-column-mor-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8, 9)},
+    **{f"stream-deletes-mor-v{v}": STREAM_DELETE_COLUMN for v in (6, 8, 9)},
 }
 """Cases the reference is known to fail (reported XFAIL), with why."""
 

@@ -17,7 +17,7 @@ from spec.model_read import incremental, layout, query_instants, snapshot
 from spec.model_state import Env
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(
-    {*TABLE_TYPES, "v6", "v8", *(f"write:{w}" for w in WRITE_OPERATIONS),
+    {*TABLE_TYPES, "v6", "v8", "v9", *(f"write:{w}" for w in WRITE_OPERATIONS),
      *(f"keygen:{k}" for k in KEY_GENERATORS), *(f"merge:{m}" for m in MERGE_MODES),
      "inline_compact", "auto_clean", "auto_archive",
      *(name for name in OP_NAMES if name not in ("create_table", "write", "expect_error"))})

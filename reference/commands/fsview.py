@@ -23,6 +23,7 @@ from typing import Any
 from reference.commands import _output
 from reference.commands._table import open_table
 from spec.file_system_view import FileSlice, FileSystemView
+from spec.metadata_table import list_table_files
 from spec.storage import Storage
 from spec.timeline import Timeline, validate_instant_time
 
@@ -44,6 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--latest", action="store_true", help="only the latest slice of each file group")
     p.add_argument("--as-of", help="the view as of this instant")
     p.add_argument("--partition", help="only this partition path")
+    p.add_argument("--list-file-system", action="store_true",
+                   help="list files on storage even where the metadata table lists them")
     _output.add_output_option(p, extra=("mermaid", "svg"))
     p.set_defaults(handler=run)
 
@@ -75,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     if args.as_of is not None:
         validate_instant_time(args.as_of, metadata_suffix=True)  # metadata tables name instants so too
     storage, cfg, timeline = open_table(args.table)
-    view = FileSystemView.load(storage, cfg, timeline, args.as_of)
+    files = list_table_files(storage, cfg, timeline, use_metadata_table=not args.list_file_system)
+    view = FileSystemView.load(storage, cfg, timeline, args.as_of, files)
     if args.output in ("mermaid", "svg"):
         return _draw(args, view, storage)
     rows = []

@@ -53,6 +53,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--strict", action="store_true",
                    help="a corrupt log block the read would skip is an error (CorruptBlock, exit 2) "
                         "instead of a warning")
+    p.add_argument("--list-file-system", action="store_true",
+                   help="list the table's files on storage even where its metadata table lists them (spec engine)")
     p.add_argument("--engine", choices=ENGINES, default="spec",
                    help="spec: the executable specification's reader (no Spark); "
                         "spark: the reference Spark reader (same rows)")
@@ -100,7 +102,8 @@ def _read(args: argparse.Namespace) -> pa.Table:
         return _read_spark(args)
     skipped: list[SkippedBlock] = []
     table = read_table(args.table, args.query, as_of=args.as_of, begin=args.begin, end=args.end,
-                       columns=args.columns, partition_filter=args.partitions, skipped=skipped)
+                       columns=args.columns, partition_filter=args.partitions, skipped=skipped,
+                       use_metadata_table=not args.list_file_system)
     report_skipped(skipped, strict=args.strict)
     return table
 

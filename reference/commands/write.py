@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--table-name", help="table name (new tables; default: the folder name)")
     p.add_argument("--table-type", choices=("COPY_ON_WRITE", "MERGE_ON_READ"), default="COPY_ON_WRITE",
                    help="new tables (default COPY_ON_WRITE)")
-    p.add_argument("--table-version", choices=("6", "8"), default="6")
+    p.add_argument("--table-version", choices=("6", "8", "9"), default="6")
     p.add_argument("--engine", choices=("spark", "local"), default="spark",
                    help="spark (default): Spark jobs; local: pyarrow in this process, no Spark")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="any hoodie.* option")

@@ -31,7 +31,8 @@ def test_ci_profile_is_derandomized_without_a_database() -> None:
 def test_a_bare_clone_reports_the_real_table_tests_in_one_skip_line() -> None:
     """Without the tables every test that needs them skips from one place: one summary line, with
     where the tables come from; the tests beside them in the same files still run."""
-    run = _pytest("--hudi-rs-tables", "none", "--hudi-rs-tables-v9", "none", "tests/test_checker.py",
+    run = _pytest("--hudi-rs-tables", "none", "--hudi-rs-tables-v9", "none",
+                  "tests/test_checker.py",
                   "tests/test_model_real_tables.py", "tests/test_log_format.py", "tests/test_reader_queries.py")
     assert run.returncode == 0, run.stdout[-3000:]
     skipped = [ln for ln in run.stdout.splitlines() if ln.startswith("SKIPPED")]

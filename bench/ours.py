@@ -3,9 +3,15 @@ by the spec engine, the Spark engine and hudi-rs.
 
 Every Spark entry gets its input as a cached Spark DataFrame read from the run's parquet input, the same
 form the plain Spark write gets, so both time the write alone; the local-engine entries get an in-memory
-Arrow table, the form the Arrow-native peers get. The writer runs with Hudi's defaults (BLOOM index,
-table version 6) but snappy parquet, like the peers, and the benchmark's key, partition and ordering
-fields.
+Arrow table, the form the Arrow-native peers get.
+
+The headline entries run the writer with Hudi's defaults, untouched, as a user runs it: gzip parquet
+(at parquet-mr's level), the default small-file limit, the BLOOM index, table version 6; only the
+benchmark's key, partition and ordering fields are set. The ``_tuned`` entries beside them set
+``hoodie.parquet.compression.codec=snappy`` (the peers' codec) and, on merge-on-read,
+``hoodie.parquet.small.file.limit=0``, so updates go to the log as they do in a table of full-size files.
+The merge-on-read reads and the compaction need a table with logs, so they use the merge-on-read table
+written with the small-file limit at 0 and Hudi's default codec.
 
 An entry whose API does not exist yet raises :class:`NotAvailable` with the reason; the result table
 shows it as "not available: <reason>".
@@ -20,21 +26,24 @@ from typing import Any
 from bench.harness import READ, SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable, timed
 
 TABLE_NAME = "bench"
+# Hudi's defaults: nothing but the benchmark's fields
 OPTIONS: dict[str, str] = {
     "hoodie.table.name": TABLE_NAME,
     "hoodie.datasource.write.recordkey.field": "key",
     "hoodie.datasource.write.partitionpath.field": "part",
     "hoodie.datasource.write.precombine.field": "ts",
     "hoodie.datasource.write.hive_style_partitioning": "true",
-    # Hudi's default is gzip; the peers write snappy (Spark, delta-rs, pyarrow), so the ratios compare
-    # the same compression
-    "hoodie.parquet.compression.codec": "snappy",
 }
-MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-                                # every base file here is far below Hudi's 100 MB small-file limit, and with
-                                # the BLOOM index Hudi merges updates into small files (a copy-on-write rewrite);
-                                # a table of full-size files sends them to the log, which the limit at 0 models
-                                "hoodie.parquet.small.file.limit": "0"}
+MOR_OPTIONS: dict[str, str] = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+# every base file here is far below Hudi's 100 MB small-file limit, and with the BLOOM index Hudi merges
+# updates into small files (a copy-on-write rewrite); a table of full-size files sends them to the log,
+# which the limit at 0 models
+NO_SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}
+MOR_LOG_OPTIONS: dict[str, str] = {**MOR_OPTIONS, **NO_SMALL_FILES}
+# tuned: snappy, the codec of the peers (Spark, delta-rs, pyarrow), and updates to the log on merge-on-read
+SNAPPY = {"hoodie.parquet.compression.codec": "snappy"}
+TUNED_OPTIONS: dict[str, str] = {**OPTIONS, **SNAPPY}
+TUNED_MOR_OPTIONS: dict[str, str] = {**MOR_OPTIONS, **SNAPPY, **NO_SMALL_FILES}
 ENGINE = "hudi-spec (Spark)"
 LOCAL_ENGINE = "hudi-spec (local)"
 
@@ -81,42 +90,46 @@ def count_rows(path: Path) -> int:
 
 # --- tables shared by several entries (built in prepare steps, never timed) ---------------------------
 
-def _write_mor(path: Path, data: Any, operation: str) -> None:
+def _write(path: Path, data: Any, operation: str, options: dict[str, str]) -> None:
     from spec.errors import InvalidConfig, InvalidOperation
 
     try:
-        hudi_table(path).write(data, operation, MOR_OPTIONS)
+        hudi_table(path).write(data, operation, options)
     except (InvalidConfig, InvalidOperation) as e:
-        raise NotAvailable(f"merge-on-read writes: {e}") from e
+        raise NotAvailable(f"{options.get('hoodie.datasource.write.table.type', 'COPY_ON_WRITE')} writes: {e}") from e
 
 
-def cow_base(ctx: Context) -> Path:
-    return ctx.cached("hudi-cow-base", lambda p: hudi_table(p).write(cached_frame(ctx.inputs.base), "bulk_insert",
-                                                                       OPTIONS))
+def _base(name: str, options: dict[str, str]) -> Callable[[Context], Path]:
+    """The N-row table written by bulk_insert with ``options`` (shared, built once per run)."""
+
+    def build(ctx: Context) -> Path:
+        return ctx.cached(name, lambda p: _write(p, cached_frame(ctx.inputs.base), "bulk_insert", options))
+
+    return build
 
 
-def cow_upserted(ctx: Context) -> Path:
-    def build(p: Path) -> None:
-        import shutil
+def _upserted(name: str, base: Callable[[Context], Path], options: dict[str, str]) -> Callable[[Context], Path]:
+    """``base`` after the upsert batch written with ``options`` (shared, built once per run)."""
 
-        shutil.copytree(cow_base(ctx), p)
-        hudi_table(p).write(cached_frame(ctx.inputs.upsert), "upsert", OPTIONS)
+    def build(ctx: Context) -> Path:
+        def make(p: Path) -> None:
+            import shutil
 
-    return ctx.cached("hudi-cow-upserted", build)
+            shutil.copytree(base(ctx), p)
+            _write(p, cached_frame(ctx.inputs.upsert), "upsert", options)
+
+        return ctx.cached(name, make)
+
+    return build
 
 
-def mor_base(ctx: Context) -> Path:
-    return ctx.cached("hudi-mor-base", lambda p: _write_mor(p, cached_frame(ctx.inputs.base), "bulk_insert"))
-
-
-def mor_upserted(ctx: Context) -> Path:
-    def build(p: Path) -> None:
-        import shutil
-
-        shutil.copytree(mor_base(ctx), p)
-        _write_mor(p, cached_frame(ctx.inputs.upsert), "upsert")
-
-    return ctx.cached("hudi-mor-upserted", build)
+cow_base = _base("hudi-cow-base", OPTIONS)
+cow_upserted = _upserted("hudi-cow-upserted", cow_base, OPTIONS)
+mor_base = _base("hudi-mor-base", MOR_OPTIONS)
+mor_log_base = _base("hudi-mor-log-base", MOR_LOG_OPTIONS)
+mor_upserted = _upserted("hudi-mor-upserted", mor_log_base, MOR_LOG_OPTIONS)  # with logs: reads, compaction
+cow_base_tuned = _base("hudi-cow-base-tuned", TUNED_OPTIONS)
+mor_base_tuned = _base("hudi-mor-base-tuned", TUNED_MOR_OPTIONS)
 
 
 def needs(build: Callable[[Context], Path]) -> Callable[[Context], None]:
@@ -130,11 +143,11 @@ def needs(build: Callable[[Context], Path]) -> Callable[[Context], None]:
 
 # --- writes ---------------------------------------------------------------------------------------
 
-def bulk_insert(ctx: Context) -> Measurement:
+def bulk_insert(ctx: Context, job: str = "hudi_spec_bulk_insert", options: dict[str, str] = OPTIONS) -> Measurement:
     df = cached_frame(ctx.inputs.base)
-    path = ctx.fresh_table_dir("hudi_spec_bulk_insert")
+    path = ctx.fresh_table_dir(job)
     table = hudi_table(path)
-    seconds, result = timed(lambda: table.write(df, "bulk_insert", OPTIONS))
+    seconds, result = timed(lambda: table.write(df, "bulk_insert", options))
     return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n, steps=dict(result.step_seconds))
 
 
@@ -147,11 +160,12 @@ def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: di
                        steps=dict(result.step_seconds))
 
 
-def bulk_insert_local(ctx: Context) -> Measurement:
+def bulk_insert_local(ctx: Context, job: str = "hudi_spec_local_bulk_insert",
+                      options: dict[str, str] = OPTIONS) -> Measurement:
     data = arrow_input(ctx.inputs.base)
-    path = ctx.fresh_table_dir("hudi_spec_local_bulk_insert")
+    path = ctx.fresh_table_dir(job)
     table = local_table(path)
-    seconds, result = timed(lambda: table.write(data, "bulk_insert", OPTIONS))
+    seconds, result = timed(lambda: table.write(data, "bulk_insert", options))
     return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n, steps=dict(result.step_seconds))
 
 
@@ -188,7 +202,7 @@ def _compaction(ctx: Context, job: str, local: bool) -> Measurement:
     _require_compaction()
     path = ctx.copy_of(mor_upserted(ctx), job)
     table = local_table(path) if local else hudi_table(path)
-    seconds, _ = timed(lambda: table.compact(OPTIONS))  # the same parquet codec as the writes
+    seconds, _ = timed(lambda: table.compact(OPTIONS))  # Hudi's default codec, as the writes
     rows = count_rows(path)
     return Measurement(seconds, rows, path, rows, ctx.shape.rows_after)
 
@@ -245,25 +259,51 @@ def _prepare_spark_read(ctx: Context) -> None:
     cow_upserted(ctx)
 
 
+DEFAULTS = "Hudi's defaults (gzip, default small-file limit)"
+TUNED = "tuned: snappy"
+TUNED_MOR = "tuned: snappy, small-file limit 0 (updates to the log)"
+
 JOBS: tuple[Job, ...] = (
     Job("hudi_spec_bulk_insert", ENGINE, WRITE, bulk_insert, spark=True, vs="spark_parquet_write",
-        warm=True, note="COW, N rows into an empty table"),
+        warm=True, note=f"COW, N rows into an empty table; {DEFAULTS}"),
     Job("hudi_spec_cow_upsert", ENGINE, UPSERT, cow_upsert, prepare=needs(cow_base),
-        spark=True, vs="delta_rs_merge", warm=True, note="COW, the upsert batch into the N-row table"),
+        spark=True, vs="delta_rs_merge", warm=True, note=f"COW, the upsert batch into the N-row table; {DEFAULTS}"),
     Job("hudi_spec_mor_upsert", ENGINE, UPSERT, mor_upsert, prepare=needs(mor_base),
-        spark=True, vs="delta_rs_merge", warm=True, note="MOR, the upsert batch into the N-row table"),
+        spark=True, vs="delta_rs_merge", warm=True, note=f"MOR, the upsert batch into the N-row table; {DEFAULTS}"),
     Job("hudi_spec_local_bulk_insert", LOCAL_ENGINE, WRITE, bulk_insert_local, vs="spark_parquet_write",
-        warm=True, note="COW, N rows into an empty table; Arrow input, no Spark"),
+        warm=True, note=f"COW, N rows into an empty table; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_local_cow_upsert", LOCAL_ENGINE, UPSERT,
         lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert", cow_base, OPTIONS), prepare=needs(cow_base),
-        vs="delta_rs_merge", warm=True, note="COW, the upsert batch into the N-row table; Arrow input, no Spark"),
+        vs="delta_rs_merge", warm=True, note=f"COW, the upsert batch; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_local_mor_upsert", LOCAL_ENGINE, UPSERT,
         lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert", mor_base, MOR_OPTIONS), prepare=needs(mor_base),
-        vs="delta_rs_merge", warm=True, note="MOR, the upsert batch into the N-row table; Arrow input, no Spark"),
+        vs="delta_rs_merge", warm=True, note=f"MOR, the upsert batch; Arrow input, no Spark; {DEFAULTS}"),
+    Job("hudi_spec_bulk_insert_tuned", ENGINE, WRITE,
+        lambda c: bulk_insert(c, "hudi_spec_bulk_insert_tuned", TUNED_OPTIONS), spark=True,
+        vs="spark_parquet_write", warm=True, note=f"COW, N rows into an empty table; {TUNED}"),
+    Job("hudi_spec_cow_upsert_tuned", ENGINE, UPSERT,
+        lambda c: _upsert(c, "hudi_spec_cow_upsert_tuned", cow_base_tuned, TUNED_OPTIONS),
+        prepare=needs(cow_base_tuned), spark=True, vs="delta_rs_merge", warm=True,
+        note=f"COW, the upsert batch; {TUNED}"),
+    Job("hudi_spec_mor_upsert_tuned", ENGINE, UPSERT,
+        lambda c: _upsert(c, "hudi_spec_mor_upsert_tuned", mor_base_tuned, TUNED_MOR_OPTIONS),
+        prepare=needs(mor_base_tuned), spark=True, vs="delta_rs_merge", warm=True,
+        note=f"MOR, the upsert batch; {TUNED_MOR}"),
+    Job("hudi_spec_local_bulk_insert_tuned", LOCAL_ENGINE, WRITE,
+        lambda c: bulk_insert_local(c, "hudi_spec_local_bulk_insert_tuned", TUNED_OPTIONS),
+        vs="spark_parquet_write", warm=True, note=f"COW, N rows; Arrow input, no Spark; {TUNED}"),
+    Job("hudi_spec_local_cow_upsert_tuned", LOCAL_ENGINE, UPSERT,
+        lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert_tuned", cow_base_tuned, TUNED_OPTIONS),
+        prepare=needs(cow_base_tuned), vs="delta_rs_merge", warm=True,
+        note=f"COW, the upsert batch; Arrow input, no Spark; {TUNED}"),
+    Job("hudi_spec_local_mor_upsert_tuned", LOCAL_ENGINE, UPSERT,
+        lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert_tuned", mor_base_tuned, TUNED_MOR_OPTIONS),
+        prepare=needs(mor_base_tuned), vs="delta_rs_merge", warm=True,
+        note=f"MOR, the upsert batch; Arrow input, no Spark; {TUNED_MOR}"),
     Job("hudi_spec_compaction", ENGINE, SERVICE, compaction, prepare=prepare_compaction, spark=True,
-        note="MOR table after the upsert: compact every log into new base files"),
+        note="MOR table after the upsert (small-file limit 0, so it has logs): every log into new base files, gzip"),
     Job("hudi_spec_local_compaction", LOCAL_ENGINE, SERVICE, compaction_local, prepare=prepare_compaction,
-        note="the same compaction on threads of one process, no Spark"),
+        note="the same compaction on threads of one process, no Spark; gzip"),
     Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
         lambda c: _spec_read(cow_upserted(c), c), prepare=needs(cow_upserted),
         vs="hudi_rs_read_our_cow_table", warm=True, note="COW table after the upsert"),
@@ -275,8 +315,9 @@ JOBS: tuple[Job, ...] = (
         warm=True, note="COW table after the upsert"),
     Job("hudi_spec_mor_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
         lambda c: _spec_read(mor_upserted(c), c), prepare=needs(mor_upserted),
-        vs="hudi_rs_read_our_mor_table", warm=True, note="MOR table after the upsert (base files + logs)"),
+        vs="hudi_rs_read_our_mor_table", warm=True,
+        note="MOR table after the upsert (small-file limit 0: base files + logs)"),
     Job("hudi_rs_read_our_mor_table", "hudi-rs", READ, lambda c: _hudi_rs_read(mor_upserted(c), c),
         prepare=needs(mor_upserted), vs="pyarrow_dataset_read",
-        warm=True, note="MOR table after the upsert (base files + logs)"),
+        warm=True, note="MOR table after the upsert (small-file limit 0: base files + logs)"),
 )

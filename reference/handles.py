@@ -40,6 +40,7 @@ from spec.file_naming import BaseFileName, parse_log_file_name
 from spec.log_blocks import avro_data_block, delete_block, delete_record
 from spec.log_format import LogBlock, encode_blocks
 from spec.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
+from spec.parquet_codec import parquet_compression
 from spec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage import Storage
 
@@ -112,6 +113,14 @@ def _constant(value: str, n: int) -> pa.Array:
                                           pa.array([value], pa.string())).cast(pa.string())
 
 
+def writer_compression(codec: str) -> dict[str, Any]:
+    """The ``compression`` and ``compression_level`` pyarrow's parquet writer is given for Hudi's
+    ``hoodie.parquet.compression.codec`` (``spec.parquet_codec``: gzip at zlib's level 6, as parquet-mr
+    writes it, not Arrow's default 9; zstd at parquet-mr's 3)."""
+    c = parquet_compression(codec)
+    return {"compression": c.codec, "compression_level": c.level}
+
+
 def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, bucket: int | None = None) -> int:
     keys = table.column(RECORD_KEY)
     footer = {b"parquet.avro.schema": ctx.avro_schema_json.encode(), b"writer.model.name": b"avro"}
@@ -136,7 +145,7 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, buck
         return len(data)
     tmp = f"{rel}.inprogress"
     with pq.ParquetWriter(storage.full(tmp), table.schema, filesystem=storage.fs,
-                          compression=ctx.compression) as writer:
+                          **writer_compression(ctx.compression)) as writer:
         if armed("mid_base_file", bucket):  # a crash half way through the file
             writer.write_table(table.slice(0, table.num_rows // 2))
             die()

@@ -24,6 +24,7 @@ from spec.storage_lock import (
     WAIT_TIME_KEY,
     StorageLockConfig,
 )
+from spec.parquet_codec import CODECS, DEFAULT_CODEC
 from spec.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
 
 SINGLE_WRITER = "SINGLE_WRITER"
@@ -98,8 +99,8 @@ REGISTRY: tuple[Option, ...] = (
            _positive_int),
     Option("hoodie.index.type", "BLOOM", "how records are tagged with their file group: BLOOM (footers, then "
            "exact keys of candidate files) or SIMPLE (all keys)", choices=("BLOOM", "SIMPLE")),
-    Option("hoodie.parquet.compression.codec", "gzip", "parquet compression",
-           choices=("gzip", "snappy", "zstd", "lz4", "uncompressed")),
+    Option("hoodie.parquet.compression.codec", DEFAULT_CODEC, "parquet compression codec of base files, "
+           "compacted base files and parquet log blocks (level as parquet-mr: gzip 6, zstd 3)", choices=CODECS),
     Option("hoodie.combine.before.upsert", "true", "dedupe incoming records by key before upsert", _bool),
     Option("hoodie.combine.before.insert", "false", "dedupe incoming records by key before insert", _bool),
     Option("hoodie.bulkinsert.sort.mode", "NONE", "GLOBAL_SORT, PARTITION_SORT or NONE",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from spec.errors import CorruptBlock, LogFormatError, UnsupportedBlockContent
 from spec.log_format import DATA_BLOCK_VERSION, BlockType, CommandType, HeaderKey, LogBlock
+from spec.parquet_codec import parquet_compression
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -553,11 +554,14 @@ def rollback_command_block(instant: str, target_instant: str) -> LogBlock:
 
 
 def parquet_data_block(instant: str, schema_json: str, table: pa.Table, compression: str = "gzip") -> LogBlock:
-    """A parquet data block: the content is a whole parquet file of the records."""
+    """A parquet data block: the content is a whole parquet file of the records, compressed with
+    ``hoodie.parquet.compression.codec`` (``compression``) at the level parquet-mr uses
+    (``spec.parquet_codec``)."""
     import pyarrow.parquet as pq
 
+    codec = parquet_compression(compression)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=compression)
+    pq.write_table(table, sink, compression=codec.codec, compression_level=codec.level)
     header = ((int(HeaderKey.INSTANT_TIME), instant), (int(HeaderKey.SCHEMA), schema_json))
     return LogBlock(BlockType.PARQUET_DATA_BLOCK, header, sink.getvalue())
 # --8<-- [end:builders]

@@ -13,6 +13,7 @@ from typing import Any
 
 from spec.errors import InvalidConfig
 from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES, INTERVAL_KEY, TOLERABLE_MISSES_KEY
+from spec.parquet_codec import CODECS, DEFAULT_CODEC
 from spec.storage_lock import (
     DEFAULT_HEARTBEAT_POLL_SECONDS,
     DEFAULT_VALIDITY_SECONDS,
@@ -24,7 +25,6 @@ from spec.storage_lock import (
     WAIT_TIME_KEY,
     StorageLockConfig,
 )
-from spec.parquet_codec import CODECS, DEFAULT_CODEC
 from spec.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
 
 SINGLE_WRITER = "SINGLE_WRITER"

@@ -14,6 +14,7 @@ fewest bytes that hold its precision; every nullable field is ``["null", T]`` wi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,9 +39,29 @@ def meta_field(name: str) -> dict[str, Any]:
     return {"name": name, "type": ["null", "string"], "doc": "", "default": None}
 
 
+INVALID_AVRO_CHARS_IN_NAMES = re.compile(r"[^A-Za-z0-9_]")
+INVALID_AVRO_FIRST_CHAR_IN_NAMES = re.compile(r"[^A-Za-z_]")
+MASK_FOR_INVALID_CHARS_IN_NAMES = "__"
+
+
+def sanitize_name(name: str) -> str:
+    """A name made a valid Avro name as Hudi makes it (``HoodieAvroUtils.sanitizeName``,
+    hudi-common/src/main/java/org/apache/hudi/avro/HoodieAvroUtils.java, 0.15.x and 1.0.x alike):
+    a first character that may not start an Avro name (``[^A-Za-z_]``) becomes ``__``, then every
+    character outside ``[A-Za-z0-9_]`` becomes ``__``. ``my-table`` → ``my__table``, ``1t`` → ``__t``."""
+    if name and INVALID_AVRO_FIRST_CHAR_IN_NAMES.match(name[0]):
+        name = MASK_FOR_INVALID_CHARS_IN_NAMES + name[1:]
+    return INVALID_AVRO_CHARS_IN_NAMES.sub(MASK_FOR_INVALID_CHARS_IN_NAMES, name)
+
+
 def record_name_for_table(table_name: str) -> tuple[str, str]:
-    """(record name, namespace) of a table's Avro schema: ``<table>_record`` in ``hoodie.<table>``."""
-    return f"{table_name}_record", f"hoodie.{table_name}"
+    """(record name, namespace) of a table's Avro schema: ``<t>_record`` in ``hoodie.<t>``, where
+    ``<t>`` is the table name sanitized (``sanitize_name``), as Hudi's
+    ``AvroSchemaUtils.getAvroRecordQualifiedName`` (hudi-common/src/main/java/org/apache/hudi/avro/
+    AvroSchemaUtils.java) and Spark's ``AvroConversionUtils.getAvroRecordNameAndNamespace`` state it:
+    a table named ``my-table`` has the record ``my__table_record`` in ``hoodie.my__table``."""
+    name = sanitize_name(table_name)
+    return f"{name}_record", f"hoodie.{name}"
 # --8<-- [end:meta_fields]
 
 

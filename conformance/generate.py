@@ -55,6 +55,8 @@ REGRESSIONS: Final = "regressions"
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 BOTH_TYPES: Final = (COW, MOR)
 BOTH_VERSIONS: Final = (6, 8)
+WRITE_OPERATIONS_ALL: Final = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table", "upsert",
+                               "delete")
 
 
 def rec(i: int, ts: int, p: str = "a", v: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -180,6 +182,48 @@ def insert_split(tt: str, v: int) -> Case:
                  "100, max file size 1000: 10 records a group, no small files)", ["write:insert", "layout"],
                  _config(tt, v, max_file_size=1000, record_size_estimate=100, small_file_limit=0),
                  [w("insert", *(rec(i, 1) for i in range(25)))])
+
+
+def duplicates_in_batch(operation: str, combine: bool = False) -> Builder:
+    """Two versions of one key in one batch of ``operation``: Hudi combines them only where the
+    operation's ``hoodie.combine.before.*`` option is on (upsert, delete: on; the inserting
+    operations: off, so both versions are written)."""
+    def build(tt: str, v: int) -> Case:
+        key = "insert" if operation in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") \
+            else operation
+        options = (("hoodie.combine.before.insert", "true"),) if combine else ()
+        first = w("insert", rec(1, 1), rec(2, 1, "b"))
+        batch = (w("delete", rec(2, 2, "b"), rec(2, 3, "b")) if operation == "delete"
+                 else w(operation, rec(3, 2, v="x"), rec(3, 1, v="y"), rec(1, 4, v="z")))
+        name = f"duplicates-{operation.replace('_', '-')}{'-combined' if combine else ''}"
+        return _case(name, tt, v, f"two versions of one key in one {operation} batch: "
+                     f"hoodie.combine.before.{key} {'on' if combine or key in ('upsert', 'delete') else 'off'}",
+                     [f"write:{operation}", "duplicates", "bug:duplicates-after-upsert"],
+                     _config(tt, v, options=options), [first, batch])
+    return build
+
+
+DUPLICATE_BUILDERS: Final[tuple[Builder, ...]] = (
+    *(duplicates_in_batch(op) for op in WRITE_OPERATIONS_ALL), duplicates_in_batch("insert", combine=True))
+
+
+def insert_into_small_file(tt: str, v: int) -> Case:
+    return _case("insert-small-file-duplicates", tt, v, "an insert routed to a small file keeps the file's rows and "
+                 "appends every incoming record, a key the file holds included (hoodie.merge.allow.duplicate."
+                 "on.inserts, Hudi's concat handle)", ["write:insert", "duplicates"], _config(tt, v),
+                 [w("insert", rec(1, 1), rec(2, 1)), w("insert", rec(1, 5, v="again"), rec(3, 1))])
+
+
+def null_ordering_and_partitions(tt: str, v: int) -> Case:
+    return _case("null-ordering-partition", tt, v, "a null ordering value is kept by an insert (which does not "
+                 "combine) and refused by an upsert (which does); a null or empty partition value goes to "
+                 "__HIVE_DEFAULT_PARTITION__", ["write:insert", "write:upsert", "expect_error", "null"],
+                 _config(tt, v),
+                 [w("insert", rec(1, 1), {"id": 2, "ts": None, "p": "a", "v": "n"}, {"id": 3, "ts": 1, "p": None,
+                                                                                   "v": "np"},
+                    {"id": 4, "ts": 1, "p": "", "v": "ep"}),
+                  ExpectError("invalid_record"), w("upsert", {"id": 1, "ts": None, "p": "a", "v": "x"}),
+                  w("upsert", rec(2, 3, v="over-null"), {"id": 3, "ts": 2, "p": None, "v": "np2"})])
 
 
 # --- suite: services -------------------------------------------------------------------------------
@@ -364,12 +408,20 @@ def _grid(builder: Builder, types: Sequence[str] = BOTH_TYPES, versions: Sequenc
             yield builder(tt, v)
 
 
+def _diagonal(builder: Builder) -> Iterator[Case]:
+    """A rule that does not depend on table type and version together: COW v6 and MOR v8."""
+    yield builder(COW, 6)
+    yield builder(MOR, 8)
+
+
 def corpus() -> dict[str, list[Case]]:
     """Every generated case by suite (regressions are not built: they are read from disk)."""
     writes = [c for b in (insert_upsert_delete, bulk_insert_then_upsert, insert_overwrite, insert_overwrite_table,
                           delete_partition, dedupe_in_batch, delete_then_reinsert, schema_evolution,
                           keys_and_partitions, non_partitioned, insert_split) for c in _grid(b)]
     writes += list(_grid(commit_time_ordering, versions=(8,)))
+    writes += [c for b in (*DUPLICATE_BUILDERS, insert_into_small_file, null_ordering_and_partitions)
+               for c in _diagonal(b)]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

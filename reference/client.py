@@ -288,6 +288,11 @@ class WriteClient:
         timeline = Timeline.load(self.storage, table.timeline_layout)
         if frame is not None:
             self._check_schema(engine.columns(frame), table, timeline, op)
+            if op != "delete" and table.ordering_field and combines(cfg, op) and _has_null(
+                    engine, frame, table.ordering_field):
+                raise InvalidRecord(f"a record has no value for the ordering field {table.ordering_field!r}",
+                                    hint=f"a {op} combines records by their ordering value: give every record one "
+                                         "(or turn the operation's hoodie.combine.before.* option off)")
             frame = engine.with_keys(frame, table)
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
@@ -417,8 +422,7 @@ class WriteClient:
                                   {p: tuple(v) for p, v in replaced.items()})
         assert df is not None
         user_schema = engine.user_schema(df)
-        dedupe = (op in ("upsert", "delete") and cfg.combine_before_upsert) or (
-            op in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") and cfg.combine_before_insert)
+        dedupe = combines(cfg, op)
         ordering = table.ordering_field if op != "delete" else None
         bloom = op in ("upsert", "delete") and cfg.index_type == "BLOOM"
         if dedupe and not bloom:
@@ -532,16 +536,17 @@ class WriteClient:
             else:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
         ctx = self.handle_context(table, cfg, instant, specs, user_schema,
-                                  sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE")
+                                  sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE",
+                                  concat=op == "insert" and cfg.allow_duplicate_on_inserts)
         return engine.write_buckets(df, ctx, user_schema, assignment)
 
     def handle_context(self, table: TableConfig, cfg: WriteConfig, instant: str, specs: Mapping[int, BucketSpec],
-                       user_schema: pa.Schema, sort_by_key: bool = False) -> HandleContext:
+                       user_schema: pa.Schema, sort_by_key: bool = False, concat: bool = False) -> HandleContext:
         """What every handle of one write needs, shipped to the Spark tasks."""
         avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
         ordering = table.ordering_field
         return HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), cfg.compression,
-                             specs, sort_by_key=sort_by_key, table_version=table.table_version,
+                             specs, sort_by_key=sort_by_key, concat=concat, table_version=table.table_version,
                              append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
                              record_size=cfg.record_size_estimate, ordering_field=ordering,
                              ordering_branch=ordering_branch(user_schema, ordering))
@@ -549,6 +554,25 @@ class WriteClient:
     def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
         """Step 6 on Spark: one task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
         return run_buckets(self.spark, tagged, ctx, user_schema)
+
+
+def _has_null(engine: SparkEngine | LocalEngine, frame: Any, column: str) -> bool:
+    """Whether a column of the batch holds a null (``spec.model_write.prepare``'s ordering rule)."""
+    if engine.name == "local":
+        return bool(frame.column(column).null_count)
+    from pyspark.sql import functions as F
+
+    return bool(frame.filter(F.col(column).isNull()).limit(1).count())
+
+
+def combines(cfg: WriteConfig, op: str) -> bool:
+    """Whether a write dedupes its batch by key (``spec.model_write.COMBINE_OPTIONS``: Hudi's
+    ``hoodie.combine.before.upsert`` / ``.delete`` / ``.insert``, defaults true / true / false)."""
+    if op == "upsert":
+        return cfg.combine_before_upsert
+    if op == "delete":
+        return cfg.combine_before_delete
+    return cfg.combine_before_insert
 
 
 def clean_config(cfg: WriteConfig) -> CleanConfig:

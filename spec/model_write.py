@@ -82,7 +82,7 @@ def combines(config: Any, operation: str) -> bool:
     ``HoodieDeleteHelper``) dedupe only when the option is on; with it off every record is written,
     duplicates included."""
     key, default = COMBINE_OPTIONS[operation]
-    return dict(config.options).get(key, default).lower() == "true"
+    return str(dict(config.options).get(key, default)).lower() == "true"
 
 
 def concatenates(config: Any, operation: str) -> bool:

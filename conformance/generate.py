@@ -226,6 +226,31 @@ def null_ordering_and_partitions(tt: str, v: int) -> Case:
                   w("upsert", rec(2, 3, v="over-null"), {"id": 3, "ts": 2, "p": None, "v": "np2"})])
 
 
+def option_conflicts(tt: str, v: int) -> Case:
+    """Write options against the table's hoodie.properties (``spec.writer_utils``)."""
+    other_type = MOR if tt == COW else COW
+    other_version = "8" if v == 6 else "6"
+    conflicting = (("hoodie.datasource.write.table.type", other_type),
+                   ("hoodie.datasource.write.recordkey.field", "v"),
+                   ("hoodie.datasource.write.precombine.field", "v"),
+                   ("hoodie.datasource.write.partitionpath.field", "v"),
+                   ("hoodie.datasource.write.keygenerator.type", "COMPLEX"),
+                   ("hoodie.datasource.write.hive_style_partitioning", "true"),
+                   ("hoodie.datasource.write.partitionpath.urlencode", "true"),
+                   ("hoodie.write.table.version", other_version))
+    ops: list[Op] = [w("insert", rec(1, 1), rec(2, 1, "b"))]
+    for key, value in conflicting:
+        ops += [ExpectError("config_conflict"), Write("upsert", (rec(1, 2),), options=((key, value),))]
+    same = (("hoodie.datasource.write.table.type", tt.lower()), ("hoodie.datasource.write.recordkey.field", "id"),
+            ("hoodie.write.table.version", str(v)))
+    ops.append(Write("upsert", (rec(1, 3),), options=same))
+    return _case("option-conflicts", tt, v, "a write whose table type, record key, ordering field, partition "
+                 "fields, key generator, hive-style or url-encoded partitioning or table version differs from "
+                 "the table's is refused (config_conflict) and leaves the table as it was; repeating the "
+                 "table's values (in any case) is not a conflict", ["expect_error", "options", "config_conflict"],
+                 _config(tt, v), ops)
+
+
 # --- suite: services -------------------------------------------------------------------------------
 
 def compaction(tt: str, v: int) -> Case:
@@ -420,8 +445,8 @@ def corpus() -> dict[str, list[Case]]:
                           delete_partition, dedupe_in_batch, delete_then_reinsert, schema_evolution,
                           keys_and_partitions, non_partitioned, insert_split) for c in _grid(b)]
     writes += list(_grid(commit_time_ordering, versions=(8,)))
-    writes += [c for b in (*DUPLICATE_BUILDERS, insert_into_small_file, null_ordering_and_partitions)
-               for c in _diagonal(b)]
+    writes += [c for b in (*DUPLICATE_BUILDERS, insert_into_small_file, null_ordering_and_partitions,
+                           option_conflicts) for c in _diagonal(b)]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

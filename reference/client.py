@@ -38,10 +38,11 @@ from reference.local_engine import LocalEngine
 from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
-from reference.options import WriteConfig, parse_options
+from reference.options import ALIASES, WriteConfig, parse_options
 from reference.services import clean, rollback_instant
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
+from spec import writer_utils as wu
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import (
     NULL_COMMIT,
@@ -54,6 +55,7 @@ from spec.commit_metadata import (
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
+from spec.keys import KEYGEN_TYPES_BY_CLASS
 from spec.log_format import read_blocks
 from spec.merge import MergeRule
 from spec.partitioner import (
@@ -141,15 +143,34 @@ def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> Table
     return table
 
 
+def table_identity(table: TableConfig) -> dict[str, str]:
+    """The table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
+    out = {wu.TABLE_NAME: table.name, wu.TABLE_TYPE: table.table_type,
+           wu.RECORD_KEY: ",".join(table.record_key_fields), wu.PARTITION_PATH: ",".join(table.partition_fields),
+           wu.HIVE_STYLE: str(table.hive_style_partitioning).lower(),
+           wu.URL_ENCODE: str(table.url_encode_partitions).lower(), wu.WRITE_TABLE_VERSION: str(table.table_version)}
+    if table.ordering_field:
+        out[wu.ORDERING] = table.ordering_field
+    keygen = table.keygen_type or KEYGEN_TYPES_BY_CLASS.get(table.keygen_class or "")
+    if keygen:
+        out[wu.KEY_GENERATOR] = keygen.removesuffix("_AVRO")
+    return out
+
+
+def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
+    """The identity options a write gives, by their canonical key (aliases resolved)."""
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        canonical = ALIASES.get(key, key)
+        if canonical == "hoodie.datasource.write.keygenerator.class" and str(value) in KEYGEN_TYPES_BY_CLASS:
+            canonical, value = wu.KEY_GENERATOR, KEYGEN_TYPES_BY_CLASS[str(value)].removesuffix("_AVRO")
+        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION) and value is not None:
+            out[canonical] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
+
+
 def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[str, Any]) -> None:
-    given_keys = "hoodie.datasource.write.recordkey.field" in options or "hoodie.table.recordkey.fields" in options
-    if given_keys and cfg.record_key_fields != table.record_key_fields:
-        raise InvalidConfig(f"record key fields {cfg.record_key_fields} differ from the table's "
-                            f"{table.record_key_fields}", hint="a table's record key cannot change")
-    given_parts = "hoodie.datasource.write.partitionpath.field" in options
-    if given_parts and cfg.partition_fields != table.partition_fields:
-        raise InvalidConfig(f"partition fields {cfg.partition_fields} differ from the table's "
-                            f"{table.partition_fields}", hint="a table's partitioning cannot change")
+    wu.validate_table_config(table_identity(table), given_identity(options))
     if table.metadata_partitions:
         raise InvalidOperation(
             f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "

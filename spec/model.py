@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model_files import Row
 from spec.model_read import (
@@ -73,6 +74,7 @@ from spec.model_write import (
 from spec.partitioner import average_record_size
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.timeline import Action, State
+from spec.writer_utils import validate_table_config
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]
 
@@ -195,7 +197,25 @@ def compact(state: TableState, env: Env, mode: str, instant_time: str | None) ->
 # --- the operation vocabulary -------------------------------------------------------------------
 
 def _op_write(s: TableState, op: Any, env: Env) -> TableState:
-    return write(s, env, op.operation, op.records, op.instant_time)
+    options = tuple(getattr(op, "options", ()))
+    if not options:
+        return write(s, env, op.operation, op.records, op.instant_time)
+    validate_table_config(table_identity(s.config), dict(options))
+    table_config = s.config
+    merged = (*table_config.options, *options)
+    with_options = replace(s, config=replace(table_config, options=merged))  # type: ignore[type-var]
+    return replace(write(with_options, env, op.operation, op.records, op.instant_time), config=table_config)
+
+
+def table_identity(config: TableSettings) -> dict[str, str]:
+    """A model table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
+    out = {wu.TABLE_NAME: config.table_name, wu.TABLE_TYPE: config.table_type,
+           wu.RECORD_KEY: ",".join(config.record_key_fields), wu.PARTITION_PATH: ",".join(config.partition_fields),
+           wu.KEY_GENERATOR: config.resolved_key_generator, wu.HIVE_STYLE: str(config.hive_style).lower(),
+           wu.URL_ENCODE: "false", wu.WRITE_TABLE_VERSION: str(config.table_version)}
+    if config.ordering_field:
+        out[wu.ORDERING] = config.ordering_field
+    return out
 
 
 _HANDLERS: dict[str, Callable[[TableState, Any, Env], TableState]] = {

@@ -204,10 +204,11 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
 
         if op.instant_time is not None:
             self.clock.fix(op.instant_time)
+        options = {**self.options, **dict(op.options)}
         if self.crash_after is not None:
-            self._killed_write(op.operation, [dict(r) for r in op.records], self.options)
+            self._killed_write(op.operation, [dict(r) for r in op.records], options)
             return
-        self.client.write(pa.Table.from_pylist([dict(r) for r in op.records]), op.operation, self.options)
+        self.client.write(pa.Table.from_pylist([dict(r) for r in op.records]), op.operation, options)
 
     def _delete_partition(self, op: DeletePartition) -> None:
         if op.instant_time is not None:

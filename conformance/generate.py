@@ -226,6 +226,19 @@ def null_ordering_and_partitions(tt: str, v: int) -> Case:
                   w("upsert", rec(2, 3, v="over-null"), {"id": 3, "ts": 2, "p": None, "v": "np2"})])
 
 
+def schema_changes(tt: str, v: int) -> Case:
+    """Column types across writes (``spec.schema_evolution``)."""
+    return _case("schema-change", tt, v, "a column evolves long → double → string (older files read by casting), "
+                 "a long written into the string column is written as a string, a boolean is refused",
+                 ["write:upsert", "schema", "expect_error"], _config(tt, v),
+                 [w("insert", rec(1, 1, n=1), rec(2, 1, "b", n=2)),
+                  w("upsert", rec(1, 2, n=1.5)),
+                  w("upsert", rec(3, 1, n="s")),
+                  w("upsert", rec(4, 1, n=7)),
+                  ExpectError("schema_mismatch"), w("upsert", rec(5, 1, n=True)),
+                  w("upsert", rec(1, 3, n="t"))])
+
+
 def option_conflicts(tt: str, v: int) -> Case:
     """Write options against the table's hoodie.properties (``spec.writer_utils``)."""
     other_type = MOR if tt == COW else COW
@@ -446,7 +459,7 @@ def corpus() -> dict[str, list[Case]]:
                           keys_and_partitions, non_partitioned, insert_split) for c in _grid(b)]
     writes += list(_grid(commit_time_ordering, versions=(8,)))
     writes += [c for b in (*DUPLICATE_BUILDERS, insert_into_small_file, null_ordering_and_partitions,
-                           option_conflicts) for c in _diagonal(b)]
+                           option_conflicts, schema_changes) for c in _diagonal(b)]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

@@ -77,6 +77,7 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
+from spec.schema_evolution import PROMOTIONS, reconcile_type
 from spec.services import ArchiveConfig, CleanConfig, CompactionConfig
 from spec.storage import Storage
 from spec.table_config import (
@@ -308,7 +309,7 @@ class WriteClient:
             _check_against_table(table, cfg, opts)
         timeline = Timeline.load(self.storage, table.timeline_layout)
         if frame is not None:
-            self._check_schema(engine.columns(frame), table, timeline, op)
+            frame = self._check_schema(engine, frame, table, timeline, op)
             if op != "delete" and table.ordering_field and combines(cfg, op) and _has_null(
                     engine, frame, table.ordering_field):
                 raise InvalidRecord(f"a record has no value for the ordering field {table.ordering_field!r}",
@@ -380,7 +381,13 @@ class WriteClient:
         gen = self._generator(timeline)
         return instant, gen, timeline
 
-    def _check_schema(self, names: list[str], table: TableConfig, timeline: Timeline, op: str) -> None:
+    def _check_schema(self, engine: SparkEngine | LocalEngine, frame: Any, table: TableConfig, timeline: Timeline,
+                      op: str) -> Any:
+        """The batch checked against the table's latest schema before anything is written
+        (``spec.schema_evolution``): key, partition and ordering fields present; no column of the table
+        dropped; each column's type the table's, a promotion of it (the batch's values are cast to the
+        table's type) or a type it promotes to (the column evolves); anything else ``SchemaMismatch``."""
+        names = engine.columns(frame)
         columns = set(names)
         needed = set(table.record_key_fields) | set(table.partition_fields)
         if op not in ("delete",) and table.ordering_field:
@@ -390,17 +397,29 @@ class WriteClient:
             raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
                                 hint="record key, partition and ordering fields must be present")
         if op == "delete":
-            return
+            return frame
         latest = timeline.commits_timeline().latest_completed()
         if latest is None:
-            return
+            return frame
         md = parse_commit_metadata(read_instant_content(self.storage, latest, timeline.layout))
-        if md.schema:
-            known = {f["name"] for f in json.loads(md.schema)["fields"]}
-            dropped = sorted(known - columns - set(META_FIELDS))
-            if dropped:
-                raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
-                                     hint="write every column of the table (new columns may be added)")
+        if not md.schema:
+            return frame
+        fields = json.loads(md.schema)["fields"]
+        known = {f["name"] for f in fields}
+        dropped = sorted(known - columns - set(META_FIELDS))
+        if dropped:
+            raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
+                                 hint="write every column of the table (new columns may be added)")
+        table_types = {f["name"]: _primitive(f["type"]) for f in fields}
+        incoming = avro_schema_from_arrow(engine.user_schema(frame), *record_name_for_table(table.name))
+        casts = {}
+        for f in incoming["fields"]:
+            old, new = table_types.get(f["name"]), _primitive(f["type"])
+            if old is None or new is None or old == new:
+                continue
+            if reconcile_type(f["name"], old, new) == old:
+                casts[f["name"]] = old
+        return _cast_columns(engine, frame, casts) if casts else frame
 
     def _start(self, table: TableConfig, instant: str, action: str) -> Instant:
         layout = table.timeline_layout
@@ -575,6 +594,37 @@ class WriteClient:
     def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
         """Step 6 on Spark: one task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
         return run_buckets(self.spark, tagged, ctx, user_schema)
+
+
+def _primitive(avro_type: Any) -> str | None:
+    """The Avro primitive type of a field (a nullable union's non-null branch; ``date`` for the
+    date logical type), or None for any other type."""
+    if isinstance(avro_type, list):
+        branches = [t for t in avro_type if t != "null"]
+        return _primitive(branches[0]) if len(branches) == 1 else None
+    if isinstance(avro_type, dict):
+        return "date" if avro_type.get("logicalType") == "date" else (
+            None if "logicalType" in avro_type else _primitive(avro_type.get("type")))
+    return avro_type if avro_type in PROMOTIONS else None
+
+
+_ARROW_TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(),
+                "string": pa.string()}
+_SPARK_TYPES = {"int": "int", "long": "bigint", "float": "float", "double": "double", "string": "string"}
+
+
+def _cast_columns(engine: SparkEngine | LocalEngine, frame: Any, casts: Mapping[str, str]) -> Any:
+    """The batch with columns cast to the table's (Avro primitive) types."""
+    if engine.name == "local":
+        for name, avro_type in casts.items():
+            i = frame.schema.get_field_index(name)
+            frame = frame.set_column(i, name, frame.column(name).cast(_ARROW_TYPES[avro_type]))
+        return frame
+    from pyspark.sql import functions as F
+
+    for name, avro_type in casts.items():
+        frame = frame.withColumn(name, F.col(name).cast(_SPARK_TYPES[avro_type]))
+    return frame
 
 
 def _has_null(engine: SparkEngine | LocalEngine, frame: Any, column: str) -> bool:

@@ -47,6 +47,7 @@ from spec.model_files import (
 )
 from spec.model_read import index_locations, merge_rule, ordering_type, view
 from spec.model_state import Env, TableState, json_type
+from spec.schema_evolution import reconcile_type
 from spec.partitioner import (
     PartitionerConfig,
     SmallFile,
@@ -134,7 +135,9 @@ def key_props(config: Any) -> dict[str, str]:
 def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping[str, Scalar]]
                   ) -> tuple[tuple[str, str], ...]:
     """The table schema after a batch: every record of a batch has the same fields; a batch may add
-    fields (read as null in older rows) but not drop any; a field's type may widen long → double only."""
+    fields (read as null in older rows) but not drop any; a field's type changes by
+    ``spec.schema_evolution.reconcile_type`` (a promotable change evolves the column or is written as
+    the table's type; any other is refused)."""
     if not records:
         return schema
     names = list(records[0])
@@ -156,11 +159,8 @@ def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping
                                  hint="give a column one type")
         old = types.get(f)
         new = "double" if {"long", "double"} & seen == {"long", "double"} else (next(iter(seen)) if seen else None)
-        if old is not None and new is not None and old != new and {old, new} != {"long", "double"}:
-            raise SchemaMismatch(f"column {f} changes type from {old} to {new}",
-                                 hint="only long → double widening is allowed")
-        if old == "long" and new == "double":
-            types[f] = "double"
+        if old is not None and new is not None:
+            types[f] = reconcile_type(f, old, new)
         elif old is None:
             types[f] = new or "string"
     order = [f for f, _ in schema] + [f for f in names if f not in dict(schema)]

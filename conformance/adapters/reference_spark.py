@@ -80,16 +80,11 @@ CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS
 """What the reference does. Extend here (and give the operation a handler in ``_HANDLERS``)."""
 # --8<-- [end:capabilities]
 
-EVOLVED_COLUMN_TIME_TRAVEL = (
-    "time travel to before a column was added: the spec model pads the new column with nulls, the spec reader "
-    "(over the reference's files) returns the columns the table had then")
 STREAM_DELETE_COLUMN = (
     "the reference's streaming writer takes deletes as rows with _hoodie_is_deleted set (Spark's way); that "
     "column stays in the table's schema and rows, while the case language's stream deletes carry no column")
 
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"schema-add-column-cow-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8)},
-    **{f"schema-add-column-mor-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8)},
     **{f"stream-deletes-mor-v{v}": STREAM_DELETE_COLUMN for v in (6, 8)},
 }
 """Cases the reference is known to fail (reported XFAIL), with why."""

@@ -47,7 +47,6 @@ from spec.model_files import (
 )
 from spec.model_read import index_locations, merge_rule, ordering_type, view
 from spec.model_state import Env, TableState, json_type
-from spec.schema_evolution import reconcile_type
 from spec.partitioner import (
     PartitionerConfig,
     SmallFile,
@@ -58,6 +57,7 @@ from spec.partitioner import (
     route,
     select_small_files,
 )
+from spec.schema_evolution import reconcile_type
 from spec.timeline import Action
 
 OVERWRITES = ("insert_overwrite", "insert_overwrite_table")

@@ -70,7 +70,8 @@ def test_the_checker_flags_files_that_disagree_incompatibly(tmp_path: Path, monk
     client = WriteClient(path, engine="local")
     client.write(_batch([1], pa.array([1], pa.int64())), "insert", OPTIONS)
     assert check_table(path).ok
-    monkeypatch.setattr(WriteClient, "_check_schema", lambda self, engine, frame, *args: frame)  # a writer that skips it
+    # a writer that skips the schema check
+    monkeypatch.setattr(WriteClient, "_check_schema", lambda self, engine, frame, *args: frame)
     client.write(_batch([2], pa.array([True])), "insert", {**OPTIONS, "hoodie.parquet.small.file.limit": "0"})
     assert len(Timeline.load(client.storage, 1).commits_timeline().completed().instants) == 2
     report = check_table(path)

@@ -226,6 +226,21 @@ def null_ordering_and_partitions(tt: str, v: int) -> Case:
                   w("upsert", rec(2, 3, v="over-null"), {"id": 3, "ts": 2, "p": None, "v": "np2"})])
 
 
+def bulk_insert_sort_mode(mode: str) -> Builder:
+    """bulk_insert under one ``hoodie.bulkinsert.sort.mode``: no workload profile, so a batch larger
+    than the insert sizing's file (record size estimate 100, max file size 1000) still gives one file
+    per partition path of its one input partition (``spec.bulk_insert``)."""
+    def build(tt: str, v: int) -> Case:
+        return _case(f"bulk-insert-{mode.lower().replace('_', '-')}", tt, v,
+                     f"bulk_insert with hoodie.bulkinsert.sort.mode={mode}: one new file group per partition path, "
+                     "however many records", ["write:bulk_insert", "layout", "bulk_insert_sort_mode"],
+                     _config(tt, v, max_file_size=1000, record_size_estimate=100, small_file_limit=0,
+                             options=(("hoodie.bulkinsert.sort.mode", mode),)),
+                     [w("bulk_insert", *(rec(i, 1, "a" if i % 4 else "b") for i in range(25, 0, -1))),
+                      w("upsert", rec(3, 2), rec(4, 2, "b"))])
+    return build
+
+
 def schema_changes(tt: str, v: int) -> Case:
     """Column types across writes (``spec.schema_evolution``)."""
     return _case("schema-change", tt, v, "a column evolves long → double → string (older files read by casting), "
@@ -460,6 +475,8 @@ def corpus() -> dict[str, list[Case]]:
     writes += list(_grid(commit_time_ordering, versions=(8,)))
     writes += [c for b in (*DUPLICATE_BUILDERS, insert_into_small_file, null_ordering_and_partitions,
                            option_conflicts, schema_changes) for c in _diagonal(b)]
+    writes += [c for mode in ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION")
+               for c in _diagonal(bulk_insert_sort_mode(mode))]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

@@ -44,6 +44,7 @@ from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
 from spec import writer_utils as wu
 from spec.append_handle import AppendHandleConfig
+from spec.bulk_insert import bulk_insert_files
 from spec.commit_metadata import (
     NULL_COMMIT,
     CommitMetadata,
@@ -498,6 +499,11 @@ class WriteClient:
             self._label(f"commit {instant}: workload profile")
             counts = engine.counts(df)
         profile = WorkloadProfile.from_counts(counts)
+        if op == "bulk_insert":
+            # no workload profile sizes a bulk insert (spec.bulk_insert): a file per partition path of the batch,
+            # which this writer takes as one input partition
+            planned = bulk_insert_files([list(profile.partitions)], cfg.bulk_insert_sort_mode)
+            profile = WorkloadProfile.from_counts({(f.partition_path, None): 1 for f in planned})
         busy = pending_compaction_groups(self.storage, timeline)
         small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
             p: files for p, files in self._small_files(view, cfg, busy).items()

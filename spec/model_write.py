@@ -11,8 +11,9 @@ One write at instant T, given prepared records (keyed, validated):
    base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
 3. **bucket** — ``spec.partitioner``: updates go to their group's bucket; inserts fill small
    files first (COW: every base file under the limit; MOR: the smallest base-only slice not under
-   compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` writes one
-   new group per partition (no small files, no sizing: the model's choice for one input task); the
+   compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` builds no
+   workload profile: it writes a new group per partition path of each input partition
+   (``spec.bulk_insert``; the model takes a write's batch as one input partition); the
    overwrites use no small files and replace the partition's (or the table's) groups;
 4. **write** — COW and MOR small-file buckets merge into a new base file at T; MOR updates and
    deletes append log blocks (data block, then one delete block) to a new log file (v6: named by
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
+from spec.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
 from spec.errors import InvalidRecord, SchemaMismatch
 from spec.keys import key_generator_from_config
 from spec.merge import Version, as_version, combine_logs, delete_version
@@ -397,8 +399,10 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     pcfg = partitioner_config(cfg)
     small = {p: small_files(state, p) for p, stat in profile.partitions.items()
              if stat.inserts > 0 and operation in ("upsert", "insert")}  # looked up only where inserts go
-    if operation == "bulk_insert":  # no small files, no sizing: one new file group per partition
-        profile = WorkloadProfile.from_counts({(p, None): 1 for p in profile.partitions})
+    if operation == "bulk_insert":  # spec.bulk_insert: the batch is one input partition, a file per partition path
+        mode = dict(cfg.options).get("hoodie.bulkinsert.sort.mode", DEFAULT_SORT_MODE).upper()
+        planned = bulk_insert_files([[r.partition for r, _ in located]], mode)
+        profile = WorkloadProfile.from_counts({(f.partition_path, None): 1 for f in planned})
     assignment = assign_buckets(profile, small, pcfg, average_record_size(commit_totals(state), pcfg),
                                 env.next_file_id_prefix)
     routed: dict[int, list[Incoming]] = {}

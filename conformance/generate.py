@@ -48,7 +48,7 @@ from conformance.ops import (
 )
 from spec.errors import InvalidOperation
 
-CORPUS_VERSION: Final = 1
+CORPUS_VERSION: Final = 2
 GENERATOR_VERSION: Final = 1
 REGRESSIONS: Final = "regressions"
 

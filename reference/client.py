@@ -310,12 +310,13 @@ class WriteClient:
             _check_against_table(table, cfg, opts)
         timeline = Timeline.load(self.storage, table.timeline_layout)
         if frame is not None:
-            frame = self._check_schema(engine, frame, table, timeline, op)
-            if op != "delete" and table.ordering_field and combines(cfg, op) and _has_null(
-                    engine, frame, table.ordering_field):
-                raise InvalidRecord(f"a record has no value for the ordering field {table.ordering_field!r}",
+            ordering = table.ordering_field
+            if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)
+                    and _has_null(engine, frame, ordering)):
+                raise InvalidRecord(f"a record has no value for the ordering field {ordering!r}",
                                     hint=f"a {op} combines records by their ordering value: give every record one "
                                          "(or turn the operation's hoodie.combine.before.* option off)")
+            frame = self._check_schema(engine, frame, table, timeline, op)
             frame = engine.with_keys(frame, table)
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)

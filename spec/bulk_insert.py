@@ -52,6 +52,7 @@ class BulkInsertFile:
     records: tuple[tuple[int, int], ...]
 
 
+# --8<-- [start:bulk_insert_files]
 def bulk_insert_files(inputs: Sequence[Sequence[str]], sort_mode: str = DEFAULT_SORT_MODE,
                       keys: Sequence[Sequence[str]] | None = None) -> list[BulkInsertFile]:
     """The files of a bulk insert whose input partitions hold records of the given partition paths
@@ -86,3 +87,4 @@ def bulk_insert_files(inputs: Sequence[Sequence[str]], sort_mode: str = DEFAULT_
             by_path.setdefault(path(r), []).append(r)
         out += [BulkInsertFile(task, p, tuple(rs)) for p, rs in by_path.items()]
     return out
+# --8<-- [end:bulk_insert_files]

@@ -34,7 +34,7 @@ from typing import Any
 
 from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
-from spec.model_files import Row
+from spec.model_files import IS_DELETED, Row
 from spec.model_read import (
     GroupLayout,
     incremental,
@@ -161,11 +161,13 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
         p: tuple(StreamFileGroup(g.file_id, len(g.keys), 0) for g in groups) for p, groups in layout(state).items()},
         key_index={k: fids[0] for k, fids in key_locations(state).items()})
     for records in checkpoints:
-        upserts = [r.record for r in records if r.kind == "upsert"]
-        keyed = {"upsert": iter(prepare(state, "upsert", upserts)),
-                 "delete": iter(prepare(state, "delete", [r.record for r in records if r.kind == "delete"]))}
-        recs = dedupe(state, [next(keyed[r.kind]) for r in records])
-        schema = evolve_schema(state.schema, upserts)
+        # a checkpoint is one Spark DataFrame: its deletes are rows with _hoodie_is_deleted true, so the
+        # column (false on its other rows) joins the table's schema (Hudi's streaming sink writes each
+        # micro-batch as an upsert of the DataFrame, HoodieStreamingSink → HoodieSparkSqlWriter)
+        rows = ([{**r.record, IS_DELETED: r.kind == "delete"} for r in records]
+                if any(r.kind == "delete" for r in records) else [r.record for r in records])
+        recs = dedupe(state, prepare(state, "upsert", rows))
+        schema = evolve_schema(state.schema, rows)
         t = next_instant(state, env)
         state = rollback_failed_writes(state, env, floor=t)
         state = replace(state.with_instant(start_instant(Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT, t)),

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from spec.errors import SchemaMismatch
 
+# --8<-- [start:promotions]
 PROMOTIONS: Final[Mapping[str, frozenset[str]]] = {
     "int": frozenset({"long", "float", "double", "string"}),
     "long": frozenset({"float", "double", "string"}),
@@ -66,6 +67,7 @@ def reconcile_type(column: str, table_type: str, incoming_type: str) -> str:
                          f"{incoming_type} neither promotes to {table_type} nor {table_type} to {incoming_type}",
                          hint="write the column as " + table_type
                               + " (allowed changes: int → long → float → double, a number or date → string)")
+# --8<-- [end:promotions]
 
 
 _ARROW_PRIMITIVES: Final = ((pa.types.is_int8, "int"), (pa.types.is_int16, "int"), (pa.types.is_int32, "int"),

@@ -67,6 +67,7 @@ def config_conflicts(existing: Mapping[str, str], given: Mapping[str, str]) -> l
     return out
 
 
+# --8<-- [start:validate]
 def validate_table_config(existing: Mapping[str, str], given: Mapping[str, str]) -> None:
     """Raise ``ConfigConflict`` naming every conflicting option (``config_conflicts``) and the table
     version rule (``validate_table_version``), before anything is written."""
@@ -76,6 +77,7 @@ def validate_table_config(existing: Mapping[str, str], given: Mapping[str, str])
         raise ConfigConflict(f"config conflict with the existing table: {detail}",
                              hint="drop these options (the table's values apply) or write a new table")
     validate_table_version(existing.get(WRITE_TABLE_VERSION), given.get(WRITE_TABLE_VERSION))
+# --8<-- [end:validate]
 
 
 def validate_table_version(table_version: str | None, write_version: str | None) -> None:

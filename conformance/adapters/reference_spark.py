@@ -80,12 +80,7 @@ CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS
 """What the reference does. Extend here (and give the operation a handler in ``_HANDLERS``)."""
 # --8<-- [end:capabilities]
 
-STREAM_DELETE_COLUMN = (
-    "the reference's streaming writer takes deletes as rows with _hoodie_is_deleted set (Spark's way); that "
-    "column stays in the table's schema and rows, while the case language's stream deletes carry no column")
-
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"stream-deletes-mor-v{v}": STREAM_DELETE_COLUMN for v in (6, 8)},
 }
 """Cases the reference is known to fail (reported XFAIL), with why."""
 

@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from reference.archive import archive
 from reference.compaction import maybe_inline_compaction
 from reference.faults import armed, die, fault_point
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
-from reference.local_engine import LocalEngine
+from reference.local_engine import FILE_ID, LocalEngine
 from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
@@ -60,6 +61,7 @@ from spec.keys import KEYGEN_TYPES_BY_CLASS
 from spec.log_format import read_blocks
 from spec.merge import MergeRule
 from spec.partitioner import (
+    Bucket,
     BucketAssignment,
     PartitionerConfig,
     SmallFile,
@@ -496,15 +498,12 @@ class WriteClient:
             for g in view.groups:
                 if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
+        if op == "bulk_insert":
+            df = _with_input_partition(engine, df)
         if counts is None:
             self._label(f"commit {instant}: workload profile")
             counts = engine.counts(df)
         profile = WorkloadProfile.from_counts(counts)
-        if op == "bulk_insert":
-            # no workload profile sizes a bulk insert (spec.bulk_insert): a file per partition path of the batch,
-            # which this writer takes as one input partition
-            planned = bulk_insert_files([list(profile.partitions)], cfg.bulk_insert_sort_mode)
-            profile = WorkloadProfile.from_counts({(f.partition_path, None): 1 for f in planned})
         busy = pending_compaction_groups(self.storage, timeline)
         small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
             p: files for p, files in self._small_files(view, cfg, busy).items()
@@ -515,7 +514,8 @@ class WriteClient:
         def new_file_id() -> str:
             return make_file_id(self._new_prefix(), 0)
 
-        assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
+        assignment = (bulk_insert_assignment(counts, cfg.bulk_insert_sort_mode, new_file_id) if op == "bulk_insert"
+                      else assign_buckets(profile, small, pcfg, avg, new_file_id))
         self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
         small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
         times.mark("workload profile")
@@ -601,6 +601,46 @@ class WriteClient:
     def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
         """Step 6 on Spark: one task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
         return run_buckets(self.spark, tagged, ctx, user_schema)
+
+
+BULK_INSERT_TASK = "bulk_insert:"
+"""The routing token a bulk insert's records carry in the file id column: ``bulk_insert:<input
+partition>:<partition path>`` (never written: each token names the create handle that writes it)."""
+
+
+def _with_input_partition(engine: SparkEngine | LocalEngine, frame: Any) -> Any:
+    """A bulk insert's records tagged with their input partition and partition path
+    (``BULK_INSERT_TASK``): the Spark partition they came in, or 0 for the local engine's one batch."""
+    if engine.name == "local":
+        tokens = pc.binary_join_element_wise(f"{BULK_INSERT_TASK}0:", frame.column(PARTITION_PATH).cast(pa.string()),
+                                             "")
+        return frame.set_column(frame.schema.get_field_index(FILE_ID), FILE_ID, tokens)
+    from pyspark.sql import functions as F
+
+    return frame.withColumn(FILE_ID, F.concat(F.lit(BULK_INSERT_TASK), F.spark_partition_id().cast("string"),
+                                              F.lit(":"), F.col(PARTITION_PATH)))
+
+
+def bulk_insert_assignment(counts: Mapping[tuple[str, str | None], int], sort_mode: str,
+                           new_file_id: Callable[[], str]) -> BucketAssignment:
+    """A bulk insert's buckets by ``spec.bulk_insert``: a create handle per file
+    ``bulk_insert_files`` names for the input partitions the records came in (their tokens, from
+    ``_with_input_partition``); every token routes to the bucket of its file."""
+    tokens = sorted((str(fid), p) for p, fid in counts if counts[(p, fid)])
+    tasks = sorted({int(t.removeprefix(BULK_INSERT_TASK).split(":", 1)[0]) for t, _ in tokens})
+    inputs = [[p for t, p in tokens if int(t.removeprefix(BULK_INSERT_TASK).split(":", 1)[0]) == task]
+              for task in tasks]
+    buckets: list[Bucket] = []
+    update_bucket: dict[str, int] = {}
+    expected: dict[int, int] = {}
+    for f in bulk_insert_files(inputs, sort_mode):
+        number = len(buckets)
+        buckets.append(Bucket(number, "INSERT", f.partition_path, new_file_id()))
+        for i, j in f.records:
+            token = f"{BULK_INSERT_TASK}{tasks[i]}:{inputs[i][j]}"
+            update_bucket[token] = number
+            expected[number] = expected.get(number, 0) + counts[(inputs[i][j], token)]
+    return BucketAssignment(tuple(buckets), update_bucket, {}, {}, expected)
 
 
 def _primitive(avro_type: Any) -> str | None:

@@ -28,24 +28,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from reference.archive import archive
+from reference.bulk_insert import bulk_insert_assignment, with_input_partition
 from reference.compaction import maybe_inline_compaction
 from reference.faults import armed, die, fault_point
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
-from reference.local_engine import FILE_ID, LocalEngine
+from reference.local_engine import LocalEngine
 from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.lock import table_lock
-from reference.options import ALIASES, WriteConfig, parse_options
+from reference.options import WriteConfig, parse_options
 from reference.services import clean, rollback_instant
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
+from reference.write_checks import cast_columns, combines, given_identity, has_null, primitive, table_identity
 from spec import writer_utils as wu
 from spec.append_handle import AppendHandleConfig
-from spec.bulk_insert import bulk_insert_files
 from spec.commit_metadata import (
     NULL_COMMIT,
     CommitMetadata,
@@ -57,11 +57,9 @@ from spec.commit_metadata import (
 from spec.errors import HudiSpecError, InvalidConfig, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.file_naming import is_log_file_name, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
-from spec.keys import KEYGEN_TYPES_BY_CLASS
 from spec.log_format import read_blocks
 from spec.merge import MergeRule
 from spec.partitioner import (
-    Bucket,
     BucketAssignment,
     PartitionerConfig,
     SmallFile,
@@ -80,7 +78,7 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
-from spec.schema_evolution import PROMOTIONS, reconcile_type
+from spec.schema_evolution import reconcile_type
 from spec.services import ArchiveConfig, CleanConfig, CompactionConfig
 from spec.storage import Storage
 from spec.table_config import (
@@ -145,32 +143,6 @@ def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> Table
         storage.mkdirs(folder)
     storage.create_if_absent(".hoodie/hoodie.properties", table.to_bytes())
     return table
-
-
-def table_identity(table: TableConfig) -> dict[str, str]:
-    """The table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
-    out = {wu.TABLE_NAME: table.name, wu.TABLE_TYPE: table.table_type,
-           wu.RECORD_KEY: ",".join(table.record_key_fields), wu.PARTITION_PATH: ",".join(table.partition_fields),
-           wu.HIVE_STYLE: str(table.hive_style_partitioning).lower(),
-           wu.URL_ENCODE: str(table.url_encode_partitions).lower(), wu.WRITE_TABLE_VERSION: str(table.table_version)}
-    if table.ordering_field:
-        out[wu.ORDERING] = table.ordering_field
-    keygen = table.keygen_type or KEYGEN_TYPES_BY_CLASS.get(table.keygen_class or "")
-    if keygen:
-        out[wu.KEY_GENERATOR] = keygen.removesuffix("_AVRO")
-    return out
-
-
-def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
-    """The identity options a write gives, by their canonical key (aliases resolved)."""
-    out: dict[str, str] = {}
-    for key, value in options.items():
-        canonical = ALIASES.get(key, key)
-        if canonical == "hoodie.datasource.write.keygenerator.class" and str(value) in KEYGEN_TYPES_BY_CLASS:
-            canonical, value = wu.KEY_GENERATOR, KEYGEN_TYPES_BY_CLASS[str(value)].removesuffix("_AVRO")
-        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION) and value is not None:
-            out[canonical] = str(value).lower() if isinstance(value, bool) else str(value)
-    return out
 
 
 def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[str, Any]) -> None:
@@ -314,7 +286,7 @@ class WriteClient:
         if frame is not None:
             ordering = table.ordering_field
             if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)
-                    and _has_null(engine, frame, ordering)):
+                    and has_null(engine, frame, ordering)):
                 raise InvalidRecord(f"a record has no value for the ordering field {ordering!r}",
                                     hint=f"a {op} combines records by their ordering value: give every record one "
                                          "(or turn the operation's hoodie.combine.before.* option off)")
@@ -414,16 +386,16 @@ class WriteClient:
         if dropped:
             raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
                                  hint="write every column of the table (new columns may be added)")
-        table_types = {f["name"]: _primitive(f["type"]) for f in fields}
+        table_types = {f["name"]: primitive(f["type"]) for f in fields}
         incoming = avro_schema_from_arrow(engine.user_schema(frame), *record_name_for_table(table.name))
         casts = {}
         for f in incoming["fields"]:
-            old, new = table_types.get(f["name"]), _primitive(f["type"])
+            old, new = table_types.get(f["name"]), primitive(f["type"])
             if old is None or new is None or old == new:
                 continue
             if reconcile_type(f["name"], old, new) == old:
                 casts[f["name"]] = old
-        return _cast_columns(engine, frame, casts) if casts else frame
+        return cast_columns(engine, frame, casts) if casts else frame
 
     def _start(self, table: TableConfig, instant: str, action: str) -> Instant:
         layout = table.timeline_layout
@@ -499,7 +471,7 @@ class WriteClient:
                 if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
         if op == "bulk_insert":
-            df = _with_input_partition(engine, df)
+            df = with_input_partition(engine, df)
         if counts is None:
             self._label(f"commit {instant}: workload profile")
             counts = engine.counts(df)
@@ -601,96 +573,6 @@ class WriteClient:
     def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
         """Step 6 on Spark: one task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
         return run_buckets(self.spark, tagged, ctx, user_schema)
-
-
-BULK_INSERT_TASK = "bulk_insert:"
-"""The routing token a bulk insert's records carry in the file id column: ``bulk_insert:<input
-partition>:<partition path>`` (never written: each token names the create handle that writes it)."""
-
-
-def _with_input_partition(engine: SparkEngine | LocalEngine, frame: Any) -> Any:
-    """A bulk insert's records tagged with their input partition and partition path
-    (``BULK_INSERT_TASK``): the Spark partition they came in, or 0 for the local engine's one batch."""
-    if engine.name == "local":
-        tokens = pc.binary_join_element_wise(f"{BULK_INSERT_TASK}0:", frame.column(PARTITION_PATH).cast(pa.string()),
-                                             "")
-        return frame.set_column(frame.schema.get_field_index(FILE_ID), FILE_ID, tokens)
-    from pyspark.sql import functions as F
-
-    return frame.withColumn(FILE_ID, F.concat(F.lit(BULK_INSERT_TASK), F.spark_partition_id().cast("string"),
-                                              F.lit(":"), F.col(PARTITION_PATH)))
-
-
-def bulk_insert_assignment(counts: Mapping[tuple[str, str | None], int], sort_mode: str,
-                           new_file_id: Callable[[], str]) -> BucketAssignment:
-    """A bulk insert's buckets by ``spec.bulk_insert``: a create handle per file
-    ``bulk_insert_files`` names for the input partitions the records came in (their tokens, from
-    ``_with_input_partition``); every token routes to the bucket of its file."""
-    tokens = sorted((str(fid), p) for p, fid in counts if counts[(p, fid)])
-    tasks = sorted({int(t.removeprefix(BULK_INSERT_TASK).split(":", 1)[0]) for t, _ in tokens})
-    inputs = [[p for t, p in tokens if int(t.removeprefix(BULK_INSERT_TASK).split(":", 1)[0]) == task]
-              for task in tasks]
-    buckets: list[Bucket] = []
-    update_bucket: dict[str, int] = {}
-    expected: dict[int, int] = {}
-    for f in bulk_insert_files(inputs, sort_mode):
-        number = len(buckets)
-        buckets.append(Bucket(number, "INSERT", f.partition_path, new_file_id()))
-        for i, j in f.records:
-            token = f"{BULK_INSERT_TASK}{tasks[i]}:{inputs[i][j]}"
-            update_bucket[token] = number
-            expected[number] = expected.get(number, 0) + counts[(inputs[i][j], token)]
-    return BucketAssignment(tuple(buckets), update_bucket, {}, {}, expected)
-
-
-def _primitive(avro_type: Any) -> str | None:
-    """The Avro primitive type of a field (a nullable union's non-null branch; ``date`` for the
-    date logical type), or None for any other type."""
-    if isinstance(avro_type, list):
-        branches = [t for t in avro_type if t != "null"]
-        return _primitive(branches[0]) if len(branches) == 1 else None
-    if isinstance(avro_type, dict):
-        return "date" if avro_type.get("logicalType") == "date" else (
-            None if "logicalType" in avro_type else _primitive(avro_type.get("type")))
-    return avro_type if avro_type in PROMOTIONS else None
-
-
-_ARROW_TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(),
-                "string": pa.string()}
-_SPARK_TYPES = {"int": "int", "long": "bigint", "float": "float", "double": "double", "string": "string"}
-
-
-def _cast_columns(engine: SparkEngine | LocalEngine, frame: Any, casts: Mapping[str, str]) -> Any:
-    """The batch with columns cast to the table's (Avro primitive) types."""
-    if engine.name == "local":
-        for name, avro_type in casts.items():
-            i = frame.schema.get_field_index(name)
-            frame = frame.set_column(i, name, frame.column(name).cast(_ARROW_TYPES[avro_type]))
-        return frame
-    from pyspark.sql import functions as F
-
-    for name, avro_type in casts.items():
-        frame = frame.withColumn(name, F.col(name).cast(_SPARK_TYPES[avro_type]))
-    return frame
-
-
-def _has_null(engine: SparkEngine | LocalEngine, frame: Any, column: str) -> bool:
-    """Whether a column of the batch holds a null (``spec.model_write.prepare``'s ordering rule)."""
-    if engine.name == "local":
-        return bool(frame.column(column).null_count)
-    from pyspark.sql import functions as F
-
-    return bool(frame.filter(F.col(column).isNull()).limit(1).count())
-
-
-def combines(cfg: WriteConfig, op: str) -> bool:
-    """Whether a write dedupes its batch by key (``spec.model_write.COMBINE_OPTIONS``: Hudi's
-    ``hoodie.combine.before.upsert`` / ``.delete`` / ``.insert``, defaults true / true / false)."""
-    if op == "upsert":
-        return cfg.combine_before_upsert
-    if op == "delete":
-        return cfg.combine_before_delete
-    return cfg.combine_before_insert
 
 
 def clean_config(cfg: WriteConfig) -> CleanConfig:

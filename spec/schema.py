@@ -6,9 +6,10 @@ the SCHEMA header of log blocks and ``parquet.avro.schema`` in base files (with 
 ``hoodie.table.create.schema`` in hoodie.properties. Spark writers derive the Avro schema from
 the DataFrame's schema with Spark's ``SchemaConverters`` conventions, which
 ``avro_schema_from_arrow`` states: the record is ``<table>_record`` in namespace
-``hoodie.<table>`` (the table name sanitized, ``sanitize_name``); a nested record is named after its field, in the namespace of the record
-holding it; a decimal is a ``fixed`` named ``fixed`` in namespace ``<record>.<field>``, of the
-fewest bytes that hold its precision; every nullable field is ``["null", T]`` with default null.
+``hoodie.<table>`` (the table name sanitized, ``sanitize_name``); a nested record is named after
+its field, in the namespace of the record holding it; a decimal is a ``fixed`` named ``fixed`` in
+namespace ``<record>.<field>``, of the fewest bytes that hold its precision; every nullable field
+is ``["null", T]`` with default null.
 """
 
 from __future__ import annotations

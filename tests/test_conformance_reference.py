@@ -129,6 +129,7 @@ def test_hudi_rs_divergence_is_caught(spark: Any, cases: dict[str, FixtureCase])
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # the whole corpus on Spark
 def test_reference_passes_every_case_but_its_known_failures(spark: Any, cases: dict[str, FixtureCase]) -> None:
     run = run_cases(list(cases.values()), lambda: ReferenceSparkAdapter(spark))
     for c in run.cases:
@@ -152,6 +153,7 @@ def test_the_local_engine_passes_every_case_but_the_known_failures(spark: Any, c
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # the writes and logs suites on Spark, read by hudi-rs
 def test_hudi_rs_reads_every_reference_table(spark: Any, cases: dict[str, FixtureCase]) -> None:
     chosen = [fc for fc in cases.values() if fc.suite in ("writes", "logs") and fc.case.id not in KNOWN_FAILURES]
     run = run_cases(chosen, lambda: HudiRsAdapter(lambda: ReferenceSparkAdapter(spark)))

@@ -170,17 +170,21 @@ class CreateTable:
 # --8<-- [start:ops]
 @dataclass(frozen=True)
 class Write:
-    """A batch write: ``records`` are whole rows (for ``delete`` the key and partition fields suffice)."""
+    """A batch write: ``records`` are whole rows (for ``delete`` the key and partition fields suffice).
+    ``options`` are ``hoodie.*`` write options given to this write only, on top of the table's
+    (checked against the table: ``spec.writer_utils``)."""
 
     operation: str
     records: tuple[Record, ...]
     instant_time: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         _check_choice(self.operation, WRITE_OPERATIONS, "write.operation")
         recs = tuple(_check_record(r, f"write.records[{i}]") for i, r in enumerate(self.records))
         object.__setattr__(self, "records", recs)
         _check_instant(self.instant_time, "write.instant_time")
+        object.__setattr__(self, "options", tuple(sorted((str(k), str(v)) for k, v in self.options)))
 
 
 @dataclass(frozen=True)
@@ -342,6 +346,8 @@ def to_json(op: Op) -> dict[str, Any]:
         raise _bad(f"{type(op).__name__} is not an operation of the case language")
     obj: dict[str, Any] = {"op": name}
     for f in fields(op):
+        if isinstance(op, Write) and f.name == "options" and not op.options:
+            continue  # a write without options of its own reads as before options existed
         obj[f.name] = _encode_value(f.name, getattr(op, f.name))
     return obj
 

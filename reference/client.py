@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from reference import transaction
 from reference.archive import archive
+from reference.bulk_insert import bulk_insert_assignment, with_input_partition
 from reference.compaction import maybe_inline_compaction
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
@@ -40,6 +41,8 @@ from reference.options import WriteConfig, parse_options
 from reference.services import clean
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
+from reference.write_checks import cast_columns, combines, given_identity, has_null, primitive, table_identity
+from spec import writer_utils as wu
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import (
     NULL_COMMIT,
@@ -72,6 +75,7 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
+from spec.schema_evolution import reconcile_type
 from spec.services import ArchiveConfig, CleanConfig, CompactionConfig
 from spec.storage import Storage
 from spec.table_config import (
@@ -164,14 +168,7 @@ def remove_new_files(storage: Storage, before: set[str] | None) -> None:
 
 
 def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[str, Any]) -> None:
-    given_keys = "hoodie.datasource.write.recordkey.field" in options or "hoodie.table.recordkey.fields" in options
-    if given_keys and cfg.record_key_fields != table.record_key_fields:
-        raise InvalidConfig(f"record key fields {cfg.record_key_fields} differ from the table's "
-                            f"{table.record_key_fields}", hint="a table's record key cannot change")
-    given_parts = "hoodie.datasource.write.partitionpath.field" in options
-    if given_parts and cfg.partition_fields != table.partition_fields:
-        raise InvalidConfig(f"partition fields {cfg.partition_fields} differ from the table's "
-                            f"{table.partition_fields}", hint="a table's partitioning cannot change")
+    wu.validate_table_config(table_identity(table), given_identity(options))
     if table.metadata_partitions:
         raise InvalidOperation(
             f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "
@@ -250,7 +247,13 @@ class WriteClient:
             timeline = Timeline.load(self.storage, table.timeline_layout)
             self.check_timeline_files(table, timeline)
         if frame is not None:
-            self._check_schema(engine.columns(frame), table, timeline, op)
+            ordering = table.ordering_field
+            if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)
+                    and has_null(engine, frame, ordering)):
+                raise InvalidRecord(f"a record has no value for the ordering field {ordering!r}",
+                                    hint=f"a {op} combines records by their ordering value: give every record one "
+                                         "(or turn the operation's hoodie.combine.before.* option off)")
+            frame = self._check_schema(engine, frame, table, timeline, op)
             frame = engine.with_keys(frame, table)
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
@@ -315,7 +318,13 @@ class WriteClient:
                 hint=f"put the file back from a backup, or undo {instant} and what came after it "
                      f"(`hudi-spec rollback TABLE {instant}`, or restore to an earlier savepoint)")
 
-    def _check_schema(self, names: list[str], table: TableConfig, timeline: Timeline, op: str) -> None:
+    def _check_schema(self, engine: SparkEngine | LocalEngine, frame: Any, table: TableConfig, timeline: Timeline,
+                      op: str) -> Any:
+        """The batch checked against the table's latest schema before anything is written
+        (``spec.schema_evolution``): key, partition and ordering fields present; no column of the table
+        dropped; each column's type the table's, a promotion of it (the batch's values are cast to the
+        table's type) or a type it promotes to (the column evolves); anything else ``SchemaMismatch``."""
+        names = engine.columns(frame)
         columns = set(names)
         needed = set(table.record_key_fields) | set(table.partition_fields)
         if op not in ("delete",) and table.ordering_field:
@@ -325,17 +334,29 @@ class WriteClient:
             raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
                                 hint="record key, partition and ordering fields must be present")
         if op == "delete":
-            return
+            return frame
         latest = timeline.commits_timeline().latest_completed()
         if latest is None:
-            return
+            return frame
         md = parse_commit_metadata(read_instant_content(self.storage, latest, timeline.layout))
-        if md.schema:
-            known = {f["name"] for f in json.loads(md.schema)["fields"]}
-            dropped = sorted(known - columns - set(META_FIELDS))
-            if dropped:
-                raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
-                                     hint="write every column of the table (new columns may be added)")
+        if not md.schema:
+            return frame
+        fields = json.loads(md.schema)["fields"]
+        known = {f["name"] for f in fields}
+        dropped = sorted(known - columns - set(META_FIELDS))
+        if dropped:
+            raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
+                                 hint="write every column of the table (new columns may be added)")
+        table_types = {f["name"]: primitive(f["type"]) for f in fields}
+        incoming = avro_schema_from_arrow(engine.user_schema(frame), *record_name_for_table(table.name))
+        casts = {}
+        for f in incoming["fields"]:
+            old, new = table_types.get(f["name"]), primitive(f["type"])
+            if old is None or new is None or old == new:
+                continue
+            if reconcile_type(f["name"], old, new) == old:
+                casts[f["name"]] = old
+        return cast_columns(engine, frame, casts) if casts else frame
 
     # steps 4-6
     def _write(self, engine: SparkEngine | LocalEngine, df: Any, table: TableConfig, timeline: Timeline,
@@ -355,8 +376,7 @@ class WriteClient:
                                   {p: tuple(v) for p, v in replaced.items()})
         assert df is not None
         user_schema = engine.user_schema(df)
-        dedupe = (op in ("upsert", "delete") and cfg.combine_before_upsert) or (
-            op in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") and cfg.combine_before_insert)
+        dedupe = combines(cfg, op)
         ordering = table.ordering_field if op != "delete" else None
         bloom = op in ("upsert", "delete") and cfg.index_type == "BLOOM"
         if dedupe and not bloom:
@@ -388,6 +408,8 @@ class WriteClient:
             for g in view.groups:
                 if op == "insert_overwrite_table" or g.partition_path in incoming_parts:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
+        if op == "bulk_insert":
+            df = with_input_partition(engine, df)
         if counts is None:
             self._label(f"commit {instant}: workload profile")
             counts = engine.counts(df)
@@ -402,7 +424,8 @@ class WriteClient:
         def new_file_id() -> str:
             return make_file_id(self._new_prefix(), 0)
 
-        assignment = assign_buckets(profile, small, pcfg, avg, new_file_id)
+        assignment = (bulk_insert_assignment(counts, cfg.bulk_insert_sort_mode, new_file_id) if op == "bulk_insert"
+                      else assign_buckets(profile, small, pcfg, avg, new_file_id))
         self._write_partition_metadata({b.partition for b in assignment.buckets}, instant)
         small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
         times.mark("workload profile")
@@ -470,16 +493,17 @@ class WriteClient:
             else:
                 specs[b.number] = BucketSpec(b.number, "insert", b.partition, b.file_id)
         ctx = self.handle_context(table, cfg, instant, specs, user_schema,
-                                  sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE")
+                                  sort_by_key=op == "bulk_insert" and cfg.bulk_insert_sort_mode != "NONE",
+                                  concat=op == "insert" and cfg.allow_duplicate_on_inserts)
         return engine.write_buckets(df, ctx, user_schema, assignment)
 
     def handle_context(self, table: TableConfig, cfg: WriteConfig, instant: str, specs: Mapping[int, BucketSpec],
-                       user_schema: pa.Schema, sort_by_key: bool = False) -> HandleContext:
+                       user_schema: pa.Schema, sort_by_key: bool = False, concat: bool = False) -> HandleContext:
         """What every handle of one write needs, shipped to the Spark tasks."""
         avro = with_meta_fields(avro_schema_from_arrow(user_schema, *record_name_for_table(table.name)))
         ordering = table.ordering_field
         return HandleContext(self.path, instant, json.dumps(avro), MergeRule.from_config(table), cfg.compression,
-                             specs, sort_by_key=sort_by_key, table_version=table.table_version,
+                             specs, sort_by_key=sort_by_key, concat=concat, table_version=table.table_version,
                              append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
                              record_size=cfg.record_size_estimate, ordering_field=ordering,
                              ordering_branch=ordering_branch(user_schema, ordering))

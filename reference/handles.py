@@ -4,6 +4,9 @@
 - merge handle: an existing file group — the old base file's rows merged with the incoming
   records (updates replace or lose to the stored row per ``spec.merge``, deletes remove it,
   inserts routed to this small file are added), written as the group's next base file;
+- concat handle: an ``insert`` routed to a small file — the old rows as they are, then every
+  incoming record, none merged by key (Hudi's ``HoodieConcatHandle``, chosen when
+  ``hoodie.merge.allow.duplicate.on.inserts`` is on, its default since 0.15.0);
 - append handle (merge-on-read): an existing file group's updates and deletes appended to a new
   log file of its latest slice as Avro data blocks and one delete block, buffered, split and
   rolled over by ``spec.append_handle``'s rules; nothing is merged (readers and compaction merge).
@@ -75,6 +78,7 @@ class HandleContext:
     compression: str
     buckets: Mapping[int, BucketSpec]
     sort_by_key: bool = False  # bulk_insert with a sort mode: each file's rows in record key order
+    concat: bool = False  # insert into a small file: old rows kept, every incoming row appended (concat handle)
     table_version: int = 6
     append: AppendHandleConfig = field(default_factory=AppendHandleConfig)
     record_size: int = 1024  # the size estimate of one record (bytes) the append handle buffers by
@@ -204,7 +208,11 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     fresh_rows_table: pa.Table | None = None
     inserts = updates = deletes = 0
     new_inserts = incoming.filter(pc.invert(deleted))
-    if spec.old_base is not None:
+    if spec.old_base is not None and ctx.concat:
+        # Hudi's HoodieConcatHandle: the old rows as they are, then every incoming record, no merge by key
+        old = _conform(storage.read_parquet(spec.old_base), out_schema)
+        parts.append(old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, old.num_rows)))
+    elif spec.old_base is not None:
         old = storage.read_parquet(spec.old_base)
         old_keys = old.column(RECORD_KEY).cast(pa.string())
         touched = pc.is_in(old_keys, value_set=inc_keys.combine_chunks())

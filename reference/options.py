@@ -102,9 +102,14 @@ REGISTRY: tuple[Option, ...] = (
     Option("hoodie.parquet.compression.codec", DEFAULT_CODEC, "parquet compression codec of base files, "
            "compacted base files and parquet log blocks (level as parquet-mr: gzip 6, zstd 3)", choices=CODECS),
     Option("hoodie.combine.before.upsert", "true", "dedupe incoming records by key before upsert", _bool),
-    Option("hoodie.combine.before.insert", "false", "dedupe incoming records by key before insert", _bool),
-    Option("hoodie.bulkinsert.sort.mode", "NONE", "GLOBAL_SORT, PARTITION_SORT or NONE",
-           choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT")),
+    Option("hoodie.combine.before.insert", "false", "dedupe incoming records by key before insert, bulk_insert, "
+           "insert_overwrite and insert_overwrite_table (off: every record is written, duplicates included)", _bool),
+    Option("hoodie.combine.before.delete", "true", "dedupe the keys of a delete", _bool),
+    Option("hoodie.merge.allow.duplicate.on.inserts", "true", "an insert routed to a small file is appended to its "
+           "rows without merging by key (Hudi's concat handle)", _bool),
+    Option("hoodie.bulkinsert.sort.mode", "NONE", "how bulk_insert orders each input partition's records before "
+           "writing: NONE, GLOBAL_SORT, PARTITION_SORT or PARTITION_PATH_REPARTITION",
+           choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION")),
     Option("hoodie.datasource.write.partitions.to.delete", "", "partitions for delete_partition", _fields),
     Option("hoodie.logfile.data.block.max.size", str(256 * 1024 * 1024),
            "merge-on-read: the append handle flushes a data block when its buffer reaches this size (bytes)",
@@ -200,6 +205,8 @@ class WriteConfig:
     def optimistic(self) -> bool:
         """Whether several writers may write at once (optimistic concurrency control)."""
         return self.concurrency_mode == OPTIMISTIC_CONCURRENCY_CONTROL
+    combine_before_delete: bool = True
+    allow_duplicate_on_inserts: bool = True
 
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
@@ -275,6 +282,8 @@ def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
         keep_min_commits=values["hoodie.keep.min.commits"],
         keep_max_commits=values["hoodie.keep.max.commits"],
         **_concurrency(values),
+        combine_before_delete=values["hoodie.combine.before.delete"],
+        allow_duplicate_on_inserts=values["hoodie.merge.allow.duplicate.on.inserts"],
     )
 
 

@@ -123,7 +123,7 @@ class StreamingWriter:
             done = self._committed_batch(timeline)
             if done is not None and batch_id <= done:
                 return None
-        client._check_schema(list(df.columns), table, timeline, "upsert")
+        df = client._check_schema(SparkEngine(client.spark), df, table, timeline, "upsert")
         df = _key_columns(df, table)
         _validate_keys(df, table)
         if self.assigner is None:

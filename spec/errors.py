@@ -92,6 +92,13 @@ class InvalidConfig(HudiSpecError):
     kind = "invalid_config"
 
 
+class ConfigConflict(InvalidConfig):
+    """A write's option differs from the existing table's (Hudi: ``Config conflict``), or names
+    another table version."""
+
+    kind = "config_conflict"
+
+
 class InstantNotFound(HudiSpecError):
     """A named instant is not on the timeline (or not in the state the operation needs)."""
 
@@ -173,6 +180,7 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         UnsupportedBaseFileFormat,
         ChecksumMismatch,
         InvalidConfig,
+        ConfigConflict,
         InstantNotFound,
         LogFormatError,
         CorruptBlock,

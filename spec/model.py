@@ -36,8 +36,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
-from spec.model_files import Row
+from spec.model_files import IS_DELETED, Row
 from spec.model_read import (
     GroupLayout,
     incremental,
@@ -77,6 +78,7 @@ from spec.model_write import (
 from spec.partitioner import average_record_size
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.timeline import Action, State
+from spec.writer_utils import validate_table_config
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]
 
@@ -163,11 +165,13 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
         p: tuple(StreamFileGroup(g.file_id, len(g.keys), 0) for g in groups) for p, groups in layout(state).items()},
         key_index={k: fids[0] for k, fids in key_locations(state).items()})
     for records in checkpoints:
-        upserts = [r.record for r in records if r.kind == "upsert"]
-        keyed = {"upsert": iter(prepare(state, "upsert", upserts)),
-                 "delete": iter(prepare(state, "delete", [r.record for r in records if r.kind == "delete"]))}
-        recs = dedupe(state, [next(keyed[r.kind]) for r in records])
-        schema = evolve_schema(state.schema, upserts)
+        # a checkpoint is one Spark DataFrame: its deletes are rows with _hoodie_is_deleted true, so the
+        # column (false on its other rows) joins the table's schema (Hudi's streaming sink writes each
+        # micro-batch as an upsert of the DataFrame, HoodieStreamingSink → HoodieSparkSqlWriter)
+        rows = ([{**r.record, IS_DELETED: r.kind == "delete"} for r in records]
+                if any(r.kind == "delete" for r in records) else [r.record for r in records])
+        recs = dedupe(state, prepare(state, "upsert", rows))
+        schema = evolve_schema(state.schema, rows)
         t = next_instant(state, env)
         state = rollback_failed_writes(state, env, floor=t)
         state = replace(state.with_instant(start_instant(Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT, t)),
@@ -199,7 +203,25 @@ def compact(state: TableState, env: Env, mode: str, instant_time: str | None) ->
 # --- the operation vocabulary -------------------------------------------------------------------
 
 def _op_write(s: TableState, op: Any, env: Env) -> TableState:
-    return write(s, env, op.operation, op.records, op.instant_time)
+    options = tuple(getattr(op, "options", ()))
+    if not options:
+        return write(s, env, op.operation, op.records, op.instant_time)
+    validate_table_config(table_identity(s.config), dict(options))
+    table_config = s.config
+    merged = (*table_config.options, *options)
+    with_options = replace(s, config=replace(table_config, options=merged))  # type: ignore[type-var]
+    return replace(write(with_options, env, op.operation, op.records, op.instant_time), config=table_config)
+
+
+def table_identity(config: TableSettings) -> dict[str, str]:
+    """A model table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
+    out = {wu.TABLE_NAME: config.table_name, wu.TABLE_TYPE: config.table_type,
+           wu.RECORD_KEY: ",".join(config.record_key_fields), wu.PARTITION_PATH: ",".join(config.partition_fields),
+           wu.KEY_GENERATOR: config.resolved_key_generator, wu.HIVE_STYLE: str(config.hive_style).lower(),
+           wu.URL_ENCODE: "false", wu.WRITE_TABLE_VERSION: str(config.table_version)}
+    if config.ordering_field:
+        out[wu.ORDERING] = config.ordering_field
+    return out
 
 
 _HANDLERS: dict[str, Callable[[TableState, Any, Env], TableState]] = {

@@ -37,6 +37,7 @@ from spec.model_files import (
     LogBlock,
     LogFile,
     Row,
+    Scalar,
     listing,
     scan_records,
 )
@@ -138,14 +139,41 @@ def columns(state: TableState) -> tuple[str, ...]:
     return META_COLUMNS + tuple(f for f, _ in state.schema)
 
 
-def _table(rows: list[Row], cols: tuple[str, ...]) -> tuple[Row, ...]:
-    """Rows with every table column (columns added later read as null), sorted by (partition, key)."""
-    full = [{c: r.get(c) for c in cols} for r in rows]
+def as_type(value: Scalar, avro_type: str | None) -> Scalar:
+    """A stored value read as its column's type in the read schema (an evolved column: a long read as
+    a double, a number read as a string, as ``Long.toString`` / ``Double.toString`` give it)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if avro_type == "string" and isinstance(value, int | float):
+        return str(value)
+    if avro_type == "double" and isinstance(value, int):
+        return float(value)
+    return value
+
+
+def _table(rows: list[Row], cols: tuple[str, ...], types: Mapping[str, str] | None = None) -> tuple[Row, ...]:
+    """Rows with every table column (columns added later read as null) in the read schema's types,
+    sorted by (partition, key)."""
+    types = types or {}
+    full = [{c: as_type(r.get(c), types.get(c)) for c in cols} for r in rows]
     return tuple(sorted(full, key=lambda r: (str(r[PARTITION_PATH]), str(r[RECORD_KEY]), str(r[COMMIT_TIME]))))
 
 
-def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool = False) -> tuple[Row, ...]:
-    """Snapshot rows (time travel when ``as_of`` is given; base files only when read-optimized)."""
+def schema_at(state: TableState, as_of: str) -> tuple[tuple[str, str], ...]:
+    """The table schema a time-travel read as of ``as_of`` returns: the schema of the latest completed
+    commit at or before it (Hudi's ``HoodieBaseRelation`` resolves a time-travel query's schema with
+    ``TableSchemaResolver.getTableAvroSchema(timestamp)``, hudi-spark-datasource/hudi-spark-common/
+    src/main/scala/org/apache/hudi/HoodieBaseRelation.scala, 0.15.x and 1.0.x); every other query
+    reads with the latest schema."""
+    done = {i.requested for i in state.timeline if i.is_completed}
+    at = [schema for t, schema in state.schema_log if t in done and t <= as_of]
+    return at[-1] if at else state.schema
+
+
+def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool = False,
+             latest_schema: bool = False) -> tuple[Row, ...]:
+    """Snapshot rows (time travel when ``as_of`` is given, with the schema then unless
+    ``latest_schema``; base files only when read-optimized)."""
     if as_of is not None and not any(i.is_completed for i in state.timeline):
         return ()
     out: list[Row] = []
@@ -154,7 +182,8 @@ def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool =
         if sl is None or (read_optimized and sl.base_file is None):
             continue
         out += read_slice(state, sl, as_of, with_logs=not read_optimized)
-    return _table(out, columns(state))
+    schema = state.schema if as_of is None or latest_schema else schema_at(state, as_of)
+    return _table(out, META_COLUMNS + tuple(f for f, _ in schema), dict(schema))
 
 
 def read_optimized(state: TableState) -> tuple[Row, ...]:
@@ -174,7 +203,7 @@ def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[
     if not window:
         return ()
     as_of = max(t for t, done in _writes(state) if end is None or done <= end)
-    return tuple(r for r in snapshot(state, as_of) if str(r[COMMIT_TIME]) in window)
+    return tuple(r for r in snapshot(state, as_of, latest_schema=True) if str(r[COMMIT_TIME]) in window)
 
 
 def query_instants(state: TableState) -> tuple[str, ...]:

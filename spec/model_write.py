@@ -2,15 +2,18 @@
 
 One write at instant T, given prepared records (keyed, validated):
 
-1. **prepare** — ``upsert`` and ``delete`` combine versions of a key within the batch (as log
-   versions combine; ties to the later record); ``insert``, ``bulk_insert`` and the overwrites
-   keep every record (no dedupe, no index lookup);
+1. **prepare** — versions of a key within the batch are combined (as log versions combine; ties
+   to the later record) when the operation's combine option is on (``combines``: by default
+   ``upsert`` and ``delete`` do, ``insert``, ``bulk_insert`` and the overwrites do not, and write
+   every record, duplicates included); ``insert``, ``bulk_insert`` and the overwrites look up no
+   index;
 2. **tag** — ``upsert`` and ``delete`` find each key's file group as the index does: in the latest
    base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
 3. **bucket** — ``spec.partitioner``: updates go to their group's bucket; inserts fill small
    files first (COW: every base file under the limit; MOR: the smallest base-only slice not under
-   compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` writes one
-   new group per partition (no small files, no sizing: the model's choice for one input task); the
+   compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` builds no
+   workload profile: it writes a new group per partition path of each input partition
+   (``spec.bulk_insert``; the model takes a write's batch as one input partition); the
    overwrites use no small files and replace the partition's (or the table's) groups;
 4. **write** — COW and MOR small-file buckets merge into a new base file at T; MOR updates and
    deletes append log blocks (data block, then one delete block) to a new log file (v6: named by
@@ -28,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
+from spec.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
 from spec.errors import InvalidRecord, SchemaMismatch
 from spec.keys import key_generator_from_config
 from spec.merge import Version, as_version, combine_logs, delete_version
@@ -59,10 +63,42 @@ from spec.partitioner import (
     route,
     select_small_files,
 )
+from spec.schema_evolution import reconcile_type
 from spec.timeline import Action
 
 OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
-NO_DEDUPE = ("insert", "bulk_insert", *OVERWRITES)
+INSERTING = ("insert", "bulk_insert", *OVERWRITES)
+"""The operations ``hoodie.combine.before.insert`` governs."""
+COMBINE_OPTIONS = {"upsert": ("hoodie.combine.before.upsert", "true"),
+                   "delete": ("hoodie.combine.before.delete", "true"),
+                   **{op: ("hoodie.combine.before.insert", "false") for op in INSERTING}}
+"""Per operation, the option that says whether a batch's versions of one key are combined before
+writing, and its default (``HoodieWriteConfig.COMBINE_BEFORE_UPSERT`` / ``COMBINE_BEFORE_DELETE``
+true, ``COMBINE_BEFORE_INSERT`` false: hudi-client/hudi-client-common/src/main/java/org/apache/hudi/
+config/HoodieWriteConfig.java, 0.15.x and 1.0.x alike; the Spark datasource sets
+``hoodie.combine.before.insert`` from ``hoodie.datasource.write.insert.drop.duplicates``, default
+false, in ``DataSourceUtils.createHoodieConfig``)."""
+ALLOW_DUPLICATE_ON_INSERTS = ("hoodie.merge.allow.duplicate.on.inserts", "true")
+"""``HoodieWriteConfig.MERGE_ALLOW_DUPLICATE_ON_INSERTS_ENABLE``: true since 0.15.0 (HUDI-6089), so
+an ``insert`` routed to a small file goes through ``HoodieConcatHandle``, not the merge handle."""
+
+
+def combines(config: Any, operation: str) -> bool:
+    """Whether ``operation`` combines versions of a key within its batch (``COMBINE_OPTIONS``): the
+    write helpers (``HoodieWriteHelper.write`` → ``combineOnCondition``, ``SparkBulkInsertHelper``,
+    ``HoodieDeleteHelper``) dedupe only when the option is on; with it off every record is written,
+    duplicates included."""
+    key, default = COMBINE_OPTIONS[operation]
+    return str(dict(config.options).get(key, default)).lower() == "true"
+
+
+def concatenates(config: Any, operation: str) -> bool:
+    """Whether a small file taking this operation's inserts keeps its rows and appends every
+    incoming record without merging by key: ``insert`` with ``ALLOW_DUPLICATE_ON_INSERTS`` on
+    (``BaseSparkCommitActionExecutor.getUpdateHandle`` picks ``HoodieConcatHandle`` when the
+    operation does not change records, ``WriteOperationType.isChangingRecords``)."""
+    key, default = ALLOW_DUPLICATE_ON_INSERTS
+    return operation == "insert" and str(config.option(key, default)).lower() == "true"
 
 
 @dataclass(frozen=True)
@@ -105,7 +141,9 @@ def key_props(config: Any) -> dict[str, str]:
 def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping[str, Scalar]]
                   ) -> tuple[tuple[str, str], ...]:
     """The table schema after a batch: every record of a batch has the same fields; a batch may add
-    fields (read as null in older rows) but not drop any; a field's type may widen long → double only."""
+    fields (read as null in older rows) but not drop any; a field's type changes by
+    ``spec.schema_evolution.reconcile_type`` (a promotable change evolves the column or is written as
+    the table's type; any other is refused)."""
     if not records:
         return schema
     names = list(records[0])
@@ -127,11 +165,8 @@ def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping
                                  hint="give a column one type")
         old = types.get(f)
         new = "double" if {"long", "double"} & seen == {"long", "double"} else (next(iter(seen)) if seen else None)
-        if old is not None and new is not None and old != new and {old, new} != {"long", "double"}:
-            raise SchemaMismatch(f"column {f} changes type from {old} to {new}",
-                                 hint="only long → double widening is allowed")
-        if old == "long" and new == "double":
-            types[f] = "double"
+        if old is not None and new is not None:
+            types[f] = reconcile_type(f, old, new)
         elif old is None:
             types[f] = new or "string"
     order = [f for f, _ in schema] + [f for f in names if f not in dict(schema)]
@@ -139,7 +174,16 @@ def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping
 
 
 def prepare(state: TableState, operation: str, records: Sequence[Mapping[str, Scalar]]) -> list[Incoming]:
-    """Keyed, validated records; raises InvalidRecord / SchemaMismatch before anything is written."""
+    """Keyed, validated records; raises InvalidRecord / SchemaMismatch before anything is written.
+
+    A null ordering value is refused only where the write reads it, which is where it combines
+    (``combines``): Hudi's Spark writer reads the ordering value of each record only when the write
+    combines, and then with ``HoodieAvroUtils.getNestedFieldVal(record, field, returnNullIfNotFound =
+    false, ...)``, which throws on a null ("The value of ts can not be null") before anything is
+    written (``HoodieCreateRecordUtils.createHoodieRecordRdd``, hudi-spark-datasource/hudi-spark-common/
+    src/main/scala/org/apache/hudi/HoodieCreateRecordUtils.scala, 0.15.x and 1.0.x). A write that does
+    not combine (``insert`` by default) stores the null; a later merge lets any version win over a
+    stored null (``DefaultHoodieRecordPayload.needUpdatingPersistedRecord``)."""
     cfg = state.config
     out = []
     for i, rec in enumerate(records):
@@ -151,9 +195,10 @@ def prepare(state: TableState, operation: str, records: Sequence[Mapping[str, Sc
             out.append(Incoming(partition, key, None))
             continue
         ordering = rec.get(cfg.ordering_field) if cfg.ordering_field else None
-        if cfg.ordering_field and ordering is None:
+        if cfg.ordering_field and ordering is None and combines(cfg, operation):
             raise InvalidRecord(f"record {i} (key {key!r}) has no value for the ordering field {cfg.ordering_field!r}",
-                                hint="every record needs an ordering value")
+                                hint=f"a {operation} combines records by their ordering value: give every record "
+                                     "one (or turn the operation's hoodie.combine.before.* option off)")
         if rec.get(IS_DELETED) is True:
             out.append(Incoming(partition, key, None, ordering))
         else:
@@ -257,11 +302,22 @@ def _greater(a: Scalar, b: Scalar) -> bool:
 
 
 def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[Incoming], t: str, task: int,
-                file_id: str, partition: str, env: Env) -> BaseFile:
+                file_id: str, partition: str, env: Env, concat: bool = False) -> BaseFile:
     """A merge (or create) handle: old rows combined with incoming versions; new rows stamped with T,
-    rows kept as they were keep their commit time and sequence number."""
+    rows kept as they were keep their commit time and sequence number.
+
+    A create handle (no old rows) writes every incoming record, two versions of one key included
+    (``HoodieCreateHandle`` writes what it is given); a concat handle (``concat``:
+    ``HoodieConcatHandle``) keeps every old row and appends every incoming record; a merge handle
+    (``HoodieMergeHandle``) holds the incoming records in a map by key, so of two versions of one key
+    the later in the batch is the one merged with the stored row."""
     name = BaseFile(file_id, t, ()).name
-    by_key = {r.key: r for r in incoming}
+    if not old_rows or concat:
+        fresh = [r for r in incoming if r.data is not None]
+        by_key: dict[str, Incoming] = {}
+    else:
+        fresh = []
+        by_key = {r.key: r for r in incoming}
     rows: list[Row] = []
     seq = 0
     for old in old_rows:
@@ -275,7 +331,7 @@ def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[I
         else:
             rows.append(_meta(result, t, f"{t}_{task}_{seq}", key, partition, name))
             seq += 1
-    for r in sorted(by_key.values(), key=lambda r: r.key):
+    for r in [*sorted(by_key.values(), key=lambda r: r.key), *fresh]:
         if r.data is not None:
             rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, partition, name))
             seq += 1
@@ -331,7 +387,7 @@ def _log_files(state: TableState, group: FileGroup, incoming: Sequence[Incoming]
 def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incoming], t: str) -> WritePlan:
     """The files a write at ``t`` produces (see the module rules), in bucket order."""
     cfg = state.config
-    if operation in ("upsert", "delete"):
+    if combines(cfg, operation):
         recs = dedupe(state, recs)
     where = index_locations(state) if operation in ("upsert", "delete") else {}
     located: list[tuple[Incoming, str | None]] = []
@@ -347,8 +403,10 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     pcfg = partitioner_config(cfg)
     small = {p: small_files(state, p) for p, stat in profile.partitions.items()
              if stat.inserts > 0 and operation in ("upsert", "insert")}  # looked up only where inserts go
-    if operation == "bulk_insert":  # no small files, no sizing: one new file group per partition
-        profile = WorkloadProfile.from_counts({(p, None): 1 for p in profile.partitions})
+    if operation == "bulk_insert":  # spec.bulk_insert: the batch is one input partition, a file per partition path
+        mode = dict(cfg.options).get("hoodie.bulkinsert.sort.mode", DEFAULT_SORT_MODE).upper()
+        planned = bulk_insert_files([[r.partition for r, _ in located]], mode)
+        profile = WorkloadProfile.from_counts({(f.partition_path, None): 1 for f in planned})
     assignment = assign_buckets(profile, small, pcfg, average_record_size(commit_totals(state), pcfg),
                                 env.next_file_id_prefix)
     routed: dict[int, list[Incoming]] = {}
@@ -381,7 +439,8 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
             old = next(x.rows for x in g.base_files if sl is not None and sl.base_file is not None
                        and x.name == sl.base_file.name)
             files.append((bucket.partition, bucket.file_id, _merge_base(state, old, records, t, bucket.number,
-                                                                        bucket.file_id, bucket.partition, env)))
+                                                                        bucket.file_id, bucket.partition, env,
+                                                                        concatenates(cfg, operation))))
         else:
             for lf in _log_files(state, g, records, t, bucket.number):
                 files.append((bucket.partition, bucket.file_id, lf))

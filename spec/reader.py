@@ -57,6 +57,7 @@ from spec.merge import (
 )
 from spec.metadata_table import list_table_files, uses_metadata_table
 from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
+from spec.schema_evolution import avro_primitive, promotes
 from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import Timeline, read_instant_content
@@ -165,12 +166,89 @@ class TableReader:
         self.use_metadata_table = use_metadata_table
         self._listing: list[DataFile] | None = None
         self._table_columns: frozenset[str] | None = None
+        self._schemas: dict[str, pa.Schema | None] = {}
         self._table_columns_known = False
         self.columnar_merge = True
         """Merge slices column-wise where that gives the rule's rows (``_merge_columnar``); False: record by record."""
         self.skipped: list[SkippedBlock] = []
         """The corrupt log regions the slices read so far skipped (``spec.log_scanner`` rule 3), file by file:
         a reader does not stop at them, as Hudi's does not, but says what it left out."""
+
+    def table_schema(self, as_of: str | None = None) -> pa.Schema | None:
+        """The data columns of the table's schema a query reads with: the writer schema of the latest
+        completed commit that records one — at or before ``as_of`` for a time-travel query, else the
+        latest (Hudi's ``HoodieBaseRelation``: ``TableSchemaResolver.getTableAvroSchema(timestamp)``
+        for time travel, ``getTableAvroSchema()`` otherwise; incremental queries use the latest schema
+        while ``hoodie.datasource.read.schema.use.end.instanttime`` is false, its default:
+        hudi-spark-datasource/hudi-spark-common/src/main/scala/org/apache/hudi/IncrementalRelation.scala).
+        None when no commit records a schema."""
+        key = as_of or ""
+        if key not in self._schemas:
+            found: pa.Schema | None = None
+            for inst in reversed(self.timeline.commits_timeline().completed().instants):
+                if as_of is not None and inst.requested > as_of:
+                    continue
+                try:
+                    md = parse_commit_metadata(read_instant_content(self.storage, inst, self.timeline.layout))
+                    if md.schema:
+                        found = arrow_schema_from_avro(md.schema)
+                        break
+                except (HudiSpecError, ValueError, KeyError, TypeError):
+                    continue  # a commit without readable metadata names no schema
+            self._schemas[key] = found
+        return self._schemas[key]
+
+    def conform(self, table: pa.Table, as_of: str | None, add_missing: bool = True) -> pa.Table:
+        """A slice's rows in the query's table schema (``table_schema``): a column whose files wrote
+        another physical type (an evolved column: int → long → float → double, or to string) is cast to
+        the table's type, as Hudi's readers do (its file readers project each file onto the table
+        schema: ``HoodieAvroUtils.rewriteRecordWithNewSchema`` on Avro, Spark's parquet schema
+        evolution on rows); a column of the schema the slice lacks reads as null. A value the cast
+        cannot carry is a ``SchemaMismatch`` — the files disagree incompatibly."""
+        schema = self.table_schema(as_of)
+        if schema is None:
+            return table
+        if not add_missing:  # a projection: its columns in its order, cast where they differ
+            return pa.Table.from_arrays(
+                [self._cast(table.column(n), schema.field(n).type, n) if n in schema.names else table.column(n)
+                 for n in table.column_names], names=table.column_names)
+        arrays, fields = [], []
+        meta = [f for f in table.schema if f.name not in schema.names and f.name.startswith("_hoodie_")]
+        for f in meta:
+            arrays.append(table.column(f.name))
+            fields.append(f)
+        for f in schema:
+            if f.name in table.column_names:
+                col = self._cast(table.column(f.name), f.type, f.name)
+                arrays.append(col)
+                fields.append(pa.field(f.name, col.type, nullable=True))
+            elif add_missing:
+                arrays.append(pa.nulls(table.num_rows, f.type))
+                fields.append(pa.field(f.name, f.type, nullable=True))
+        for f in table.schema:
+            if f.name not in schema.names and f not in meta:
+                arrays.append(table.column(f.name))
+                fields.append(f)
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    @staticmethod
+    def _cast(col: pa.ChunkedArray, to: pa.DataType, name: str) -> pa.ChunkedArray:
+        """A column of one physical type read as the table schema's (primitive types only)."""
+        if col.type == to or pa.types.is_nested(col.type) or pa.types.is_nested(to):
+            return col
+        written, table = avro_primitive(col.type), avro_primitive(to)
+        if written is not None and table is not None and not promotes(written, table):
+            raise SchemaMismatch(f"column {name!r} was written as {written} in a file of this table, and {written} "
+                                 f"does not promote to the table schema's {table}",
+                                 hint="the table's files disagree incompatibly on this column (see "
+                                      "spec.schema_evolution): rewrite the file, or evolve the column compatibly")
+        try:
+            return col.cast(to)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+            raise SchemaMismatch(f"column {name!r} was written as {col.type} in a file of this table, which does "
+                                 f"not read as the table schema's {to}: {err}",
+                                 hint="the table's files disagree incompatibly on this column: rewrite them, or "
+                                      "write the column with a compatible type") from err
 
     def table_columns(self) -> frozenset[str] | None:
         """The columns of the table's schema: the writer schema of its latest completed commit that
@@ -261,6 +339,13 @@ class TableReader:
             ordering_type = _java_type(base.schema.field(ordering).type)
         parts = self._decode_logs(blocks)
         log_schema = next((p.schema for p in reversed(parts) if p.schema is not None), None)
+        if base is not None and log_schema is not None:
+            # a column whose type evolved after the base file was written: the base values read as the
+            # type the later log blocks carry (``conform``'s casting rule)
+            base = pa.Table.from_arrays(
+                [self._cast(base.column(f.name), log_schema.field(f.name).type, f.name)
+                 if f.name in log_schema.names else base.column(f.name) for f in base.schema],
+                names=base.column_names)
         out_schema = base.schema if base is not None else log_schema
         if base is not None and log_schema is not None:
             # a column a later writer added to the table's schema (schema evolution) is read from the
@@ -482,7 +567,7 @@ class TableReader:
 
         for sl, table in in_order(read, slices, self.workers):
             if table is not None and table.num_rows:
-                yield SliceRead(sl, table)
+                yield SliceRead(sl, self.conform(table, as_of, add_missing=not columns))
 
     def commits_in_range(self, begin: str | None, end: str | None) -> list[str]:
         """Completed data-writing instants whose completion time is in ``(begin, end]``.
@@ -531,7 +616,7 @@ class TableReader:
                 continue
             table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=allowed))
             if table.num_rows:
-                yield SliceRead(sl, _project(table, columns))
+                yield SliceRead(sl, _project(self.conform(table, None), columns))
 
 
 def in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[tuple[T, R]]:

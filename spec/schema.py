@@ -6,9 +6,10 @@ the SCHEMA header of log blocks and ``parquet.avro.schema`` in base files (with 
 ``hoodie.table.create.schema`` in hoodie.properties. Spark writers derive the Avro schema from
 the DataFrame's schema with Spark's ``SchemaConverters`` conventions, which
 ``avro_schema_from_arrow`` states: the record is ``<table>_record`` in namespace
-``hoodie.<table>``; a nested record is named after its field, in the namespace of the record
-holding it; a decimal is a ``fixed`` named ``fixed`` in namespace ``<record>.<field>``, of the
-fewest bytes that hold its precision; every nullable field is ``["null", T]`` with default null.
+``hoodie.<table>`` (the table name sanitized, ``spec.avro_schemas.sanitize_avro_name``); a nested record is named after
+its field, in the namespace of the record holding it; a decimal is a ``fixed`` named ``fixed`` in
+namespace ``<record>.<field>``, of the fewest bytes that hold its precision; every nullable field
+is ``["null", T]`` with default null.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieRecord`` (meta
 fields), ``HoodieAvroUtils`` (``addMetadataFields``, ``sanitizeName``), ``AvroConversionUtils`` with
@@ -25,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spec.avro_schemas import sanitize_avro_name
 from spec.errors import SchemaMismatch
 
 # --8<-- [start:meta_fields]
@@ -45,8 +47,13 @@ def meta_field(name: str) -> dict[str, Any]:
 
 
 def record_name_for_table(table_name: str) -> tuple[str, str]:
-    """(record name, namespace) of a table's Avro schema: ``<table>_record`` in ``hoodie.<table>``."""
-    return f"{table_name}_record", f"hoodie.{table_name}"
+    """(record name, namespace) of a table's Avro schema: ``<t>_record`` in ``hoodie.<t>``, where
+    ``<t>`` is the table name sanitized (``sanitize_avro_name``), as Hudi's
+    ``AvroSchemaUtils.getAvroRecordQualifiedName`` (hudi-common/src/main/java/org/apache/hudi/avro/
+    AvroSchemaUtils.java) and Spark's ``AvroConversionUtils.getAvroRecordNameAndNamespace`` state it:
+    a table named ``my-table`` has the record ``my__table_record`` in ``hoodie.my__table``."""
+    name = sanitize_avro_name(table_name)
+    return f"{name}_record", f"hoodie.{name}"
 # --8<-- [end:meta_fields]
 
 

@@ -70,3 +70,22 @@ def test_cli_write_with_the_local_engine_starts_no_spark(tmp_path: Path, capsys:
     assert (out["action"], out["updates"], out["inserts"]) == ("deltacommit", 1, 1)
     assert sorted(read_table(str(table)).column("id").to_pylist()) == [1, 2, 3, 4]
     assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
+
+
+def test_cli_write_into_a_hyphenated_folder_gives_a_table_hudi_rs_reads(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The default table name is the folder's, ``my-table``: the Avro record name is sanitized as
+    Hudi's ``AvroSchemaUtils.getAvroRecordQualifiedName`` does, so hudi-rs can parse the schema."""
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "ts": [1, 1], "city": ["a", "b"]}), src)
+    table = tmp_path / "my-table"
+    assert main(["write", str(table), "--input", str(src), "--record-key", "id", "--ordering-field", "ts",
+                 "--partition-field", "city", "--engine", "local", "--json"]) == 0
+    capsys.readouterr()
+    props = (table / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.name=my-table" in props
+    commit = next(p for p in (table / ".hoodie").iterdir() if p.name.endswith(".commit"))
+    schema = json.loads(json.loads(commit.read_text())["extraMetadata"]["schema"])
+    assert (schema["name"], schema["namespace"]) == ("my__table_record", "hoodie.my__table")
+    assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
+    assert sorted(hudi_rs_read(str(table)).column("id").to_pylist()) == [1, 2]  # type: ignore[union-attr]

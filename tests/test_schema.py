@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.avro_schemas import sanitize_avro_name
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import SchemaMismatch
 from spec.log_format import read_blocks
@@ -330,3 +331,13 @@ def test_value_conversions_by_hand() -> None:
                                                   {"m": None, "d": None, "u": 3}]
     with pytest.raises(SchemaMismatch):
         avro_records_to_arrow([{"m": "not a map"}], avro)
+
+
+@pytest.mark.parametrize(("name", "sanitized"), [
+    ("trips", "trips"), ("my-table", "my__table"), ("1table", "__table"), ("_t", "_t"), ("a.b", "a__b"),
+    ("t 1", "t__1"), ("-x-", "__x__"), ("é", "__"), ("a$b%c", "a__b__c"),
+])
+def test_table_names_are_sanitized_as_hudi_does(name: str, sanitized: str) -> None:
+    """``HoodieAvroUtils.sanitizeName``: an invalid first character, then every invalid one, becomes ``__``."""
+    assert sanitize_avro_name(name) == sanitized
+    assert record_name_for_table(name) == (f"{sanitized}_record", f"hoodie.{sanitized}")

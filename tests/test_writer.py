@@ -221,6 +221,23 @@ def test_bulk_insert_sort_modes(spark: Any, tmp_path: Path, mode: str) -> None:
     assert pq.ParquetFile(base).metadata.row_group(0).column(0).compression == "SNAPPY"
 
 
+@pytest.mark.parametrize(("mode", "files"), [("NONE", 4), ("PARTITION_SORT", 4), ("PARTITION_PATH_REPARTITION", 2)])
+def test_bulk_insert_writes_a_file_per_partition_path_of_each_input_partition(spark: Any, tmp_path: Path, mode: str,
+                                                                               files: int) -> None:
+    """``spec.bulk_insert``: two Spark partitions, each with records of both partition paths."""
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.bulkinsert.sort.mode": mode, **LAYOUTS["partitioned"]}
+    sf, ny = rows([1, 2, 3, 4], ts=1, city="sf").to_pylist(), rows([5, 6, 7, 8], ts=1, city="ny").to_pylist()
+    interleaved = [r for pair in zip(sf, ny, strict=True) for r in pair]  # parallelize slices in order: 4 and 4
+    batch = spark.createDataFrame(spark.sparkContext.parallelize(interleaved, 2))
+    assert {(r["p"], r["c"]) for r in batch.selectExpr("spark_partition_id() as p", "city as c").collect()} == {
+        (0, "sf"), (0, "ny"), (1, "sf"), (1, "ny")}
+    HudiTable(str(path), spark).write(batch, "bulk_insert", options)
+    assert len(list(path.rglob("*.parquet"))) == files
+    assert sorted(read_table(str(path)).column("id").to_pylist()) == list(range(1, 9))
+
+
 def test_a_table_with_a_metadata_table_is_refused_untouched(spark: Any, tmp_path: Path) -> None:
     from spec.errors import InvalidOperation
 

@@ -80,17 +80,7 @@ CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS
 """What the reference does. Extend here (and give the operation a handler in ``_HANDLERS``)."""
 # --8<-- [end:capabilities]
 
-EVOLVED_COLUMN_TIME_TRAVEL = (
-    "time travel to before a column was added: the spec model pads the new column with nulls, the spec reader "
-    "(over the reference's files) returns the columns the table had then")
-STREAM_DELETE_COLUMN = (
-    "the reference's streaming writer takes deletes as rows with _hoodie_is_deleted set (Spark's way); that "
-    "column stays in the table's schema and rows, while the case language's stream deletes carry no column")
-
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"schema-add-column-cow-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8, 9)},
-    **{f"schema-add-column-mor-v{v}": EVOLVED_COLUMN_TIME_TRAVEL for v in (6, 8, 9)},
-    **{f"stream-deletes-mor-v{v}": STREAM_DELETE_COLUMN for v in (6, 8, 9)},
 }
 """Cases the reference is known to fail (reported XFAIL), with why."""
 
@@ -204,10 +194,11 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
 
         if op.instant_time is not None:
             self.clock.fix(op.instant_time)
+        options = {**self.options, **dict(op.options)}
         if self.crash_after is not None:
-            self._killed_write(op.operation, [dict(r) for r in op.records], self.options)
+            self._killed_write(op.operation, [dict(r) for r in op.records], options)
             return
-        self.client.write(pa.Table.from_pylist([dict(r) for r in op.records]), op.operation, self.options)
+        self.client.write(pa.Table.from_pylist([dict(r) for r in op.records]), op.operation, options)
 
     def _delete_partition(self, op: DeletePartition) -> None:
         if op.instant_time is not None:

@@ -1,0 +1,94 @@
+"""A write's options against an existing table: Hudi's config-conflict and table-version rules.
+
+A table's identity lives in ``hoodie.properties``: its name, type, record key fields, ordering
+(precombine) field, partition fields, key generator, hive-style and URL-encoded partitioning, and
+version. A later write may repeat them but not change them:
+
+- **config conflict** — every identity option the write *gives* is compared with the table's value,
+  case-insensitively (Spark's default resolver); any difference fails the write before anything is
+  written, naming the option, the value given and the table's value. Options the write does not
+  give take the table's values. This is ``HoodieWriterUtils.validateTableConfig``
+  (hudi-spark-datasource/hudi-spark-common/src/main/scala/org/apache/hudi/HoodieWriterUtils.scala,
+  0.15.x and 1.0.x: ``Config conflict(key  current value  existing value)``, a ``HoodieException``).
+- **table version** — a writer writes one table version (``hoodie.write.table.version``, 1.0.x);
+  a table of another version is refused (``CommonClientUtils.validateTableVersion``,
+  hudi-client/hudi-client-common/src/main/java/org/apache/hudi/util/CommonClientUtils.java, 1.0.x:
+  ``Table version (..) and Writer version (..) do not match``). Apache Hudi 1.0.x first upgrades an
+  older table to the writer's version when ``hoodie.write.auto.upgrade`` is on (its default;
+  ``UpgradeDowngrade``); this specification does not describe the upgrade, so a write naming a
+  newer version than the table's is refused as well, with a hint to upgrade with Apache Hudi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from spec.errors import ConfigConflict
+
+TABLE_NAME: Final = "hoodie.table.name"
+TABLE_TYPE: Final = "hoodie.datasource.write.table.type"
+RECORD_KEY: Final = "hoodie.datasource.write.recordkey.field"
+ORDERING: Final = "hoodie.datasource.write.precombine.field"
+PARTITION_PATH: Final = "hoodie.datasource.write.partitionpath.field"
+KEY_GENERATOR: Final = "hoodie.datasource.write.keygenerator.type"
+HIVE_STYLE: Final = "hoodie.datasource.write.hive_style_partitioning"
+URL_ENCODE: Final = "hoodie.datasource.write.partitionpath.urlencode"
+WRITE_TABLE_VERSION: Final = "hoodie.write.table.version"
+AUTO_UPGRADE: Final = "hoodie.write.auto.upgrade"
+
+IDENTITY: Final = (TABLE_NAME, TABLE_TYPE, RECORD_KEY, ORDERING, PARTITION_PATH, KEY_GENERATOR, HIVE_STYLE,
+                   URL_ENCODE)
+"""The write options that name a table property (``HoodieWriterUtils``'s
+``sparkDatasourceConfigsToTableConfigsMap`` and the record key, precombine and key generator
+checks), by their write-option key."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One option whose given value differs from the table's."""
+
+    key: str
+    given: str
+    existing: str
+
+
+def config_conflicts(existing: Mapping[str, str], given: Mapping[str, str]) -> list[Conflict]:
+    """The identity options (``IDENTITY``) given with a value other than the table's; ``existing``
+    and ``given`` map write-option keys to values (lists of fields comma-joined). Values compare
+    case-insensitively; an option the table does not record, or the write does not give, is no
+    conflict."""
+    out = []
+    for key in IDENTITY:
+        new, old = given.get(key), existing.get(key)
+        if new is not None and old is not None and new.strip().lower() != old.strip().lower():
+            out.append(Conflict(key, new, old))
+    return out
+
+
+# --8<-- [start:validate]
+def validate_table_config(existing: Mapping[str, str], given: Mapping[str, str]) -> None:
+    """Raise ``ConfigConflict`` naming every conflicting option (``config_conflicts``) and the table
+    version rule (``validate_table_version``), before anything is written."""
+    conflicts = config_conflicts(existing, given)
+    if conflicts:
+        detail = "; ".join(f"{c.key}: given {c.given!r}, the table has {c.existing!r}" for c in conflicts)
+        raise ConfigConflict(f"config conflict with the existing table: {detail}",
+                             hint="drop these options (the table's values apply) or write a new table")
+    validate_table_version(existing.get(WRITE_TABLE_VERSION), given.get(WRITE_TABLE_VERSION))
+# --8<-- [end:validate]
+
+
+def validate_table_version(table_version: str | None, write_version: str | None) -> None:
+    """A write naming a table version other than the table's is refused (see the module rules)."""
+    if table_version is None or write_version is None or int(table_version) == int(write_version):
+        return
+    if int(write_version) > int(table_version):
+        hint = (f"Apache Hudi upgrades the table to version {write_version} first ({AUTO_UPGRADE}); upgrade it "
+                f"there, or write with {WRITE_TABLE_VERSION}={table_version}")
+    else:
+        hint = (f"a table is never downgraded by a write: write with {WRITE_TABLE_VERSION}={table_version}, or "
+                "downgrade the table with Apache Hudi's CLI")
+    raise ConfigConflict(f"{WRITE_TABLE_VERSION}: given {write_version!r}, the table is version {table_version}",
+                         hint=hint)

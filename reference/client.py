@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import posixpath
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,14 +142,6 @@ def write_table_files(storage: Storage, table: TableConfig) -> None:
     storage.create_if_absent(".hoodie/hoodie.properties", table.to_bytes())
 
 
-def create_table(storage: Storage, cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
-    """Create the table a first write with these options writes to (``new_table_config``, then
-    ``write_table_files``)."""
-    table = new_table_config(cfg, schema)
-    write_table_files(storage, table)
-    return table
-
-
 def remove_new_files(storage: Storage, before: set[str] | None) -> None:
     """Undo a table creation: delete every file and folder under the base path that is not in
     ``before`` (what was there before the first write started; None: the base path did not exist)."""
@@ -165,6 +158,24 @@ def remove_new_files(storage: Storage, before: set[str] | None) -> None:
             storage.delete_dir(f.path)
         else:
             storage.delete(f.path)
+
+
+@contextmanager
+def table_created_by(storage: Storage, table: TableConfig, new: bool) -> Iterator[None]:
+    """The first write's table creation as part of its transaction: ``.hoodie`` is written when the
+    write's checks have passed, and removed again, with everything else the write left, when the write
+    fails before any commit completed — a refused or failed first write leaves no table behind."""
+    if not new:
+        yield
+        return
+    before = {f.path for f in storage.list("", recursive=True)} if storage.is_dir("") else None
+    try:
+        write_table_files(storage, table)
+        yield
+    except BaseException:
+        if Timeline.load(storage, table.timeline_layout).latest_completed() is None:
+            remove_new_files(storage, before)
+        raise
 
 
 def _check_against_table(table: TableConfig, cfg: WriteConfig, options: Mapping[str, Any]) -> None:
@@ -258,20 +269,12 @@ class WriteClient:
         action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
                   else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
         times.mark("prepare")
-        before = ({f.path for f in self.storage.list("", recursive=True)} if new and self.storage.is_dir("")
-                  else None)
         try:
-            if new:
-                write_table_files(self.storage, table)
+            with table_created_by(self.storage, table, new):
+                def write_data(instant: str, timeline: Timeline) -> CommitMetadata:
+                    return self._write(engine, frame, table, timeline, cfg, instant, op, times)
 
-            def write_data(instant: str, timeline: Timeline) -> CommitMetadata:
-                return self._write(engine, frame, table, timeline, cfg, instant, op, times)
-
-            instant, md = self.transact(table, action, op, cfg, write_data, times)
-        except BaseException:
-            if new and Timeline.load(self.storage, table.timeline_layout).latest_completed() is None:
-                remove_new_files(self.storage, before)  # a failed first write leaves no table behind
-            raise
+                instant, md = self.transact(table, action, op, cfg, write_data, times)
         finally:
             engine.release()
         return WriteResult(instant, action, op, md, dict(times.seconds))
@@ -566,4 +569,4 @@ def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str,
     return WriteClient(path, spark).write(data, operation, options)
 
 
-__all__ = ["WriteClient", "WriteResult", "create_table", "new_table_config", "write_arrow", "write_table_files"]
+__all__ = ["WriteClient", "WriteResult", "new_table_config", "table_created_by", "write_arrow", "write_table_files"]

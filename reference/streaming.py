@@ -34,8 +34,9 @@ from reference.client import (
     _check_against_table,
     _stat,
     append_bucket,
-    create_table,
+    new_table_config,
     pending_compaction_groups,
+    table_created_by,
 )
 from reference.handles import BUCKET, DELETE_FLAG, BucketSpec
 from reference.options import WriteConfig, parse_options
@@ -114,11 +115,13 @@ class StreamingWriter:
         df = SparkEngine(client.spark).frame(data)
         schema = _arrow_schema(df)
         table = client.table_config()
-        if table is None:
-            table = create_table(client.storage, self.cfg, schema)
+        new = table is None
+        if table is None:  # created as part of the first checkpoint's commit, once its checks passed
+            table = new_table_config(self.cfg, schema)
+            timeline = Timeline((), table.timeline_layout)
         else:
             _check_against_table(table, self.cfg, self.options)
-        timeline = Timeline.load(client.storage, table.timeline_layout)
+            timeline = Timeline.load(client.storage, table.timeline_layout)
         if batch_id is not None:
             done = self._committed_batch(timeline)
             if done is not None and batch_id <= done:
@@ -126,23 +129,24 @@ class StreamingWriter:
         df = client._check_schema(SparkEngine(client.spark), df, table, timeline, "upsert")
         df = _key_columns(df, table)
         _validate_keys(df, table)
-        if self.assigner is None:
-            self.assigner = self._start_assigner(table, timeline)
-        # combine the checkpoint's records per key; keep each key's first position (assignment order)
-        key = Window.partitionBy(PARTITION_PATH, RECORD_KEY)
-        order = [F.col("__seq").desc()]
-        if table.ordering_field:
-            order.insert(0, F.col(table.ordering_field).desc_nulls_last())
-        df = (df.withColumn("__seq", F.monotonically_increasing_id())
-              .withColumn("__first", F.min("__seq").over(key))
-              .withColumn("__rn", F.row_number().over(key.orderBy(*order))).filter("__rn = 1").drop("__rn")
-              .persist())  # used twice: the keys go to the assigner, the rows to the handles
-        is_delete = (F.coalesce(F.col(IS_DELETED_FIELD), F.lit(False)) if IS_DELETED_FIELD in df.columns
-                     else F.lit(False))
-        try:
-            return self._checkpoint(df, table, timeline, is_delete, batch_id)
-        finally:
-            df.unpersist()
+        with table_created_by(client.storage, table, new):  # the table is written once the checks passed
+            if self.assigner is None:
+                self.assigner = self._start_assigner(table, timeline)
+            # combine the checkpoint's records per key; keep each key's first position (assignment order)
+            key = Window.partitionBy(PARTITION_PATH, RECORD_KEY)
+            order = [F.col("__seq").desc()]
+            if table.ordering_field:
+                order.insert(0, F.col(table.ordering_field).desc_nulls_last())
+            df = (df.withColumn("__seq", F.monotonically_increasing_id())
+                  .withColumn("__first", F.min("__seq").over(key))
+                  .withColumn("__rn", F.row_number().over(key.orderBy(*order))).filter("__rn = 1").drop("__rn")
+                  .persist())  # used twice: the keys go to the assigner, the rows to the handles
+            is_delete = (F.coalesce(F.col(IS_DELETED_FIELD), F.lit(False)) if IS_DELETED_FIELD in df.columns
+                         else F.lit(False))
+            try:
+                return self._checkpoint(df, table, timeline, is_delete, batch_id)
+            finally:
+                df.unpersist()
 
     def _checkpoint(self, df: Any, table: TableConfig, timeline: Timeline, is_delete: Any,
                     batch_id: int | None) -> WriteResult | None:

@@ -141,3 +141,17 @@ def test_structured_streaming_foreach_batch(spark: Any, tmp_path: Path) -> None:
     assert rows == [("a", "a2"), ("b", "b1"), ("c", "c1")]
     theirs = hudi_rs_read(table_path)
     assert theirs is not None and sorted((r["id"], r["v"]) for r in theirs.to_pylist()) == rows
+
+
+def test_a_refused_first_checkpoint_leaves_no_table(spark: Any, tmp_path: Path) -> None:
+    """The first checkpoint creates the table inside its commit: refused (a record without a key), it
+    leaves no folder behind, and a corrected checkpoint then creates the table."""
+    from spec.errors import InvalidRecord
+
+    path = tmp_path / "s"
+    writer = StreamingWriter(str(path), _options("MERGE_ON_READ", 8), spark, file_id_prefix=_prefixes())
+    with pytest.raises(InvalidRecord):
+        writer.write_checkpoint(pa.Table.from_pylist([rec("a", 1), {**rec("b", 1), "id": None}]), 0)
+    assert not path.exists()
+    assert writer.write_checkpoint(pa.Table.from_pylist([rec("a", 1)]), 0) is not None
+    assert [r["id"] for r in read_table(str(path)).to_pylist()] == ["a"]

@@ -187,7 +187,12 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
 
 def compact(state: TableState, env: Env, mode: str, instant_time: str | None) -> TableState:
     """A compaction operation: ``run`` executes a pending plan, ``schedule`` only writes one, ``schedule_and_run`` does
-    both."""
+    both. On a copy-on-write table every mode is refused before the timeline is looked at, so ``run`` with no
+    pending plan is ``invalid_operation`` there, not ``instant_not_found`` (Hudi: ``HoodieSparkCopyOnWriteTable``
+    ``.compact`` and ``.scheduleCompaction`` throw ``HoodieNotSupportedException``; on merge-on-read, a schedule
+    that finds nothing returns an empty ``Option`` and no instant, ``BaseHoodieTableServiceClient.scheduleCompaction``)."""
+    if not state.config.is_mor:
+        raise InvalidOperation("compaction applies to MERGE_ON_READ tables", hint="COW tables need no compaction")
     if mode == "run":
         return run_compaction(state, env, instant_time)
     state, t = schedule_compaction(state, env, instant_time)

@@ -48,8 +48,8 @@ from conformance.ops import (
 )
 from spec.errors import InvalidOperation
 
-CORPUS_VERSION: Final = 1
-GENERATOR_VERSION: Final = 1
+CORPUS_VERSION: Final = 2
+GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
@@ -182,6 +182,23 @@ def insert_split(tt: str, v: int) -> Case:
                  [w("insert", *(rec(i, 1) for i in range(25)))])
 
 
+def equal_ordering_fast_path(tt: str, v: int) -> Case:
+    return _case("equal-ordering-fast-path", tt, v, "an upsert with the stored ordering value (integer, no deletes: "
+                 "the columnar merge path): the incoming record wins the tie",
+                 ["write:upsert", "bug:ordering-tie", "path:columnar"], _config(tt, v),
+                 [w("insert", rec(1, 5), rec(2, 5)), w("upsert", rec(1, 5, v="tie"), rec(2, 4, v="older"))])
+
+
+def equal_ordering_row_path(tt: str, v: int) -> Case:
+    return _case("equal-ordering-row-path", tt, v, "the same tie with a delete in the batch (the record-by-record "
+                 "merge path): the incoming record wins the tie, the delete removes its key",
+                 ["write:upsert", "bug:ordering-tie", "path:row"], _config(tt, v),
+                 [w("insert", rec(1, 5), rec(2, 5), rec(3, 5)),
+                  w("upsert", *({**r, "_hoodie_is_deleted": d} for r, d in ((rec(1, 5, v="tie"), False),
+                                                                             (rec(2, 4, v="older"), False),
+                                                                             (rec(3, 6), True))))])
+
+
 # --- suite: services -------------------------------------------------------------------------------
 
 def compaction(tt: str, v: int) -> Case:
@@ -214,6 +231,29 @@ def inline_compaction(tt: str, v: int) -> Case:
                  ["compact", "inline"], _config(tt, v, inline_compact=True, compact_max_delta_commits=2),
                  [w("insert", rec(1, 1), rec(2, 1)), w("upsert", rec(1, 2)), w("upsert", rec(2, 3)),
                   w("upsert", rec(1, 4))])
+
+
+def compaction_two_groups(tt: str, v: int) -> Case:
+    return _case("compaction-two-groups", tt, v, "a compaction plan holds every file group with logs (two partitions)",
+                 ["compact", "bug:compaction-plan-incomplete"], _config(tt, v),
+                 [w("insert", rec(1, 1), rec(2, 1, "b")), w("upsert", rec(1, 2), rec(2, 2, "b")),
+                  Compact("schedule"), Compact("run")])
+
+
+def compaction_on_cow(tt: str, v: int) -> Case:
+    return _case("compaction-on-cow", tt, v, "compaction on a copy-on-write table is refused in every mode, "
+                 "run with nothing pending included (invalid_operation, not instant_not_found)",
+                 ["compact", "expect_error"], _config(tt, v),
+                 [w("insert", rec(1, 1)), ExpectError("invalid_operation"), Compact("run"),
+                  ExpectError("invalid_operation"), Compact("schedule")])
+
+
+def archive_uncleaned_replace(tt: str, v: int) -> Case:
+    return _case("archive-uncleaned-replace", tt, v, "archival keeps a replacecommit whose replaced file groups "
+                 "are not cleaned yet, and the commits after it (keep_min 2, keep_max 3, no clean)",
+                 ["archive", "replacecommit", "bug:archive-uncleaned-replace"], _clean_config(tt, v),
+                 [w("insert", rec(1, 1)), w("upsert", rec(1, 2)), w("insert_overwrite", rec(2, 1)),
+                  w("upsert", rec(2, 2)), w("upsert", rec(2, 3)), w("upsert", rec(2, 4)), Archive()])
 
 
 def _clean_config(tt: str, v: int, **kw: Any) -> CreateTable:
@@ -370,9 +410,12 @@ def corpus() -> dict[str, list[Case]]:
                           delete_partition, dedupe_in_batch, delete_then_reinsert, schema_evolution,
                           keys_and_partitions, non_partitioned, insert_split) for c in _grid(b)]
     writes += list(_grid(commit_time_ordering, versions=(8,)))
+    writes += [c for b in (equal_ordering_fast_path, equal_ordering_row_path) for c in _grid(b)]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]
+    services += [*_grid(compaction_two_groups, types=(MOR,)), *_grid(compaction_on_cow, types=(COW,)),
+                 *_grid(archive_uncleaned_replace)]
     services += [c for b in (clean_file_versions, auto_clean, archival) for c in _grid(b, versions=(6, 8))
                  if c.config.table_type == COW or b is auto_clean]
     timeline = [c for b in (rollback_latest, savepoint_restore, crash_then_write, expect_error_write)

@@ -289,6 +289,16 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
         if op.mode == "schedule_and_run" and t is not None:
             run_compaction(self.client, t)
 
+    def archived_times(self) -> frozenset[str]:
+        from reference.archive import archived_instants
+        from spec.storage import Storage
+        from spec.table_config import TableConfig
+
+        if not self._has_table():
+            return frozenset()
+        storage = Storage(self.path)
+        return frozenset(i.requested for i in archived_instants(storage, TableConfig.load(storage)))
+
     def _has_table(self) -> bool:
         from spec.storage import Storage
 

@@ -193,7 +193,7 @@ def equal_ordering_row_path(tt: str, v: int) -> Case:
     return _case("equal-ordering-row-path", tt, v, "the same tie with a delete in the batch (the record-by-record "
                  "merge path): the incoming record wins the tie, the delete removes its key",
                  ["write:upsert", "bug:ordering-tie", "path:row"], _config(tt, v),
-                 [w("insert", rec(1, 5), rec(2, 5), rec(3, 5)),
+                 [w("insert", *({**rec(i, 5), "_hoodie_is_deleted": False} for i in (1, 2, 3))),
                   w("upsert", *({**r, "_hoodie_is_deleted": d} for r, d in ((rec(1, 5, v="tie"), False),
                                                                              (rec(2, 4, v="older"), False),
                                                                              (rec(3, 6), True))))])

@@ -171,9 +171,9 @@ def diff_l4(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> LayerDi
                             for k in sorted(set(e[t]) | set(o[t])) if e[t].get(k) != o[t].get(k)]
             else:
                 changed.append(f"{section} {t}: {_short(e[t], 70)} → {_short(o[t], 70)}")
-    ev, ov = Counter(expected.get("invariants", [])), Counter(observed.get("invariants", []))
-    missing += [f"invariant {v}" for v in sorted((ev - ov).elements())]
-    extra += [f"invariant violated: {v}" for v in sorted((ov - ev).elements())]
+    ev, ov = (Counter(tuple(v) for v in obs.get("invariants", [])) for obs in (expected, observed))
+    missing += [f"invariant {list(v)}" for v in sorted((ev - ov).elements())]
+    extra += [f"invariant violated: {list(v)}" for v in sorted((ov - ev).elements())]
     return LayerDiff("L4", tuple(missing), tuple(extra), tuple(changed))
 
 

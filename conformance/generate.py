@@ -13,7 +13,9 @@ corpus diffs clean. Cases under ``cases/regressions/`` (minimized failures writt
 ``write_regression``) are kept and re-expected on regeneration.
 
 Builders are parametrized over table type (COW/MOR) and table version (6/8) where the rule they
-exercise applies to both; each case's tags name the operations and bug classes it covers.
+exercise applies to both; each case's tags name the operations and bug classes it covers. The
+builders of the ledger's bug classes live in ``conformance.cases_ledger``, the helpers every builder
+uses in ``conformance.case_kit``.
 """
 
 from __future__ import annotations
@@ -21,22 +23,32 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 from conformance.adapter import LAYERS
+from conformance.case_kit import BOTH_TYPES, BOTH_VERSIONS, COW, MOR, Builder, rec, w
+from conformance.case_kit import clean_config as _clean_config
+from conformance.case_kit import config as _config
+from conformance.case_kit import make_case as _case
+from conformance.case_kit import short as _short
+from conformance.cases_ledger import (
+    archive_uncleaned_replace,
+    compaction_on_cow,
+    compaction_two_groups,
+    equal_ordering_fast_path,
+    equal_ordering_row_path,
+)
 from conformance.ops import (
     Archive,
     Case,
     Clean,
     Compact,
     Crash,
-    CreateTable,
     DeletePartition,
     ExpectError,
-    Op,
     Restore,
     Rollback,
     Savepoint,
@@ -51,37 +63,6 @@ from spec.errors import InvalidOperation
 CORPUS_VERSION: Final = 2
 GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
-
-COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-BOTH_TYPES: Final = (COW, MOR)
-BOTH_VERSIONS: Final = (6, 8)
-
-
-def rec(i: int, ts: int, p: str = "a", v: str | None = None, **extra: Any) -> dict[str, Any]:
-    """A record of the corpus: key ``id``, ordering ``ts``, partition ``p``, value ``v``."""
-    return {"id": i, "ts": ts, "p": p, "v": v if v is not None else f"v{i}@{ts}", **extra}
-
-
-def w(operation: str, *records: dict[str, Any]) -> Write:
-    return Write(operation, tuple(records))
-
-
-def _short(table_type: str) -> str:
-    return "cow" if table_type == COW else "mor"
-
-
-def _config(table_type: str, version: int, **kw: Any) -> CreateTable:
-    base: dict[str, Any] = {"table_type": table_type, "table_version": version, "partition_fields": ("p",)}
-    base.update(kw)
-    return CreateTable(**base)
-
-
-Builder = Callable[[str, int], Case]
-
-
-def _case(name: str, table_type: str, version: int, description: str, tags: Sequence[str], config: CreateTable,
-          ops: Sequence[Op], provenance: str = "handwritten") -> Case:
-    return Case(f"{name}-{_short(table_type)}-v{version}", description, tuple(tags), provenance, config, tuple(ops))
 
 
 # --- suite: writes ---------------------------------------------------------------------------------
@@ -182,23 +163,6 @@ def insert_split(tt: str, v: int) -> Case:
                  [w("insert", *(rec(i, 1) for i in range(25)))])
 
 
-def equal_ordering_fast_path(tt: str, v: int) -> Case:
-    return _case("equal-ordering-fast-path", tt, v, "an upsert with the stored ordering value (integer, no deletes: "
-                 "the columnar merge path): the incoming record wins the tie",
-                 ["write:upsert", "bug:ordering-tie", "path:columnar"], _config(tt, v),
-                 [w("insert", rec(1, 5), rec(2, 5)), w("upsert", rec(1, 5, v="tie"), rec(2, 4, v="older"))])
-
-
-def equal_ordering_row_path(tt: str, v: int) -> Case:
-    return _case("equal-ordering-row-path", tt, v, "the same tie with a delete in the batch (the record-by-record "
-                 "merge path): the incoming record wins the tie, the delete removes its key",
-                 ["write:upsert", "bug:ordering-tie", "path:row"], _config(tt, v),
-                 [w("insert", *({**rec(i, 5), "_hoodie_is_deleted": False} for i in (1, 2, 3))),
-                  w("upsert", *({**r, "_hoodie_is_deleted": d} for r, d in ((rec(1, 5, v="tie"), False),
-                                                                             (rec(2, 4, v="older"), False),
-                                                                             (rec(3, 6), True))))])
-
-
 # --- suite: services -------------------------------------------------------------------------------
 
 def compaction(tt: str, v: int) -> Case:
@@ -231,33 +195,6 @@ def inline_compaction(tt: str, v: int) -> Case:
                  ["compact", "inline"], _config(tt, v, inline_compact=True, compact_max_delta_commits=2),
                  [w("insert", rec(1, 1), rec(2, 1)), w("upsert", rec(1, 2)), w("upsert", rec(2, 3)),
                   w("upsert", rec(1, 4))])
-
-
-def compaction_two_groups(tt: str, v: int) -> Case:
-    return _case("compaction-two-groups", tt, v, "a compaction plan holds every file group with logs (two partitions)",
-                 ["compact", "bug:compaction-plan-incomplete"], _config(tt, v),
-                 [w("insert", rec(1, 1), rec(2, 1, "b")), w("upsert", rec(1, 2), rec(2, 2, "b")),
-                  Compact("schedule"), Compact("run")])
-
-
-def compaction_on_cow(tt: str, v: int) -> Case:
-    return _case("compaction-on-cow", tt, v, "compaction on a copy-on-write table is refused in every mode, "
-                 "run with nothing pending included (invalid_operation, not instant_not_found)",
-                 ["compact", "expect_error"], _config(tt, v),
-                 [w("insert", rec(1, 1)), ExpectError("invalid_operation"), Compact("run"),
-                  ExpectError("invalid_operation"), Compact("schedule")])
-
-
-def archive_uncleaned_replace(tt: str, v: int) -> Case:
-    return _case("archive-uncleaned-replace", tt, v, "archival keeps a replacecommit whose replaced file groups "
-                 "are not cleaned yet, and the commits after it (keep_min 2, keep_max 3, no clean)",
-                 ["archive", "replacecommit", "bug:archive-uncleaned-replace"], _clean_config(tt, v),
-                 [w("insert", rec(1, 1)), w("upsert", rec(1, 2)), w("insert_overwrite", rec(2, 1)),
-                  w("upsert", rec(2, 2)), w("upsert", rec(2, 3)), w("upsert", rec(2, 4)), Archive()])
-
-
-def _clean_config(tt: str, v: int, **kw: Any) -> CreateTable:
-    return _config(tt, v, clean_commits_retained=1, keep_min_commits=2, keep_max_commits=3, **kw)
 
 
 def clean_latest_commits(tt: str, v: int) -> Case:

@@ -244,6 +244,7 @@ BUILTIN_ADAPTERS: Final = {
     "spec": "conformance.adapters.spec_model:SpecModelAdapter",
     "reference": "conformance.adapters.reference_spark:ReferenceSparkAdapter",
     "reference_local": "conformance.adapters.reference_spark:ReferenceLocalAdapter",
+    "reference_local_rows": "conformance.adapters.reference_spark:ReferenceLocalRowsAdapter",
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""

@@ -5,8 +5,11 @@ once, and its ``replace``ment), with the bug class it stands for and the cases m
 ``run`` copies the project's code (``spec``, ``conformance``, ``reference``) to a fresh folder, applies
 one mutation, and runs the stored corpus on the reference's local engine in a child process: the
 hinted cases first, then every other case, stopping at the first case that fails (the mutation is
-*caught*, with that case and layer). A mutation the corpus does not catch is run against the state
-machine's ``ci`` profile (``conformance.machine``); one that survives both is reported as surviving.
+*caught*, with that case and layer). A mutation the corpus does not catch there is run against the
+corpus again with the local engine's column-at-a-time fast paths off (``ReferenceLocalRowsAdapter``:
+the record-by-record merge and log encoder, which the case language's JSON scalars never reach
+otherwise), then against the state machine's ``ci`` profile (``conformance.machine``); one that
+survives all three is reported as surviving.
 
 ``make mutants`` runs it (alone: it is minutes of work, never part of ``make test``) and writes the
 report (``--report``). The ``stream`` suite is left out (streams start Spark even on the local engine).
@@ -15,6 +18,7 @@ report (``--report``). The ``stream`` suite is left out (streams start Spark eve
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -175,30 +179,44 @@ def _child(root: Path, args: Sequence[str], timeout: int) -> dict[str, str]:
     return result
 
 
+ATTEMPTS: Final[tuple[tuple[str, ...], ...]] = (("--hinted",), ("--hinted", "--rows"), (), ("--rows",))
+"""The corpus passes of a mutation, cheapest first: hinted cases on the local engine, on its
+record-by-record paths, then every case on each."""
+
+
 def run_one(m: Mutation, fixtures: Path, machine: bool = True, timeout: int = 1800) -> Outcome:
-    """One mutation against the corpus (hinted cases first), then, if uncaught, the machine."""
+    """One mutation against the corpus on the local engine and on its record-by-record paths (the
+    hinted cases on both first, then the whole corpus on both), then, if uncaught, the machine."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         copy_code(root)
         apply_mutation(root, m)
-        got = _child(root, ["--worker", str(fixtures), *m.hints], timeout)
+        got: dict[str, str] = {}
+        for extra in ATTEMPTS if m.hints else ATTEMPTS[2:]:
+            got = _child(root, [*extra, "--worker", str(fixtures), *m.hints], timeout)
+            if got.get("caught_by"):
+                break
         if not got.get("caught_by") and machine:
             got = _child(root, ["--machine"], timeout)
     return Outcome(m, got.get("caught_by") or None, got.get("layer", ""), got.get("detail", ""))
 
 
-def worker(fixtures: str, hints: Sequence[str]) -> dict[str, str]:
-    """In the mutated copy: the corpus on the local engine, hinted cases first; the first failing case."""
-    from conformance.adapters.reference_spark import ReferenceLocalAdapter
+def worker(fixtures: str, hints: Sequence[str], rows: bool = False, hinted: bool = False) -> dict[str, str]:
+    """In the mutated copy: the corpus (``hinted``: only the hinted cases) on the local engine (``rows``:
+    with its column-at-a-time fast paths off), hinted cases first; the first failing case."""
+    from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceLocalRowsAdapter
     from conformance.runner import Verdict, load_cases, run_case
 
-    cases = [c for c in load_cases(fixtures) if c.suite != "stream"]
+    adapter = ReferenceLocalRowsAdapter if rows else ReferenceLocalAdapter
+    where = " (record-by-record paths)" if rows else ""
+    cases = [c for c in load_cases(fixtures) if c.suite != "stream" and (not hinted or c.case.id in hints)]
     order = sorted(cases, key=lambda c: (hints.index(c.case.id) if c.case.id in hints else len(hints)))
     for fc in order:
-        r = run_case(fc, ReferenceLocalAdapter)
+        r = run_case(fc, adapter)
         if r.verdict == Verdict.FAIL or (r.verdict == Verdict.XFAIL and fc.case.id in hints):
             layer = next((x.layer for x in r.layers if x.verdict == Verdict.FAIL), "-")
-            return {"caught_by": f"{fc.suite}/{fc.case.id}", "layer": layer, "detail": r.diff.splitlines()[-1][:200]}
+            return {"caught_by": f"{fc.suite}/{fc.case.id}{where}", "layer": layer,
+                    "detail": r.diff.splitlines()[-1][:200]}
     return {"caught_by": "", "layer": "", "detail": "the corpus passes"}
 
 
@@ -214,9 +232,13 @@ def machine_worker() -> dict[str, str]:
     return {"caught_by": "", "layer": "", "detail": "survives the corpus and the machine"}
 
 
-def report(outcomes: Sequence[Outcome]) -> str:
-    """The report as a Markdown table."""
-    lines = ["| mutation | bug class | description | caught by | layer |", "|---|---|---|---|---|"]
+def report(outcomes: Sequence[Outcome], day: str | None = None) -> str:
+    """The report as a Markdown table, headed by the day of the run (``day``, default today)."""
+    day = day or datetime.date.today().isoformat()
+    lines = [f"Run of {day}: {len(outcomes)} mutations of `reference/`, each against the corpus on the local "
+             "engine and on its record-by-record paths (then the machine's ci profile if the corpus misses it).",
+             "",
+             "| mutation | bug class | description | caught by | layer |", "|---|---|---|---|---|"]
     for o in outcomes:
         lines.append(f"| `{o.mutation.id}` | {o.mutation.bug_class} | {o.mutation.description} | "
                      f"{o.caught_by or '**survives**'} | {o.layer} |")
@@ -229,13 +251,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m conformance.mutants", description=__doc__)
     ap.add_argument("--worker", nargs="+", metavar=("FIXTURES", "HINT"))
     ap.add_argument("--machine", action="store_true")
+    ap.add_argument("--rows", action="store_true", help="with --worker: the local engine's record-by-record paths")
+    ap.add_argument("--hinted", action="store_true", help="with --worker: only the mutation's hinted cases")
     ap.add_argument("--fixtures", default=str(ROOT / "fixtures"))
     ap.add_argument("--only", nargs="*", default=None, help="mutation ids to run (default: all)")
     ap.add_argument("--no-machine", action="store_true", help="do not run the machine on survivors")
     ap.add_argument("--report", default=None, help="write the Markdown report here")
     args = ap.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker[0], args.worker[1:])))
+        print(json.dumps(worker(args.worker[0], args.worker[1:], args.rows, args.hinted)))
         return 0
     if args.machine:
         print(json.dumps(machine_worker()))

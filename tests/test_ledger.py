@@ -328,10 +328,13 @@ def _one_case_corpus(tmp_path: Path, suite: str, case_id: str) -> Path:
 
 
 def test_harness_reports_the_case_and_layer_that_catch_a_mutation(tmp_path: Path) -> None:
-    corpus = _one_case_corpus(tmp_path, "writes", "insert-upsert-delete-cow-v6")
-    m = next(m for m in MUTATIONS if m.id == "base-num-writes")
+    """A bug of the record-by-record log encoder: the local engine's column-wise encoder never runs it,
+    the harness's second pass (fast paths off) does."""
+    corpus = _one_case_corpus(tmp_path, "logs", "insert-upsert-delete-logs-mor-v6")
+    m = next(m for m in MUTATIONS if m.id == "log-seqno-descending")
     got = run_one(m, corpus, machine=False, timeout=300)
-    assert (got.caught_by, got.layer) == ("writes/insert-upsert-delete-cow-v6", "L4")
+    assert (got.caught_by, got.layer) == ("logs/insert-upsert-delete-logs-mor-v6 (record-by-record paths)", "L4")
+    assert "sequence number out of order" in got.detail
 
 
 def test_harness_reports_a_survivor(tmp_path: Path) -> None:

@@ -203,7 +203,8 @@ def run_one(m: Mutation, fixtures: Path, machine: bool = True, timeout: int = 18
 
 def worker(fixtures: str, hints: Sequence[str], rows: bool = False, hinted: bool = False) -> dict[str, str]:
     """In the mutated copy: the corpus (``hinted``: only the hinted cases) on the local engine (``rows``:
-    with its column-at-a-time fast paths off), hinted cases first; the first failing case."""
+    with its column-at-a-time fast paths off), hinted cases first; the first failing case, the layers
+    it fails in, the first line of its diff."""
     from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceLocalRowsAdapter
     from conformance.runner import Verdict, load_cases, run_case
 
@@ -214,9 +215,9 @@ def worker(fixtures: str, hints: Sequence[str], rows: bool = False, hinted: bool
     for fc in order:
         r = run_case(fc, adapter)
         if r.verdict == Verdict.FAIL or (r.verdict == Verdict.XFAIL and fc.case.id in hints):
-            layer = next((x.layer for x in r.layers if x.verdict == Verdict.FAIL), "-")
-            return {"caught_by": f"{fc.suite}/{fc.case.id}{where}", "layer": layer,
-                    "detail": r.diff.splitlines()[-1][:200]}
+            layers = ", ".join(x.layer for x in r.layers if x.verdict == Verdict.FAIL) or "-"
+            first = next((ln.strip() for ln in r.diff.splitlines() if ln.startswith("  ")), r.diff)
+            return {"caught_by": f"{fc.suite}/{fc.case.id}{where}", "layer": layers, "detail": first[:200]}
     return {"caught_by": "", "layer": "", "detail": "the corpus passes"}
 
 
@@ -238,7 +239,7 @@ def report(outcomes: Sequence[Outcome], day: str | None = None) -> str:
     lines = [f"Run of {day}: {len(outcomes)} mutations of `reference/`, each against the corpus on the local "
              "engine and on its record-by-record paths (then the machine's ci profile if the corpus misses it).",
              "",
-             "| mutation | bug class | description | caught by | layer |", "|---|---|---|---|---|"]
+             "| mutation | bug class | description | caught by | layers |", "|---|---|---|---|---|"]
     for o in outcomes:
         lines.append(f"| `{o.mutation.id}` | {o.mutation.bug_class} | {o.mutation.description} | "
                      f"{o.caught_by or '**survives**'} | {o.layer} |")

@@ -159,7 +159,7 @@ def diff_l3(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> LayerDi
 
 def diff_l4(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> LayerDiff:
     missing, extra, changed = [], [], []
-    for section in ("commits", "compactions"):
+    for section in ("commits", "compactions", "cleans"):
         e, o = expected.get(section, {}), observed.get(section, {})
         missing += [f"{section} {t}: {_short(e[t], 100)}" for t in sorted(set(e) - set(o))]
         extra += [f"{section} {t}: {_short(o[t], 100)}" for t in sorted(set(o) - set(e))]

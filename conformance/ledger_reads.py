@@ -1,7 +1,7 @@
 """The ledger (``spec.ledger``) of a table directory, read with the spec's own readers: every data
 file's meta columns and log blocks, the instants of the active timeline (any state) plus the archived
-ones the caller names, each completed write's commit metadata and each compaction plan on the active
-timeline. What any implementation that writes a table on disk is observed with in L4."""
+ones the caller names, each completed write's commit metadata, each compaction plan and each clean
+plan on the active timeline. What any implementation that writes a table on disk is observed with in L4."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from spec.file_system_view import DataFile, list_data_files
 from spec.ledger import BlockRows, CommitSummary, CompactionOp, FileRows, Ledger, StatCounts
 from spec.log_blocks import decode_delete_records, decode_records
 from spec.log_format import BlockType, read_log_file
-from spec.plans import HoodieCompactionPlan, parse_avro_metadata
+from spec.plans import HoodieCleanerPlan, HoodieCompactionPlan, parse_avro_metadata
 from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import Action, Instant, State, Timeline, read_instant_content
@@ -69,6 +69,17 @@ def compaction_ops(storage: Storage, inst: Instant, layout: int) -> tuple[Compac
                  for o in plan.operations or ())
 
 
+def clean_files(storage: Storage, inst: Instant, layout: int) -> tuple[tuple[str, str], ...]:
+    """A clean instant's plan (its requested file) as the ledger compares it: (partition, file name)."""
+    requested = Instant(inst.requested, Action.CLEAN, State.REQUESTED)
+    plan = parse_avro_metadata(read_instant_content(storage, requested, layout), HoodieCleanerPlan)
+    paths = plan.file_paths_to_be_deleted_per_partition or {}
+    out = {(p, posixpath.basename(i.file_path)) for p, infos in paths.items() for i in infos if i.file_path}
+    out |= {(p, posixpath.basename(n)) for p, names in (plan.files_to_be_deleted_per_partition or {}).items()
+            for n in names}
+    return tuple(sorted(out))
+
+
 def directory_ledger(path: str, archived: Iterable[str] = ()) -> Ledger:
     """The ledger of the table at ``path``; ``archived`` are the archived instants' times."""
     storage = Storage(path)
@@ -81,7 +92,8 @@ def directory_ledger(path: str, archived: Iterable[str] = ()) -> Ledger:
                if i.is_completed and i.action in WRITES}
     plans = {i.requested: compaction_ops(storage, i, layout) for i in tl.instants
              if i.action == Action.COMPACTION or (i.action == Action.COMMIT and _has_plan(storage, i, layout))}
-    return Ledger(files, frozenset([*(i.requested for i in tl.instants), *archived]), commits, plans)
+    cleans = {i.requested: clean_files(storage, i, layout) for i in tl.instants if i.action == Action.CLEAN}
+    return Ledger(files, frozenset([*(i.requested for i in tl.instants), *archived]), commits, plans, cleans)
 
 
 def _has_plan(storage: Storage, inst: Instant, layout: int) -> bool:

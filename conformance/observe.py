@@ -18,8 +18,9 @@ Layers (``conformance.adapter.LAYERS``):
 - **L4 ledger** — what the table says about who wrote what (``spec.ledger``): per completed write or
   compaction its commit metadata (operation type, compacted flag, per file its numWrites, numInserts,
   numUpdateWrites, numDeletes, the replaced file groups); per compaction instant its plan (group, base
-  file, log files); and the invariants every data file must hold (sequence numbers, commit times,
-  every file accounted for by an instant), as a list of violations — empty for a conforming table.
+  file, log files); per clean instant the files its plan deletes; and the invariants every data file
+  must hold (sequence numbers, commit times, every file accounted for by an instant), as a list of
+  violations — empty for a conforming table.
 
 Labels: instant times become ``t1, t2, ...`` in time order as the harness first sees them (times a
 case fixes stay as they are); file ids become ``g1, g2, ...`` in creation order — new groups ordered
@@ -294,7 +295,9 @@ def observe_ledger(adapter: TableUnderTest, norm: Normalizer) -> dict[str, Any]:
                                            sorted(norm.file_name(n) for n in o.log_files)]
                                           for o in sorted(ops, key=lambda o: (o.partition, o.file_id)))
              for t, ops in sorted(led.compactions.items())}
-    return {"commits": commits, "compactions": plans,
+    cleans = {str(norm.instant(t)): sorted([p, norm.file_name(n)] for p, n in files)
+              for t, files in sorted(led.cleans.items())}
+    return {"commits": commits, "compactions": plans, "cleans": cleans,
             "invariants": sorted([rule, norm.file_name(name), norm.instant(t), key]
                                  for rule, name, t, key in ledger_violations(led.files, led.known))}
 

@@ -28,7 +28,7 @@ logs changed, deletes base keys the logs removed (``HoodieCompactor``/``HoodieMe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MetaRow = tuple[str, str, str]
 """(commit time, commit sequence number, record key) of one row."""
@@ -107,12 +107,14 @@ class CommitSummary:
 @dataclass(frozen=True)
 class Ledger:
     """A table's ledger: its data files, the instants that account for files (active in any state, or
-    archived), the completed commits' summaries and the compaction plans on the active timeline."""
+    archived), the completed commits' summaries, the compaction plans on the active timeline, and the
+    clean plans on it (per clean instant the (partition, file name) pairs its plan deletes)."""
 
     files: tuple[FileRows, ...]
     known: frozenset[str]
     commits: Mapping[str, CommitSummary]
     compactions: Mapping[str, tuple[CompactionOp, ...]]
+    cleans: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 def _seq_parts(seqno: str) -> tuple[str, str, int] | None:

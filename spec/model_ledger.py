@@ -1,6 +1,6 @@
 """The oracle's ledger (``spec.ledger``): the model's data files as the ledger sees them, the instants
 that account for them, the commit metadata summary it predicts for every completed write and
-compaction, and its compaction plans.
+compaction, its compaction plans and its clean plans.
 
 Source: no Hudi class — the model's ``HoodieCommitMetadata`` (``partitionToWriteStats`` counts,
 ``operationType``, ``compacted``, ``partitionToReplaceFileIds``) derived from the files each instant
@@ -107,6 +107,13 @@ def compactions(state: TableState) -> dict[str, tuple[CompactionOp, ...]]:
                      for o in p.operations) for t, p in state.compaction_plans if t in active}
 
 
+def cleans(state: TableState) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The clean plans of the clean instants on the active timeline: the (partition, file name) pairs
+    each deletes."""
+    active = {i.requested for i in state.timeline}
+    return {t: files for t, files in state.clean_plans if t in active}
+
+
 def ledger(state: TableState) -> Ledger:
     """The model's ledger."""
-    return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state))
+    return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state), cleans(state))

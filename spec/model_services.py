@@ -150,6 +150,7 @@ def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
     t = next_instant(state, env, given)
     state = state.with_instant(start_instant(Action.CLEAN, t))
     doomed = plan.all_files()
+    state = replace(state, clean_plans=(*state.clean_plans, (t, tuple(sorted(doomed)))))
     return finish(remove_files(state, doomed, keep_aside=True), env, t)
 
 

@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
+from conformance.diff import diff_l4
 from conformance.mutants import MUTATIONS, Mutation, apply_mutation, run_one
-from conformance.ops import Archive, Case, Compact, CreateTable, Write
+from conformance.ops import Archive, Case, Clean, Compact, CreateTable, Write
 from conformance.runner import FixtureCase, Verdict, run_case
 from spec.errors import InvalidOperation
 from spec.ledger import (
@@ -232,6 +233,20 @@ def test_model_names_replaced_groups_and_holds_back_their_archival() -> None:
     assert sorted(led.commits)[0] not in active
 
 
+def test_model_ledger_predicts_the_files_a_clean_plan_deletes() -> None:
+    m = _model("COPY_ON_WRITE", clean_commits_retained=1)
+    for ts in (1, 2, 3):
+        m.apply(Write("upsert", (rec(1, ts),)))
+    first_base = next(f.name for f in model_ledger(m.state).files if f.instant == min(model_ledger(m.state).commits))
+    m.apply(Clean())
+    led = model_ledger(m.state)
+    (t, doomed), = led.cleans.items()
+    assert doomed == (("a", first_base),)
+    assert all(f.name != first_base for f in led.files)
+    m.apply(Clean())  # nothing left to clean: no clean instant, no plan
+    assert list(model_ledger(m.state).cleans) == [t]
+
+
 def test_model_refuses_compaction_on_copy_on_write_in_every_mode() -> None:
     m = _model("COPY_ON_WRITE")
     m.apply(Write("insert", (rec(1, 1),)))
@@ -344,3 +359,13 @@ def test_harness_reports_a_survivor(tmp_path: Path) -> None:
                         "an assignment that changes nothing")
     got = run_one(harmless, corpus, machine=False, timeout=300)
     assert got.caught_by is None and got.detail == "the corpus passes"
+
+
+def test_l4_diff_names_the_changed_plan_and_the_extra_violation() -> None:
+    expected = {"commits": {}, "compactions": {}, "cleans": {"t4": [["a", "g1_t1.parquet"]]}, "invariants": []}
+    observed = {"commits": {}, "compactions": {}, "cleans": {"t4": [["a", "g1_t2.parquet"]]},
+                "invariants": [["sequence number appears twice", "g1_t2.parquet", "t2", "k"]]}
+    d = diff_l4(expected, observed)
+    assert d.changed == ('cleans t4: [["a", "g1_t1.parquet"]] → [["a", "g1_t2.parquet"]]',)
+    assert d.extra == ("invariant violated: ['sequence number appears twice', 'g1_t2.parquet', 't2', 'k']",)
+    assert diff_l4(expected, expected).changed == () and not diff_l4(expected, expected).extra

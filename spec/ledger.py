@@ -23,6 +23,12 @@ Write statistics (Hudi: ``HoodieWriteStat`` in ``HoodieCommitMetadata.partitionT
 ``numDeletes`` the keys removed (base) or delete records appended (log). A compaction's stat counts
 against the slice's base file: inserts are keys only the logs held, updates keys both held that the
 logs changed, deletes base keys the logs removed (``HoodieCompactor``/``HoodieMergeHandle``).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieRecord``
+(``generateSequenceId``), ``HoodieCreateHandle``, ``HoodieMergeHandle`` and ``HoodieAppendHandle``
+(the meta columns they write, the ``HoodieWriteStat`` counts they set), ``HoodieTimelineArchiver``
+(0.15.x), ``TimelineArchiverV1`` and ``TimelineArchiverV2`` (1.x) with
+``ClusteringUtils.getEarliestInstantToRetainForClustering``.
 """
 
 from __future__ import annotations
@@ -124,6 +130,7 @@ def _seq_parts(seqno: str) -> tuple[str, str, int] | None:
     return parts[0], parts[1], int(parts[2])
 
 
+# --8<-- [start:invariants]
 def seqno_violations(f: FileRows) -> list[Violation]:
     """Sequence numbers: well formed, prefixed by the row's commit time, unique in the file; in a log
     file the record indexes of each (instant, task partition) grow in file order."""
@@ -177,6 +184,9 @@ def orphan_violations(f: FileRows, known: frozenset[str], rolled_back: frozenset
     return [(f"{b.kind} block of an instant neither on the timeline nor rolled back by a command block", f.name,
              b.instant, "") for b in f.blocks
             if b.kind in ("data", "delete") and b.instant not in known and b.instant not in rolled_back]
+
+
+# --8<-- [end:invariants]
 
 
 def older_files(f: FileRows, files: Sequence[FileRows]) -> list[FileRows]:

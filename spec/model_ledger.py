@@ -114,6 +114,8 @@ def cleans(state: TableState) -> dict[str, tuple[tuple[str, str], ...]]:
     return {t: files for t, files in state.clean_plans if t in active}
 
 
+# --8<-- [start:ledger]
 def ledger(state: TableState) -> Ledger:
     """The model's ledger."""
     return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state), cleans(state))
+# --8<-- [end:ledger]

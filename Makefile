@@ -10,7 +10,7 @@ BENCH_ARGS ?= --rows 1000000 5000000
 # the tests run on two pytest-xdist workers (one Spark session each, local[2]), whole files per worker
 PYTEST_WORKERS ?= 2
 
-.PHONY: demo test lint typecheck imports unit docs docs-serve bench slow clean check-python check-java
+.PHONY: mutants demo test lint typecheck imports unit docs docs-serve bench slow clean check-python check-java
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory check-python
@@ -57,3 +57,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# The mutation harness (conformance/mutants.py): each curated bug of reference/ applied alone to a copy and
+# run against the corpus (then the machine's ci profile); minutes of work, run alone, never in `make test`.
+mutants: .venv/.installed-stamp
+	.venv/bin/python -m conformance.mutants --report mutants-report.md

@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from conformance.ops import Case, CreateTable, Op, Write, to_json
+from spec.ledger import Ledger
 from spec.storage import Storage
 
-LAYERS: Final = ("L0", "L1", "L2", "L3")
-"""L0 rows, L1 timeline, L2 layout, L3 bytes (file names and block sequences; opt-in)."""
+LAYERS: Final = ("L0", "L1", "L2", "L3", "L4")
+"""L0 rows, L1 timeline, L2 layout, L3 bytes (file names and block sequences; opt-in), L4 ledger (commit
+metadata, compaction plans, meta-column and file-accounting invariants)."""
 
-DEFAULT_LAYERS: Final = ("L0", "L1", "L2")
+DEFAULT_LAYERS: Final = ("L0", "L1", "L2", "L4")
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,12 @@ class TableUnderTest:
         (empty for base files). Optional: adapters without it are not observed in L3."""
         raise NotImplementedError
 
+    def ledger(self) -> Ledger:
+        """L4: the table's ledger (``spec.ledger.Ledger``: data files with their meta columns, the
+        instants that account for them, commit summaries, compaction plans). Optional: adapters
+        without it are not observed in L4."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release what ``create`` acquired (called once per case, also after a failure)."""
 # --8<-- [end:table_under_test]
@@ -210,6 +218,17 @@ class DirectoryReads:
         return {p: sorted(v) for p, v in sorted(out.items())}
 
 
+    def archived_times(self) -> frozenset[str]:
+        """The archived instants' times (they account for files as the active ones do). The spec has no
+        reader of the archived timeline; an adapter that archives says what it archived."""
+        return frozenset()
+
+    def ledger(self) -> Ledger:
+        from conformance.ledger_reads import directory_ledger
+
+        return directory_ledger(self.path, self.archived_times())
+
+
 def _block_kind(record: Any) -> tuple[str, str]:
     """A log block as L3 compares it: its kind (data, delete, command, corrupt) and its instant."""
     from spec.log_format import BlockType
@@ -225,6 +244,7 @@ BUILTIN_ADAPTERS: Final = {
     "spec": "conformance.adapters.spec_model:SpecModelAdapter",
     "reference": "conformance.adapters.reference_spark:ReferenceSparkAdapter",
     "reference_local": "conformance.adapters.reference_spark:ReferenceLocalAdapter",
+    "reference_local_rows": "conformance.adapters.reference_spark:ReferenceLocalRowsAdapter",
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""

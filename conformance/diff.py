@@ -7,6 +7,8 @@
   (requested, action, state, completion); equal multisets in another order are *changed*.
 - **L2**: per partition, file groups by label: slices and keys compared.
 - **L3**: per partition, file names; for log files the block sequence.
+- **L4**: commits and compaction plans by instant label (missing, extra, changed: which fields); the
+  invariant violations as a multiset (an observed violation the spec does not predict is *extra*).
 
 ``render`` gives a short human-readable text: at most ``limit`` lines per kind.
 """
@@ -155,7 +157,27 @@ def diff_l3(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> LayerDi
     return LayerDiff("L3", tuple(missing), tuple(extra), tuple(changed))
 
 
-DIFFERS = {"L0": diff_l0, "L1": diff_l1, "L2": diff_l2, "L3": diff_l3}
+def diff_l4(expected: Mapping[str, Any], observed: Mapping[str, Any]) -> LayerDiff:
+    missing, extra, changed = [], [], []
+    for section in ("commits", "compactions", "cleans"):
+        e, o = expected.get(section, {}), observed.get(section, {})
+        missing += [f"{section} {t}: {_short(e[t], 100)}" for t in sorted(set(e) - set(o))]
+        extra += [f"{section} {t}: {_short(o[t], 100)}" for t in sorted(set(o) - set(e))]
+        for t in sorted(set(e) & set(o)):
+            if e[t] == o[t]:
+                continue
+            if isinstance(e[t], Mapping) and isinstance(o[t], Mapping):
+                changed += [f"{section} {t} {k}: {_short(e[t].get(k), 70)} → {_short(o[t].get(k), 70)}"
+                            for k in sorted(set(e[t]) | set(o[t])) if e[t].get(k) != o[t].get(k)]
+            else:
+                changed.append(f"{section} {t}: {_short(e[t], 70)} → {_short(o[t], 70)}")
+    ev, ov = (Counter(tuple(v) for v in obs.get("invariants", [])) for obs in (expected, observed))
+    missing += [f"invariant {list(v)}" for v in sorted((ev - ov).elements())]
+    extra += [f"invariant violated: {list(v)}" for v in sorted((ov - ev).elements())]
+    return LayerDiff("L4", tuple(missing), tuple(extra), tuple(changed))
+
+
+DIFFERS = {"L0": diff_l0, "L1": diff_l1, "L2": diff_l2, "L3": diff_l3, "L4": diff_l4}
 
 
 def diff_step(expected: Observation, observed: Observation, layers: Sequence[str]) -> dict[str, LayerDiff]:

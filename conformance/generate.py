@@ -13,7 +13,9 @@ corpus diffs clean. Cases under ``cases/regressions/`` (minimized failures writt
 ``write_regression``) are kept and re-expected on regeneration.
 
 Builders are parametrized over table type (COW/MOR) and table version (6/8) where the rule they
-exercise applies to both; each case's tags name the operations and bug classes it covers.
+exercise applies to both; each case's tags name the operations and bug classes it covers. The
+builders of the ledger's bug classes live in ``conformance.cases_ledger``, the helpers every builder
+uses in ``conformance.case_kit``.
 """
 
 from __future__ import annotations
@@ -21,22 +23,40 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 from conformance.adapter import LAYERS
+from conformance.case_kit import BOTH_TYPES, BOTH_VERSIONS, COW, MOR, Builder, rec, w
+from conformance.case_kit import clean_config as _clean_config
+from conformance.case_kit import config as _config
+from conformance.case_kit import make_case as _case
+from conformance.case_kit import short as _short
+from conformance.cases_fidelity import (
+    DUPLICATE_BUILDERS,
+    bulk_insert_sort_mode,
+    insert_into_small_file,
+    null_ordering_and_partitions,
+    option_conflicts,
+    schema_changes,
+)
+from conformance.cases_ledger import (
+    archive_uncleaned_replace,
+    compaction_on_cow,
+    compaction_two_groups,
+    equal_ordering_fast_path,
+    equal_ordering_row_path,
+)
 from conformance.ops import (
     Archive,
     Case,
     Clean,
     Compact,
     Crash,
-    CreateTable,
     DeletePartition,
     ExpectError,
-    Op,
     Restore,
     Rollback,
     Savepoint,
@@ -48,42 +68,9 @@ from conformance.ops import (
 )
 from spec.errors import InvalidOperation
 
-CORPUS_VERSION: Final = 2
-GENERATOR_VERSION: Final = 1
+CORPUS_VERSION: Final = 3
+GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
-
-COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-BOTH_TYPES: Final = (COW, MOR)
-BOTH_VERSIONS: Final = (6, 8)
-WRITE_OPERATIONS_ALL: Final = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table", "upsert",
-                               "delete")
-
-
-def rec(i: int, ts: int, p: str = "a", v: str | None = None, **extra: Any) -> dict[str, Any]:
-    """A record of the corpus: key ``id``, ordering ``ts``, partition ``p``, value ``v``."""
-    return {"id": i, "ts": ts, "p": p, "v": v if v is not None else f"v{i}@{ts}", **extra}
-
-
-def w(operation: str, *records: dict[str, Any]) -> Write:
-    return Write(operation, tuple(records))
-
-
-def _short(table_type: str) -> str:
-    return "cow" if table_type == COW else "mor"
-
-
-def _config(table_type: str, version: int, **kw: Any) -> CreateTable:
-    base: dict[str, Any] = {"table_type": table_type, "table_version": version, "partition_fields": ("p",)}
-    base.update(kw)
-    return CreateTable(**base)
-
-
-Builder = Callable[[str, int], Case]
-
-
-def _case(name: str, table_type: str, version: int, description: str, tags: Sequence[str], config: CreateTable,
-          ops: Sequence[Op], provenance: str = "handwritten") -> Case:
-    return Case(f"{name}-{_short(table_type)}-v{version}", description, tuple(tags), provenance, config, tuple(ops))
 
 
 # --- suite: writes ---------------------------------------------------------------------------------
@@ -184,101 +171,6 @@ def insert_split(tt: str, v: int) -> Case:
                  [w("insert", *(rec(i, 1) for i in range(25)))])
 
 
-def duplicates_in_batch(operation: str, combine: bool = False) -> Builder:
-    """Two versions of one key in one batch of ``operation``: Hudi combines them only where the
-    operation's ``hoodie.combine.before.*`` option is on (upsert, delete: on; the inserting
-    operations: off, so both versions are written)."""
-    def build(tt: str, v: int) -> Case:
-        key = "insert" if operation in ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table") \
-            else operation
-        options = (("hoodie.combine.before.insert", "true"),) if combine else ()
-        first = w("insert", rec(1, 1), rec(2, 1, "b"))
-        batch = (w("delete", rec(2, 2, "b"), rec(2, 3, "b")) if operation == "delete"
-                 else w(operation, rec(3, 2, v="x"), rec(3, 1, v="y"), rec(1, 4, v="z")))
-        name = f"duplicates-{operation.replace('_', '-')}{'-combined' if combine else ''}"
-        return _case(name, tt, v, f"two versions of one key in one {operation} batch: "
-                     f"hoodie.combine.before.{key} {'on' if combine or key in ('upsert', 'delete') else 'off'}",
-                     [f"write:{operation}", "duplicates", "bug:duplicates-after-upsert"],
-                     _config(tt, v, options=options), [first, batch])
-    return build
-
-
-DUPLICATE_BUILDERS: Final[tuple[Builder, ...]] = (
-    *(duplicates_in_batch(op) for op in WRITE_OPERATIONS_ALL), duplicates_in_batch("insert", combine=True))
-
-
-def insert_into_small_file(tt: str, v: int) -> Case:
-    return _case("insert-small-file-duplicates", tt, v, "an insert routed to a small file keeps the file's rows and "
-                 "appends every incoming record, a key the file holds included (hoodie.merge.allow.duplicate."
-                 "on.inserts, Hudi's concat handle)", ["write:insert", "duplicates"], _config(tt, v),
-                 [w("insert", rec(1, 1), rec(2, 1)), w("insert", rec(1, 5, v="again"), rec(3, 1))])
-
-
-def null_ordering_and_partitions(tt: str, v: int) -> Case:
-    return _case("null-ordering-partition", tt, v, "a null ordering value is kept by an insert (which does not "
-                 "combine) and refused by an upsert (which does); a null or empty partition value goes to "
-                 "__HIVE_DEFAULT_PARTITION__", ["write:insert", "write:upsert", "expect_error", "null"],
-                 _config(tt, v),
-                 [w("insert", rec(1, 1), {"id": 2, "ts": None, "p": "a", "v": "n"}, {"id": 3, "ts": 1, "p": None,
-                                                                                   "v": "np"},
-                    {"id": 4, "ts": 1, "p": "", "v": "ep"}),
-                  ExpectError("invalid_record"), w("upsert", {"id": 1, "ts": None, "p": "a", "v": "x"}),
-                  w("upsert", rec(2, 3, v="over-null"), {"id": 3, "ts": 2, "p": None, "v": "np2"})])
-
-
-def bulk_insert_sort_mode(mode: str) -> Builder:
-    """bulk_insert under one ``hoodie.bulkinsert.sort.mode``: no workload profile, so a batch larger
-    than the insert sizing's file (record size estimate 100, max file size 1000) still gives one file
-    per partition path of its one input partition (``spec.bulk_insert``)."""
-    def build(tt: str, v: int) -> Case:
-        return _case(f"bulk-insert-{mode.lower().replace('_', '-')}", tt, v,
-                     f"bulk_insert with hoodie.bulkinsert.sort.mode={mode}: one new file group per partition path, "
-                     "however many records", ["write:bulk_insert", "layout", "bulk_insert_sort_mode"],
-                     _config(tt, v, max_file_size=1000, record_size_estimate=100, small_file_limit=0,
-                             options=(("hoodie.bulkinsert.sort.mode", mode),)),
-                     [w("bulk_insert", *(rec(i, 1, "a" if i % 4 else "b") for i in range(25, 0, -1))),
-                      w("upsert", rec(3, 2), rec(4, 2, "b"))])
-    return build
-
-
-def schema_changes(tt: str, v: int) -> Case:
-    """Column types across writes (``spec.schema_evolution``)."""
-    return _case("schema-change", tt, v, "a column evolves long → double → string (older files read by casting), "
-                 "a long written into the string column is written as a string, a boolean is refused",
-                 ["write:upsert", "schema", "expect_error"], _config(tt, v),
-                 [w("insert", rec(1, 1, n=1), rec(2, 1, "b", n=2)),
-                  w("upsert", rec(1, 2, n=1.5)),
-                  w("upsert", rec(3, 1, n="s")),
-                  w("upsert", rec(4, 1, n=7)),
-                  ExpectError("schema_mismatch"), w("upsert", rec(5, 1, n=True)),
-                  w("upsert", rec(1, 3, n="t"))])
-
-
-def option_conflicts(tt: str, v: int) -> Case:
-    """Write options against the table's hoodie.properties (``spec.writer_utils``)."""
-    other_type = MOR if tt == COW else COW
-    other_version = "8" if v == 6 else "6"
-    conflicting = (("hoodie.datasource.write.table.type", other_type),
-                   ("hoodie.datasource.write.recordkey.field", "v"),
-                   ("hoodie.datasource.write.precombine.field", "v"),
-                   ("hoodie.datasource.write.partitionpath.field", "v"),
-                   ("hoodie.datasource.write.keygenerator.type", "COMPLEX"),
-                   ("hoodie.datasource.write.hive_style_partitioning", "true"),
-                   ("hoodie.datasource.write.partitionpath.urlencode", "true"),
-                   ("hoodie.write.table.version", other_version))
-    ops: list[Op] = [w("insert", rec(1, 1), rec(2, 1, "b"))]
-    for key, value in conflicting:
-        ops += [ExpectError("config_conflict"), Write("upsert", (rec(1, 2),), options=((key, value),))]
-    same = (("hoodie.datasource.write.table.type", tt.lower()), ("hoodie.datasource.write.recordkey.field", "id"),
-            ("hoodie.write.table.version", str(v)))
-    ops.append(Write("upsert", (rec(1, 3),), options=same))
-    return _case("option-conflicts", tt, v, "a write whose table type, record key, ordering field, partition "
-                 "fields, key generator, hive-style or url-encoded partitioning or table version differs from "
-                 "the table's is refused (config_conflict) and leaves the table as it was; repeating the "
-                 "table's values (in any case) is not a conflict", ["expect_error", "options", "config_conflict"],
-                 _config(tt, v), ops)
-
-
 # --- suite: services -------------------------------------------------------------------------------
 
 def compaction(tt: str, v: int) -> Case:
@@ -311,10 +203,6 @@ def inline_compaction(tt: str, v: int) -> Case:
                  ["compact", "inline"], _config(tt, v, inline_compact=True, compact_max_delta_commits=2),
                  [w("insert", rec(1, 1), rec(2, 1)), w("upsert", rec(1, 2)), w("upsert", rec(2, 3)),
                   w("upsert", rec(1, 4))])
-
-
-def _clean_config(tt: str, v: int, **kw: Any) -> CreateTable:
-    return _config(tt, v, clean_commits_retained=1, keep_min_commits=2, keep_max_commits=3, **kw)
 
 
 def clean_latest_commits(tt: str, v: int) -> Case:
@@ -477,9 +365,12 @@ def corpus() -> dict[str, list[Case]]:
                            option_conflicts, schema_changes) for c in _diagonal(b)]
     writes += [c for mode in ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION")
                for c in _diagonal(bulk_insert_sort_mode(mode))]
+    writes += [c for b in (equal_ordering_fast_path, equal_ordering_row_path) for c in _grid(b)]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]
+    services += [*_grid(compaction_two_groups, types=(MOR,)), *_grid(compaction_on_cow, types=(COW,)),
+                 *_grid(archive_uncleaned_replace)]
     services += [c for b in (clean_file_versions, auto_clean, archival) for c in _grid(b, versions=(6, 8))
                  if c.config.table_type == COW or b is auto_clean]
     timeline = [c for b in (rollback_latest, savepoint_restore, crash_then_write, expect_error_write)

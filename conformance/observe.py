@@ -15,6 +15,12 @@ Layers (``conformance.adapter.LAYERS``):
   file or not, log file versions) and the keys of the latest slice.
 - **L3 files** (opt-in) — per partition the data file names (labels, no write token) and, for log
   files, the sequence of block kinds and instants.
+- **L4 ledger** — what the table says about who wrote what (``spec.ledger``): per completed write or
+  compaction its commit metadata (operation type, compacted flag, per file its numWrites, numInserts,
+  numUpdateWrites, numDeletes, the replaced file groups); per compaction instant its plan (group, base
+  file, log files); per clean instant the files its plan deletes; and the invariants every data file
+  must hold (sequence numbers, commit times, every file accounted for by an instant), as a list of
+  violations — empty for a conforming table.
 
 Labels: instant times become ``t1, t2, ...`` in time order as the harness first sees them (times a
 case fixes stay as they are); file ids become ``g1, g2, ...`` in creation order — new groups ordered
@@ -34,6 +40,7 @@ from conformance.adapter import DEFAULT_LAYERS, Query, RawGroup, TableUnderTest
 from conformance.ops import Case, Write, to_json
 from spec.errors import HudiSpecError, InvalidOperation
 from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.ledger import ledger_violations
 
 COMMIT_TIME: Final = "_hoodie_commit_time"
 COMMIT_SEQNO: Final = "_hoodie_commit_seqno"
@@ -270,6 +277,31 @@ def observe_files(adapter: TableUnderTest, norm: Normalizer) -> dict[str, list[l
                       for name, blocks in raw[p]) for p in sorted(raw)}
 
 
+def observe_ledger(adapter: TableUnderTest, norm: Normalizer) -> dict[str, Any]:
+    """L4: commit summaries and compaction plans by instant label, group and file labels; the sorted
+    list of invariant violations (``spec.ledger.ledger_violations``)."""
+    led = adapter.ledger()
+    commits: dict[str, Any] = {}
+    for t in sorted(led.commits):
+        c = led.commits[t]
+        replaced: dict[str, list[str]] = {}
+        for p, fid in sorted(c.replaced):
+            replaced.setdefault(p, []).append(norm.group(fid))
+        stats = sorted([s.partition, norm.group(s.file_id), norm.file_name(s.name), s.writes, s.inserts, s.updates,
+                        s.deletes] for s in sorted(c.stats, key=lambda s: (s.partition, s.file_id, s.name)))
+        commits[str(norm.instant(t))] = {"operation": c.operation, "compacted": c.compacted, "stats": stats,
+                                         "replaced": {p: sorted(v) for p, v in replaced.items()}}
+    plans = {str(norm.instant(t)): sorted([o.partition, norm.group(o.file_id), norm.file_name(o.base_file),
+                                           sorted(norm.file_name(n) for n in o.log_files)]
+                                          for o in sorted(ops, key=lambda o: (o.partition, o.file_id)))
+             for t, ops in sorted(led.compactions.items())}
+    cleans = {str(norm.instant(t)): sorted([p, norm.file_name(n)] for p, n in files)
+              for t, files in sorted(led.cleans.items())}
+    return {"commits": commits, "compactions": plans, "cleans": cleans,
+            "invariants": sorted([rule, norm.file_name(name), norm.instant(t), key]
+                                 for rule, name, t, key in ledger_violations(led.files, led.known))}
+
+
 def observe(adapter: TableUnderTest, norm: Normalizer, layers: Sequence[str] = DEFAULT_LAYERS,
             plan: QueryPlan | None = None, outcome: str = "ok") -> Observation:
     """Observe the adapter's table in the given layers (those the adapter offers). The timeline is
@@ -290,6 +322,9 @@ def observe(adapter: TableUnderTest, norm: Normalizer, layers: Sequence[str] = D
     if "L3" in offered:
         with contextlib.suppress(NotImplementedError):
             obs["L3"] = observe_files(adapter, norm)
+    if "L4" in offered:
+        with contextlib.suppress(NotImplementedError):
+            obs["L4"] = observe_ledger(adapter, norm)
     return obs
 
 

@@ -103,14 +103,18 @@ def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping
     state = state.with_instant(start_instant(action, t))
     state = replace(state, schema=schema)  # rows are written with the batch's schema
     plan = plan_write(state, env, operation, recs, t)
-    return _commit(state, env, t, plan.files, plan.replaced, plan.appended, schema)
+    return _commit(state, env, t, plan.files, plan.replaced, plan.appended, schema, operation.upper())
 
 
 def _commit(state: TableState, env: Env, t: str, files: Sequence[Any], replaced: frozenset[tuple[str, str]],
-            appended: Sequence[tuple[str, str, str]], schema: tuple[tuple[str, str], ...]) -> TableState:
+            appended: Sequence[tuple[str, str, str]], schema: tuple[tuple[str, str], ...],
+            operation: str = "UPSERT") -> TableState:
+    """Write the files of instant ``t`` and complete it; ``operation`` is the ``WriteOperationType`` its
+    commit metadata names (a streaming checkpoint is an ``UPSERT``)."""
     inst = state.instant(t)
     assert inst is not None
     state = state.with_instant(inst.transition(State.INFLIGHT))
+    state = replace(state, operations=(*state.operations, (t, operation)))
     logs = (*state.appended_logs, (t, tuple(appended)))
     if state.crash_after is not None:
         written = files[: state.crash_after]
@@ -144,7 +148,7 @@ def delete_partition(state: TableState, env: Env, partitions: Sequence[str], ins
     state = state.with_instant(start_instant(Action.REPLACE_COMMIT, t))
     wanted = set(partitions)
     replaced = frozenset((g.partition_path, g.file_id) for g in view(state) if g.partition_path in wanted)
-    return _commit(state, env, t, (), replaced, (), state.schema)
+    return _commit(state, env, t, (), replaced, (), state.schema, "DELETE_PARTITION")
 
 
 # --8<-- [start:stream]
@@ -191,7 +195,13 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
 
 def compact(state: TableState, env: Env, mode: str, instant_time: str | None) -> TableState:
     """A compaction operation: ``run`` executes a pending plan, ``schedule`` only writes one, ``schedule_and_run`` does
-    both."""
+    both. On a copy-on-write table every mode is refused before the timeline is looked at, so ``run`` with no
+    pending plan is ``invalid_operation`` there, not ``instant_not_found`` (Hudi: ``HoodieSparkCopyOnWriteTable``
+    ``.compact`` and ``.scheduleCompaction`` throw ``HoodieNotSupportedException``; on merge-on-read, a
+    schedule that finds nothing returns an empty ``Option`` and no instant,
+    ``BaseHoodieTableServiceClient.scheduleCompaction``)."""
+    if not state.config.is_mor:
+        raise InvalidOperation("compaction applies to MERGE_ON_READ tables", hint="COW tables need no compaction")
     if mode == "run":
         return run_compaction(state, env, instant_time)
     state, t = schedule_compaction(state, env, instant_time)

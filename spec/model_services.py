@@ -17,6 +17,7 @@ from datetime import timedelta
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_system_view import build_file_groups
+from spec.ledger import hold_back_uncleaned_replaces
 from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
 from spec.model_read import merge_files, view
 from spec.model_state import DATA_WRITES, Env, TableState, complete, start_instant
@@ -153,6 +154,7 @@ def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
     t = next_instant(state, env, given)
     state = state.with_instant(start_instant(Action.CLEAN, t))
     doomed = plan.all_files()
+    state = replace(state, clean_plans=(*state.clean_plans, (t, tuple(sorted(doomed)))))
     return finish(remove_files(state, doomed, keep_aside=True), env, t)
 
 
@@ -280,13 +282,19 @@ def restore(state: TableState, env: Env, savepoint_time: str | None = None) -> T
 # --- archival -----------------------------------------------------------------------------------
 
 def archive(state: TableState, env: Env) -> TableState:
-    """Move the instants archival selects off the active timeline."""
+    """Move the instants archival selects off the active timeline, holding back a replacecommit whose
+    replaced file groups the cleaner has not removed yet (``spec.ledger.hold_back_uncleaned_replaces``)."""
     cfg = state.config
     chosen = plan_archive(state.timeline_view(), ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
                           cfg.table_type, CompactionConfig(cfg.compact_max_delta_commits))
-    if not chosen:
+    replaced: dict[str, frozenset[tuple[str, str]]] = {}
+    for g in state.groups:
+        if g.replaced_by is not None:
+            replaced[g.replaced_by] = replaced.get(g.replaced_by, frozenset()) | {(g.partition, g.file_id)}
+    live = frozenset((g.partition, g.file_id) for g in state.groups if not g.is_empty)
+    keys = set(hold_back_uncleaned_replaces([(i.requested, str(i.action)) for i in chosen], replaced, live))
+    if not keys:
         return state
-    keys = {(i.requested, i.action) for i in chosen}
     return replace(state, timeline=tuple(i for i in state.timeline if (i.requested, i.action) not in keys),
-                   archived=(*state.archived, *chosen))
+                   archived=(*state.archived, *(i for i in chosen if (i.requested, i.action) in keys)))
 

@@ -126,6 +126,10 @@ class TableState:
     appended_logs: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = field(default=(), compare=False)
     """Per data-writing instant: the (partition, file id, log file name) it appended to (its write
     stats; a v6 rollback needs them, log names there carry the base instant, not the writer)."""
+    operations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    clean_plans: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = field(default=(), compare=False)
+    """Per clean instant: the (partition, file name) pairs its ``HoodieCleanerPlan`` deletes."""
+    """Per data-writing instant: the ``WriteOperationType`` its commit metadata names."""
 
     # --- timeline queries ----------------------------------------------------------------------
 

@@ -156,14 +156,16 @@ def test_each_bug_fails_some_case_of_the_whole_corpus_run(bug: str, cases: dict[
 
 
 def test_where_the_ordering_bug_shows() -> None:
-    """The ordering bug diverges at the upsert whose older ordering value must lose, in the rows (L0)
-    and only there."""
+    """The ordering bug diverges at the upsert whose older ordering value must lose: in the rows (L0)
+    and in that commit's write stats (L4: an update counted where the stored row was kept), not in the
+    timeline or the layout."""
     fixture = next(fc for fc in load_cases(FIXTURES, "writes") if fc.case.id == "insert-upsert-delete-cow-v6")
     result = run_case(fixture, IgnoresOrderingField)
     assert result.first_divergence == 2
     verdicts = {r.layer: r.verdict for r in result.layers}
-    assert verdicts == {"L0": Verdict.FAIL, "L1": Verdict.PASS, "L2": Verdict.PASS}
+    assert verdicts == {"L0": Verdict.FAIL, "L1": Verdict.PASS, "L2": Verdict.PASS, "L4": Verdict.FAIL}
     assert "'a'/'2'" in result.diff  # key 2 was upserted with ts 0 < 1
+    assert "commits t2 stats" in result.diff
 
 
 # --- bugs injected into copies of the reference adapter ----------------------------------------------

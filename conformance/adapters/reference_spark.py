@@ -280,6 +280,16 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
         if op.mode == "schedule_and_run" and t is not None:
             run_compaction(self.client, t)
 
+    def archived_times(self) -> frozenset[str]:
+        from reference.archive import archived_instants
+        from spec.storage import Storage
+        from spec.table_config import TableConfig
+
+        if not self._has_table():
+            return frozenset()
+        storage = Storage(self.path)
+        return frozenset(i.requested for i in archived_instants(storage, TableConfig.load(storage)))
+
     def _has_table(self) -> bool:
         from spec.storage import Storage
 
@@ -391,3 +401,28 @@ class ReferenceLocalAdapter(ReferenceSparkAdapter):
 
     name: ClassVar[str] = "reference_local"
     engine: ClassVar[str] = "local"
+
+
+class ReferenceLocalRowsAdapter(ReferenceLocalAdapter):
+    """The local engine with its column-at-a-time fast paths switched off: a merge into a base file runs
+    record by record (``spec.merge``) and every log data block is encoded record by record
+    (``spec.log_blocks``) — the paths the reference takes for columns the fast paths do not cover
+    (nested and logical types, which the case language's JSON scalars never produce). A killed write
+    runs in a child process with the fast paths on."""
+
+    name: ClassVar[str] = "reference_local_rows"
+
+    def apply(self, op: Op) -> None:
+        from reference import handles
+
+        saved = handles._merge_columnwise, handles._encode_columnwise
+        handles._merge_columnwise = handles._encode_columnwise = _no_fast_path  # type: ignore[assignment]
+        try:
+            super().apply(op)
+        finally:
+            handles._merge_columnwise, handles._encode_columnwise = saved
+
+
+def _no_fast_path(*args: Any) -> None:
+    """Stands for a fast path that does not cover the batch (its callers then go record by record)."""
+    return None

@@ -12,7 +12,9 @@ from typing import Any, ClassVar, cast
 from conformance.adapter import LAYERS, Query, RawGroup, RawLayout, RawRows, RawSlice, RawTimeline, TableUnderTest
 from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, WRITE_OPERATIONS, CreateTable, Op
 from spec.errors import InvalidOperation
+from spec.ledger import Ledger
 from spec.model import TableModel
+from spec.model_ledger import ledger as model_ledger
 from spec.model_read import incremental, layout, query_instants, snapshot
 from spec.model_state import Env
 
@@ -71,6 +73,9 @@ class SpecModelAdapter(TableUnderTest):
     def query_instants(self) -> tuple[str, ...]:
         """The time-travel reads the model predicts (completed writes whose files all survive)."""
         return query_instants(self._model.state)
+
+    def ledger(self) -> Ledger:
+        return model_ledger(self._model.state)
 
     def files(self) -> Mapping[str, Sequence[tuple[str, tuple[tuple[str, str], ...]]]]:
         out: dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]] = {}

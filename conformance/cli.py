@@ -22,7 +22,7 @@ from typing import Any
 
 from spec.errors import HudiSpecError
 
-SUBCOMMANDS = ("run", "generate", "tables", "check")
+SUBCOMMANDS = ("run", "generate", "tables", "check", "export")
 DEFAULT_FIXTURES = "fixtures"
 
 

@@ -121,6 +121,9 @@ class TableUnderTest:
     capabilities: ClassVar[frozenset[str]] = frozenset()
     layers: ClassVar[frozenset[str]] = frozenset(LAYERS)
     known_failures: ClassVar[Mapping[str, str]] = {}
+    unavailable: str | None = None
+    """Why the implementation cannot run here (a missing jar, a missing program): every case is then
+    SKIPped with this reason."""
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         """Create the table a case runs on (``workdir`` is a fresh, empty directory)."""
@@ -226,6 +229,7 @@ BUILTIN_ADAPTERS: Final = {
     "reference": "conformance.adapters.reference_spark:ReferenceSparkAdapter",
     "reference_local": "conformance.adapters.reference_spark:ReferenceLocalAdapter",
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
+    "hudi_spark": "conformance.adapters.hudi_spark:HudiSparkAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,8 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    "exec:CMD (a program speaking the process protocol)")
     p.add_argument("--writer", default="reference", help="for a reader under test (hudi_rs's kind, or an exec: "
                    "program with role reader): the adapter that writes its tables (default: reference)")
+    p.add_argument("--jars", default=None, help="the hudi-spark bundle jar for --impl hudi_spark (else the "
+                   "environment variable HUDI_SPARK_BUNDLE)")
     p.add_argument("--suite", default=None, help="only this suite (a folder under <fixtures>/cases)")
     p.add_argument("--case", action="append", default=[], help="only cases whose id contains this (repeatable)")
     p.add_argument("--fixtures", default=DEFAULT_FIXTURES, help="the corpus folder (default: fixtures)")
@@ -54,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from conformance.adapter import DEFAULT_LAYERS, LAYERS, resolve_impl
     from conformance.runner import RunResult, load_cases, render_json, render_junit, render_text, run_cases
 
+    if args.jars:
+        os.environ["HUDI_SPARK_BUNDLE"] = args.jars
     factory = resolve_impl(args.impl, args.writer)
     cases = load_cases(args.fixtures, args.suite)
     if args.case:
@@ -62,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_cases(cases, factory, layers)
     finally:
-        getattr(factory, "close", lambda: None)()
+        if not isinstance(factory, type):  # a factory object (exec:) holds a program to end
+            getattr(factory, "close", lambda: None)()
     if args.examples > 0:
         result = RunResult(result.adapter, (*result.cases, explore(factory, args)))
     if args.junitxml:

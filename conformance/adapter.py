@@ -250,7 +250,7 @@ def resolve_impl(impl: str, writer: str = "reference") -> Callable[[], TableUnde
     target = BUILTIN_ADAPTERS.get(impl.replace("-", "_"), impl)
     module_name, sep, class_name = target.partition(":")
     if not sep or not module_name or not class_name:
-        raise InvalidConfig(f"--impl {impl!r} is neither a built-in adapter, module:Class nor exec:COMMAND",
+        raise InvalidConfig(f"--impl {impl!r} is neither a built-in adapter nor module:Class (nor exec:COMMAND)",
                             hint=f"use {', '.join(BUILTIN_ADAPTERS)}, module:Class or exec:COMMAND")
     try:
         module = importlib.import_module(module_name)

@@ -23,7 +23,7 @@ from typing import Any
 
 from spec.errors import HudiSpecError
 
-SUBCOMMANDS = ("run", "generate", "tables", "check", "export")
+SUBCOMMANDS = ("run", "generate", "tables", "check", "export", "report")
 DEFAULT_FIXTURES = "fixtures"
 
 

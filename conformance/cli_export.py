@@ -14,13 +14,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--real-tables", action="append", default=[], metavar="DIR",
                    help="also export Apache Hudi's tables from DIR (zips + MANIFEST.tsv), with the row counts "
                    "hudi-rs read (repeatable)")
+    p.add_argument("--departures", action="store_true", help="also export hudi-rs's known departures as minimal "
+                   "tables (replayed with the reference's local engine; needs the hudi package)")
     p.set_defaults(handler=run)
 
 
 def run(args: Any) -> int:
     from conformance.export import export
 
-    top = export(args.out, args.fixtures, args.real_tables)
+    top = export(args.out, args.fixtures, args.real_tables, args.departures)
     queries = sum(t["queries"] for t in top["tables"])
     print(f"exported {len(top['tables'])} tables, {queries} queries (corpus version {top['corpus_version']}) "
           f"to {args.out}")

@@ -11,6 +11,9 @@ writes a self-contained folder::
     OUT/golden/<case id>/expected/*.parquet  the expected rows of each query
     OUT/real/<name>/...                    with --real-tables: Apache Hudi's tables, with the row counts
                                            and columns hudi-rs was verified to read (no rows files)
+    OUT/departures/<case>-to-step-<n>/...  with --departures: a reader's known departures, each as a
+                                           conforming table cut at the step where the reader first
+                                           departs, laid out like a golden table
 
 Per golden table the queries are those its case's expected observation holds after the last step:
 snapshot, read-optimized, time travel to each write, incremental over each window. Parameters are
@@ -33,14 +36,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.golden import Golden, check_golden, expected_last_step, load_goldens
+from conformance.golden import Golden, check_golden, expected_last_step, load_goldens, write_golden
 from conformance.observe import parse_window
+from conformance.runner import FixtureCase, load_cases, run_case
 from spec.errors import InvalidOperation
 
 FORMAT: Final = "hudi-conformance-export"
 FORMAT_VERSION: Final = 1
 SORT_BY: Final = ("_hoodie_partition_path", "_hoodie_record_key")
 BASELINE: Final = "BASELINE_hudi-py-0.5.0.json"
+DEPARTURE_CASES: Final = ("insert-upsert-delete-mor-v6", "pending-compaction-mor-v6")
+"""Minimal cases of hudi-rs's two known departures: an incremental read keeping a log record that lost
+the merge, and version-6 logs named by a pending compaction's instant left unread."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,41 @@ def export_real(source: Path, out: Path) -> list[dict[str, Any]]:
     return out_rows
 
 
-def export(out: str | Path, fixtures: str | Path, real_tables: Sequence[str | Path] = ()) -> dict[str, Any]:
+def export_departures(out: Path, fixtures: str | Path, reader: str = "hudi_rs", writer: str = "reference_local",
+                      case_ids: Sequence[str] = DEPARTURE_CASES) -> list[dict[str, Any]]:
+    """Each case the ``reader`` departs on, cut at its first diverging step, written by ``writer`` and
+    exported like a golden table (with what the reader is known to do wrong)."""
+    import tempfile
+    from dataclasses import replace
+
+    from conformance.adapter import resolve_impl
+    from conformance.report import factory_for
+
+    fixtures_by_id = {fc.case.id: fc for fc in load_cases(fixtures)}
+    out_rows = []
+    for case_id in case_ids:
+        fc = fixtures_by_id[case_id]
+        result = run_case(fc, factory_for(reader, writer))
+        n = result.first_divergence
+        if n is None or fc.expected is None:
+            continue  # the reader no longer departs here
+        cut = FixtureCase(replace(fc.case, id=f"{case_id}-to-step-{n}", ops=fc.case.ops[:n]), fc.suite,
+                          fc.expected[:n])
+        with tempfile.TemporaryDirectory() as tmp:
+            write_golden(tmp, cut, resolve_impl(writer))
+            (golden,) = load_goldens(tmp)
+            folder = out / cut.case.id
+            folder.mkdir(parents=True)
+            index = export_golden(golden, cut.expected[-1] if cut.expected else {}, folder)
+        index["departure"] = {"reader": reader, "case": case_id, "step": n, "verdict": str(result.verdict),
+                              "reason": result.reason, "diff": result.diff}
+        _write_json(folder / "index.json", index)
+        out_rows.append(index)
+    return out_rows
+
+
+def export(out: str | Path, fixtures: str | Path, real_tables: Sequence[str | Path] = (),
+           departures: bool = False) -> dict[str, Any]:
     """Write the export under ``out`` (which must not exist, or be empty); return its top index."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
@@ -166,6 +207,10 @@ def export(out: str | Path, fixtures: str | Path, real_tables: Sequence[str | Pa
         for index in export_real(Path(source), out / "real"):
             tables.append({"name": index["name"], "source": "real", "index": f"real/{index['name']}/index.json",
                            "queries": len(index["queries"])})
+    if departures:
+        for index in export_departures(out / "departures", fixtures):
+            tables.append({"name": index["name"], "source": "departure", "index": f"departures/{index['name']}/"
+                           "index.json", "queries": len(index["queries"]), "departure": index["departure"]["reason"]})
     top = {"format": FORMAT, "format_version": FORMAT_VERSION, "corpus_version": manifest.get("corpus_version"),
            "generator_version": manifest.get("generator_version"), "tables": tables}
     _write_json(out / "index.json", top)

@@ -35,11 +35,16 @@ def factory_for(impl: str, writer: str) -> Callable[[], TableUnderTest]:
 
 
 def _entry(impl: str, result: RunResult) -> dict[str, Any]:
-    cases = {f"{c.suite}/{c.case_id}": {"verdict": str(c.verdict),
-                                        "reason": c.reason or (c.diff.splitlines()[0] if c.diff else "")}
+    cases = {f"{c.suite}/{c.case_id}": {"verdict": str(c.verdict), "reason": c.reason or _first_lines(c.diff)}
              for c in result.cases}
     return {"impl": impl, "name": result.adapter, "counts": {str(v): result.count(v) for v in Verdict},
             "cases": cases}
+
+
+def _first_lines(diff: str, width: int = 240) -> str:
+    """A failure's reason: the diverging step and its first difference, on one line."""
+    text = " ".join(line.strip() for line in diff.splitlines()[:3])
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def run_matrix(impls: Sequence[str], cases: Sequence[FixtureCase], corpus_version: Any, writer: str = "reference",

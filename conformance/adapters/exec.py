@@ -250,6 +250,9 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
 
     @property  # type: ignore[override]
     def known_failures(self) -> Mapping[str, str]:
+        """The program's; for a reader, the writer's too (the reader sees the writer's table)."""
+        if self.writer is not None:
+            return {**dict(self.writer.known_failures), **self.hello_.known_failures}
         return self.hello_.known_failures
 
     def create(self, config: CreateTable, workdir: Path) -> None:

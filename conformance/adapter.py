@@ -123,6 +123,9 @@ class TableUnderTest:
     capabilities: ClassVar[frozenset[str]] = frozenset()
     layers: ClassVar[frozenset[str]] = frozenset(LAYERS)
     known_failures: ClassVar[Mapping[str, str]] = {}
+    unavailable: str | None = None
+    """Why the implementation cannot run here (a missing jar, a missing program): every case is then
+    SKIPped with this reason."""
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         """Create the table a case runs on (``workdir`` is a fresh, empty directory)."""
@@ -246,22 +249,29 @@ BUILTIN_ADAPTERS: Final = {
     "reference_local": "conformance.adapters.reference_spark:ReferenceLocalAdapter",
     "reference_local_rows": "conformance.adapters.reference_spark:ReferenceLocalRowsAdapter",
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
+    "hudi_spark": "conformance.adapters.hudi_spark:HudiSparkAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""
 
 
-def resolve_impl(impl: str) -> Callable[[], TableUnderTest]:
-    """The adapter factory for ``--impl``: a built-in name or ``module:Class`` (a ``TableUnderTest``
-    subclass constructible without arguments)."""
+def resolve_impl(impl: str, writer: str = "reference") -> Callable[[], TableUnderTest]:
+    """The adapter factory for ``--impl``: a built-in name, ``module:Class`` (a ``TableUnderTest``
+    subclass constructible without arguments) or ``exec:COMMAND`` (a program speaking the process
+    protocol, ``conformance.adapters.exec``; a reader program's tables are written by ``writer``)."""
     import importlib
 
     from spec.errors import InvalidConfig
 
+    if impl.startswith("exec:"):
+        factory: Callable[[], TableUnderTest] = importlib.import_module("conformance.adapters.exec").ExecFactory(
+            impl.removeprefix("exec:"), writer)
+        return factory
+
     target = BUILTIN_ADAPTERS.get(impl.replace("-", "_"), impl)
     module_name, sep, class_name = target.partition(":")
     if not sep or not module_name or not class_name:
-        raise InvalidConfig(f"--impl {impl!r} is neither a built-in adapter nor module:Class",
-                            hint=f"use {', '.join(BUILTIN_ADAPTERS)} or module:Class")
+        raise InvalidConfig(f"--impl {impl!r} is neither a built-in adapter nor module:Class (nor exec:COMMAND)",
+                            hint=f"use {', '.join(BUILTIN_ADAPTERS)}, module:Class or exec:COMMAND")
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:

@@ -1,6 +1,6 @@
 """``hudi-conformance``: run the conformance suite, regenerate fixtures, check a table directory.
 
-    hudi-conformance run --impl spec|reference|hudi_rs|module:Class [--suite S] [--case ID]
+    hudi-conformance run --impl spec|reference|hudi_rs|module:Class|exec:CMD [--writer W] [--suite S] [--case ID]
                          [--examples N [--profile ci|long] [--write-regressions]]
                          [--fixtures DIR] [--strict] [--junitxml FILE] [--output text|json]
     hudi-conformance generate [--out fixtures] [--suite S]
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,13 +23,18 @@ from typing import Any
 
 from spec.errors import HudiSpecError
 
-SUBCOMMANDS = ("run", "generate", "tables", "check")
+SUBCOMMANDS = ("run", "generate", "tables", "check", "export", "report")
 DEFAULT_FIXTURES = "fixtures"
 
 
 def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="run the conformance cases against an implementation")
-    p.add_argument("--impl", required=True, help="spec, reference, hudi_rs or module:Class (a TableUnderTest)")
+    p.add_argument("--impl", required=True, help="spec, reference, hudi_rs, module:Class (a TableUnderTest) or "
+                   "exec:CMD (a program speaking the process protocol)")
+    p.add_argument("--writer", default="reference", help="for a reader under test (hudi_rs's kind, or an exec: "
+                   "program with role reader): the adapter that writes its tables (default: reference)")
+    p.add_argument("--jars", default=None, help="the hudi-spark bundle jar for --impl hudi_spark (else the "
+                   "environment variable HUDI_SPARK_BUNDLE)")
     p.add_argument("--suite", default=None, help="only this suite (a folder under <fixtures>/cases)")
     p.add_argument("--case", action="append", default=[], help="only cases whose id contains this (repeatable)")
     p.add_argument("--fixtures", default=DEFAULT_FIXTURES, help="the corpus folder (default: fixtures)")
@@ -51,12 +57,18 @@ def run(args: argparse.Namespace) -> int:
     from conformance.adapter import DEFAULT_LAYERS, LAYERS, resolve_impl
     from conformance.runner import RunResult, load_cases, render_json, render_junit, render_text, run_cases
 
-    factory = resolve_impl(args.impl)
+    if args.jars:
+        os.environ["HUDI_SPARK_BUNDLE"] = args.jars
+    factory = resolve_impl(args.impl, args.writer)
     cases = load_cases(args.fixtures, args.suite)
     if args.case:
         cases = [c for c in cases if any(part in c.case.id for part in args.case)]
     layers = LAYERS if args.strict else DEFAULT_LAYERS
-    result = run_cases(cases, factory, layers)
+    try:
+        result = run_cases(cases, factory, layers)
+    finally:
+        if not isinstance(factory, type):  # a factory object (exec:) holds a program to end
+            getattr(factory, "close", lambda: None)()
     if args.examples > 0:
         result = RunResult(result.adapter, (*result.cases, explore(factory, args)))
     if args.junitxml:

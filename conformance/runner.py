@@ -216,8 +216,9 @@ def run_case(fixture: FixtureCase, adapter_factory: Callable[[], TableUnderTest]
     case = fixture.case
     adapter = adapter_factory()
     missing = missing_capabilities(case, adapter.capabilities)
-    if missing:
-        reason = f"{adapter.name} lacks {', '.join(missing)}"
+    if missing or adapter.unavailable:
+        reason = f"{adapter.name}: {adapter.unavailable}" if adapter.unavailable else \
+            f"{adapter.name} lacks {', '.join(missing)}"
         return CaseResult(case.id, fixture.suite, Verdict.SKIP, reason,
                           tuple(LayerResult(layer, Verdict.SKIP, detail=reason) for layer in layers))
     expected = list(fixture.expected) if fixture.expected is not None else expected_steps(case, layers)

@@ -4,6 +4,9 @@
 ``reference.options.REGISTRY``: key, default, accepted values and meaning, with the aliases each
 key is also known by.
 
+``<!-- hudi-spec:matrix -->`` is replaced by the conformance matrix rendered from the committed
+run ``docs/conformance-matrix.json`` (``conformance.report.render_matrix``).
+
 ``<!-- hudi-spec:sources spec/a.py spec/b.py -->`` is replaced by a note quoting the "Source"
 paragraph of each module's docstring: the Apache Hudi classes and methods the module states.
 """
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 OPTIONS_MARKER = "<!-- hudi-spec:options -->"
+MATRIX_MARKER = "<!-- hudi-spec:matrix -->"
 SOURCES_MARKER = re.compile(r"<!-- hudi-spec:sources ((?:spec/\w+\.py ?)+) -->")
 _ROOT = Path(__file__).resolve().parent.parent
 _MIB = 1024 * 1024
@@ -61,6 +65,15 @@ def source_paragraph(module: str) -> str:
     raise ValueError(f"{module}: its docstring has no Source paragraph")
 
 
+def matrix_page() -> str:
+    """The conformance matrix of the committed run (``docs/conformance-matrix.json``)."""
+    import json
+
+    from conformance.report import render_matrix
+
+    return render_matrix(json.loads((_ROOT / "docs" / "conformance-matrix.json").read_text()))
+
+
 def sources_note(modules: list[str]) -> str:
     """An admonition quoting the Source paragraph of each module."""
     lines = ['!!! info "Apache Hudi sources"', ""]
@@ -73,4 +86,6 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Replace the generated-content markers of a page."""
     if OPTIONS_MARKER in markdown:
         markdown = markdown.replace(OPTIONS_MARKER, options_table())
+    if MATRIX_MARKER in markdown:
+        markdown = markdown.replace(MATRIX_MARKER, matrix_page())
     return SOURCES_MARKER.sub(lambda m: sources_note(m.group(1).split()), markdown)

@@ -200,7 +200,7 @@ def test_files_counts_and_links_the_readme_names() -> None:
 def test_the_conformance_lines_parse() -> None:
     parser = conformance_parser()
     lines = _shell_lines("hudi-conformance")
-    assert len(lines) == 3
+    assert len(lines) == 6
     for line in lines:
         argv = [w for w in shlex.split(line.replace("[--json]", "--json"))[1:]]
         parser.parse_args(argv)

@@ -1,0 +1,199 @@
+"""Apache Hudi's Spark datasource as an implementation under test (``--impl hudi_spark``).
+
+Needs the hudi-spark bundle jar of the user's Spark version: ``HUDI_SPARK_BUNDLE=/path/to/bundle.jar``
+(or ``hudi-conformance run --jars``). Without it every case is SKIPped with that reason: nothing is
+claimed. With it, each operation of the case language becomes what a Spark user of Hudi does:
+
+- writes (and ``delete_partition``) go through the datasource, ``df.write.format("hudi")`` with the
+  table's options (``reference_spark.write_options``: table type, record key, precombine field,
+  partition path, key generator, merge mode, sizing, inline services) plus
+  ``hoodie.datasource.write.operation``;
+- table services are Hudi's SQL procedures on the table registered in the session's catalog:
+  ``run_compaction`` (``schedule``, ``execute``, ``scheduleandexecute``), ``run_clean``,
+  ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``.
+
+The mapping is ``plan_op``, a pure function the tests check without Spark. The table directory is
+observed like every writer's (``DirectoryReads``). Hudi chooses its own instant times, so a case that
+fixes one is refused (``invalid_operation``); streams and crashes are not declared.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from conformance.adapter import DirectoryReads, TableUnderTest
+from conformance.adapters.reference_spark import WRITE_OPERATIONS, write_options
+from conformance.ops import (
+    Archive,
+    Clean,
+    Compact,
+    CreateTable,
+    DeletePartition,
+    Op,
+    Restore,
+    Rollback,
+    Savepoint,
+    Write,
+)
+from spec.errors import InvalidOperation
+
+BUNDLE_ENV: Final = "HUDI_SPARK_BUNDLE"
+
+CAPABILITIES: Final = frozenset({
+    "COPY_ON_WRITE", "MERGE_ON_READ", "v6", "v8",
+    *(f"write:{op}" for op in WRITE_OPERATIONS), "delete_partition",
+    "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
+    "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
+    "compact", "clean", "rollback", "savepoint", "restore", "archive",
+    "inline_compact", "auto_clean", "auto_archive",
+})
+"""What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
+
+COMPACTION_OPS: Final = {"schedule": "schedule", "run": "execute", "schedule_and_run": "scheduleandexecute"}
+
+
+@dataclass(frozen=True)
+class SparkAction:
+    """One step for Spark: a datasource write (``options``, ``records``) or a SQL statement (``sql``)."""
+
+    kind: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    records: tuple[Mapping[str, Any], ...] = ()
+    sql: str = ""
+
+
+def _literal(value: str | int) -> str:
+    return str(value) if isinstance(value, int) else "'" + value.replace("'", "''") + "'"
+
+
+def call(procedure: str, **args: str | int | None) -> str:
+    """``CALL <procedure>(name => value, ...)`` with the arguments given (None ones left out)."""
+    named = ", ".join(f"{k} => {_literal(v)}" for k, v in args.items() if v is not None)
+    return f"CALL {procedure}({named})"
+
+
+def _no_fixed_time(op: Op, t: str | None) -> None:
+    if t is not None:
+        raise InvalidOperation(f"{type(op).__name__.lower()} at {t}: Apache Hudi's datasource chooses its own "
+                               "instant times", hint="a case for hudi_spark leaves instant_time unset")
+
+
+def plan_op(op: Op, config: CreateTable, table: str, latest_write: str | None = None) -> SparkAction:
+    """What Spark does for one operation on ``table`` (registered in the catalog at the table's path).
+    ``latest_write`` is the latest completed data-writing instant (``rollback`` without a time)."""
+    options = write_options(config)
+    if isinstance(op, Write):
+        _no_fixed_time(op, op.instant_time)
+        return SparkAction("write", {**options, "hoodie.datasource.write.operation": op.operation}, op.records)
+    if isinstance(op, DeletePartition):
+        _no_fixed_time(op, op.instant_time)
+        return SparkAction("write", {**options, "hoodie.datasource.write.operation": "delete_partition",
+                                     "hoodie.datasource.write.partitions.to.delete": ",".join(op.partitions)})
+    if isinstance(op, Compact):
+        if op.mode != "run":
+            _no_fixed_time(op, op.instant_time)
+        timestamp = int(op.instant_time) if op.instant_time is not None else None
+        return SparkAction("sql", sql=call("run_compaction", op=COMPACTION_OPS[op.mode], table=table,
+                                           timestamp=timestamp, limit=1 if op.mode == "run" and timestamp is None
+                                           else None))
+    if isinstance(op, Clean):
+        _no_fixed_time(op, op.instant_time)
+        return SparkAction("sql", sql=call(
+            "run_clean", table=table, clean_policy=config.clean_policy, retain_commits=config.clean_commits_retained,
+            hours_retained=config.clean_hours_retained, file_versions_retained=config.clean_file_versions_retained))
+    if isinstance(op, Rollback):
+        instant = op.instant_time or latest_write
+        if instant is None:
+            raise InvalidOperation("nothing to roll back", hint="write something first")
+        return SparkAction("sql", sql=call("rollback_to_instant", table=table, instant_time=instant))
+    if isinstance(op, Savepoint):
+        return SparkAction("sql", sql=call("create_savepoint", table=table, commit_time=op.instant_time))
+    if isinstance(op, Restore):
+        return SparkAction("sql", sql=call("rollback_to_savepoint", table=table, instant_time=op.savepoint_time))
+    if isinstance(op, Archive):
+        return SparkAction("sql", sql=call("archive_commits", table=table, min_commits=config.keep_min_commits,
+                                           max_commits=config.keep_max_commits,
+                                           retain_commits=config.clean_commits_retained))
+    raise InvalidOperation(f"hudi_spark does not map {type(op).__name__}", hint="streams and crashes are not "
+                           "declared by this adapter")
+
+
+def bundle() -> str | None:
+    """The hudi-spark bundle jar the user supplied, if any."""
+    path = os.environ.get(BUNDLE_ENV)
+    return path if path and Path(path).is_file() else None
+
+
+def hudi_session(jar: str) -> Any:
+    """A Spark session with the Hudi bundle, its SQL extension and catalog."""
+    from pyspark.sql import SparkSession
+
+    return (SparkSession.builder.master(os.environ.get("HUDI_SPEC_SPARK_MASTER", "local[2]"))
+            .appName("hudi-conformance[hudi_spark]")
+            .config("spark.jars", jar)
+            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+            .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.ui.enabled", "false")
+            .getOrCreate())
+
+
+class HudiSparkAdapter(DirectoryReads, TableUnderTest):
+    """Apache Hudi on Spark: datasource writes and SQL procedures on a table directory."""
+
+    name: ClassVar[str] = "hudi_spark"
+    capabilities: ClassVar[frozenset[str]] = CAPABILITIES
+
+    def __init__(self) -> None:
+        self.jar = bundle()
+        self.spark: Any = None
+        self.config = CreateTable()
+        self.table = "t"
+
+    @property
+    def unavailable(self) -> str | None:
+        if self.jar is not None:
+            return None
+        return (f"no hudi-spark bundle: set {BUNDLE_ENV} to the hudi-spark bundle jar of your Spark version "
+                "(or pass --jars) to run Apache Hudi's Spark datasource")
+
+    def create(self, config: CreateTable, workdir: Path) -> None:
+        if self.jar is None:
+            raise InvalidOperation(str(self.unavailable))
+        self.spark = hudi_session(self.jar)
+        self.config = config
+        self.path = str(workdir / config.table_name)
+        self.table = f"{config.table_name}_{abs(hash(self.path)) % 10**8}"
+
+    def _latest_write(self) -> str | None:
+        writes = [r for r, action, state, _ in self.timeline()
+                  if state == "COMPLETED" and action in ("commit", "deltacommit", "replacecommit")]
+        return writes[-1] if writes else None
+
+    def apply(self, op: Op) -> None:
+        action = plan_op(op, self.config, self.table, self._latest_write() if isinstance(op, Rollback) else None)
+        if action.kind == "write":
+            self._write(action)
+        else:
+            self._register()
+            self.spark.sql(action.sql).collect()
+
+    def _write(self, action: SparkAction) -> None:
+        import pyarrow as pa
+
+        records = [dict(r) for r in action.records]
+        df = (self.spark.createDataFrame(pa.Table.from_pylist(records).to_pandas()) if records
+              else self.spark.createDataFrame([], "id long"))
+        df.write.format("hudi").options(**action.options).mode("append").save(self.path)
+
+    def _register(self) -> None:
+        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {self.table} USING hudi LOCATION {_literal(self.path)}")
+
+    def close(self) -> None:
+        if self.spark is not None:
+            self.spark.sql(f"DROP TABLE IF EXISTS {self.table}")

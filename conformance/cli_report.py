@@ -1,0 +1,33 @@
+"""``hudi-conformance report``: every implementation against the corpus, as a matrix (``conformance.report``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("report", help="run every implementation and write the conformance matrix (JSON, Markdown)")
+    p.add_argument("--impl", action="append", default=[], help="an implementation (repeatable; default: spec, "
+                   "reference, reference_local, hudi_rs, hudi_spark); exec:CMD adds a program")
+    p.add_argument("--writer", default="reference", help="the adapter that writes a reader's tables")
+    p.add_argument("--fixtures", default="fixtures", help="the corpus folder (default: fixtures)")
+    p.add_argument("--case", action="append", default=[], help="only cases whose id contains this (repeatable)")
+    p.add_argument("--json", default=None, help="write the matrix as JSON here")
+    p.add_argument("--markdown", default=None, help="write the Markdown page here (default: print it)")
+    p.set_defaults(handler=run)
+
+
+def run(args: Any) -> int:
+    from conformance.report import DEFAULT_IMPLS, corpus, render_matrix, run_matrix, write_matrix
+
+    cases, version = corpus(args.fixtures)
+    if args.case:
+        cases = [c for c in cases if any(part in c.case.id for part in args.case)]
+    matrix = run_matrix(args.impl or DEFAULT_IMPLS, cases, version, args.writer,
+                        progress=lambda line: print(line, file=sys.stderr))
+    write_matrix(matrix, args.json, args.markdown)
+    if not args.markdown:
+        print(render_matrix(matrix))
+    return 0

@@ -1,0 +1,153 @@
+"""The process protocol (``--impl exec:CMD``, docs/conformance-protocol.md).
+
+Two programs written against the protocol page alone are run as separate processes: the reference
+(a writer) must give exactly the results its Python adapter gives — a representative subset on the
+local engine here, the whole corpus under ``-m slow`` — and hudi-rs (a reader) exactly the results
+of its Python adapter. Programs that break the protocol end the step as a crash, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapter import resolve_impl
+from conformance.adapters.exec import (
+    KIND_COLUMN,
+    ExecFactory,
+    ProtocolError,
+    encode_op,
+    parse_hello,
+    raise_error,
+)
+from conformance.adapters.exec_cmds.reference_cmd import decode_op
+from conformance.adapters.hudi_rs import HudiRsAdapter
+from conformance.adapters.reference_spark import ReferenceLocalAdapter
+from conformance.ops import Stream, StreamRecord, Write
+from conformance.runner import FixtureCase, Verdict, load_cases, run_case, run_cases
+from spec.errors import InstantNotFound
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REFERENCE_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.reference_cmd --engine local"
+HUDI_RS_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.hudi_rs_cmd"
+
+WRITER_SUBSET = ("insert-upsert-delete-logs-mor-v8", "expect-errors-cow-v6", "schema-add-column-cow-v8")
+"""Log appends, refusals checked by kind, a known failure (XFAIL); the rest under slow."""
+READER_SUBSET = ("insert-upsert-delete-cow-v8", "insert-upsert-delete-logs-mor-v6", "pending-compaction-mor-v6")
+"""A pass and both of hudi-rs's known departures."""
+
+
+def _cases(ids: tuple[str, ...] | None = None) -> list[FixtureCase]:
+    return [fc for fc in load_cases(FIXTURES) if ids is None or fc.case.id in ids]
+
+
+def _same_results(direct: Any, through_exec: Any) -> None:
+    """Every case's verdict, layers, first divergence and diff are the same (names aside)."""
+    theirs = json.dumps([c.to_json() for c in through_exec.cases]).replace(through_exec.adapter, direct.adapter)
+    assert json.loads(theirs) == [c.to_json() for c in direct.cases]
+    assert through_exec.executed > 0
+
+
+@pytest.fixture
+def reference_exec() -> Any:
+    factory = resolve_impl(f"exec:{REFERENCE_CMD}")
+    yield factory
+    factory.close()  # type: ignore[attr-defined]
+
+
+def test_reference_through_exec_passes_what_the_reference_passes(reference_exec: Any) -> None:
+    cases = _cases(WRITER_SUBSET)
+    assert len(cases) == len(WRITER_SUBSET)
+    through_exec = run_cases(cases, reference_exec)
+    assert through_exec.adapter == "reference_local_exec"
+    _same_results(run_cases(cases, ReferenceLocalAdapter), through_exec)
+    assert {c.verdict for c in through_exec.cases} == {Verdict.PASS, Verdict.XFAIL}
+
+
+@pytest.mark.slow
+def test_reference_through_exec_passes_the_whole_corpus(reference_exec: Any) -> None:
+    cases = _cases()
+    through_exec = run_cases(cases, reference_exec)
+    assert through_exec.ok and through_exec.count(Verdict.SKIP) == 0
+    _same_results(run_cases(cases, ReferenceLocalAdapter), through_exec)
+
+
+def test_hudi_rs_through_exec_reads_what_its_python_adapter_reads() -> None:
+    cases = _cases(READER_SUBSET)
+    factory = ExecFactory(HUDI_RS_CMD, writer="reference_local")
+    try:
+        through_exec = run_cases(cases, factory)
+    finally:
+        factory.close()
+    direct = run_cases(cases, lambda: HudiRsAdapter(ReferenceLocalAdapter))
+    _same_results(direct, through_exec)
+    verdicts = {c.case_id: c.verdict for c in through_exec.cases}
+    assert [verdicts[c] for c in READER_SUBSET] == [Verdict.PASS, Verdict.XFAIL, Verdict.XFAIL]
+    assert all(r.verdict == Verdict.SKIP for c in through_exec.cases for r in c.layers if r.layer != "L0")
+
+
+# --- the protocol's pieces --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_records_files_round_trip_through_a_program(tmp_path: Path, fmt: str) -> None:
+    write = Write("upsert", ({"id": 1, "p": "a", "ts": 2.5}, {"id": 2, "p": "b", "ts": 1.0}), "20240101000000000")
+    encoded = encode_op(write, tmp_path, "step-1", fmt)
+    assert "records" not in encoded and encoded["records_file"]["count"] == 2
+    assert decode_op(json.loads(json.dumps(encoded))) == write
+    stream = Stream(((StreamRecord("upsert", {"id": 1, "ts": 1}), StreamRecord("delete", {"id": 2, "ts": 1})),))
+    encoded = encode_op(stream, tmp_path, "step-2", fmt)
+    assert len(encoded["checkpoint_files"]) == 1
+    assert decode_op(encoded) == stream
+    if fmt == "json":
+        first = json.loads(Path(encoded["checkpoint_files"][0]["path"]).read_text().splitlines()[0])
+        assert first[KIND_COLUMN] == "upsert"
+
+
+def test_hello_is_checked() -> None:
+    assert parse_hello({"protocol": 1, "role": "reader"}).reads == "rows"
+    assert parse_hello({"protocol": 1, "capabilities": ["v6"]}).capabilities == {"v6"}
+    for bad in ({"protocol": 2}, {"protocol": 1, "role": "both"}, {"protocol": 1, "record_formats": ["csv"]}):
+        with pytest.raises(ProtocolError):
+            parse_hello(bad)
+
+
+def test_a_refusal_raises_its_error_kind() -> None:
+    with pytest.raises(InstantNotFound, match="no such commit"):
+        raise_error({"kind": "instant_not_found", "message": "no such commit"}, "apply")
+    with pytest.raises(ProtocolError):
+        raise_error({"kind": "not-a-kind"}, "apply")
+
+
+FAKE = """
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["type"] == "hello":
+        print(json.dumps({"id": req["id"], "ok": True, "protocol": 1, "capabilities": CAPS}), flush=True)
+    elif req["type"] == "create":
+        print(json.dumps({"id": req["id"], "ok": True}), flush=True)
+    else:
+        print(ANSWER, flush=True)
+"""
+
+
+def _fake_program(tmp_path: Path, answer: str) -> str:
+    script = tmp_path / "fake.py"
+    caps = sorted(ReferenceLocalAdapter.capabilities)
+    script.write_text(FAKE.replace("CAPS", repr(caps)).replace("ANSWER", answer))
+    return f"{sys.executable} {script}"
+
+
+@pytest.mark.parametrize("answer", ["'not json'", "json.dumps({'id': -1, 'ok': True})", "'{}'[:0] or sys.exit(3)"])
+def test_a_program_breaking_the_protocol_crashes_the_case(tmp_path: Path, answer: str) -> None:
+    factory = ExecFactory(_fake_program(tmp_path, answer))
+    try:
+        result = run_case(_cases(("insert-upsert-delete-cow-v6",))[0], factory)
+    finally:
+        factory.close()
+    assert result.verdict == Verdict.FAIL
+    assert "crashed ProtocolError" in result.diff

@@ -1,0 +1,99 @@
+"""``--impl hudi_spark``: Apache Hudi's Spark datasource and SQL procedures.
+
+No bundle here: every case SKIPs with the reason (never PASS), and the op → datasource options / SQL
+mapping (``plan_op``) is checked as the pure function it is, against Hudi's option and procedure names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.adapter import missing_capabilities, resolve_impl
+from conformance.adapters.hudi_spark import BUNDLE_ENV, CAPABILITIES, HudiSparkAdapter, call, plan_op
+from conformance.ops import (
+    Archive,
+    Clean,
+    Compact,
+    Crash,
+    CreateTable,
+    DeletePartition,
+    Restore,
+    Rollback,
+    Savepoint,
+    Write,
+)
+from conformance.runner import Verdict, load_cases, run_cases
+from spec.errors import InvalidOperation
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MOR = CreateTable(table_type="MERGE_ON_READ", table_version=8, partition_fields=("p",), clean_commits_retained=2,
+                  keep_min_commits=3, keep_max_commits=4)
+
+
+def test_without_a_bundle_every_case_skips_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(BUNDLE_ENV, raising=False)
+    cases = [fc for fc in load_cases(FIXTURES) if fc.case.id.startswith("insert-upsert-delete")]
+    result = run_cases(cases, resolve_impl("hudi_spark"))
+    assert result.count(Verdict.SKIP) == len(cases) and not result.ok
+    assert all(BUNDLE_ENV in c.reason for c in result.cases)
+
+
+def test_a_bundle_path_that_is_no_file_is_no_bundle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(BUNDLE_ENV, str(tmp_path / "missing.jar"))
+    assert HudiSparkAdapter().unavailable
+    (tmp_path / "hudi.jar").write_bytes(b"PK")
+    monkeypatch.setenv(BUNDLE_ENV, str(tmp_path / "hudi.jar"))
+    assert HudiSparkAdapter().unavailable is None
+
+
+def test_writes_go_through_the_datasource_with_the_tables_options() -> None:
+    action = plan_op(Write("upsert", ({"id": 1, "p": "a", "ts": 1},)), MOR, "t")
+    assert action.kind == "write" and action.records == ({"id": 1, "p": "a", "ts": 1},)
+    opts = action.options
+    assert opts["hoodie.datasource.write.operation"] == "upsert"
+    assert opts["hoodie.datasource.write.table.type"] == "MERGE_ON_READ"
+    assert opts["hoodie.datasource.write.recordkey.field"] == "id"
+    assert opts["hoodie.datasource.write.precombine.field"] == "ts"
+    assert opts["hoodie.datasource.write.partitionpath.field"] == "p"
+    assert opts["hoodie.write.table.version"] == "8"
+    drop = plan_op(DeletePartition(("a", "b")), MOR, "t").options
+    assert drop["hoodie.datasource.write.operation"] == "delete_partition"
+    assert drop["hoodie.datasource.write.partitions.to.delete"] == "a,b"
+
+
+@pytest.mark.parametrize(("op", "sql"), [
+    (Compact(), "CALL run_compaction(op => 'scheduleandexecute', table => 't')"),
+    (Compact("schedule"), "CALL run_compaction(op => 'schedule', table => 't')"),
+    (Compact("run", "20240101000003000"), "CALL run_compaction(op => 'execute', table => 't', "
+                                          "timestamp => 20240101000003000)"),
+    (Compact("run"), "CALL run_compaction(op => 'execute', table => 't', limit => 1)"),
+    (Clean(), "CALL run_clean(table => 't', clean_policy => 'KEEP_LATEST_COMMITS', retain_commits => 2, "
+              "hours_retained => 24, file_versions_retained => 3)"),
+    (Rollback("20240101000001000"), "CALL rollback_to_instant(table => 't', instant_time => '20240101000001000')"),
+    (Rollback(), "CALL rollback_to_instant(table => 't', instant_time => '20240101000009000')"),
+    (Savepoint(), "CALL create_savepoint(table => 't')"),
+    (Savepoint("20240101000001000"), "CALL create_savepoint(table => 't', commit_time => '20240101000001000')"),
+    (Restore("20240101000001000"), "CALL rollback_to_savepoint(table => 't', instant_time => '20240101000001000')"),
+    (Archive(), "CALL archive_commits(table => 't', min_commits => 3, max_commits => 4, retain_commits => 2)"),
+])
+def test_services_are_hudis_sql_procedures(op: object, sql: str) -> None:
+    action = plan_op(op, MOR, "t", latest_write="20240101000009000")  # type: ignore[arg-type]
+    assert (action.kind, action.sql) == ("sql", sql)
+
+
+def test_what_hudi_cannot_express_is_refused() -> None:
+    with pytest.raises(InvalidOperation, match="chooses its own instant times"):
+        plan_op(Write("insert", ({"id": 1},), "20240101000001000"), MOR, "t")
+    with pytest.raises(InvalidOperation, match="does not map"):
+        plan_op(Crash(), MOR, "t")
+    with pytest.raises(InvalidOperation, match="nothing to roll back"):
+        plan_op(Rollback(), MOR, "t")
+    assert call("x", table="it's") == "CALL x(table => 'it''s')"
+
+
+def test_capabilities_leave_out_streams_and_crashes() -> None:
+    assert {"stream", "crash"}.isdisjoint(CAPABILITIES)
+    runnable = [fc for fc in load_cases(FIXTURES) if not missing_capabilities(fc.case, CAPABILITIES)]
+    assert runnable and not any(fc.suite == "stream" for fc in runnable)

@@ -19,7 +19,7 @@ repartitioning, one file per partition path it holds (plus one per size rollover
   (``PartitionPathRepartitionPartitioner``): every partition path in one Spark partition, so one
   file per partition path.
 
-Sources (0.15.x and 1.0.x): hudi-client/hudi-spark-client/src/main/java/org/apache/hudi/execution/
+The files, in 0.15.x and 1.0.x: hudi-client/hudi-spark-client/src/main/java/org/apache/hudi/execution/
 bulkinsert/BulkInsertInternalPartitionerWithRowsFactory.java (the partitioner per mode),
 hudi-client/hudi-spark-client/src/main/java/org/apache/hudi/table/action/commit/
 BulkInsertDataInternalWriterHelper.java (the handle per partition path, the rollover) and
@@ -27,6 +27,10 @@ hudi-client/hudi-spark-client/src/main/java/org/apache/hudi/table/action/commit/
 (the same grouping when the row writer is off). ``bulk_insert_files`` states the rule for input
 partitions given as lists of partition paths; the size rollover is left to the writer (it depends on
 the bytes a parquet writer produced).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``BulkInsertSortMode``,
+``BulkInsertInternalPartitionerWithRowsFactory``, ``BulkInsertDataInternalWriterHelper``,
+``SparkBulkInsertHelper``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ non-promotable change up front: the write fails only where a merge handle must r
 row into the new type, and a write of new file groups only can commit such a change. This
 specification refuses it before anything is written, as Hudi does with
 ``hoodie.avro.schema.validate=true`` (``AvroSchemaUtils.isSchemaCompatible``).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``SchemaChangeUtils``
+(``isTypeUpdateAllow``), ``AvroSchemaUtils`` (``checkSchemaCompatibility``, ``isSchemaCompatible``),
+``HoodieSchemaUtils``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ version. A later write may repeat them but not change them:
   older table to the writer's version when ``hoodie.write.auto.upgrade`` is on (its default;
   ``UpgradeDowngrade``); this specification does not describe the upgrade, so a write naming a
   newer version than the table's is refused as well, with a hint to upgrade with Apache Hudi.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieWriterUtils``
+(``validateTableConfig``), ``CommonClientUtils`` (``validateTableVersion``), ``UpgradeDowngrade``.
 """
 
 from __future__ import annotations

@@ -231,14 +231,17 @@ def as_multiset_of(rows: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def test_v8_files_missing_from_the_metadata_table(real_tables: list[RealTable], real_table_copy: Any) -> None:
-    """Difference (listing): hudi-rs lists a v8 table's files from its metadata table when the table
-    has one (as Apache Hudi readers do with ``hoodie.metadata.enable``); this reader lists storage.
-    A log file written without updating the metadata table (what a writer that does not maintain it
-    would leave) is read here and not by hudi-rs. Writers must maintain the metadata table or remove
-    it (the reference writer refuses such tables)."""
+    """Listing, once a difference and now the same: a table with a metadata table is listed through its
+    ``files`` partition by hudi-rs and by this reader alike (as Apache Hudi readers do with
+    ``hoodie.metadata.enable``). A log file written without updating the metadata table (what a writer
+    that does not maintain it would leave) is read by neither; listing storage instead
+    (``use_metadata_table=False``, ``hudi-spec read --list-file-system``) reads it. Writers must maintain
+    the metadata table or remove it (the reference writer refuses such tables)."""
     alt = _altered(real_tables, real_table_copy, V8, keep_metadata_table=True)
     assert "files" in (alt.path / ".hoodie" / "hoodie.properties").read_text()
     alt.append(avro_data_block(NEW, alt.schema, [_record(alt, alt.schema, ts=alt.row["ts"] + 1, fare=999.0)]))
     alt.complete()
-    assert alt.ours()[alt.key]["fare"] == 999.0
+    assert alt.ours()[alt.key] == alt.row
     assert alt.theirs()[alt.key] == alt.row
+    listed = {r["_hoodie_record_key"]: r for r in read_table(str(alt.path), use_metadata_table=False).to_pylist()}
+    assert listed[alt.key]["fare"] == 999.0

@@ -24,9 +24,10 @@ from tests.hudi_rs import as_multiset, hudi_rs_read
 
 def _v9_cases() -> list[tuple[str, Case, Case]]:
     """(suite, the version-8 case, the same case at version 9) for every generated case but streams (which
-    need Spark)."""
+    need Spark) and the option conflicts (whose writes name the other table version on purpose)."""
     return [(suite, c, replace(c, id=c.id.replace("-v8", "-v9"), config=replace(c.config, table_version=9)))
-            for suite, cases in corpus().items() if suite != "stream" for c in cases if c.id.endswith("-v8")]
+            for suite, cases in corpus().items() if suite != "stream" for c in cases
+            if c.id.endswith("-v8") and not c.id.startswith("option-conflicts")]
 
 
 def test_a_new_version_9_table_has_the_keys_hudi_1_1_writes(real_tables_v9: list[RealTable], tmp_path: Path) -> None:
@@ -57,9 +58,8 @@ def test_every_version_8_case_passes_at_version_9_against_the_model() -> None:
     assert len(results) > 50
     failed = {k: r.diff for k, r in results.items() if r.verdict not in (Verdict.PASS, Verdict.XFAIL)}
     assert failed == {}
-    # the known failure (time travel across an added column) is the one version 8 has
-    assert {k for k, r in results.items() if r.verdict == Verdict.XFAIL} == {
-        "schema-add-column-cow-v9", "schema-add-column-mor-v9"}
+    # version 8 has no known failure left, and neither has version 9
+    assert {k for k, r in results.items() if r.verdict == Verdict.XFAIL} == set()
 
 
 def test_hudi_rs_reads_our_version_9_tables_as_the_model_says() -> None:
@@ -77,6 +77,6 @@ def test_hudi_rs_reads_our_version_9_tables_as_the_model_says() -> None:
             continue
         r8 = run_case(FixtureCase(c8, suite), factory)
         assert (r9.verdict, r9.diff.replace("-v9", "-v8")) == (r8.verdict, r8.diff), c9.id
-        assert "incremental" in r9.diff and r9.first_divergence is not None, c9.id
+        assert r9.verdict == Verdict.XFAIL or ("incremental" in r9.diff and r9.first_divergence is not None), c9.id
         differs.append(c9.id)
     assert passed > 40 and len(differs) <= 6, differs

@@ -30,9 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ordering-field", help="ordering (precombine) field")
     p.add_argument("--partition-field", help="partition field(s), comma-separated")
     p.add_argument("--table-name", help="table name (new tables; default: the folder name)")
-    p.add_argument("--table-type", choices=("COPY_ON_WRITE", "MERGE_ON_READ"), default="COPY_ON_WRITE",
-                   help="new tables (default COPY_ON_WRITE)")
-    p.add_argument("--table-version", choices=("6", "8", "9"), default="6")
+    p.add_argument("--table-type", choices=("COPY_ON_WRITE", "MERGE_ON_READ"), default=None,
+                   help="new tables (default COPY_ON_WRITE); an existing table keeps its own")
+    p.add_argument("--table-version", choices=("6", "8", "9"), default=None,
+                   help="new tables (default 6); an existing table keeps its own")
     p.add_argument("--engine", choices=("spark", "local"), default="spark",
                    help="spark (default): Spark jobs; local: pyarrow in this process, no Spark")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="any hoodie.* option")
@@ -84,12 +85,15 @@ def check_new_table(table: str, options: dict[str, str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reference.api import HudiTable
+    from spec.storage import Storage
 
-    options: dict[str, str] = {
-        "hoodie.table.name": args.table_name or args.table.rstrip("/").rsplit("/", 1)[-1],
-        "hoodie.datasource.write.table.type": args.table_type,
-        "hoodie.write.table.version": args.table_version,
-    }
+    new = not Storage(args.table).exists(".hoodie/hoodie.properties")
+    options: dict[str, str] = {"hoodie.table.name": args.table_name or args.table.rstrip("/").rsplit("/", 1)[-1]}
+    # given, they must agree with an existing table (a conflict is refused); not given, the table's own apply
+    for key, given, default in (("hoodie.datasource.write.table.type", args.table_type, "COPY_ON_WRITE"),
+                                ("hoodie.write.table.version", args.table_version, "6")):
+        if given is not None or new:
+            options[key] = given or default
     if args.record_key:
         options["hoodie.datasource.write.recordkey.field"] = args.record_key
     if args.ordering_field:

@@ -36,7 +36,8 @@ REFERENCE_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.reference_c
 HUDI_RS_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.hudi_rs_cmd"
 
 WRITER_SUBSET = ("insert-upsert-delete-logs-mor-v8", "expect-errors-cow-v6", "schema-add-column-cow-v8")
-"""Log appends, refusals checked by kind, a known failure (XFAIL); the rest under slow."""
+"""Log appends, refusals checked by kind, an added column (the reference has no known failure left);
+the rest under slow."""
 READER_SUBSET = ("insert-upsert-delete-cow-v8", "insert-upsert-delete-logs-mor-v6", "pending-compaction-mor-v6")
 """A pass and both of hudi-rs's known departures."""
 
@@ -65,7 +66,7 @@ def test_reference_through_exec_passes_what_the_reference_passes(reference_exec:
     through_exec = run_cases(cases, reference_exec)
     assert through_exec.adapter == "reference_local_exec"
     _same_results(run_cases(cases, ReferenceLocalAdapter), through_exec)
-    assert {c.verdict for c in through_exec.cases} == {Verdict.PASS, Verdict.XFAIL}
+    assert {c.verdict for c in through_exec.cases} == {Verdict.PASS}
 
 
 @pytest.mark.slow

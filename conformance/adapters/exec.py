@@ -246,7 +246,7 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
     def layers(self) -> frozenset[str]:
         if self.writer is not None:
             return frozenset({"L0"})
-        return frozenset({"L0", "L1", "L2", "L3"} if self.hello_.reads == "directory" else {"L0", "L1"})
+        return frozenset({"L0", "L1", "L2", "L3", "L4"} if self.hello_.reads == "directory" else {"L0", "L1"})
 
     @property  # type: ignore[override]
     def known_failures(self) -> Mapping[str, str]:

@@ -1,6 +1,6 @@
 """What a write checks before it starts, on either engine: its options against the table's
 (``spec.writer_utils``), its batch's column types against the table's schema
-(``spec.schema_evolution``), null ordering values where it combines (``spec.model_write.combines``)."""
+(``spec.schema_evolution``), null ordering values where it combines (``spec.model.writes.combines``)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def cast_columns(engine: SparkEngine | LocalEngine, frame: Any, casts: Mapping[s
 
 
 def has_null(engine: SparkEngine | LocalEngine, frame: Any, column: str) -> bool:
-    """Whether a column of the batch holds a null (``spec.model_write.prepare``'s ordering rule)."""
+    """Whether a column of the batch holds a null (``spec.model.writes.prepare``'s ordering rule)."""
     if engine.name == "local":
         return bool(frame.column(column).null_count)
     from pyspark.sql import functions as F
@@ -87,7 +87,7 @@ def has_null(engine: SparkEngine | LocalEngine, frame: Any, column: str) -> bool
 
 
 def combines(cfg: WriteConfig, op: str) -> bool:
-    """Whether a write dedupes its batch by key (``spec.model_write.COMBINE_OPTIONS``: Hudi's
+    """Whether a write dedupes its batch by key (``spec.model.writes.COMBINE_OPTIONS``: Hudi's
     ``hoodie.combine.before.upsert`` / ``.delete`` / ``.insert``, defaults true / true / false)."""
     if op == "upsert":
         return cfg.combine_before_upsert

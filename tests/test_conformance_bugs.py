@@ -13,8 +13,8 @@ from unittest import mock
 
 import pytest
 
-import spec.model
-import spec.model_write
+import spec.model.table_model
+import spec.model.writes
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.ops import CreateTable, Op, Write
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
@@ -58,7 +58,8 @@ class KeepsFailedWrites(BuggyAdapter):
     """Never rolls back a failed write before the next one starts."""
 
     def patches(self) -> Sequence[Any]:
-        return [mock.patch.object(spec.model, "rollback_failed_writes", lambda state, env, floor=None: state)]
+        return [mock.patch.object(spec.model.table_model, "rollback_failed_writes",
+                                  lambda state, env, floor=None: state)]
 
 
 class RoutesIntoPendingCompaction(BuggyAdapter):
@@ -66,14 +67,14 @@ class RoutesIntoPendingCompaction(BuggyAdapter):
     still empty slice looks like a tiny base file without logs)."""
 
     def patches(self) -> Sequence[Any]:
-        real = spec.model_write.select_small_files
+        real = spec.model.writes.select_small_files
 
         def ignore_pending(candidates: Sequence[Any], *args: Any) -> Any:
             bent = [replace(c, under_pending_compaction=False, has_log_files=False, log_sizes=(),
                             base_size=c.base_size or 1) if c.under_pending_compaction else c for c in candidates]
             return real(bent, *args)
 
-        return [mock.patch.object(spec.model_write, "select_small_files", ignore_pending)]
+        return [mock.patch.object(spec.model.writes, "select_small_files", ignore_pending)]
 
 
 class CleansRetainedSlices(BuggyAdapter):
@@ -87,7 +88,7 @@ class LosesLastLogBlock(BuggyAdapter):
     """The append handle loses the last block it buffered (a delete block, or the last data block)."""
 
     def patches(self) -> Sequence[Any]:
-        real: Callable[..., Any] = spec.model_write._log_files
+        real: Callable[..., Any] = spec.model.writes._log_files
 
         def lossy(*args: Any, **kwargs: Any) -> Any:
             files = list(real(*args, **kwargs))
@@ -97,7 +98,7 @@ class LosesLastLogBlock(BuggyAdapter):
                 files.pop()
             return files
 
-        return [mock.patch.object(spec.model_write, "_log_files", lossy)]
+        return [mock.patch.object(spec.model.writes, "_log_files", lossy)]
 
 
 class UpsertWithoutIndex(BuggyAdapter):
@@ -125,10 +126,11 @@ def cases() -> dict[str, FixtureCase]:
 @contextlib.contextmanager
 def _no_leak() -> Iterator[None]:
     """The patched functions are the real ones again after a buggy run."""
-    before = (spec.model.rollback_failed_writes, spec.model_write.select_small_files, spec.model_write._log_files)
+    before = (spec.model.table_model.rollback_failed_writes, spec.model.writes.select_small_files,
+              spec.model.writes._log_files)
     yield
-    assert (spec.model.rollback_failed_writes, spec.model_write.select_small_files,
-            spec.model_write._log_files) == before
+    assert (spec.model.table_model.rollback_failed_writes, spec.model.writes.select_small_files,
+            spec.model.writes._log_files) == before
 
 
 @pytest.mark.parametrize("bug", list(BUGS))

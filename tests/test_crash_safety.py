@@ -37,8 +37,8 @@ from reference.client import WriteClient
 from reference.faults import FAULT_ENV
 from reference.lock import LOCK_FILE
 from spec.model import TableModel
-from spec.model_read import snapshot
-from spec.model_state import Env
+from spec.model.queries import snapshot
+from spec.model.state import Env
 from spec.plans import HoodieRollbackMetadata, parse_avro_metadata
 from spec.reader import read_table
 from spec.storage import Storage

@@ -1,5 +1,5 @@
 """The ledger (L4): each rule of ``spec.ledger`` on a file that keeps it and one that breaks it; the
-model's predictions (``spec.model_ledger``); the observation catching violations made by hand on a
+model's predictions (``spec.model.ledger``); the observation catching violations made by hand on a
 small table the reference's local engine wrote (no Spark); the mutation harness on one mutation."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from spec.ledger import (
     seqno_violations,
 )
 from spec.model import TableModel
-from spec.model_ledger import ledger as model_ledger
+from spec.model.ledger import ledger as model_ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 T1, T2, T3 = "20240101000000000", "20240101000001000", "20240101000002000"

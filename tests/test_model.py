@@ -21,7 +21,7 @@ from conformance.ops import (
 )
 from spec.errors import InstantNotFound, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.model import Env, TableModel, apply, predict
-from spec.model_read import key_locations, query_instants, snapshot
+from spec.model.queries import key_locations, query_instants, snapshot
 
 COMBOS = [("COPY_ON_WRITE", 6), ("COPY_ON_WRITE", 8), ("MERGE_ON_READ", 6), ("MERGE_ON_READ", 8)]
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from conformance.ops import Clean, Compact, CreateTable, DeletePartition, Rollback, Savepoint, Write
 from spec.errors import HudiSpecError
 from spec.model import TableModel, TableState, apply
-from spec.model_files import FILE_NAME, META_COLUMNS
-from spec.model_read import index_locations, key_locations, query_instants, snapshot
+from spec.model.files import FILE_NAME, META_COLUMNS
+from spec.model.queries import index_locations, key_locations, query_instants, snapshot
 from spec.services import CleanConfig, earliest_commit_to_retain
 
 KEYS = st.integers(0, 5)

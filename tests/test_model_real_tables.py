@@ -23,7 +23,7 @@ from spec.file_system_view import FileSystemView, list_data_files
 from spec.log_blocks import decode_delete_records, decode_records
 from spec.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
-from spec.model_read import layout
+from spec.model.queries import layout
 from spec.reader import TableReader, record_key_of
 from spec.storage import Storage
 from spec.table_config import TableConfig
@@ -211,7 +211,7 @@ def test_model_rows_agree_with_the_spec_reader_on_the_real_table(real_table: Any
     commit time in its rows: there rows are compared by the key rebuilt from the key fields and the
     ordering value, and the incremental query, which needs the commit time column, is refused."""
     from spec.errors import InvalidOperation
-    from spec.model_read import query_instants, read_optimized, snapshot
+    from spec.model.queries import query_instants, read_optimized, snapshot
     from spec.reader import read_table
 
     recipe, m = replay(real_table)

@@ -19,8 +19,8 @@ from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_
 from spec.file_system_view import FileSystemView
 from spec.log_format import BlockType, read_log_file
 from spec.model import TableModel
-from spec.model_read import layout, read_optimized, snapshot
-from spec.model_state import Env
+from spec.model.queries import layout, read_optimized, snapshot
+from spec.model.state import Env
 from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.reader import TableReader, read_table
 from spec.storage import Storage

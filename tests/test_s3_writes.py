@@ -29,8 +29,8 @@ from reference.api import HudiTable
 from reference.archive import archive
 from reference.services import clean, open_table, restore, rollback, savepoint_create, savepoint_delete
 from spec.model import TableModel
-from spec.model_read import snapshot
-from spec.model_state import Env
+from spec.model.queries import snapshot
+from spec.model.state import Env
 from spec.reader import read_table
 from spec.services import ArchiveConfig, CleanConfig
 from spec.timeline import Timeline

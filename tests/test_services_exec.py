@@ -787,8 +787,8 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     from spec.commit_metadata import parse_commit_metadata
     from spec.file_naming import parse_base_file_name
     from spec.model import TableModel
-    from spec.model_read import layout, snapshot
-    from spec.model_state import Env
+    from spec.model.queries import layout, snapshot
+    from spec.model.state import Env
 
     path, commits = cow(version)
     storage, table = open_(path)

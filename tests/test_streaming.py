@@ -17,8 +17,8 @@ from reference.streaming import CHECKPOINT_KEY, StreamingWriter, start_stream
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_naming import is_base_file_name, parse_base_file_name
 from spec.model import TableModel
-from spec.model_read import snapshot
-from spec.model_state import Env
+from spec.model.queries import snapshot
+from spec.model.state import Env
 from spec.reader import read_table
 from spec.storage import Storage
 from spec.timeline import Timeline, read_instant_content

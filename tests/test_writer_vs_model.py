@@ -21,8 +21,8 @@ from reference.api import HudiTable
 from spec.file_naming import parse_base_file_name
 from spec.file_system_view import FileSystemView
 from spec.model import TableModel
-from spec.model_read import layout, snapshot
-from spec.model_state import Env
+from spec.model.queries import layout, snapshot
+from spec.model.state import Env
 from spec.reader import read_table
 from spec.storage import Storage
 

@@ -14,9 +14,9 @@ from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, 
 from spec.errors import InvalidOperation
 from spec.ledger import Ledger
 from spec.model import TableModel
-from spec.model_ledger import ledger as model_ledger
-from spec.model_read import incremental, layout, query_instants, snapshot
-from spec.model_state import Env
+from spec.model.ledger import ledger as model_ledger
+from spec.model.queries import incremental, layout, query_instants, snapshot
+from spec.model.state import Env
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(
     {*TABLE_TYPES, "v6", "v8", "v9", *(f"write:{w}" for w in WRITE_OPERATIONS),

@@ -18,10 +18,10 @@ from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_system_view import build_file_groups
 from spec.ledger import hold_back_uncleaned_replaces
-from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
-from spec.model_read import merge_files, view
-from spec.model_state import DATA_WRITES, Env, TableState, complete, start_instant
-from spec.model_write import observed_size
+from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
+from spec.model.queries import merge_files, view
+from spec.model.state import DATA_WRITES, Env, TableState, complete, start_instant
+from spec.model.writes import observed_size
 from spec.services import (
     ArchiveConfig,
     CleanConfig,

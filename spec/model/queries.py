@@ -27,7 +27,7 @@ from spec.file_system_view import FileGroup as ViewGroup
 from spec.file_system_view import FileSlice, build_file_groups
 from spec.log_scanner import blocks_to_apply
 from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
-from spec.model_files import (
+from spec.model.files import (
     COMMIT_TIME,
     META_COLUMNS,
     PARTITION_PATH,
@@ -41,7 +41,7 @@ from spec.model_files import (
     listing,
     scan_records,
 )
-from spec.model_state import DATA_WRITES, TableState
+from spec.model.state import DATA_WRITES, TableState
 from spec.table_config import COMMIT_TIME_ORDERING
 from spec.timeline import Action
 

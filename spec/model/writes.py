@@ -35,7 +35,7 @@ from spec.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
 from spec.errors import InvalidRecord, SchemaMismatch
 from spec.keys import key_generator_from_config
 from spec.merge import Version, as_version, combine_logs, delete_version
-from spec.model_files import (
+from spec.model.files import (
     COMMIT_SEQNO,
     COMMIT_TIME,
     FILE_NAME,
@@ -51,8 +51,8 @@ from spec.model_files import (
     Row,
     Scalar,
 )
-from spec.model_read import index_locations, merge_rule, ordering_type, view
-from spec.model_state import Env, TableState, json_type
+from spec.model.queries import index_locations, merge_rule, ordering_type, view
+from spec.model.state import Env, TableState, json_type
 from spec.partitioner import (
     PartitionerConfig,
     SmallFile,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Protocol
 
-from spec.model_files import FileGroup, Scalar
+from spec.model.files import FileGroup, Scalar
 from spec.services import CompactionPlan
 from spec.timeline import (
     Action,

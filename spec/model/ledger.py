@@ -20,9 +20,9 @@ from spec.ledger import (
     compaction_stat,
     log_stat,
 )
-from spec.model_files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
-from spec.model_state import DATA_WRITES, TableState
-from spec.model_write import concatenates
+from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
+from spec.model.state import DATA_WRITES, TableState
+from spec.model.writes import concatenates
 
 
 def _meta(rows: tuple[Row, ...]) -> tuple[tuple[str, str, str], ...]:

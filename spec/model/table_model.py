@@ -38,18 +38,7 @@ from typing import Any
 
 from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
-from spec.model_files import IS_DELETED, Row
-from spec.model_read import (
-    GroupLayout,
-    incremental,
-    key_locations,
-    layout,
-    query_instants,
-    read_optimized,
-    snapshot,
-    view,
-)
-from spec.model_services import (
+from spec.model.actions import (
     archive,
     clean,
     finish,
@@ -62,8 +51,19 @@ from spec.model_services import (
     savepoint,
     schedule_compaction,
 )
-from spec.model_state import Env, TableSettings, TableState, start_instant
-from spec.model_write import (
+from spec.model.files import IS_DELETED, Row
+from spec.model.queries import (
+    GroupLayout,
+    incremental,
+    key_locations,
+    layout,
+    query_instants,
+    read_optimized,
+    snapshot,
+    view,
+)
+from spec.model.state import Env, TableSettings, TableState, start_instant
+from spec.model.writes import (
     OVERWRITES,
     apply_files,
     commit_totals,

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from conformance.ops import Case, CreateTable, Op, Write, to_json
+from conformance.ops import Case, CreateTable, to_json
 from spec.ledger import Ledger
+from spec.operations import ExpectError, Operation, OperationHandler, Write, dispatch
 from spec.storage import Storage
 
 LAYERS: Final = ("L0", "L1", "L2", "L3", "L4")
@@ -78,11 +79,30 @@ RawRows = Sequence[Mapping[str, Any]]
 """Rows of a query with the five meta columns and the data columns."""
 
 
-def op_capability(op: Op) -> str:
-    """The capability an operation needs: ``write:<operation>`` for writes, else the op's JSON name."""
-    if isinstance(op, Write):
-        return f"write:{op.operation}"
-    return str(to_json(op)["op"])
+class _Needs(OperationHandler[frozenset[str]]):
+    """The capabilities an operation needs: ``write:<operation>`` for a write, none for ``expect_error``
+    (the harness checks it), else the operation's JSON name."""
+
+    def _named(self, op: Operation) -> frozenset[str]:
+        return frozenset({str(to_json(op)["op"])})
+
+    def write(self, op: Write) -> frozenset[str]:
+        """``write:<operation>``."""
+        return frozenset({f"write:{op.operation}"})
+
+    def expect_error(self, op: ExpectError) -> frozenset[str]:
+        """None: the harness checks it."""
+        return frozenset()
+
+    delete_partition = compact = clean = rollback = savepoint = restore = archive = stream = crash = _named
+
+
+_NEEDS: Final = _Needs()
+
+
+def op_capabilities(op: Operation) -> frozenset[str]:
+    """The capabilities an operation needs (``spec.operations.dispatch`` over ``_Needs``)."""
+    return dispatch(_NEEDS, op)
 
 
 def config_capabilities(config: CreateTable) -> set[str]:
@@ -99,9 +119,7 @@ def config_capabilities(config: CreateTable) -> set[str]:
 
 def required_capabilities(case: Case) -> frozenset[str]:
     """Every capability a case needs (``expect_error`` needs none: the harness checks it)."""
-    needs = config_capabilities(case.config)
-    needs |= {op_capability(op) for op in case.ops if type(op).__name__ != "ExpectError"}
-    return frozenset(needs)
+    return frozenset(config_capabilities(case.config).union(*(op_capabilities(op) for op in case.ops)))
 
 
 def missing_capabilities(case: Case, capabilities: frozenset[str]) -> list[str]:
@@ -131,7 +149,7 @@ class TableUnderTest:
         """Create the table a case runs on (``workdir`` is a fresh, empty directory)."""
         raise NotImplementedError
 
-    def apply(self, op: Op) -> None:
+    def apply(self, op: Operation) -> None:
         """Apply one operation; raise a ``spec.errors`` error when the implementation refuses it."""
         raise NotImplementedError
 

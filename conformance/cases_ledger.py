@@ -10,7 +10,8 @@ from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import rec, w
-from conformance.ops import Archive, Case, Compact, ExpectError
+from conformance.ops import Case
+from spec.operations import Archive, Compact, ExpectError
 
 # --- suite: writes ---------------------------------------------------------------------------------
 

@@ -49,9 +49,10 @@ from conformance.cases_ledger import (
     equal_ordering_fast_path,
     equal_ordering_row_path,
 )
-from conformance.ops import (
+from conformance.ops import Case, case_from_json, case_to_json
+from spec.errors import InvalidOperation
+from spec.operations import (
     Archive,
-    Case,
     Clean,
     Compact,
     Crash,
@@ -63,10 +64,7 @@ from conformance.ops import (
     Stream,
     StreamRecord,
     Write,
-    case_from_json,
-    case_to_json,
 )
-from spec.errors import InvalidOperation
 
 CORPUS_VERSION: Final = 3
 GENERATOR_VERSION: Final = 2

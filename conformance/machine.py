@@ -27,15 +27,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
 from conformance.adapter import TableUnderTest
-from conformance.ops import (
+from conformance.ops import CreateTable, Op
+from conformance.runner import Lockstep
+from spec.operations import (
     Archive,
     Clean,
     Compact,
     Crash,
-    CreateTable,
     DeletePartition,
     ExpectError,
-    Op,
     Restore,
     Rollback,
     Savepoint,
@@ -43,7 +43,6 @@ from conformance.ops import (
     StreamRecord,
     Write,
 )
-from conformance.runner import Lockstep
 
 PROFILES: Final[dict[str, dict[str, Any]]] = {
     "ci": {"max_examples": 25, "stateful_step_count": 8, "derandomize": True},

@@ -1,22 +1,39 @@
-"""The case language: a closed vocabulary of operations on a Hudi table, and its JSON codec.
+"""The case language: a table configuration, the operations on it, and their JSON codec.
 
-A conformance case is a table configuration (``CreateTable``) plus a list of operations.
-Every operation is a frozen dataclass; its JSON form is an object whose ``"op"`` member
-names it (``"write"``, ``"compact"``, ...) and whose other members are its fields. The
-vocabulary is closed, like WebAssembly's script commands: an unknown ``"op"``, an unknown
-member or a value of the wrong type is rejected with ``InvalidOperation``, never ignored.
+A conformance case is a table configuration (``CreateTable``) plus a list of operations, the
+frozen dataclasses of ``spec.operations`` (the vocabulary the model and every adapter execute
+through ``spec.operations.dispatch``). An operation's JSON form is an object whose ``"op"`` member
+names it (``"write"``, ``"compact"``, ...) and whose other members are its fields. The vocabulary
+is closed, like WebAssembly's script commands: an unknown ``"op"``, an unknown member or a value of
+the wrong type is rejected with ``InvalidOperation``, never ignored.
 
 Record values are JSON scalars only (int, float, str, bool, null); floats must be finite.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, TypeAlias
 
-from spec.errors import ERROR_KINDS, InvalidOperation
+from spec.operations import (
+    Archive,
+    Clean,
+    Compact,
+    Crash,
+    DeletePartition,
+    ExpectError,
+    Operation,
+    Restore,
+    Rollback,
+    Savepoint,
+    Stream,
+    StreamRecord,
+    Write,
+    check_choice,
+    check_positive,
+    invalid,
+)
 from spec.table_config import (
     COMMIT_TIME_ORDERING,
     COPY_ON_WRITE,
@@ -24,56 +41,11 @@ from spec.table_config import (
     MERGE_ON_READ,
     WRITABLE_TABLE_VERSIONS,
 )
-from spec.timeline import validate_instant_time
-
-Scalar: TypeAlias = int | float | str | bool | None
-Record: TypeAlias = Mapping[str, Scalar]
 
 TABLE_TYPES: Final = (COPY_ON_WRITE, MERGE_ON_READ)
 KEY_GENERATORS: Final = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
 MERGE_MODES: Final = (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)
 CLEAN_POLICIES: Final = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS")
-WRITE_OPERATIONS: Final = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
-COMPACT_MODES: Final = ("schedule_and_run", "schedule", "run")
-STREAM_RECORD_KINDS: Final = ("upsert", "delete")
-
-
-def _bad(message: str, hint: str | None = None) -> InvalidOperation:
-    return InvalidOperation(message, hint=hint or "see conformance/ops.py for the case language")
-
-
-def _check_record(rec: object, where: str) -> dict[str, Scalar]:
-    """A record is a JSON object of field name → scalar (finite floats only)."""
-    if not isinstance(rec, Mapping):
-        raise _bad(f"{where}: a record must be an object of field → value, got {type(rec).__name__}")
-    out: dict[str, Scalar] = {}
-    for k, v in rec.items():
-        if not isinstance(k, str):
-            raise _bad(f"{where}: field names are strings, got {k!r}")
-        if v is not None and not isinstance(v, bool | int | float | str):
-            raise _bad(f"{where}: field {k!r} has a {type(v).__name__}; values are JSON scalars")
-        if isinstance(v, float) and not math.isfinite(v):
-            raise _bad(f"{where}: field {k!r} is {v}; only finite numbers have a JSON form")
-        out[k] = v
-    return out
-
-
-def _check_instant(t: str | None, where: str) -> None:
-    if t is not None:
-        try:
-            validate_instant_time(t)
-        except Exception as err:
-            raise _bad(f"{where}: {t!r} is not an instant time", "instant times are 17 digits") from err
-
-
-def _check_choice(value: object, choices: Sequence[object], where: str) -> None:
-    if value not in choices:
-        raise _bad(f"{where}: {value!r} is not one of {', '.join(map(str, choices))}")
-
-
-def _check_positive(value: object, where: str, minimum: int = 1) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise _bad(f"{where}: {value!r} must be an integer >= {minimum}")
 
 
 # --8<-- [start:create_table]
@@ -120,30 +92,30 @@ class CreateTable:
 # --8<-- [end:create_table]
 
     def __post_init__(self) -> None:
-        _check_choice(self.table_type, TABLE_TYPES, "create_table.table_type")
-        _check_choice(self.table_version, WRITABLE_TABLE_VERSIONS, "create_table.table_version")
+        check_choice(self.table_type, TABLE_TYPES, "create_table.table_type")
+        check_choice(self.table_version, WRITABLE_TABLE_VERSIONS, "create_table.table_version")
         if not self.record_key_fields or not all(isinstance(f, str) and f for f in self.record_key_fields):
-            raise _bad("create_table.record_key_fields must name at least one field")
+            raise invalid("create_table.record_key_fields must name at least one field")
         if not all(isinstance(f, str) and f for f in self.partition_fields):
-            raise _bad("create_table.partition_fields must be non-empty names")
+            raise invalid("create_table.partition_fields must be non-empty names")
         if self.key_generator is not None:
-            _check_choice(self.key_generator, KEY_GENERATORS, "create_table.key_generator")
-        _check_choice(self.merge_mode, MERGE_MODES, "create_table.merge_mode")
-        _check_choice(self.clean_policy, CLEAN_POLICIES, "create_table.clean_policy")
+            check_choice(self.key_generator, KEY_GENERATORS, "create_table.key_generator")
+        check_choice(self.merge_mode, MERGE_MODES, "create_table.merge_mode")
+        check_choice(self.clean_policy, CLEAN_POLICIES, "create_table.clean_policy")
         for name in ("small_file_limit", "max_file_size", "insert_split_size", "record_size_estimate",
                      "log_block_size", "log_file_size", "compact_max_delta_commits", "clean_commits_retained",
                      "clean_file_versions_retained", "keep_min_commits", "keep_max_commits"):
-            _check_positive(getattr(self, name), f"create_table.{name}", minimum=0 if name == "small_file_limit"
+            check_positive(getattr(self, name), f"create_table.{name}", minimum=0 if name == "small_file_limit"
                             else 1)
-        _check_positive(self.clean_hours_retained, "create_table.clean_hours_retained", minimum=0)
+        check_positive(self.clean_hours_retained, "create_table.clean_hours_retained", minimum=0)
         if self.keep_max_commits <= self.keep_min_commits:
-            raise _bad("create_table: keep_max_commits must be greater than keep_min_commits",
+            raise invalid("create_table: keep_max_commits must be greater than keep_min_commits",
                        "Hudi requires hoodie.keep.max.commits > hoodie.keep.min.commits")
         if self.keep_min_commits <= self.clean_commits_retained and self.clean_policy == "KEEP_LATEST_COMMITS":
-            raise _bad("create_table: keep_min_commits must be greater than clean_commits_retained",
+            raise invalid("create_table: keep_min_commits must be greater than clean_commits_retained",
                        "Hudi requires hoodie.keep.min.commits > hoodie.cleaner.commits.retained")
         if self.ordering_field is None and self.merge_mode == EVENT_TIME_ORDERING:
-            raise _bad("create_table: EVENT_TIME_ORDERING needs an ordering_field",
+            raise invalid("create_table: EVENT_TIME_ORDERING needs an ordering_field",
                        "set ordering_field or use COMMIT_TIME_ORDERING")
         object.__setattr__(self, "options", tuple(sorted((str(k), str(v)) for k, v in self.options)))
 
@@ -168,142 +140,8 @@ class CreateTable:
 
 
 # --8<-- [start:ops]
-@dataclass(frozen=True)
-class Write:
-    """A batch write: ``records`` are whole rows (for ``delete`` the key and partition fields suffice).
-    ``options`` are ``hoodie.*`` write options given to this write only, on top of the table's
-    (checked against the table: ``spec.writer_utils``)."""
-
-    operation: str
-    records: tuple[Record, ...]
-    instant_time: str | None = None
-    options: tuple[tuple[str, str], ...] = ()
-
-    def __post_init__(self) -> None:
-        _check_choice(self.operation, WRITE_OPERATIONS, "write.operation")
-        recs = tuple(_check_record(r, f"write.records[{i}]") for i, r in enumerate(self.records))
-        object.__setattr__(self, "records", recs)
-        _check_instant(self.instant_time, "write.instant_time")
-        object.__setattr__(self, "options", tuple(sorted((str(k), str(v)) for k, v in self.options)))
-
-
-@dataclass(frozen=True)
-class DeletePartition:
-    """Drop whole partitions (a replacecommit that replaces every file group in them)."""
-
-    partitions: tuple[str, ...]
-    instant_time: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.partitions or not all(isinstance(p, str) for p in self.partitions):
-            raise _bad("delete_partition.partitions must list partition paths")
-        _check_instant(self.instant_time, "delete_partition.instant_time")
-
-
-@dataclass(frozen=True)
-class Compact:
-    """Compaction: schedule a plan and run it, or only schedule, or only run a scheduled plan
-    (``instant_time`` names it; None = the earliest pending one)."""
-
-    mode: str = "schedule_and_run"
-    instant_time: str | None = None
-
-    def __post_init__(self) -> None:
-        _check_choice(self.mode, COMPACT_MODES, "compact.mode")
-        _check_instant(self.instant_time, "compact.instant_time")
-
-
-@dataclass(frozen=True)
-class Clean:
-    """Plan and run the cleaner with the table's clean policy."""
-
-    instant_time: str | None = None
-
-    def __post_init__(self) -> None:
-        _check_instant(self.instant_time, "clean.instant_time")
-
-
-@dataclass(frozen=True)
-class Rollback:
-    """Roll back one data-writing instant: the latest one when ``instant_time`` is None."""
-
-    instant_time: str | None = None
-
-    def __post_init__(self) -> None:
-        _check_instant(self.instant_time, "rollback.instant_time")
-
-
-@dataclass(frozen=True)
-class Savepoint:
-    """Savepoint a completed commit (the latest when ``instant_time`` is None)."""
-
-    instant_time: str | None = None
-
-    def __post_init__(self) -> None:
-        _check_instant(self.instant_time, "savepoint.instant_time")
-
-
-@dataclass(frozen=True)
-class Restore:
-    """Restore the table to a savepoint (the latest when ``savepoint_time`` is None)."""
-
-    savepoint_time: str | None = None
-
-    def __post_init__(self) -> None:
-        _check_instant(self.savepoint_time, "restore.savepoint_time")
-
-
-@dataclass(frozen=True)
-class Archive:
-    """Archive old instants off the active timeline (hoodie.keep.min/max.commits)."""
-
-
-@dataclass(frozen=True)
-class StreamRecord:
-    """One record operation of a streaming checkpoint."""
-
-    kind: str
-    record: Record
-
-    def __post_init__(self) -> None:
-        _check_choice(self.kind, STREAM_RECORD_KINDS, "stream record kind")
-        object.__setattr__(self, "record", _check_record(self.record, "stream record"))
-
-
-@dataclass(frozen=True)
-class Stream:
-    """A streaming write: one commit per checkpoint; insert buckets are reused across checkpoints."""
-
-    checkpoints: tuple[tuple[StreamRecord, ...], ...]
-
-    def __post_init__(self) -> None:
-        if not self.checkpoints:
-            raise _bad("stream.checkpoints must hold at least one checkpoint")
-
-
-@dataclass(frozen=True)
-class Crash:
-    """Fault injection: the next write dies after writing ``after_files`` data files."""
-
-    after_files: int = 0
-
-    def __post_init__(self) -> None:
-        _check_positive(self.after_files, "crash.after_files", minimum=0)
-
-
-@dataclass(frozen=True)
-class ExpectError:
-    """The next operation must fail with this error kind (a ``spec.errors.ERROR_KINDS`` name)
-    and leave the table exactly as it was."""
-
-    kind: str
-
-    def __post_init__(self) -> None:
-        _check_choice(self.kind, tuple(ERROR_KINDS), "expect_error.kind")
-
-
-Op: TypeAlias = (CreateTable | Write | DeletePartition | Compact | Clean | Rollback | Savepoint | Restore | Archive
-                 | Stream | Crash | ExpectError)
+Op: TypeAlias = CreateTable | Operation
+"""A case-language object: the table configuration or an operation on the table."""
 
 OP_NAMES: Final[Mapping[str, type[Any]]] = {
     "create_table": CreateTable,
@@ -343,7 +181,7 @@ def to_json(op: Op) -> dict[str, Any]:
     """The JSON object of an operation: ``{"op": name, field: value, ...}``."""
     name = _NAME_OF.get(type(op))
     if name is None:
-        raise _bad(f"{type(op).__name__} is not an operation of the case language")
+        raise invalid(f"{type(op).__name__} is not an operation of the case language")
     obj: dict[str, Any] = {"op": name}
     for f in fields(op):
         if isinstance(op, Write) and f.name == "options" and not op.options:
@@ -354,19 +192,20 @@ def to_json(op: Op) -> dict[str, Any]:
 
 def _as_str_tuple(value: Any, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _bad(f"{where} must be a list of strings")
+        raise invalid(f"{where} must be a list of strings")
     return tuple(value)
 
 
 def _decode_checkpoints(value: Any, where: str) -> tuple[tuple[StreamRecord, ...], ...]:
     if not isinstance(value, list) or not all(isinstance(cp, list) for cp in value):
-        raise _bad(f"{where} must be a list of checkpoints, each a list of record operations")
+        raise invalid(f"{where} must be a list of checkpoints, each a list of record operations")
     out = []
     for cp in value:
         recs = []
         for r in cp:
             if not isinstance(r, dict) or set(r) != {"kind", "record"}:
-                raise _bad(f"{where}: a record operation is {{\"kind\": \"upsert\"|\"delete\", \"record\": {{...}}}}")
+                raise invalid(f"{where}: a record operation is "
+                              f"{{\"kind\": \"upsert\"|\"delete\", \"record\": {{...}}}}")
             recs.append(StreamRecord(r["kind"], r["record"]))
         out.append(tuple(recs))
     return tuple(out)
@@ -385,7 +224,7 @@ _DECODERS: Final[Mapping[str, Callable[[Any, str], Any]]] = {
 
 
 def _raise(message: str) -> Any:
-    raise _bad(message)
+    raise invalid(message)
 
 
 def _check_json_type(value: Any, annotation: str, where: str) -> None:
@@ -394,26 +233,26 @@ def _check_json_type(value: Any, annotation: str, where: str) -> None:
     base = annotation.replace(" | None", "")
     if value is None:
         if "None" not in annotation:
-            raise _bad(f"{where} may not be null")
+            raise invalid(f"{where} may not be null")
         return
     if base in wants:
         ok = isinstance(value, wants[base]) and (base == "bool" or not isinstance(value, bool))
         if not ok:
-            raise _bad(f"{where} must be {'an' if base == 'int' else 'a'} {base}, got {value!r}")
+            raise invalid(f"{where} must be {'an' if base == 'int' else 'a'} {base}, got {value!r}")
 
 
 def from_json(obj: Any) -> Op:
     """The operation a JSON object stands for; InvalidOperation for anything outside the vocabulary."""
     if not isinstance(obj, dict):
-        raise _bad(f"an operation is a JSON object, got {type(obj).__name__}")
+        raise invalid(f"an operation is a JSON object, got {type(obj).__name__}")
     name = obj.get("op")
     cls = OP_NAMES.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise _bad(f"unknown operation {name!r}", f"the operations are: {', '.join(OP_NAMES)}")
+        raise invalid(f"unknown operation {name!r}", f"the operations are: {', '.join(OP_NAMES)}")
     known = {f.name: f for f in fields(cls)}
     extra = set(obj) - set(known) - {"op"}
     if extra:
-        raise _bad(f"{name}: unknown member(s) {', '.join(sorted(extra))}",
+        raise invalid(f"{name}: unknown member(s) {', '.join(sorted(extra))}",
                    f"{name} takes: {', '.join(known) or 'nothing'}")
     kwargs: dict[str, Any] = {}
     for key, f in known.items():
@@ -429,7 +268,7 @@ def from_json(obj: Any) -> Op:
     try:
         op: Op = cls(**kwargs)
     except TypeError as err:  # a required member is missing
-        raise _bad(f"{name}: {err}", f"{name} takes: {', '.join(known)}") from err
+        raise invalid(f"{name}: {err}", f"{name} takes: {', '.join(known)}") from err
     return op
 
 
@@ -449,9 +288,9 @@ class Case:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise _bad("case.id must be a non-empty string")
+            raise invalid("case.id must be a non-empty string")
         if any(isinstance(op, CreateTable) for op in self.ops):
-            raise _bad(f"case {self.id}: create_table belongs in config, not in ops")
+            raise invalid(f"case {self.id}: create_table belongs in config, not in ops")
 
 
 _CASE_MEMBERS: Final = ("id", "description", "tags", "provenance", "config", "ops")
@@ -468,19 +307,19 @@ def case_to_json(case: Case) -> dict[str, Any]:
 def case_from_json(obj: Any) -> Case:
     """Inverse of ``case_to_json``; InvalidOperation on anything malformed."""
     if not isinstance(obj, dict):
-        raise _bad("a case is a JSON object")
+        raise invalid("a case is a JSON object")
     extra = set(obj) - set(_CASE_MEMBERS)
     if extra:
-        raise _bad(f"case: unknown member(s) {', '.join(sorted(extra))}", f"a case has: {', '.join(_CASE_MEMBERS)}")
+        raise invalid(f"case: unknown member(s) {', '.join(sorted(extra))}", f"a case has: {', '.join(_CASE_MEMBERS)}")
     config = obj.get("config", {})
     if not isinstance(config, dict) or "op" in config:
-        raise _bad("case.config is a create_table object without an 'op' member")
+        raise invalid("case.config is a create_table object without an 'op' member")
     ops = obj.get("ops", [])
     if not isinstance(ops, list):
-        raise _bad("case.ops must be a list of operations")
+        raise invalid("case.ops must be a list of operations")
     for key in ("id", "description", "provenance"):
         if key in obj and not isinstance(obj[key], str):
-            raise _bad(f"case.{key} must be a string")
+            raise invalid(f"case.{key} must be a string")
     created = from_json({"op": "create_table", **config})
     assert isinstance(created, CreateTable)
     return Case(

@@ -20,7 +20,7 @@ from conformance.cli import main
 from conformance.diff import diff_l1, diff_rows
 from conformance.generate import corpus, generate, write_regression
 from conformance.observe import Normalizer
-from conformance.ops import OP_NAMES, WRITE_OPERATIONS, Case, CreateTable, ExpectError, Op, Rollback, Write
+from conformance.ops import OP_NAMES, Case, CreateTable, Op
 from conformance.runner import (
     FixtureCase,
     Verdict,
@@ -32,6 +32,7 @@ from conformance.runner import (
     run_cases,
 )
 from spec.errors import InvalidConfig, InvalidOperation
+from spec.operations import WRITE_OPERATIONS, ExpectError, Rollback, Write
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

@@ -12,20 +12,10 @@ import pytest
 
 from conformance.adapter import missing_capabilities, resolve_impl
 from conformance.adapters.hudi_spark import BUNDLE_ENV, CAPABILITIES, HudiSparkAdapter, call, plan_op
-from conformance.ops import (
-    Archive,
-    Clean,
-    Compact,
-    Crash,
-    CreateTable,
-    DeletePartition,
-    Restore,
-    Rollback,
-    Savepoint,
-    Write,
-)
+from conformance.ops import CreateTable
 from conformance.runner import Verdict, load_cases, run_cases
 from spec.errors import InvalidOperation
+from spec.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MOR = CreateTable(table_type="MERGE_ON_READ", table_version=8, partition_fields=("p",), clean_commits_retained=2,

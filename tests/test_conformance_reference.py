@@ -102,8 +102,9 @@ def test_reference_passes_representative_cases(spark: Any, cases: dict[str, Fixt
 @pytest.mark.slow
 def test_a_crash_that_a_killed_process_cannot_stage_is_refused(spark: Any, tmp_path: Path) -> None:
     """``crash`` after some but not all of a write's files: the adapter says so instead of passing."""
-    from conformance.ops import Case, Crash, Write
+    from conformance.ops import Case
     from conformance.runner import execute
+    from spec.operations import Crash, Write
 
     rec = [{"id": i, "ts": 1, "p": p, "v": "x"} for i, p in ((1, "a"), (2, "b"))]
     case = Case("partial-crash", config=CreateTable(partition_fields=("p",)),

@@ -16,7 +16,7 @@ import pytest
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.diff import diff_l4
 from conformance.mutants import MUTATIONS, Mutation, apply_mutation, run_one
-from conformance.ops import Archive, Case, Clean, Compact, CreateTable, Write
+from conformance.ops import Case, CreateTable
 from conformance.runner import FixtureCase, Verdict, run_case
 from spec.errors import InvalidOperation
 from spec.ledger import (
@@ -35,6 +35,7 @@ from spec.ledger import (
 )
 from spec.model import TableModel
 from spec.model.ledger import ledger as model_ledger
+from spec.operations import Archive, Clean, Compact, Write
 
 ROOT = Path(__file__).resolve().parents[1]
 T1, T2, T3 = "20240101000000000", "20240101000001000", "20240101000002000"

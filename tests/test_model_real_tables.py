@@ -17,13 +17,14 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from conformance.ops import Compact, CreateTable, DeletePartition, Rollback, Write
+from conformance.ops import CreateTable
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_system_view import FileSystemView, list_data_files
 from spec.log_blocks import decode_delete_records, decode_records
 from spec.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
 from spec.model.queries import layout
+from spec.operations import Compact, DeletePartition, Rollback, Write
 from spec.reader import TableReader, record_key_of
 from spec.storage import Storage
 from spec.table_config import TableConfig

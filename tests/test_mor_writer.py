@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import Compact, CreateTable, Write
+from conformance.ops import CreateTable
 from reference.api import HudiTable
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
@@ -21,6 +21,7 @@ from spec.log_format import BlockType, read_log_file
 from spec.model import TableModel
 from spec.model.queries import layout, read_optimized, snapshot
 from spec.model.state import Env
+from spec.operations import Compact, Write
 from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.reader import TableReader, read_table
 from spec.storage import Storage

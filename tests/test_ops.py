@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import typing
 
 import pytest
 from hypothesis import given
@@ -11,29 +12,34 @@ from hypothesis import strategies as st
 
 from conformance.ops import (
     CLEAN_POLICIES,
-    COMPACT_MODES,
     OP_NAMES,
-    WRITE_OPERATIONS,
-    Archive,
     Case,
-    Clean,
-    Compact,
-    Crash,
     CreateTable,
-    DeletePartition,
-    ExpectError,
-    Restore,
-    Rollback,
-    Savepoint,
-    Stream,
-    StreamRecord,
-    Write,
     case_from_json,
     case_to_json,
     from_json,
     to_json,
 )
 from spec.errors import ERROR_KINDS, InvalidOperation
+from spec.operations import (
+    COMPACT_MODES,
+    WRITE_OPERATIONS,
+    Archive,
+    Clean,
+    Compact,
+    Crash,
+    DeletePartition,
+    ExpectError,
+    Operation,
+    OperationHandler,
+    Restore,
+    Rollback,
+    Savepoint,
+    Stream,
+    StreamRecord,
+    Write,
+    dispatch,
+)
 
 instants = st.builds(
     lambda y, mo, d, h, mi, s, ms: f"{y:04d}{mo:02d}{d:02d}{h:02d}{mi:02d}{s:02d}{ms:03d}",
@@ -98,6 +104,37 @@ def test_every_op_name_is_encoded_by_its_class() -> None:
     assert to_json(Archive()) == {"op": "archive"}
     assert set(OP_NAMES) == {"create_table", "write", "delete_partition", "compact", "clean", "rollback",
                              "savepoint", "restore", "archive", "stream", "crash", "expect_error"}
+    assert {cls for name, cls in OP_NAMES.items() if name != "create_table"} == set(typing.get_args(Operation))
+
+
+class _Names(OperationHandler[str]):
+    """Each operation's JSON name, through the handler method ``dispatch`` picks."""
+
+    def _name(self, op: Operation) -> str:
+        return str(to_json(op)["op"])
+
+    write = delete_partition = compact = clean = rollback = savepoint = restore = archive = stream = crash = _name
+    expect_error = _name
+
+
+def test_dispatch_hands_every_operation_to_its_own_method() -> None:
+    every = [Write("upsert", ()), DeletePartition(("a",)), Compact(), Clean(), Rollback(), Savepoint(), Restore(),
+             Archive(), Stream(((StreamRecord("upsert", {"id": 1}),),)), Crash(), ExpectError("invalid_record")]
+    assert {type(op) for op in every} == set(typing.get_args(Operation))
+    methods = {name: getattr(_Names, name) for name in OperationHandler.__abstractmethods__}
+    assert len(methods) == len(every)
+    for op in every:
+        name = dispatch(_Names(), op)
+        assert name in methods and OP_NAMES[name] is type(op)
+
+
+def test_a_handler_missing_a_method_cannot_be_made() -> None:
+    class Partial(OperationHandler[None]):
+        def write(self, op: Write) -> None:
+            return None
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()  # type: ignore[abstract]
 
 
 @pytest.mark.parametrize("obj", [

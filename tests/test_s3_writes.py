@@ -15,22 +15,14 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import (
-    Archive,
-    Clean,
-    Compact,
-    CreateTable,
-    Restore,
-    Rollback,
-    Savepoint,
-    Write,
-)
+from conformance.ops import CreateTable
 from reference.api import HudiTable
 from reference.archive import archive
 from reference.services import clean, open_table, restore, rollback, savepoint_create, savepoint_delete
 from spec.model import TableModel
 from spec.model.queries import snapshot
 from spec.model.state import Env
+from spec.operations import Archive, Clean, Compact, Restore, Rollback, Savepoint, Write
 from spec.reader import read_table
 from spec.services import ArchiveConfig, CleanConfig
 from spec.timeline import Timeline

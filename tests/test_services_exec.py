@@ -783,12 +783,13 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     """The four writes, a savepoint, a clean, archival, a rollback and a restore: after each, the
     timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
     (told the instant times and file sizes the writer chose, given the same file ids)."""
-    from conformance.ops import Archive, Clean, CreateTable, Restore, Rollback, Savepoint, Write
+    from conformance.ops import CreateTable
     from spec.commit_metadata import parse_commit_metadata
     from spec.file_naming import parse_base_file_name
     from spec.model import TableModel
     from spec.model.queries import layout, snapshot
     from spec.model.state import Env
+    from spec.operations import Archive, Clean, Restore, Rollback, Savepoint, Write
 
     path, commits = cow(version)
     storage, table = open_(path)

@@ -12,13 +12,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conformance.ops import CreateTable, Stream, StreamRecord
+from conformance.ops import CreateTable
 from reference.streaming import CHECKPOINT_KEY, StreamingWriter, start_stream
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_naming import is_base_file_name, parse_base_file_name
 from spec.model import TableModel
 from spec.model.queries import snapshot
 from spec.model.state import Env
+from spec.operations import Stream, StreamRecord
 from spec.reader import read_table
 from spec.storage import Storage
 from spec.timeline import Timeline, read_instant_content

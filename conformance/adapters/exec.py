@@ -35,8 +35,9 @@ from conformance.adapter import (
     TableUnderTest,
     resolve_impl,
 )
-from conformance.ops import CreateTable, Op, Stream, Write, to_json
+from conformance.ops import CreateTable, to_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidConfig
+from spec.operations import Operation
 
 PROTOCOL_VERSIONS: Final = (1,)
 KIND_COLUMN: Final = "_conformance_kind"
@@ -201,17 +202,15 @@ def write_records(records: Sequence[Mapping[str, Any]], path: Path, fmt: str) ->
     return {"path": str(path), "format": fmt, "count": len(records)}
 
 
-def encode_op(op: Op, folder: Path, stem: str, fmt: str) -> dict[str, Any]:
+def encode_op(op: Operation, folder: Path, stem: str, fmt: str) -> dict[str, Any]:
     """An operation as an ``apply`` request sends it: records moved into files under ``folder``."""
     obj = to_json(op)
-    if isinstance(op, Write):
-        del obj["records"]
-        obj["records_file"] = write_records(op.records, folder / stem, fmt)
-    elif isinstance(op, Stream):
-        del obj["checkpoints"]
+    if "records" in obj:  # a write's
+        obj["records_file"] = write_records(obj.pop("records"), folder / stem, fmt)
+    if "checkpoints" in obj:  # a stream's
         obj["checkpoint_files"] = [
-            write_records([{**r.record, KIND_COLUMN: r.kind} for r in cp], folder / f"{stem}-cp{i}", fmt)
-            for i, cp in enumerate(op.checkpoints, 1)]
+            write_records([{**r["record"], KIND_COLUMN: r["kind"]} for r in cp], folder / f"{stem}-cp{i}", fmt)
+            for i, cp in enumerate(obj.pop("checkpoints"), 1)]
     return obj
 
 
@@ -265,7 +264,7 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
         self.path = str(workdir / config.table_name)
         self.session.request("create", table_path=self.path, config=config_json(config))
 
-    def apply(self, op: Op) -> None:
+    def apply(self, op: Operation) -> None:
         if self.writer is not None:
             self.writer.apply(op)
             return

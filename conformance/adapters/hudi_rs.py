@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from conformance.adapter import Query, RawLayout, RawRows, RawTimeline, TableUnderTest
-from conformance.ops import CreateTable, Op
+from conformance.ops import CreateTable
 from spec.errors import InvalidTable
+from spec.operations import Operation
 from spec.storage import Storage
 
 
@@ -76,7 +77,7 @@ class HudiRsAdapter(TableUnderTest):
     def create(self, config: CreateTable, workdir: Path) -> None:
         self.writer.create(config, workdir)
 
-    def apply(self, op: Op) -> None:
+    def apply(self, op: Operation) -> None:
         self.writer.apply(op)
 
     def timeline(self) -> RawTimeline:

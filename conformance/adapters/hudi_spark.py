@@ -12,7 +12,8 @@ claimed. With it, each operation of the case language becomes what a Spark user 
   ``run_compaction`` (``schedule``, ``execute``, ``scheduleandexecute``), ``run_clean``,
   ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``.
 
-The mapping is ``plan_op``, a pure function the tests check without Spark. The table directory is
+The mapping is ``plan_op`` (``SparkPlanner``, the adapter's ``spec.operations.OperationHandler``), a
+pure function the tests check without Spark. The table directory is
 observed like every writer's (``DirectoryReads``). Hudi chooses its own instant times, so a case that
 fixes one is refused (``invalid_operation``); streams and crashes are not declared.
 """
@@ -20,26 +21,32 @@ fixes one is refused (``invalid_operation``); streams and crashes are not declar
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from conformance.adapter import DirectoryReads, TableUnderTest
-from conformance.adapters.reference_spark import WRITE_OPERATIONS, write_options
-from conformance.ops import (
+from conformance.adapters.reference_spark import write_options
+from conformance.ops import CreateTable
+from spec.errors import InvalidOperation
+from spec.operations import (
+    WRITE_OPERATIONS,
     Archive,
     Clean,
     Compact,
-    CreateTable,
+    Crash,
     DeletePartition,
-    Op,
+    ExpectError,
+    Operation,
+    OperationHandler,
     Restore,
     Rollback,
     Savepoint,
+    Stream,
     Write,
+    dispatch,
 )
-from spec.errors import InvalidOperation
 
 BUNDLE_ENV: Final = "HUDI_SPARK_BUNDLE"
 
@@ -76,50 +83,94 @@ def call(procedure: str, **args: str | int | None) -> str:
     return f"CALL {procedure}({named})"
 
 
-def _no_fixed_time(op: Op, t: str | None) -> None:
+def _no_fixed_time(op: Operation, t: str | None) -> None:
     if t is not None:
         raise InvalidOperation(f"{type(op).__name__.lower()} at {t}: Apache Hudi's datasource chooses its own "
                                "instant times", hint="a case for hudi_spark leaves instant_time unset")
 
 
-def plan_op(op: Op, config: CreateTable, table: str, latest_write: str | None = None) -> SparkAction:
+def plan_op(op: Operation, config: CreateTable, table: str, latest_write: str | None = None) -> SparkAction:
     """What Spark does for one operation on ``table`` (registered in the catalog at the table's path).
     ``latest_write`` is the latest completed data-writing instant (``rollback`` without a time)."""
-    options = write_options(config)
-    if isinstance(op, Write):
+    return dispatch(SparkPlanner(config, table, lambda: latest_write), op)
+
+
+@dataclass(frozen=True)
+class SparkPlanner(OperationHandler[SparkAction]):
+    """The operations as Spark steps on ``table``: the ``spec.operations.OperationHandler`` of
+    ``plan_op``; ``latest_write`` is asked only by a ``rollback`` that names no instant."""
+
+    config: CreateTable
+    table: str
+    latest_write: Callable[[], str | None]
+
+    def write(self, op: Write) -> SparkAction:
+        """A datasource write with the write operation."""
         _no_fixed_time(op, op.instant_time)
-        return SparkAction("write", {**options, "hoodie.datasource.write.operation": op.operation}, op.records)
-    if isinstance(op, DeletePartition):
+        return SparkAction("write", {**write_options(self.config), "hoodie.datasource.write.operation": op.operation},
+                           op.records)
+
+    def delete_partition(self, op: DeletePartition) -> SparkAction:
+        """A datasource ``delete_partition`` write."""
         _no_fixed_time(op, op.instant_time)
-        return SparkAction("write", {**options, "hoodie.datasource.write.operation": "delete_partition",
+        return SparkAction("write", {**write_options(self.config), "hoodie.datasource.write.operation":
+                                     "delete_partition",
                                      "hoodie.datasource.write.partitions.to.delete": ",".join(op.partitions)})
-    if isinstance(op, Compact):
+
+    def compact(self, op: Compact) -> SparkAction:
+        """``run_compaction``: schedule, execute or both."""
         if op.mode != "run":
             _no_fixed_time(op, op.instant_time)
         timestamp = int(op.instant_time) if op.instant_time is not None else None
-        return SparkAction("sql", sql=call("run_compaction", op=COMPACTION_OPS[op.mode], table=table,
+        return SparkAction("sql", sql=call("run_compaction", op=COMPACTION_OPS[op.mode], table=self.table,
                                            timestamp=timestamp, limit=1 if op.mode == "run" and timestamp is None
                                            else None))
-    if isinstance(op, Clean):
+
+    def clean(self, op: Clean) -> SparkAction:
+        """``run_clean`` with the table's clean policy."""
         _no_fixed_time(op, op.instant_time)
+        c = self.config
         return SparkAction("sql", sql=call(
-            "run_clean", table=table, clean_policy=config.clean_policy, retain_commits=config.clean_commits_retained,
-            hours_retained=config.clean_hours_retained, file_versions_retained=config.clean_file_versions_retained))
-    if isinstance(op, Rollback):
-        instant = op.instant_time or latest_write
+            "run_clean", table=self.table, clean_policy=c.clean_policy, retain_commits=c.clean_commits_retained,
+            hours_retained=c.clean_hours_retained, file_versions_retained=c.clean_file_versions_retained))
+
+    def rollback(self, op: Rollback) -> SparkAction:
+        """``rollback_to_instant``, the latest write when the operation names no instant."""
+        instant = op.instant_time or self.latest_write()
         if instant is None:
             raise InvalidOperation("nothing to roll back", hint="write something first")
-        return SparkAction("sql", sql=call("rollback_to_instant", table=table, instant_time=instant))
-    if isinstance(op, Savepoint):
-        return SparkAction("sql", sql=call("create_savepoint", table=table, commit_time=op.instant_time))
-    if isinstance(op, Restore):
-        return SparkAction("sql", sql=call("rollback_to_savepoint", table=table, instant_time=op.savepoint_time))
-    if isinstance(op, Archive):
-        return SparkAction("sql", sql=call("archive_commits", table=table, min_commits=config.keep_min_commits,
-                                           max_commits=config.keep_max_commits,
-                                           retain_commits=config.clean_commits_retained))
-    raise InvalidOperation(f"hudi_spark does not map {type(op).__name__}", hint="streams and crashes are not "
-                           "declared by this adapter")
+        return SparkAction("sql", sql=call("rollback_to_instant", table=self.table, instant_time=instant))
+
+    def savepoint(self, op: Savepoint) -> SparkAction:
+        """``create_savepoint``."""
+        return SparkAction("sql", sql=call("create_savepoint", table=self.table, commit_time=op.instant_time))
+
+    def restore(self, op: Restore) -> SparkAction:
+        """``rollback_to_savepoint``."""
+        return SparkAction("sql", sql=call("rollback_to_savepoint", table=self.table, instant_time=op.savepoint_time))
+
+    def archive(self, op: Archive) -> SparkAction:
+        """``archive_commits`` with the table's archival settings."""
+        c = self.config
+        return SparkAction("sql", sql=call("archive_commits", table=self.table, min_commits=c.keep_min_commits,
+                                           max_commits=c.keep_max_commits, retain_commits=c.clean_commits_retained))
+
+    def stream(self, op: Stream) -> SparkAction:
+        """Not mapped (streams are Flink's)."""
+        raise _unmapped(op)
+
+    def crash(self, op: Crash) -> SparkAction:
+        """Not mapped (Hudi's writer cannot be killed at a chosen point from here)."""
+        raise _unmapped(op)
+
+    def expect_error(self, op: ExpectError) -> SparkAction:
+        """Not mapped (``expect_error`` is the harness's)."""
+        raise _unmapped(op)
+
+
+def _unmapped(op: Operation) -> InvalidOperation:
+    return InvalidOperation(f"hudi_spark does not map {type(op).__name__}", hint="streams and crashes are not "
+                            "declared by this adapter")
 
 
 def bundle() -> str | None:
@@ -175,8 +226,8 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
                   if state == "COMPLETED" and action in ("commit", "deltacommit", "replacecommit")]
         return writes[-1] if writes else None
 
-    def apply(self, op: Op) -> None:
-        action = plan_op(op, self.config, self.table, self._latest_write() if isinstance(op, Rollback) else None)
+    def apply(self, op: Operation) -> None:
+        action = dispatch(SparkPlanner(self.config, self.table, self._latest_write), op)
         if action.kind == "write":
             self._write(action)
         else:

@@ -19,8 +19,8 @@ file written), ``before_commit`` otherwise (every data file written, the commit 
 stops a write after some but not all of its files asks for what a parallel writer cannot stage
 deterministically; the adapter refuses it (``invalid_operation``) rather than pass by accident.
 
-``CAPABILITIES`` is the one place that says what the reference does; ``_HANDLERS`` gives each
-operation its handler.
+``CAPABILITIES`` is the one place that says what the reference does; the adapter is the reference's
+``spec.operations.OperationHandler``, a method per operation, and ``apply`` is ``dispatch``.
 """
 
 from __future__ import annotations
@@ -32,30 +32,32 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
 from conformance.adapter import DirectoryReads, TableUnderTest
-from conformance.ops import (
+from conformance.ops import CreateTable
+from spec.errors import InstantNotFound, InvalidOperation
+from spec.operations import (
+    WRITE_OPERATIONS,
     Archive,
     Clean,
     Compact,
     Crash,
-    CreateTable,
     DeletePartition,
-    Op,
+    ExpectError,
+    Operation,
+    OperationHandler,
     Restore,
     Rollback,
     Savepoint,
     Stream,
     Write,
+    dispatch,
 )
-from spec.errors import InstantNotFound, InvalidOperation
 from spec.timeline import parse_instant_time
-
-WRITE_OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
 
 # --8<-- [start:capabilities]
 WRITES: frozenset[str] = frozenset({
@@ -77,7 +79,7 @@ FAULTS: frozenset[str] = frozenset({"crash"})
 """A write killed by SIGKILL in a child process (before any data file, or after all of them)."""
 
 CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS
-"""What the reference does. Extend here (and give the operation a handler in ``_HANDLERS``)."""
+"""What the reference does. Extend here (and in the operation's method of ``ReferenceSparkAdapter``)."""
 # --8<-- [end:capabilities]
 
 KNOWN_FAILURES: dict[str, str] = {
@@ -159,7 +161,7 @@ class FileIds:
         self.counter = itertools.count(max(n, self.last + 1))
 
 
-class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
+class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[None]):
     """``reference.client.WriteClient`` on a table directory in the case's work folder."""
 
     name: ClassVar[str] = "reference"
@@ -189,7 +191,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
         self.options = write_options(config)
         self.config = config
 
-    def _write(self, op: Write) -> None:
+    def write(self, op: Write) -> None:
+        """A batch write through ``WriteClient.write`` (in a child process when a crash is armed)."""
         import pyarrow as pa
 
         if op.instant_time is not None:
@@ -200,7 +203,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
             return
         self.client.write(pa.Table.from_pylist([dict(r) for r in op.records]), op.operation, options)
 
-    def _delete_partition(self, op: DeletePartition) -> None:
+    def delete_partition(self, op: DeletePartition) -> None:
+        """A ``delete_partition`` write."""
         if op.instant_time is not None:
             self.clock.fix(op.instant_time)
         opts = {**self.options, "hoodie.datasource.write.partitions.to.delete": ",".join(op.partitions)}
@@ -250,7 +254,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
                                    f"stops it after {after} of its {len(written)} files",
                                    hint="crash with after_files 0, or at least the write's number of files")
 
-    def _stream(self, op: Stream) -> None:
+    def stream(self, op: Stream) -> None:
+        """A ``StreamingWriter``, a commit per checkpoint."""
         import pyarrow as pa
 
         from reference.streaming import StreamingWriter
@@ -264,7 +269,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
                     for r in checkpoint]
             writer.write_checkpoint(pa.Table.from_pylist(rows))
 
-    def _compact(self, op: Compact) -> None:
+    def compact(self, op: Compact) -> None:
+        """Schedule and/or run a compaction with ``reference.compaction``."""
         from reference.compaction import run_compaction, schedule_compaction
 
         if not self._has_table():  # nothing written yet: nothing to schedule, nothing to run
@@ -295,15 +301,71 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
 
         return Storage(self.path).exists(".hoodie/hoodie.properties")
 
-    def _crash(self, op: Crash) -> None:
+    def crash(self, op: Crash) -> None:
+        """Arm the fault for the next write."""
         self.crash_after = op.after_files
 
-    def apply(self, op: Op) -> None:
-        handler = _HANDLERS.get(type(op))
-        if handler is None:
-            raise InvalidOperation(f"the reference adapter cannot apply {type(op).__name__}",
-                                   hint="declare the capability in CAPABILITIES and add a handler")
-        handler(self, op)
+    def apply(self, op: Operation) -> None:
+        dispatch(self, op)
+
+    def expect_error(self, op: ExpectError) -> None:
+        """Never applied: ``expect_error`` is the harness's."""
+        raise InvalidOperation("the reference adapter cannot apply ExpectError",
+                               hint="expect_error is the harness's: conformance.runner arms it")
+
+    def clean(self, op: Clean) -> None:
+        """Run the cleaner with the table's clean policy (``reference.services.clean``)."""
+        from reference import services
+        from spec.services import CleanConfig
+
+        if not self._has_table():
+            return  # nothing written, nothing to clean
+        storage, table = _storage_table(self)
+        c = self.config
+        _fixing(self, op.instant_time)
+        services.clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained,
+                                                   c.clean_file_versions_retained, c.clean_hours_retained),
+                       clock=self.clock)
+
+    def rollback(self, op: Rollback) -> None:
+        """Roll back an instant (``reference.services.rollback``)."""
+        from reference import services
+
+        storage, table = _storage_table(self)
+        services.rollback(storage, table, op.instant_time, clock=self.clock)
+
+    def savepoint(self, op: Savepoint) -> None:
+        """Savepoint a commit (``reference.services.savepoint_create``)."""
+        from reference import services
+
+        storage, table = _storage_table(self)
+        services.savepoint_create(storage, table, op.instant_time, clock=self.clock)
+
+    def restore(self, op: Restore) -> None:
+        """Restore to a savepoint, the latest when the operation names none (``reference.services.restore``)."""
+        from reference import services
+        from spec.timeline import Timeline
+
+        storage, table = _storage_table(self)
+        t = op.savepoint_time
+        if t is None:
+            saved = services.savepoint_times(Timeline.load(storage, table.timeline_layout))
+            if not saved:
+                raise InstantNotFound("there is no savepoint to restore to", hint="savepoint a commit first")
+            t = saved[-1]
+        services.restore(storage, table, t, clock=self.clock)
+
+    def archive(self, op: Archive) -> None:
+        """Archive old instants (``reference.archive.archive``)."""
+        from reference.archive import archive
+        from spec.services import ArchiveConfig, CompactionConfig
+
+        if not self._has_table():
+            return  # nothing written, nothing to archive
+        storage, table = _storage_table(self)
+        c = self.config
+        archive(storage, table, ArchiveConfig(c.keep_min_commits, c.keep_max_commits),
+                CompactionConfig(c.compact_max_delta_commits))
 
 
 def _files_of(storage: Any, instant: str) -> list[str]:
@@ -327,74 +389,6 @@ def _fixing(adapter: ReferenceSparkAdapter, t: str | None) -> None:
         adapter.clock.fix(t)
 
 
-def _clean(adapter: ReferenceSparkAdapter, op: Clean) -> None:
-    from reference import services
-    from spec.services import CleanConfig
-
-    if not adapter._has_table():
-        return  # nothing written, nothing to clean
-    storage, table = _storage_table(adapter)
-    c = adapter.config
-    _fixing(adapter, op.instant_time)
-    services.clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained,
-                                               c.clean_file_versions_retained, c.clean_hours_retained),
-                   clock=adapter.clock)
-
-
-def _rollback(adapter: ReferenceSparkAdapter, op: Rollback) -> None:
-    from reference import services
-
-    storage, table = _storage_table(adapter)
-    services.rollback(storage, table, op.instant_time, clock=adapter.clock)
-
-
-def _savepoint(adapter: ReferenceSparkAdapter, op: Savepoint) -> None:
-    from reference import services
-
-    storage, table = _storage_table(adapter)
-    services.savepoint_create(storage, table, op.instant_time, clock=adapter.clock)
-
-
-def _restore(adapter: ReferenceSparkAdapter, op: Restore) -> None:
-    from reference import services
-    from spec.timeline import Timeline
-
-    storage, table = _storage_table(adapter)
-    t = op.savepoint_time
-    if t is None:
-        saved = services.savepoint_times(Timeline.load(storage, table.timeline_layout))
-        if not saved:
-            raise InstantNotFound("there is no savepoint to restore to", hint="savepoint a commit first")
-        t = saved[-1]
-    services.restore(storage, table, t, clock=adapter.clock)
-
-
-def _archive(adapter: ReferenceSparkAdapter, op: Archive) -> None:
-    from reference.archive import archive
-    from spec.services import ArchiveConfig, CompactionConfig
-
-    if not adapter._has_table():
-        return  # nothing written, nothing to archive
-    storage, table = _storage_table(adapter)
-    c = adapter.config
-    archive(storage, table, ArchiveConfig(c.keep_min_commits, c.keep_max_commits),
-            CompactionConfig(c.compact_max_delta_commits))
-
-
-_HANDLERS: dict[type, Callable[[ReferenceSparkAdapter, Any], None]] = {
-    Write: ReferenceSparkAdapter._write,
-    DeletePartition: ReferenceSparkAdapter._delete_partition,
-    Stream: ReferenceSparkAdapter._stream,
-    Compact: ReferenceSparkAdapter._compact,
-    Crash: ReferenceSparkAdapter._crash,
-    Clean: _clean,
-    Rollback: _rollback,
-    Savepoint: _savepoint,
-    Restore: _restore,
-    Archive: _archive,
-}
-
-
 class ReferenceLocalAdapter(ReferenceSparkAdapter):
     """The reference with ``engine="local"``: batch writes and compaction run on pyarrow in this
     process, no Spark (streams, which have no local engine, still start one)."""
@@ -412,7 +406,7 @@ class ReferenceLocalRowsAdapter(ReferenceLocalAdapter):
 
     name: ClassVar[str] = "reference_local_rows"
 
-    def apply(self, op: Op) -> None:
+    def apply(self, op: Operation) -> None:
         from reference import handles
 
         saved = handles._merge_columnwise, handles._encode_columnwise

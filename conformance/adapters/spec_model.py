@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from conformance.adapter import LAYERS, Query, RawGroup, RawLayout, RawRows, RawSlice, RawTimeline, TableUnderTest
-from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, WRITE_OPERATIONS, CreateTable, Op
+from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
 from spec.errors import InvalidOperation
 from spec.ledger import Ledger
 from spec.model import TableModel
 from spec.model.ledger import ledger as model_ledger
 from spec.model.queries import incremental, layout, query_instants, snapshot
 from spec.model.state import Env
+from spec.operations import WRITE_OPERATIONS, Operation
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(
     {*TABLE_TYPES, "v6", "v8", "v9", *(f"write:{w}" for w in WRITE_OPERATIONS),
@@ -46,7 +47,7 @@ class SpecModelAdapter(TableUnderTest):
             raise InvalidOperation("the table was not created", hint="call create(config, workdir) first")
         return self.model
 
-    def apply(self, op: Op) -> None:
+    def apply(self, op: Operation) -> None:
         self._model.apply(op)
 
     def timeline(self) -> RawTimeline:

@@ -3,8 +3,8 @@ and predicts what a conforming implementation leaves behind.
 
 ``apply(state, op, env) -> state`` is pure over an immutable ``TableState``: a failed operation
 raises the typed error a conforming writer must raise and the caller keeps the old state. ``op``
-is any operation of the case language (``conformance.ops``); the model knows operations by their
-class names (``Write``, ``Compact``, ...) so that ``spec`` does not import ``conformance``.
+is any operation of ``spec.operations``; ``dispatch`` hands it to ``ModelOperations``, the model's
+``OperationHandler``.
 
 ``predict(state)`` says what readers must return and what the table must look like:
 
@@ -74,6 +74,22 @@ from spec.model.writes import (
     plan_stream_checkpoint,
     plan_write,
     prepare,
+)
+from spec.operations import (
+    Archive,
+    Clean,
+    Compact,
+    Crash,
+    DeletePartition,
+    ExpectError,
+    Operation,
+    OperationHandler,
+    Restore,
+    Rollback,
+    Savepoint,
+    Stream,
+    Write,
+    dispatch,
 )
 from spec.partitioner import average_record_size
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
@@ -212,17 +228,6 @@ def compact(state: TableState, env: Env, mode: str, instant_time: str | None) ->
 
 # --- the operation vocabulary -------------------------------------------------------------------
 
-def _op_write(s: TableState, op: Any, env: Env) -> TableState:
-    options = tuple(getattr(op, "options", ()))
-    if not options:
-        return write(s, env, op.operation, op.records, op.instant_time)
-    validate_table_config(table_identity(s.config), dict(options))
-    table_config = s.config
-    merged = (*table_config.options, *options)
-    with_options = replace(s, config=replace(table_config, options=merged))  # type: ignore[type-var]
-    return replace(write(with_options, env, op.operation, op.records, op.instant_time), config=table_config)
-
-
 def table_identity(config: TableSettings) -> dict[str, str]:
     """A model table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
     out = {wu.TABLE_NAME: config.table_name, wu.TABLE_TYPE: config.table_type,
@@ -234,45 +239,91 @@ def table_identity(config: TableSettings) -> dict[str, str]:
     return out
 
 
-_HANDLERS: dict[str, Callable[[TableState, Any, Env], TableState]] = {
-    "Write": _op_write,
-    "DeletePartition": lambda s, op, env: delete_partition(s, env, op.partitions, op.instant_time),
-    "Compact": lambda s, op, env: compact(s, env, op.mode, op.instant_time),
-    "Clean": lambda s, op, env: clean(s, env, op.instant_time),
-    "Rollback": lambda s, op, env: rollback(s, env, op.instant_time),
-    "Savepoint": lambda s, op, env: savepoint(s, env, op.instant_time),
-    "Restore": lambda s, op, env: restore(s, env, op.savepoint_time),
-    "Archive": lambda s, op, env: archive(s, env),
-    "Crash": lambda s, op, env: replace(s, crash_after=op.after_files),
-    "Stream": lambda s, op, env: stream(s, env, op.checkpoints),
-}
-
-
 # --8<-- [start:apply]
-def apply(state: TableState, op: Any, env: Env) -> TableState:
-    """The table after ``op``. An armed ``ExpectError`` makes the next operation succeed only by
-    failing with that error kind, leaving the table as it was."""
-    name = type(op).__name__
-    if name == "ExpectError":
-        if op.kind not in ERROR_KINDS:
-            raise InvalidOperation(f"unknown error kind {op.kind!r}", hint=f"use one of {', '.join(ERROR_KINDS)}")
-        return replace(state, expect_error=op.kind)
-    if state.expect_error is not None:
-        kind, before = state.expect_error, replace(state, expect_error=None)
+def apply(state: TableState, op: Operation, env: Env) -> TableState:
+    """The table after ``op`` (``spec.operations.dispatch`` hands it to ``ModelOperations``). An armed
+    ``ExpectError`` makes the next operation succeed only by failing with that error kind, leaving the
+    table as it was."""
+    return dispatch(ModelOperations(state, env), op)
+
+
+@dataclass(frozen=True)
+class ModelOperations(OperationHandler[TableState]):
+    """The model's execution of each operation: the table after it, from ``state`` in ``env``."""
+
+    state: TableState
+    env: Env
+
+    def _run(self, op: Operation, run: Callable[[TableState], TableState]) -> TableState:
+        """``run`` on the table; while an error is expected, only its failure with that kind succeeds."""
+        kind = self.state.expect_error
+        if kind is None:
+            return run(self.state)
+        before = replace(self.state, expect_error=None)
         try:
-            apply(before, op, env)
+            run(before)
         except HudiSpecError as err:
             if isinstance(err, ERROR_KINDS[kind]):
                 return before
             raise
-        raise InvalidOperation(f"{name} succeeded, but the case expects it to fail with {kind}",
+        raise InvalidOperation(f"{type(op).__name__} succeeded, but the case expects it to fail with {kind}",
                                hint="fix the case or the model")
-    handler = _HANDLERS.get(name)
-    if handler is None:
-        raise InvalidOperation(f"{name} is not an operation the model applies",
-                               hint="operations are those of conformance/ops.py; create_table starts a model")
-    return handler(state, op, env)
-# --8<-- [end:apply]
+
+    def expect_error(self, op: ExpectError) -> TableState:
+        """Arm the expectation (a new one replaces an armed one)."""
+        if op.kind not in ERROR_KINDS:
+            raise InvalidOperation(f"unknown error kind {op.kind!r}", hint=f"use one of {', '.join(ERROR_KINDS)}")
+        return replace(self.state, expect_error=op.kind)
+    # --8<-- [end:apply]
+
+    def write(self, op: Write) -> TableState:
+        """A batch write; the write's own options apply to it alone, once checked against the table."""
+        def run(s: TableState) -> TableState:
+            if not op.options:
+                return write(s, self.env, op.operation, op.records, op.instant_time)
+            validate_table_config(table_identity(s.config), dict(op.options))
+            table_config = s.config
+            merged = (*table_config.options, *op.options)
+            with_options = replace(s, config=replace(table_config, options=merged))  # type: ignore[type-var]
+            return replace(write(with_options, self.env, op.operation, op.records, op.instant_time),
+                           config=table_config)
+        return self._run(op, run)
+
+    def delete_partition(self, op: DeletePartition) -> TableState:
+        """Drop the partitions."""
+        return self._run(op, lambda s: delete_partition(s, self.env, op.partitions, op.instant_time))
+
+    def compact(self, op: Compact) -> TableState:
+        """Schedule and/or run a compaction."""
+        return self._run(op, lambda s: compact(s, self.env, op.mode, op.instant_time))
+
+    def clean(self, op: Clean) -> TableState:
+        """Plan and run the cleaner."""
+        return self._run(op, lambda s: clean(s, self.env, op.instant_time))
+
+    def rollback(self, op: Rollback) -> TableState:
+        """Roll back an instant."""
+        return self._run(op, lambda s: rollback(s, self.env, op.instant_time))
+
+    def savepoint(self, op: Savepoint) -> TableState:
+        """Savepoint a commit."""
+        return self._run(op, lambda s: savepoint(s, self.env, op.instant_time))
+
+    def restore(self, op: Restore) -> TableState:
+        """Restore to a savepoint."""
+        return self._run(op, lambda s: restore(s, self.env, op.savepoint_time))
+
+    def archive(self, op: Archive) -> TableState:
+        """Archive old instants."""
+        return self._run(op, lambda s: archive(s, self.env))
+
+    def stream(self, op: Stream) -> TableState:
+        """A streaming write."""
+        return self._run(op, lambda s: stream(s, self.env, op.checkpoints))
+
+    def crash(self, op: Crash) -> TableState:
+        """Arm the fault: the next write stops after ``op.after_files`` files."""
+        return self._run(op, lambda s: replace(s, crash_after=op.after_files))
 
 
 # --- predictions --------------------------------------------------------------------------------
@@ -314,7 +365,7 @@ class TableModel:
         self.env = env or Env.deterministic()
         self.state = create_table(config)
 
-    def apply(self, op: Any) -> TableState:
+    def apply(self, op: Operation) -> TableState:
         """Apply one operation; the model keeps the new state (or raises the typed error and keeps the old)."""
         self.state = apply(self.state, op, self.env)
         return self.state

@@ -37,6 +37,8 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from reference.lock import maybe_locked
+from spec.avro_model import parse_avro_metadata
+from spec.avro_model_codec import to_avro
 from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
 from spec.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
 from spec.errors import HudiSpecError, MetadataFormatError
@@ -50,7 +52,6 @@ from spec.file_naming import (
 from spec.file_system_view import list_data_files
 from spec.log_blocks import decode_avro_records, encode_avro_records
 from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
-from spec.plans import parse_avro_metadata, to_avro
 from spec.services import ArchiveConfig, CompactionConfig, plan_archive
 from spec.storage import Storage
 from spec.table_config import TableConfig

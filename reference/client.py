@@ -45,6 +45,7 @@ from reference.step_times import StepTimes
 from reference.write_checks import cast_columns, combines, given_identity, has_null, primitive, table_identity
 from spec import writer_utils as wu
 from spec.append_handle import AppendHandleConfig
+from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import (
     NULL_COMMIT,
     CommitMetadata,
@@ -67,7 +68,6 @@ from spec.partitioner import (
     average_record_size,
     select_small_files,
 )
-from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.schema import (
     META_FIELDS,
     PARTITION_PATH,

@@ -37,6 +37,13 @@ from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked
 from reference.services import rollback_instant
+from spec.avro_model import (
+    COMPACTION_METRICS,
+    HoodieCompactionOperation,
+    HoodieCompactionPlan,
+    format_avro_metadata,
+    parse_avro_metadata,
+)
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
@@ -44,13 +51,6 @@ from spec.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.log_blocks import block_record_count
 from spec.log_scanner import scan_slice_logs
 from spec.merge import MergeRule
-from spec.plans import (
-    COMPACTION_METRICS,
-    HoodieCompactionOperation,
-    HoodieCompactionPlan,
-    format_avro_metadata,
-    parse_avro_metadata,
-)
 from spec.reader import TableReader
 from spec.schema import (
     FILE_NAME,

@@ -35,25 +35,7 @@ from datetime import UTC, datetime
 
 from reference.faults import fault_point
 from reference.lock import maybe_locked
-from spec.errors import InstantNotFound, InvalidOperation, InvalidTable
-from spec.file_naming import (
-    ROLLBACK_WRITE_TOKEN,
-    LogFileName,
-    is_base_file_name,
-    is_log_file_name,
-    parse_base_file_name,
-    parse_log_file_name,
-)
-from spec.file_system_view import (
-    DataFile,
-    FileSystemView,
-    build_file_groups,
-    file_group_replacements,
-    list_data_files,
-)
-from spec.log_blocks import rollback_command_block
-from spec.log_format import append_blocks, read_blocks
-from spec.plans import (
+from spec.avro_model import (
     HoodieActionInstant,
     HoodieCleanerPlan,
     HoodieCleanFileInfo,
@@ -72,6 +54,24 @@ from spec.plans import (
     format_avro_metadata,
     parse_avro_metadata,
 )
+from spec.errors import InstantNotFound, InvalidOperation, InvalidTable
+from spec.file_naming import (
+    ROLLBACK_WRITE_TOKEN,
+    LogFileName,
+    is_base_file_name,
+    is_log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from spec.file_system_view import (
+    DataFile,
+    FileSystemView,
+    build_file_groups,
+    file_group_replacements,
+    list_data_files,
+)
+from spec.log_blocks import rollback_command_block
+from spec.log_format import append_blocks, read_blocks
 from spec.services import (
     MERGE_ON_READ,
     CleanConfig,

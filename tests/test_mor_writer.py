@@ -13,6 +13,7 @@ import pytest
 
 from conformance.ops import Compact, CreateTable, Write
 from reference.api import HudiTable
+from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
@@ -21,7 +22,6 @@ from spec.log_format import BlockType, read_log_file
 from spec.model import TableModel
 from spec.model_read import layout, read_optimized, snapshot
 from spec.model_state import Env
-from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.reader import TableReader, read_table
 from spec.storage import Storage
 from spec.timeline import Action, State, Timeline, read_instant_content

@@ -25,11 +25,7 @@ from hypothesis import strategies as st
 from reference import archive as arch
 from reference import services
 from reference.demo import INSERT_T, UPDATE_T, build_table
-from spec.commit_metadata import CommitMetadata, format_commit_metadata
-from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_system_view import FileSystemView
-from spec.log_format import read_log_file
-from spec.plans import (
+from spec.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,
     HoodieRestoreMetadata,
@@ -40,6 +36,10 @@ from spec.plans import (
     format_avro_metadata,
     parse_timeline_content,
 )
+from spec.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.errors import InstantNotFound, InvalidOperation
+from spec.file_system_view import FileSystemView
+from spec.log_format import read_log_file
 from spec.reader import read_table
 from spec.services import (
     KEEP_LATEST_COMMITS,
@@ -519,7 +519,7 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
     the clean removed the group it replaced."""
     import pyarrow.parquet as pq
 
-    from spec.plans import HoodieRequestedReplaceMetadata
+    from spec.avro_model import HoodieRequestedReplaceMetadata
 
     path = tmp_path / "t"
     storage = Storage(path)
@@ -595,7 +595,7 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
 def test_clean_spares_slices_a_pending_compaction_needs(tmp_path: Path) -> None:
     """The cleaner reads the plans of pending compactions: a slice at or after an operation's base
     instant stays, even under KEEP_LATEST_FILE_VERSIONS with one version."""
-    from spec.plans import HoodieCompactionOperation, HoodieCompactionPlan
+    from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
     from spec.table_config import MERGE_ON_READ
 
     path = tmp_path / "t"
@@ -725,7 +725,7 @@ def test_clean_property_spares_pending_compactions(tmp_path_factory: pytest.Temp
     """Merge-on-read: random deltacommits, compactions scheduled (left pending) on random groups, and
     cleans; a clean never deletes the slice a pending compaction's operation reads, nor what the
     latest snapshot reads."""
-    from spec.plans import HoodieCompactionOperation, HoodieCompactionPlan
+    from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
     from spec.table_config import MERGE_ON_READ
 
     path = tmp_path_factory.mktemp("propc") / "t"

@@ -1,6 +1,6 @@
 """Compaction of merge-on-read tables: schedule a plan, run it on Spark, trigger it inline.
 
-- **schedule**: ``spec.services.plan_compaction`` over the latest file slices (groups already
+- **schedule**: ``spec.actions.compaction.plan_compaction`` over the latest file slices (groups already
   under a pending compaction excluded) → ``<t>.compaction.requested`` holding the Avro
   ``HoodieCompactionPlan`` (one operation per slice with log files; version 2, Hudi's metrics).
   Nothing to compact → no instant.
@@ -16,7 +16,7 @@
   schedule a new one (Hudi's ``runAnyPendingCompactions``).
 - **inline**: after a deltacommit, when ``hoodie.compact.inline`` is set and at least
   ``hoodie.compact.inline.max.delta.commits`` deltacommits followed the last compaction
-  (``spec.services.should_schedule_compaction``), schedule and run one.
+  (``spec.actions.compaction.should_schedule_compaction``), schedule and run one.
 
 Writes that arrive while a compaction is pending append to the slice the compaction opens
 (``reference.client.append_bucket``); their logs are not in the plan and stay on top of the new
@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked
-from reference.services import rollback_instant
+from spec.actions.compaction import CompactionConfig, plan_compaction, should_schedule_compaction
+from spec.actions.file_refs import SliceRef
 from spec.avro_model import (
     COMPACTION_METRICS,
     HoodieCompactionOperation,
@@ -60,7 +62,6 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
-from spec.services import CompactionConfig, SliceRef, plan_compaction, should_schedule_compaction
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Action, Instant, State, Timeline, format_instant_file_name, read_instant_content, timeline_dir

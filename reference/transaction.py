@@ -27,10 +27,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
 from reference.heartbeat import Heartbeat, live_heartbeats
 from reference.lock import StorageBasedLock, table_lock
-from reference.services import finish_pending_rollbacks, rollback_instant
 from reference.step_times import StepTimes
 from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata

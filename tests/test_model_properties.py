@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.ops import Clean, Compact, CreateTable, DeletePartition, Rollback, Savepoint, Write
+from spec.actions.clean import CleanConfig, earliest_commit_to_retain
 from spec.errors import HudiSpecError
 from spec.model import TableModel, TableState, apply
 from spec.model_files import FILE_NAME, META_COLUMNS
 from spec.model_read import index_locations, key_locations, query_instants, snapshot
-from spec.services import CleanConfig, earliest_commit_to_retain
 
 KEYS = st.integers(0, 5)
 PARTS = st.sampled_from(["a", "b"])

@@ -6,24 +6,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.errors import InstantNotFound, InvalidConfig
-from spec.file_naming import BaseFileName, LogFileName
-from spec.services import (
-    ArchiveConfig,
-    CleanConfig,
+from spec.actions.archive import ArchiveConfig, plan_archive
+from spec.actions.clean import CleanConfig, earliest_commit_to_retain, plan_clean
+from spec.actions.compaction import (
     CompactionConfig,
-    GroupRef,
-    SliceRef,
     delta_commits_since_last_compaction,
-    earliest_commit_to_retain,
-    instant_to_rollback,
-    plan_archive,
-    plan_clean,
     plan_compaction,
-    plan_restore,
-    plan_rollback,
     should_schedule_compaction,
 )
+from spec.actions.file_refs import GroupRef, SliceRef
+from spec.actions.restore import plan_restore
+from spec.actions.rollback import instant_to_rollback, plan_rollback
+from spec.errors import InstantNotFound, InvalidConfig
+from spec.file_naming import BaseFileName, LogFileName
 from spec.timeline import Action, Instant, State, Timeline
 
 

@@ -10,7 +10,7 @@ Every operation of the case language goes to the reference's own entry point: wr
 ``WriteClient.write``, ``compact`` to ``reference.compaction``, ``stream`` to
 ``reference.streaming.StreamingWriter`` (one writer per operation, a commit per checkpoint; a
 checkpoint's deletes are rows with ``_hoodie_is_deleted`` set), ``clean`` / ``rollback`` /
-``savepoint`` / ``restore`` to ``reference.services`` and ``archive`` to ``reference.archive``.
+``savepoint`` / ``restore`` and ``archive`` to their executors in ``reference.executors``.
 
 ``crash`` arms a fault (``reference.faults``): the next write runs in a child process
 (``conformance.adapters.crash_writer``) in a process group of its own, which the writer kills with
@@ -281,7 +281,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest):
             run_compaction(self.client, t)
 
     def archived_times(self) -> frozenset[str]:
-        from reference.archive import archived_instants
+        from reference.executors.archive import archived_instants
         from spec.storage import Storage
         from spec.table_config import TableConfig
 
@@ -328,50 +328,45 @@ def _fixing(adapter: ReferenceSparkAdapter, t: str | None) -> None:
 
 
 def _clean(adapter: ReferenceSparkAdapter, op: Clean) -> None:
-    from reference import services
-    from spec.services import CleanConfig
+    from reference.executors.clean import clean
+    from spec.actions.clean import CleanConfig
 
     if not adapter._has_table():
         return  # nothing written, nothing to clean
     storage, table = _storage_table(adapter)
     c = adapter.config
     _fixing(adapter, op.instant_time)
-    services.clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained,
-                                               c.clean_file_versions_retained, c.clean_hours_retained),
-                   clock=adapter.clock)
+    clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained, c.clean_file_versions_retained,
+                                      c.clean_hours_retained), clock=adapter.clock)
 
 
 def _rollback(adapter: ReferenceSparkAdapter, op: Rollback) -> None:
-    from reference import services
+    from reference.executors.rollback import rollback
 
     storage, table = _storage_table(adapter)
-    services.rollback(storage, table, op.instant_time, clock=adapter.clock)
+    rollback(storage, table, op.instant_time, clock=adapter.clock)
 
 
 def _savepoint(adapter: ReferenceSparkAdapter, op: Savepoint) -> None:
-    from reference import services
+    from reference.executors.savepoint import savepoint_create
 
     storage, table = _storage_table(adapter)
-    services.savepoint_create(storage, table, op.instant_time, clock=adapter.clock)
+    savepoint_create(storage, table, op.instant_time, clock=adapter.clock)
 
 
 def _restore(adapter: ReferenceSparkAdapter, op: Restore) -> None:
-    from reference import services
-    from spec.timeline import Timeline
+    from reference.executors.common import timeline_of
+    from reference.executors.restore import restore
+    from spec.actions.restore import savepoint_to_restore
 
     storage, table = _storage_table(adapter)
-    t = op.savepoint_time
-    if t is None:
-        saved = services.savepoint_times(Timeline.load(storage, table.timeline_layout))
-        if not saved:
-            raise InstantNotFound("there is no savepoint to restore to", hint="savepoint a commit first")
-        t = saved[-1]
-    services.restore(storage, table, t, clock=adapter.clock)
+    restore(storage, table, savepoint_to_restore(timeline_of(storage, table), op.savepoint_time), clock=adapter.clock)
 
 
 def _archive(adapter: ReferenceSparkAdapter, op: Archive) -> None:
-    from reference.archive import archive
-    from spec.services import ArchiveConfig, CompactionConfig
+    from reference.executors.archive import archive
+    from spec.actions.archive import ArchiveConfig
+    from spec.actions.compaction import CompactionConfig
 
     if not adapter._has_table():
         return  # nothing written, nothing to archive

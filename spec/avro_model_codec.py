@@ -72,6 +72,7 @@ _SHAPES: dict[str, Callable[[type[Any]], _Codec]] = {
 }
 
 
+# --8<-- [start:fields]
 def avro(name: str | None = None, codec: _Codec = PLAIN, *, of: type[Any] | None = None,
          shape: str = "record", **kw: Any) -> Any:
     """A dataclass field stored under Avro field ``name`` (default: the camelCase of its own name).
@@ -117,3 +118,4 @@ def from_avro(cls: type[T], rec: Mapping[str, Any]) -> T:
         return cls(**kwargs)
     except TypeError as err:
         raise MetadataFormatError(f"{cls.__name__} lacks a required field: {err}") from err
+# --8<-- [end:fields]

@@ -213,7 +213,8 @@ def test_model_ledger_predicts_compaction_plans_and_the_compacted_commit() -> No
     m.apply(Compact("schedule"))
     led = model_ledger(m.state)
     (t, ops), = led.compactions.items()
-    assert sorted((o.partition, bool(o.base_file), len(o.log_files)) for o in ops) == [("a", True, 1), ("b", True, 1)]
+    assert sorted((o.partition_path, bool(o.base_file), len(o.log_files)) for o in ops) == [
+        ("a", True, 1), ("b", True, 1)]
     assert t not in led.commits
     m.apply(Compact("run"))
     done = model_ledger(m.state).commits[t]

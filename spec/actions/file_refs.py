@@ -33,6 +33,7 @@ def _file_name(x: Any) -> str:
     raise InvalidOperation(f"{x!r} is not a file name", hint="pass names or BaseFileName/LogFileName objects")
 
 
+# --8<-- [start:refs]
 @dataclass(frozen=True)
 class SliceRef:
     """A file slice: the base file (None in a log-only slice) and its log files, keyed by base instant."""
@@ -74,6 +75,7 @@ class GroupRef:
     def newest_first(self) -> tuple[SliceRef, ...]:
         """The group's slices, newest base instant first."""
         return tuple(sorted(self.slices, key=lambda s: s.base_instant, reverse=True))
+# --8<-- [end:refs]
 
 
 __all__ = ["GroupId", "GroupRef", "SliceRef"]

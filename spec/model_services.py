@@ -27,7 +27,7 @@ from spec.actions.compaction import (
 )
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.actions.restore import plan_restore, savepoint_to_restore
-from spec.actions.rollback import check_rollback_allowed, instant_to_rollback, plan_rollback
+from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
 from spec.actions.savepoint import last_completed_clean, savepoint_instant
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
@@ -180,14 +180,6 @@ def remove_files(state: TableState, doomed: frozenset[tuple[str, str]], keep_asi
 
 # --- rollback and restore -----------------------------------------------------------------------
 
-def _raw_refs(state: TableState) -> list[GroupRef]:
-    """Groups with every file, committed or not (a rollback must see what failed writes left)."""
-    return [GroupRef(g.partition, g.file_id,
-                     tuple(SliceRef(g.partition, g.file_id, b.instant, b.name) for b in g.base_files)
-                     + tuple(SliceRef(g.partition, g.file_id, lf.instant, None, (lf.name,)) for lf in g.log_files))
-            for g in state.groups]
-
-
 # --8<-- [start:rollback]
 def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
     """Undo ``target`` with rollback time ``r``: the plan's files go, v6 MOR gets command blocks,
@@ -196,7 +188,9 @@ def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
     for written_by, logs in state.appended_logs:
         for p, f, log_name in logs if written_by == target.requested else ():
             appended.setdefault((p, f), []).append(log_name)
-    plan = plan_rollback(target, _raw_refs(state), state.config.table_type, state.table_version, appended)
+    every = groups_of_files([(g.partition, b.name) for g in state.groups for b in g.base_files]
+                            + [(g.partition, lf.name) for g in state.groups for lf in g.log_files])
+    plan = plan_rollback(target, every, state.config.table_type, state.table_version, appended)
     state = remove_files(state, plan.files_to_delete())
     groups = list(state.groups)
     for req in plan.requests:

@@ -30,8 +30,14 @@ from reference.executors.common import (
 )
 from reference.faults import fault_point
 from reference.lock import maybe_locked
-from spec.actions.file_refs import GroupId, GroupRef, SliceRef
-from spec.actions.rollback import RollbackPlan, check_rollback_allowed, instant_to_rollback, plan_rollback
+from spec.actions.file_refs import GroupId
+from spec.actions.rollback import (
+    RollbackPlan,
+    check_rollback_allowed,
+    groups_of_files,
+    instant_to_rollback,
+    plan_rollback,
+)
 from spec.avro_model import (
     HoodieInstantInfo,
     HoodieRollbackMetadata,
@@ -46,7 +52,6 @@ from spec.file_naming import (
     LogFileName,
     is_base_file_name,
     is_log_file_name,
-    parse_base_file_name,
     parse_log_file_name,
 )
 from spec.file_system_view import DataFile, list_data_files
@@ -66,22 +71,6 @@ class RollbackResult:
     plan: HoodieRollbackPlan
     metadata: HoodieRollbackMetadata
     resumed: bool = False
-
-
-def raw_group_refs(listing: Sequence[DataFile]) -> list[GroupRef]:
-    """Groups with every data file, committed or not, one pseudo-slice per file: a rollback must see
-    what a failed write left, which no file-system view shows."""
-    groups: dict[GroupId, list[SliceRef]] = {}
-    for f in listing:
-        if is_base_file_name(f.name):
-            b = parse_base_file_name(f.name)
-            groups.setdefault((f.partition_path, b.file_id), []).append(
-                SliceRef(f.partition_path, b.file_id, b.instant, f.name))
-        elif is_log_file_name(f.name):
-            lg = parse_log_file_name(f.name)
-            groups.setdefault((f.partition_path, lg.file_id), []).append(
-                SliceRef(f.partition_path, lg.file_id, lg.instant, None, (f.name,)))
-    return [GroupRef(p, fid, tuple(slices)) for (p, fid), slices in sorted(groups.items())]
 
 
 def logs_with_blocks_of(storage: Storage, listing: Sequence[DataFile], instant_time: str) -> dict[GroupId, list[str]]:
@@ -105,7 +94,8 @@ def plan_table_rollback(storage: Storage, table: TableConfig, target: Instant,
     appended: dict[GroupId, list[str]] = {}
     if table.table_type == MERGE_ON_READ and table.table_version < 8:
         appended = logs_with_blocks_of(storage, files, target.requested)
-    plan = plan_rollback(target, raw_group_refs(files), table.table_type, table.table_version, appended)
+    groups = groups_of_files((f.partition_path, f.name) for f in files)
+    plan = plan_rollback(target, groups, table.table_type, table.table_version, appended)
     return plan, appended
 
 
@@ -280,6 +270,6 @@ def _is_pending_compaction(target: Instant) -> bool:
 
 
 __all__ = [
-    "RollbackResult", "finish_pending_rollbacks", "logs_with_blocks_of", "plan_table_rollback", "raw_group_refs",
+    "RollbackResult", "finish_pending_rollbacks", "logs_with_blocks_of", "plan_table_rollback",
     "rollback", "rollback_instant", "rollback_plan_record", "undo",
 ]

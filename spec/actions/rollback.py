@@ -11,10 +11,17 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from spec.actions.file_refs import GroupId, GroupRef
+from spec.actions.file_refs import GroupId, GroupRef, SliceRef
 from spec.actions.savepoint import savepoint_times
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_naming import ROLLBACK_WRITE_TOKEN, LogFileName, parse_base_file_name, parse_log_file_name
+from spec.file_naming import (
+    ROLLBACK_WRITE_TOKEN,
+    LogFileName,
+    is_base_file_name,
+    is_log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+)
 from spec.table_config import MERGE_ON_READ
 from spec.timeline import DATA_WRITES, WRITE_ACTIONS, Action, Instant, Timeline
 
@@ -47,6 +54,22 @@ def _next_log_version(group: GroupRef, base_instant: str) -> int:
     versions = [lf.version for s in group.slices for lf in map(parse_log_file_name, s.log_files)
                 if lf.instant == base_instant]
     return max(versions, default=0) + 1
+
+
+def groups_of_files(files: Iterable[tuple[str, str]]) -> list[GroupRef]:
+    """The file groups of data files given as (partition path, file name), every file its own
+    pseudo-slice keyed by the instant in its name, committed or not: a rollback must see what a
+    failed write left, which no file-system view shows. Other names are ignored."""
+    groups: dict[GroupId, list[SliceRef]] = {}
+    for partition, name in files:
+        if is_base_file_name(name):
+            b = parse_base_file_name(name)
+            groups.setdefault((partition, b.file_id), []).append(SliceRef(partition, b.file_id, b.instant, name))
+        elif is_log_file_name(name):
+            lg = parse_log_file_name(name)
+            groups.setdefault((partition, lg.file_id), []).append(
+                SliceRef(partition, lg.file_id, lg.instant, None, (name,)))
+    return [GroupRef(p, fid, tuple(slices)) for (p, fid), slices in sorted(groups.items())]
 
 
 # --8<-- [start:rollback_plan]
@@ -120,4 +143,7 @@ def check_rollback_allowed(timeline: Timeline, target: Instant) -> None:
 # --8<-- [end:rollback_allowed]
 
 
-__all__ = ["RollbackPlan", "RollbackRequest", "check_rollback_allowed", "instant_to_rollback", "plan_rollback"]
+__all__ = [
+    "RollbackPlan", "RollbackRequest", "check_rollback_allowed", "groups_of_files", "instant_to_rollback",
+    "plan_rollback",
+]

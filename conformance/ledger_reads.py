@@ -8,13 +8,14 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
+from spec.actions.compaction import CompactionOperation, compaction_plan_of
+from spec.avro_model import HoodieCleanerPlan, HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import DataFile, list_data_files
-from spec.ledger import BlockRows, CommitSummary, CompactionOp, FileRows, Ledger, StatCounts
+from spec.ledger import BlockRows, CommitSummary, FileRows, Ledger, StatCounts
 from spec.log_blocks import decode_delete_records, decode_records
 from spec.log_format import BlockType, read_log_file
-from spec.plans import HoodieCleanerPlan, HoodieCompactionPlan, parse_avro_metadata
 from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import Action, Instant, State, Timeline, read_instant_content
@@ -59,14 +60,11 @@ def commit_summary(storage: Storage, inst: Instant, layout: int) -> CommitSummar
     return CommitSummary(md.operation_type or "", md.compacted, stats, tuple(sorted(md.replaced_file_ids())))
 
 
-def compaction_ops(storage: Storage, inst: Instant, layout: int) -> tuple[CompactionOp, ...]:
+def compaction_ops(storage: Storage, inst: Instant, layout: int) -> tuple[CompactionOperation, ...]:
     """A compaction instant's plan (its requested file) as the ledger compares it."""
     requested = Instant(inst.requested, Action.COMPACTION, State.REQUESTED)
     plan = parse_avro_metadata(read_instant_content(storage, requested, layout), HoodieCompactionPlan)
-    return tuple(CompactionOp(o.partition_path or "", o.file_id or "",
-                              posixpath.basename(o.data_file_path) if o.data_file_path else None,
-                              tuple(posixpath.basename(n) for n in o.delta_file_paths or ()))
-                 for o in plan.operations or ())
+    return compaction_plan_of(inst.requested, plan).operations
 
 
 def clean_files(storage: Storage, inst: Instant, layout: int) -> tuple[tuple[str, str], ...]:

@@ -51,8 +51,9 @@ def _m(id: str, path: str, find: str, replace: str, bug_class: str, description:
     return Mutation(id, path, find, replace, bug_class, description, hints)
 
 
-H, C, S, SV, CL, A = ("reference/handles.py", "reference/client.py", "reference/compaction.py", "reference/services.py",
-                      "reference/archive.py", "reference/archive.py")
+H, C, S, RB, CL, A = ("reference/handles.py", "reference/client.py", "reference/compaction.py",
+                      "reference/executors/rollback.py", "reference/executors/clean.py",
+                      "reference/executors/archive.py")
 MUTATIONS: Final[tuple[Mutation, ...]] = (
     _m("base-num-writes", H, '"numWrites": table.num_rows,', '"numWrites": table.num_rows + 1,', "write stats",
        "a base file's numWrites one too many", "insert-upsert-delete-cow-v6"),
@@ -115,20 +116,21 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
        "compaction metadata", "a compaction's stat counts no delete", "compaction-mor-v6"),
     _m("compaction-inserts-all", S, '"numInserts": len(out_keys - base_keys),', '"numInserts": len(out_keys),',
        "compaction metadata", "a compaction's stat counts every row as an insert", "compaction-mor-v6"),
-    _m("rollback-leaves-base-files", SV, "                storage.delete(rel)\n                e.ok.append(path)",
+    _m("rollback-leaves-base-files", RB, "                storage.delete(rel)\n                e.ok.append(path)",
        "                e.ok.append(path)", "rollback", "a rollback deletes none of the rolled-back write's files",
        "rollback-latest-cow-v6", "crash-then-rollback-cow-v6"),
-    _m("rollback-no-command-block", SV,
+    _m("rollback-no-command-block", RB,
        "append_blocks(storage, rel, [rollback_command_block(command_instant, target.requested)])",
        "append_blocks(storage, rel, [])", "rollback", "a v6 merge-on-read rollback appends no command block",
        "rollback-latest-logs-mor-v6", "rollback-latest-mor-v6"),
-    _m("clean-deletes-nothing", SV, "                storage.delete(path)\n                ok.append(",
+    _m("clean-deletes-nothing", CL, "                storage.delete(path)\n                ok.append(",
        "                ok.append(", "clean", "the cleaner records its deletions without deleting",
        "clean-latest-commits-cow-v6"),
-    _m("clean-ignores-savepoints", SV, "tl, config, savepointed_files(storage, tl),", "tl, config, frozenset(),",
+    _m("clean-ignores-savepoints", CL, "tl, config, savepointed_files(storage, tl),", "tl, config, frozenset(),",
        "clean", "the cleaner deletes savepointed files", "clean-savepoint-cow-v6"),
-    _m("archive-uncleaned-replace", A, "        chosen = hold_back_uncleaned_replaces(storage, timeline, chosen)",
-       "        chosen = chosen", "archival", "a replacecommit is archived before its replaced groups are cleaned",
+    _m("archive-uncleaned-replace", A, "        chosen = hold_back_uncleaned_replaces(chosen, replaced_groups(",
+       "        chosen = chosen or hold_back_uncleaned_replaces(chosen, replaced_groups(", "archival",
+       "a replacecommit is archived before its replaced groups are cleaned",
        "archive-uncleaned-replace-cow-v6"),
     _m("operation-type-insert", C, '"insert": "INSERT", "bulk_insert"', '"insert": "UPSERT", "bulk_insert"',
        "commit metadata", "an insert's commit names operation UPSERT", "insert-upsert-delete-cow-v6"),

@@ -291,9 +291,9 @@ def observe_ledger(adapter: TableUnderTest, norm: Normalizer) -> dict[str, Any]:
                         s.deletes] for s in sorted(c.stats, key=lambda s: (s.partition, s.file_id, s.name)))
         commits[str(norm.instant(t))] = {"operation": c.operation, "compacted": c.compacted, "stats": stats,
                                          "replaced": {p: sorted(v) for p, v in replaced.items()}}
-    plans = {str(norm.instant(t)): sorted([o.partition, norm.group(o.file_id), norm.file_name(o.base_file),
+    plans = {str(norm.instant(t)): sorted([o.partition_path, norm.group(o.file_id), norm.file_name(o.base_file),
                                            sorted(norm.file_name(n) for n in o.log_files)]
-                                          for o in sorted(ops, key=lambda o: (o.partition, o.file_id)))
+                                          for o in sorted(ops, key=lambda o: (o.partition_path, o.file_id)))
              for t, ops in sorted(led.compactions.items())}
     cleans = {str(norm.instant(t)): sorted([p, norm.file_name(n)] for p, n in files)
               for t, files in sorted(led.cleans.items())}

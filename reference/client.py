@@ -30,20 +30,24 @@ from typing import Any
 import pyarrow as pa
 
 from reference import transaction
-from reference.archive import archive
 from reference.bulk_insert import bulk_insert_assignment, with_input_partition
 from reference.compaction import maybe_inline_compaction
+from reference.executors.archive import archive
+from reference.executors.clean import clean
+from reference.executors.common import pending_compaction_plans
 from reference.handles import BucketSpec, HandleContext
 from reference.index import bloom_index, simple_index
 from reference.local_engine import LocalEngine
 from reference.local_engine import counts as count_records
 from reference.local_engine import tag as tag_records
 from reference.options import WriteConfig, parse_options
-from reference.services import clean
 from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
 from reference.write_checks import cast_columns, combines, given_identity, has_null, primitive, table_identity
 from spec import writer_utils as wu
+from spec.actions.archive import ArchiveConfig
+from spec.actions.clean import CleanConfig
+from spec.actions.compaction import CompactionConfig, groups_under_compaction
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import (
     NULL_COMMIT,
@@ -67,7 +71,6 @@ from spec.partitioner import (
     average_record_size,
     select_small_files,
 )
-from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.schema import (
     META_FIELDS,
     PARTITION_PATH,
@@ -77,7 +80,6 @@ from spec.schema import (
     with_meta_fields,
 )
 from spec.schema_evolution import reconcile_type
-from spec.services import ArchiveConfig, CleanConfig, CompactionConfig
 from spec.storage import Storage
 from spec.table_config import (
     MERGE_ON_READ,
@@ -91,7 +93,6 @@ from spec.timeline import (
     Action,
     Instant,
     InstantTimeGenerator,
-    State,
     Timeline,
     read_instant_content,
     timeline_dir,
@@ -524,13 +525,7 @@ def clean_config(cfg: WriteConfig) -> CleanConfig:
 
 def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
     """(partition, file id) → the pending compaction (requested or inflight) whose plan holds the group."""
-    busy: dict[tuple[str, str], str] = {}
-    for inst in timeline.pending_compactions().instants:
-        requested = inst if inst.state == State.REQUESTED else Instant(inst.requested, inst.action, State.REQUESTED)
-        plan = parse_avro_metadata(read_instant_content(storage, requested, timeline.layout), HoodieCompactionPlan)
-        for op in plan.operations or ():
-            busy[(op.partition_path or "", op.file_id or "")] = inst.requested
-    return busy
+    return groups_under_compaction(pending_compaction_plans(storage, timeline))
 
 
 def append_bucket(number: int, partition: str, file_id: str, group: Any,

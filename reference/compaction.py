@@ -1,6 +1,6 @@
 """Compaction of merge-on-read tables: schedule a plan, run it on Spark, trigger it inline.
 
-- **schedule**: ``spec.services.plan_compaction`` over the latest file slices (groups already
+- **schedule**: ``spec.actions.compaction.plan_compaction`` over the latest file slices (groups already
   under a pending compaction excluded) → ``<t>.compaction.requested`` holding the Avro
   ``HoodieCompactionPlan`` (one operation per slice with log files; version 2, Hudi's metrics).
   Nothing to compact → no instant.
@@ -16,7 +16,7 @@
   schedule a new one (Hudi's ``runAnyPendingCompactions``).
 - **inline**: after a deltacommit, when ``hoodie.compact.inline`` is set and at least
   ``hoodie.compact.inline.max.delta.commits`` deltacommits followed the last compaction
-  (``spec.services.should_schedule_compaction``), schedule and run one.
+  (``spec.actions.compaction.should_schedule_compaction``), schedule and run one.
 
 Writes that arrive while a compaction is pending append to the slice the compaction opens
 (``reference.client.append_bucket``); their logs are not in the plan and stay on top of the new
@@ -33,10 +33,19 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked
-from reference.services import rollback_instant
+from spec.actions.compaction import CompactionConfig, plan_compaction, should_schedule_compaction
+from spec.actions.file_refs import SliceRef
+from spec.avro_model import (
+    COMPACTION_METRICS,
+    HoodieCompactionOperation,
+    HoodieCompactionPlan,
+    format_avro_metadata,
+    parse_avro_metadata,
+)
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
@@ -44,13 +53,6 @@ from spec.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.log_blocks import block_record_count
 from spec.log_scanner import scan_slice_logs
 from spec.merge import MergeRule
-from spec.plans import (
-    COMPACTION_METRICS,
-    HoodieCompactionOperation,
-    HoodieCompactionPlan,
-    format_avro_metadata,
-    parse_avro_metadata,
-)
 from spec.reader import TableReader
 from spec.schema import (
     FILE_NAME,
@@ -60,7 +62,6 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
-from spec.services import CompactionConfig, SliceRef, plan_compaction, should_schedule_compaction
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Action, Instant, State, Timeline, format_instant_file_name, read_instant_content, timeline_dir

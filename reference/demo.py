@@ -278,9 +278,10 @@ def _point(timeline: Timeline, requested: str) -> str:
 def run(path: Path, version: int = 6, rows: int = 3000, spark: Any = None) -> DemoResult:
     """The whole demo on a new table at ``path``; raises DemoFailure when a check fails."""
     from reference.api import HudiTable
-    from reference.services import clean, open_table
+    from reference.executors.clean import clean
+    from reference.executors.common import load_table
     from reference.spark import get_or_create_session
-    from spec.services import KEEP_LATEST_COMMITS, CleanConfig
+    from spec.actions.clean import KEEP_LATEST_COMMITS, CleanConfig
 
     steps = Steps()
     trips = Trips()
@@ -329,7 +330,7 @@ def run(path: Path, version: int = 6, rows: int = 3000, spark: Any = None) -> De
         # read-optimized reads base files only: the compacted table and the new trips' new file groups
         base_only = {**at_compaction, **{r[KEY]: r for r in new2}}
 
-        storage, config = open_table(str(path))
+        storage, config = load_table(str(path))
         cleaned, took = _timed(lambda: clean(storage, config, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)))
         if cleaned.instant is None:
             raise DemoFailure("clean: nothing to clean, yet compaction replaced every slice with logs")

@@ -27,11 +27,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
 from reference.heartbeat import Heartbeat, live_heartbeats
 from reference.lock import StorageBasedLock, table_lock
-from reference.services import finish_pending_rollbacks, rollback_instant
 from reference.step_times import StepTimes
+from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
 from spec.conflict_resolution import (
     ConcurrentOperation,
@@ -46,7 +47,6 @@ from spec.errors import HudiSpecError, WriteConflict
 from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
 from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.log_format import read_blocks
-from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.table_config import TableConfig
 from spec.timeline import (
     Action,

@@ -26,15 +26,15 @@ logs changed, deletes base keys the logs removed (``HoodieCompactor``/``HoodieMe
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieRecord``
 (``generateSequenceId``), ``HoodieCreateHandle``, ``HoodieMergeHandle`` and ``HoodieAppendHandle``
-(the meta columns they write, the ``HoodieWriteStat`` counts they set), ``HoodieTimelineArchiver``
-(0.15.x), ``TimelineArchiverV1`` and ``TimelineArchiverV2`` (1.x) with
-``ClusteringUtils.getEarliestInstantToRetainForClustering``.
+(the meta columns they write, the ``HoodieWriteStat`` counts they set).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from spec.actions.compaction import CompactionOperation
 
 MetaRow = tuple[str, str, str]
 """(commit time, commit sequence number, record key) of one row."""
@@ -76,16 +76,6 @@ class FileRows:
 
 
 @dataclass(frozen=True)
-class CompactionOp:
-    """One operation of a compaction plan: partition, file id, base file name (or None), log file names."""
-
-    partition: str
-    file_id: str
-    base_file: str | None
-    log_files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class StatCounts:
     """The counts of one write stat: partition, file id, file name, numWrites, numInserts,
     numUpdateWrites, numDeletes."""
@@ -119,7 +109,7 @@ class Ledger:
     files: tuple[FileRows, ...]
     known: frozenset[str]
     commits: Mapping[str, CommitSummary]
-    compactions: Mapping[str, tuple[CompactionOp, ...]]
+    compactions: Mapping[str, tuple[CompactionOperation, ...]]
     cleans: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
@@ -240,21 +230,3 @@ def log_stat(f: FileRows, t: str, located: Iterable[str]) -> StatCounts:
     updates = sum(1 for k in data if k in loc)
     return StatCounts(f.partition, f.file_id, f.name, len(data), len(data) - updates, updates, deletes)
 
-
-def hold_back_uncleaned_replaces(chosen: Sequence[tuple[str, str]], replaced: Mapping[str, frozenset[tuple[str, str]]],
-                                 live: frozenset[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Archival's precondition on replacecommits: of the (time, action) instants archival chose, keep
-    those before the first replacecommit some of whose replaced file groups (``replaced`` by time) still
-    have files (``live``); clean and rollback instants only when older than the newest write kept.
-    Once archived, a replacecommit no longer hides what it replaced, so it waits for the cleaner
-    (Hudi: ``TimelineArchiverV1``/``TimelineArchiverV2.getCommitInstantsToArchive`` stop at
-    ``ClusteringUtils.getEarliestInstantToRetainForClustering``, the oldest replacecommit whose replaced
-    groups the cleaner has not yet removed)."""
-    ordered = sorted(chosen)
-    cut = next((t for t, a in ordered if a == "replacecommit" and replaced.get(t, frozenset()) & live), None)
-    if cut is None:
-        return list(chosen)
-    services = ("clean", "rollback")
-    writes = [(t, a) for t, a in ordered if a not in services and t < cut]
-    newest = max((t for t, _ in writes), default="")
-    return [(t, a) for t, a in chosen if (t, a) in writes or (a in services and t < newest)]

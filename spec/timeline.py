@@ -149,6 +149,9 @@ COMPLETED_ACTION: Mapping[str, str] = {
 WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
                            Action.LOG_COMPACTION, Action.CLUSTERING})
 """Actions that write data files (the commits timeline, pending ones included)."""
+
+DATA_WRITES = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
+"""Completed instants of these actions hold data a query reads (a completed compaction is a commit)."""
 # --8<-- [end:actions]
 
 

@@ -17,9 +17,10 @@ import pyarrow as pa
 
 from reference.client import WriteClient, clean_config
 from reference.compaction import compact
+from reference.executors.clean import clean
+from reference.executors.rollback import rollback
 from reference.faults import PGID_ENV
 from reference.options import parse_options
-from reference.services import clean, rollback
 
 
 def main() -> int:

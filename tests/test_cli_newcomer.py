@@ -39,8 +39,9 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
     """The demo's small merge-on-read table in both versions, built without Spark: two deltacommits, then
     (local engine) a compaction, an upsert and a clean."""
     from reference.api import HudiTable
-    from reference.services import clean, open_table
-    from spec.services import KEEP_LATEST_COMMITS, CleanConfig
+    from reference.executors.clean import clean
+    from reference.executors.common import load_table
+    from spec.actions.clean import KEEP_LATEST_COMMITS, CleanConfig
 
     out = {}
     for version in (6, 8):
@@ -50,7 +51,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
         row = {"uuid": "t9", "ts": 9, "rider": "rider-Z", "fare": 1.5, "city": "san_francisco"}
         table.write(pa.Table.from_pylist([row], schema=demo.SCHEMA), "upsert",
                     {**TRIPS_OPTIONS, "hoodie.write.table.version": str(version)})
-        storage, config = open_table(str(path))
+        storage, config = load_table(str(path))
         assert clean(storage, config, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)).instant is not None
         out[version] = path
     return out

@@ -197,7 +197,8 @@ def test_twenty_trials_no_row_lost(where: str, same_partition: bool, s3_server: 
 
 
 def test_a_write_rolled_back_under_it_does_not_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reference.services import open_table, rollback
+    from reference.executors.common import load_table
+    from reference.executors.rollback import rollback
 
     path, options = _table("local", None, tmp_path)
     first = WriteClient(path, engine="local")
@@ -205,7 +206,7 @@ def test_a_write_rolled_back_under_it_does_not_commit(tmp_path: Path, monkeypatc
 
     def rolled_back_meanwhile(self: WriteClient, *args: Any) -> Any:
         md = original(self, *args)
-        storage, cfg = open_table(path)
+        storage, cfg = load_table(path)
         rollback(storage, cfg)  # someone rolls back the pending write (the latest data-writing instant)
         return md
 

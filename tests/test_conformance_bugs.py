@@ -247,24 +247,25 @@ class RefCleanerIgnoresRetention(BuggyReference):
     commits read."""
 
     def patches(self) -> Sequence[Any]:
-        import reference.services
-        from spec.services import CleanConfig
+        import reference.executors.clean
+        from spec.actions.clean import CleanConfig
 
-        real = reference.services.clean
+        real = reference.executors.clean.clean
 
         def clean(storage: Any, table: Any, config: Any = None, **kw: Any) -> Any:
             return real(storage, table, CleanConfig("KEEP_LATEST_FILE_VERSIONS", 1, 1, 0), **kw)
 
-        return [mock.patch.object(reference.services, "clean", clean)]
+        return [mock.patch.object(reference.executors.clean, "clean", clean)]
 
 
 class RefCleanerIgnoresSavepoints(BuggyReference):
     """bug:cleaner-removes-needed-files — savepointed files are not protected from the cleaner."""
 
     def patches(self) -> Sequence[Any]:
-        import reference.services
+        import reference.executors.clean
 
-        return [mock.patch.object(reference.services, "savepointed_files", lambda storage, timeline: frozenset())]
+        return [mock.patch.object(reference.executors.clean, "savepointed_files",
+                                  lambda storage, timeline: frozenset())]
 
 
 class RefIgnoresPendingCompaction(BuggyReference):

@@ -36,11 +36,11 @@ from conformance.ops import CreateTable
 from reference.client import WriteClient
 from reference.faults import FAULT_ENV
 from reference.lock import LOCK_FILE
+from spec.avro_model import HoodieRollbackMetadata, parse_avro_metadata
 from spec.model import TableModel
 from spec.model.queries import snapshot
 from spec.model.state import Env
 from spec.operations import Write
-from spec.plans import HoodieRollbackMetadata, parse_avro_metadata
 from spec.reader import read_table
 from spec.storage import Storage
 from spec.timeline import Action, Timeline, read_instant_content

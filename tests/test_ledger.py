@@ -18,6 +18,7 @@ from conformance.diff import diff_l4
 from conformance.mutants import MUTATIONS, Mutation, apply_mutation, run_one
 from conformance.ops import Case, CreateTable
 from conformance.runner import FixtureCase, Verdict, run_case
+from spec.actions.archive import hold_back_uncleaned_replaces
 from spec.errors import InvalidOperation
 from spec.ledger import (
     BlockRows,
@@ -26,7 +27,6 @@ from spec.ledger import (
     base_stat,
     commit_time_violations,
     compaction_stat,
-    hold_back_uncleaned_replaces,
     ledger_violations,
     log_stat,
     older_files,
@@ -36,6 +36,7 @@ from spec.ledger import (
 from spec.model import TableModel
 from spec.model.ledger import ledger as model_ledger
 from spec.operations import Archive, Clean, Compact, Write
+from spec.timeline import Instant, State
 
 ROOT = Path(__file__).resolve().parents[1]
 T1, T2, T3 = "20240101000000000", "20240101000001000", "20240101000002000"
@@ -168,14 +169,17 @@ def test_log_stat_counts_only_the_instants_blocks() -> None:
 # --- archival of replacecommits ---------------------------------------------------------------------
 
 def test_archival_holds_back_an_uncleaned_replacecommit_and_what_follows() -> None:
-    chosen = [(T1, "commit"), ("20240101000001500", "clean"), (T2, "replacecommit"), (T3, "commit")]
+    def done(t: str, action: str) -> Instant:
+        return Instant(t, action, State.COMPLETED)
+
+    chosen = (done(T1, "commit"), done("20240101000001500", "clean"), done(T2, "replacecommit"), done(T3, "commit"))
     replaced = {T2: frozenset({("a", "g1")})}
     assert hold_back_uncleaned_replaces(chosen, replaced, frozenset()) == chosen  # cleaned: all go
     kept = hold_back_uncleaned_replaces(chosen, replaced, frozenset({("a", "g1")}))
-    assert kept == [(T1, "commit")]  # the clean is not older than the newest write archived
-    earlier_clean = [("20231231000000000", "clean"), *chosen]
-    assert hold_back_uncleaned_replaces(earlier_clean, replaced, frozenset({("a", "g1")})) == [
-        ("20231231000000000", "clean"), (T1, "commit")]
+    assert kept == (done(T1, "commit"),)  # the clean is not older than the newest write archived
+    earlier_clean = (done("20231231000000000", "clean"), *chosen)
+    assert hold_back_uncleaned_replaces(earlier_clean, replaced, frozenset({("a", "g1")})) == (
+        done("20231231000000000", "clean"), done(T1, "commit"))
 
 
 # --- the model's ledger ---------------------------------------------------------------------------
@@ -210,7 +214,8 @@ def test_model_ledger_predicts_compaction_plans_and_the_compacted_commit() -> No
     m.apply(Compact("schedule"))
     led = model_ledger(m.state)
     (t, ops), = led.compactions.items()
-    assert sorted((o.partition, bool(o.base_file), len(o.log_files)) for o in ops) == [("a", True, 1), ("b", True, 1)]
+    assert sorted((o.partition_path, bool(o.base_file), len(o.log_files)) for o in ops) == [
+        ("a", True, 1), ("b", True, 1)]
     assert t not in led.commits
     m.apply(Compact("run"))
     done = model_ledger(m.state).commits[t]
@@ -355,7 +360,7 @@ def test_harness_reports_the_case_and_layer_that_catch_a_mutation(tmp_path: Path
 
 def test_harness_reports_a_survivor(tmp_path: Path) -> None:
     corpus = _one_case_corpus(tmp_path, "writes", "insert-upsert-delete-cow-v6")
-    harmless = Mutation("harmless", "reference/archive.py", "        chosen = hold_back_uncleaned_replaces(",
+    harmless = Mutation("harmless", "reference/executors/archive.py", "        chosen = hold_back_uncleaned_replaces(",
                         "        chosen = chosen\n        chosen = hold_back_uncleaned_replaces(", "none",
                         "an assignment that changes nothing")
     got = run_one(harmless, corpus, machine=False, timeout=300)

@@ -13,6 +13,7 @@ import pytest
 
 from conformance.ops import CreateTable
 from reference.api import HudiTable
+from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
@@ -22,7 +23,6 @@ from spec.model import TableModel
 from spec.model.queries import layout, read_optimized, snapshot
 from spec.model.state import Env
 from spec.operations import Compact, Write
-from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.reader import TableReader, read_table
 from spec.storage import Storage
 from spec.timeline import Action, State, Timeline, read_instant_content

@@ -14,17 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.avro_schemas import (
-    NAMESPACE,
-    RECORD_NAMES,
-    read_container,
-    schema_for,
-    schema_json,
-    write_container,
-)
-from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
-from spec.errors import MetadataFormatError
-from spec.plans import (
+from spec.avro_model import (
     PLAN_TYPES,
     HoodieActionInstant,
     HoodieCleanerPlan,
@@ -51,6 +41,16 @@ from spec.plans import (
     parse_avro_metadata,
     parse_timeline_content,
 )
+from spec.avro_schemas import (
+    NAMESPACE,
+    RECORD_NAMES,
+    read_container,
+    schema_for,
+    schema_json,
+    write_container,
+)
+from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
+from spec.errors import MetadataFormatError
 from spec.timeline import Instant, State, is_instant_file_name, parse_instant_file_name
 from tests.conftest import RealTable
 
@@ -236,7 +236,7 @@ def test_schemas_are_valid_avro_with_hudis_full_names(name: str, version: int) -
 def test_plan_dataclasses_cover_their_schemas() -> None:
     from dataclasses import fields
 
-    from spec.plans import avro_name
+    from spec.avro_model_codec import avro_name
     for name, cls in PLAN_TYPES.items():
         assert [avro_name(f) for f in fields(cls)] == [f["name"] for f in schema_for(name, 8)["fields"]]
 

@@ -17,14 +17,19 @@ import pytest
 
 from conformance.ops import CreateTable
 from reference.api import HudiTable
-from reference.archive import archive
-from reference.services import clean, open_table, restore, rollback, savepoint_create, savepoint_delete
+from reference.executors.archive import archive
+from reference.executors.clean import clean
+from reference.executors.common import load_table
+from reference.executors.restore import restore
+from reference.executors.rollback import rollback
+from reference.executors.savepoint import savepoint_create, savepoint_delete
+from spec.actions.archive import ArchiveConfig
+from spec.actions.clean import CleanConfig
 from spec.model import TableModel
 from spec.model.queries import snapshot
 from spec.model.state import Env
 from spec.operations import Archive, Clean, Compact, Restore, Rollback, Savepoint, Write
 from spec.reader import read_table
-from spec.services import ArchiveConfig, CleanConfig
 from spec.timeline import Timeline
 from tests.hudi_rs import hudi_rs_read
 
@@ -83,7 +88,7 @@ def _every_step(path: str, s3_server: Any, table_type: str, version: int) -> Non
         assert table.compact(options) is not None
         model.apply(Compact())
         check("compaction")
-    storage, cfg = open_table(path)
+    storage, cfg = load_table(path)
     assert clean(storage, cfg, CleanConfig("KEEP_LATEST_COMMITS", 1, 3, 24)).instant is not None
     model.apply(Clean())
     check("clean")
@@ -122,7 +127,7 @@ def _services(path: str, s3_server: Any, table_type: str, version: int) -> None:
 
     for op, batch in STEPS[:3]:
         write(op, batch)
-    storage, cfg = open_table(path)
+    storage, cfg = load_table(path)
     savepoint_create(storage, cfg)
     model.apply(Savepoint())
     write("upsert", [_rec(1, 7), _rec(8, 1, "la")])

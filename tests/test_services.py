@@ -6,24 +6,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.errors import InstantNotFound, InvalidConfig
-from spec.file_naming import BaseFileName, LogFileName
-from spec.services import (
-    ArchiveConfig,
-    CleanConfig,
+from conformance.ops import CreateTable
+from spec.actions.archive import ArchiveConfig, plan_archive
+from spec.actions.clean import CleanConfig, earliest_commit_to_retain, plan_clean
+from spec.actions.compaction import (
     CompactionConfig,
-    GroupRef,
-    SliceRef,
+    CompactionOperation,
+    CompactionPlan,
+    compaction_base_instants,
+    compaction_plan_of,
     delta_commits_since_last_compaction,
-    earliest_commit_to_retain,
-    instant_to_rollback,
-    plan_archive,
-    plan_clean,
+    groups_under_compaction,
     plan_compaction,
-    plan_restore,
-    plan_rollback,
     should_schedule_compaction,
 )
+from spec.actions.file_refs import GroupRef, SliceRef
+from spec.actions.restore import plan_restore, savepoint_to_restore
+from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
+from spec.actions.savepoint import last_completed_clean, savepoint_instant
+from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
+from spec.errors import InstantNotFound, InvalidConfig, InvalidOperation
+from spec.file_naming import BaseFileName, LogFileName
+from spec.model import TableModel
+from spec.operations import Clean, Savepoint, Write
 from spec.timeline import Action, Instant, State, Timeline
 
 
@@ -281,3 +286,82 @@ def test_archive_on_mor_keeps_the_delta_commits_compaction_still_counts() -> Non
     assert [i.requested for i in plan_archive(timeline, cfg, "MERGE_ON_READ", CompactionConfig(5))] == [t(1)]
     # COW rules would archive all but one
     assert len(plan_archive(timeline, cfg, "COPY_ON_WRITE")) == 5
+
+
+# --- preconditions and shared reads: one rule for the model and the executors -----------------------
+
+def test_rollback_is_refused_for_a_pending_compaction_a_superseded_or_a_savepointed_commit() -> None:
+    timeline = tl(done(1), done(1, Action.SAVEPOINT), done(2), pending(3, Action.COMPACTION, State.REQUESTED))
+    with pytest.raises(InvalidOperation, match="pending compaction"):
+        check_rollback_allowed(timeline, pending(3, Action.COMPACTION, State.REQUESTED))
+    with pytest.raises(InvalidOperation, match="completed after it"):
+        check_rollback_allowed(timeline, done(1))
+    check_rollback_allowed(timeline, done(2))  # the latest completed write may go
+    with pytest.raises(InvalidOperation, match="savepointed"):
+        check_rollback_allowed(tl(done(1), done(2), done(2, Action.SAVEPOINT)), done(2))
+    check_rollback_allowed(tl(done(1), pending(2)), pending(2))  # a failed write always may
+
+
+def test_savepoint_keeps_a_completed_write_not_older_than_the_last_clean_retained() -> None:
+    timeline = tl(done(1), done(2), done(3, Action.CLEAN), done(4, Action.DELTA_COMMIT), pending(5))
+    assert savepoint_instant(timeline, None, None) == t(4)  # default: the latest completed write
+    assert savepoint_instant(timeline, t(1), None) == t(1)  # no clean (or it retained none): any write
+    assert last_completed_clean(timeline) == done(3, Action.CLEAN)
+    with pytest.raises(InvalidOperation, match="retained only commits from"):
+        savepoint_instant(timeline, t(1), t(2))
+    assert savepoint_instant(timeline, t(2), t(2)) == t(2)
+    with pytest.raises(InstantNotFound):
+        savepoint_instant(timeline, t(3), None)  # a clean is not a write
+    with pytest.raises(InstantNotFound):
+        savepoint_instant(timeline, t(5), None)  # nor is a pending one
+    with pytest.raises(InvalidOperation, match="already savepointed"):
+        savepoint_instant(tl(done(1), done(1, Action.SAVEPOINT)), t(1), None)
+    with pytest.raises(InstantNotFound):
+        savepoint_instant(tl(pending(1)), None, None)
+
+
+def test_the_model_refuses_a_savepoint_the_last_clean_may_have_broken() -> None:
+    """The rule the reference's executor checks is the model's too: after a clean retaining only the
+    latest commit, the first commit can no longer be savepointed; the latest can."""
+    m = TableModel(CreateTable(table_type="COPY_ON_WRITE", table_version=6, partition_fields=("p",),
+                               clean_commits_retained=1))
+    for ts in range(1, 4):
+        m.apply(Write("upsert", ({"id": 1, "p": "a", "ts": ts, "v": f"v{ts}"},)))
+    commits = [i.requested for i in m.state.timeline]
+    m.apply(Clean())
+    with pytest.raises(InvalidOperation, match="retained only commits from"):
+        m.apply(Savepoint(commits[0]))
+    m.apply(Savepoint(commits[-1]))
+    assert m.state.savepoints[-1][0] == commits[-1]
+
+
+def test_restore_defaults_to_the_newest_savepoint() -> None:
+    timeline = tl(done(1), done(1, Action.SAVEPOINT), done(2), done(2, Action.SAVEPOINT), done(3))
+    assert savepoint_to_restore(timeline) == t(2)
+    assert savepoint_to_restore(timeline, t(1)) == t(1)
+    with pytest.raises(InstantNotFound):
+        savepoint_to_restore(tl(done(1)))
+
+
+def test_pending_compaction_plans_say_which_groups_are_taken_and_from_which_slice() -> None:
+    record = HoodieCompactionPlan(operations=(
+        HoodieCompactionOperation(base_instant_time=t(1), file_id="f1", partition_path="a",
+                                  data_file_path=f"f1_0-0-0_{t(1)}.parquet",
+                                  delta_file_paths=(f".f1_{t(1)}.log.1_0-0-0",)),
+        HoodieCompactionOperation(base_instant_time=t(2), file_id="f2", partition_path="b")), version=2)
+    plan = compaction_plan_of(t(5), record)
+    assert plan.operations[0] == CompactionOperation("a", "f1", t(1), f"f1_0-0-0_{t(1)}.parquet",
+                                                     (f".f1_{t(1)}.log.1_0-0-0",))
+    assert plan.operations[1] == CompactionOperation("b", "f2", t(2), None, ())
+    other = CompactionPlan(t(6), (CompactionOperation("c", "f3", t(3), None, ("x.log",)),))
+    assert groups_under_compaction([plan, other]) == {("a", "f1"): t(5), ("b", "f2"): t(5), ("c", "f3"): t(6)}
+    assert compaction_base_instants([plan, other]) == {("a", "f1"): t(1), ("b", "f2"): t(2), ("c", "f3"): t(3)}
+
+
+def test_groups_of_files_give_every_data_file_its_own_slice() -> None:
+    base = BaseFileName("f1", "0-0-0", t(1)).format()
+    log = LogFileName("f1", t(1), 1, "0-0-0").format()
+    other = BaseFileName("f2", "0-0-0", t(2)).format()
+    groups = groups_of_files([("a", log), ("a", base), ("b", other), ("a", ".hoodie_partition_metadata")])
+    assert [g.id for g in groups] == [("a", "f1"), ("b", "f2")]
+    assert set(groups[0].slices) == {SliceRef("a", "f1", t(1), base), SliceRef("a", "f1", t(1), None, (log,))}

@@ -22,14 +22,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference import archive as arch
-from reference import services
 from reference.demo import INSERT_T, UPDATE_T, build_table
-from spec.commit_metadata import CommitMetadata, format_commit_metadata
-from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_system_view import FileSystemView
-from spec.log_format import read_log_file
-from spec.plans import (
+from reference.executors import archive as arch
+from reference.executors.clean import clean, cleaner_plan_record, plan_table_clean
+from reference.executors.common import pending_compaction_plans, savepointed_files
+from reference.executors.restore import restore
+from reference.executors.rollback import plan_table_rollback, rollback, rollback_plan_record
+from reference.executors.savepoint import savepoint_create
+from spec.actions.archive import ArchiveConfig
+from spec.actions.clean import (
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanConfig,
+    CleanPlan,
+    earliest_commit_to_retain,
+)
+from spec.actions.compaction import compaction_base_instants
+from spec.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,
     HoodieRestoreMetadata,
@@ -40,15 +49,11 @@ from spec.plans import (
     format_avro_metadata,
     parse_timeline_content,
 )
+from spec.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.errors import InstantNotFound, InvalidOperation
+from spec.file_system_view import FileSystemView
+from spec.log_format import read_log_file
 from spec.reader import read_table
-from spec.services import (
-    KEEP_LATEST_COMMITS,
-    KEEP_LATEST_FILE_VERSIONS,
-    ArchiveConfig,
-    CleanConfig,
-    CleanPlan,
-    earliest_commit_to_retain,
-)
 from spec.storage import Storage
 from spec.storage_lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
 from spec.table_config import COPY_ON_WRITE, TableConfig
@@ -168,7 +173,7 @@ def test_clean_keeps_the_snapshot_and_retained_time_travel(cow: Any, version: in
     before = {c: read(path, c) for c in commits}
     snapshot = read(path)
     files_before = data_files(path)
-    result = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=2))
+    result = clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=2))
     assert result.instant is not None and result.total_deleted == 1
     assert result.plan is not None and result.plan.earliest_instant_to_retain is not None
     assert result.plan.earliest_instant_to_retain.requested == commits[2]
@@ -195,7 +200,7 @@ def test_clean_keeps_the_snapshot_and_retained_time_travel(cow: Any, version: in
     assert md.partition_metadata["city=a"].success_delete_files == (gone.split("/")[1],)
     assert_hudi_rs_agrees(path)
     # a second clean with the same retention finds nothing: no new instant
-    again = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=2))
+    again = clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=2))
     assert again.instant is None and len(instant(path, Action.CLEAN)) == 1
 
 
@@ -204,9 +209,9 @@ def test_clean_never_touches_a_savepoint(cow: Any) -> None:
     path, commits = cow(6)
     storage, table = open_(path)
     at_c1 = read(path, commits[0])
-    sp = services.savepoint_create(storage, table, commits[0], comment="keep c1")
+    sp = savepoint_create(storage, table, commits[0], comment="keep c1")
     assert {f for _, f in sp.files} == {f.split("/")[1] for f in data_files(path) if f"_{commits[0]}." in f}
-    result = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    result = clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
     # without the savepoint, c1 and c2 slices of group a and c1 of group b would go; c2 still goes
     assert result.total_deleted == 1
     assert all(f"_{commits[1]}." in f for fs in result.deleted.values() for f in fs)
@@ -214,11 +219,11 @@ def test_clean_never_touches_a_savepoint(cow: Any) -> None:
     md = content(path, instant(path, Action.SAVEPOINT)[0])
     assert isinstance(md, HoodieSavepointMetadata) and md.comments == "keep c1"
     # a savepoint older than what a clean retained is refused
-    services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
     with pytest.raises(InvalidOperation, match="already savepointed"):
-        services.savepoint_create(storage, table, commits[0])
+        savepoint_create(storage, table, commits[0])
     with pytest.raises(InvalidOperation, match="last clean retained"):
-        services.savepoint_create(storage, table, commits[1])
+        savepoint_create(storage, table, commits[1])
     assert_hudi_rs_agrees(path)
 
 
@@ -229,7 +234,7 @@ def test_rollback_of_the_latest_commit_restores_the_previous_snapshot(cow: Any, 
     storage, table = open_(path)
     previous = read(path, commits[2])
     written = {f for f in data_files(path) if f"_{commits[3]}." in f}
-    result = services.rollback(storage, table)
+    result = rollback(storage, table)
     assert result.target.requested == commits[3] and result.target.is_completed
     assert read(path) == previous
     assert not written & data_files(path)
@@ -254,14 +259,14 @@ def test_rollback_refusals_leave_the_table_untouched(cow: Any) -> None:
     storage, table = open_(path)
     before = disk(path)
     with pytest.raises(InvalidOperation, match=f"{commits[3]} completed after it"):
-        services.rollback(storage, table, commits[2])
+        rollback(storage, table, commits[2])
     with pytest.raises(InstantNotFound):
-        services.rollback(storage, table, "20000101000000000")
+        rollback(storage, table, "20000101000000000")
     assert disk(path) == before
-    services.savepoint_create(storage, table)
+    savepoint_create(storage, table)
     before = disk(path)
     with pytest.raises(InvalidOperation, match="savepointed"):
-        services.rollback(storage, table)
+        rollback(storage, table)
     assert disk(path) == before
 
 
@@ -281,7 +286,7 @@ def test_rollback_of_a_failed_write(cow: Any, version: int) -> None:
     stray = any_base.rsplit("_", 1)[0] + f"_{failed}.parquet"
     storage.write_atomic(stray, b"PAR1 half written")
     assert read(path) == snapshot  # invisible to readers
-    result = services.rollback(storage, table)
+    result = rollback(storage, table)
     assert result.target == Instant(failed, Action.COMMIT, State.INFLIGHT)
     assert not storage.exists(stray) and not timeline_of(path).files_of(failed)
     assert read(path) == snapshot and len(timeline_of(path)) == len(tl) + 1
@@ -294,9 +299,9 @@ def test_savepoint_and_restore_return_the_savepointed_snapshot(cow: Any, version
     path, commits = cow(version)
     storage, table = open_(path)
     at_c2 = read(path, commits[1])
-    services.savepoint_create(storage, table, commits[1])
-    services.savepoint_create(storage, table, commits[3])  # a later savepoint: the restore removes it
-    result = services.restore(storage, table, commits[1])
+    savepoint_create(storage, table, commits[1])
+    savepoint_create(storage, table, commits[3])  # a later savepoint: the restore removes it
+    result = restore(storage, table, commits[1])
     assert [i.requested for i in result.rolled_back] == [commits[3], commits[2]]
     assert read(path) == at_c2
     tl = timeline_of(path)
@@ -313,7 +318,7 @@ def test_savepoint_and_restore_return_the_savepointed_snapshot(cow: Any, version
     assert set(md.hoodie_restore_metadata) == {commits[2], commits[3]}
     assert_hudi_rs_agrees(path)
     with pytest.raises(InstantNotFound, match="no completed savepoint"):
-        services.restore(storage, table, commits[3])
+        restore(storage, table, commits[3])
 
 
 @pytest.mark.spark
@@ -385,7 +390,7 @@ def test_mor_rollback_of_a_deltacommit(tmp_path: Path, version: int) -> None:
     storage, table = open_(path)
     at_insert = read(path, INSERT_T)
     logs_before = {f for f in data_files(path) if "/." in f}
-    result = services.rollback(storage, table)
+    result = rollback(storage, table)
     assert result.target.requested == UPDATE_T
     assert read(path) == at_insert
     md = result.metadata
@@ -410,11 +415,11 @@ def test_mor_savepoint_and_restore(tmp_path: Path, version: int) -> None:
     path = build_table(tmp_path / "t", version)
     storage, table = open_(path)
     at_insert = read(path, INSERT_T)
-    sp = services.savepoint_create(storage, table, INSERT_T)
+    sp = savepoint_create(storage, table, INSERT_T)
     # v6: the slice's shared log file is part of the slice as of any instant (its blocks are filtered
     # when read); v8: the log of the later deltacommit is not in the slice as of the insert
     assert len(sp.files) == (2 if version == 6 else 1)
-    result = services.restore(storage, table, INSERT_T)
+    result = restore(storage, table, INSERT_T)
     assert [i.requested for i in result.rolled_back] == [UPDATE_T]
     assert read(path) == at_insert
     assert_hudi_rs_agrees(path)
@@ -432,8 +437,8 @@ def test_a_rollback_left_pending_is_finished_from_its_plan(tmp_path: Path, versi
     tl = timeline_of(path)
     target = tl.get(UPDATE_T)
     assert target is not None
-    plan, appended = services.plan_table_rollback(storage, table, target)
-    record = services.rollback_plan_record(storage, plan, appended,
+    plan, appended = plan_table_rollback(storage, table, target)
+    record = rollback_plan_record(storage, plan, appended,
                                            {str(p.relative_to(path)): p.stat().st_size for p in path.rglob("*")})
     r = "20250101100000000"
     folder = ".hoodie" if version == 6 else ".hoodie/timeline"
@@ -442,7 +447,7 @@ def test_a_rollback_left_pending_is_finished_from_its_plan(tmp_path: Path, versi
     (completed,) = [n for n in tl.files_of(target) if "." + Action.DELTA_COMMIT in n and "flight" not in n
                     and "requested" not in n]
     storage.delete(f"{folder}/{completed}")  # un-published, then the crash
-    result = services.rollback(storage, table)
+    result = rollback(storage, table)
     assert result.resumed and result.instant == r and result.target.requested == UPDATE_T
     assert read(path) == at_insert
     after = timeline_of(path)
@@ -460,10 +465,10 @@ def test_a_clean_left_pending_is_finished_by_the_next(tmp_path: Path) -> None:
     stale = base.replace(f"_{INSERT_T}.parquet", "_20241231000000000.parquet")
     storage.write_atomic(stale, b"")  # an older slice, deleted by the plan below
     plan = CleanPlan(KEEP_LATEST_COMMITS, None, UPDATE_T, {"city=san_francisco": (stale.split("/")[1],)})
-    record = services.cleaner_plan_record(storage, plan)
+    record = cleaner_plan_record(storage, plan)
     t = "20250101100000000"
     storage.create_if_absent(f".hoodie/{t}.clean.requested", format_avro_metadata(record, 6))
-    result = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=5))
+    result = clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=5))
     assert result.finished_pending == (t,) and result.instant is None
     assert not storage.exists(stale)
     md = content(path, Instant(t, Action.CLEAN, State.COMPLETED))
@@ -497,7 +502,7 @@ def test_replacecommit_rollback_and_clean_of_replaced_groups(tmp_path: Path, ver
         return sorted(g.file_id for g in FileSystemView.load(storage, table).groups)
 
     assert groups() == ["f1-0", "f2-0"]
-    result = services.rollback(storage, table)
+    result = rollback(storage, table)
     assert result.target.requested == t[1] and result.target.action == Action.REPLACE_COMMIT
     assert groups() == ["f0-0", "f1-0"] and not storage.exists(f"p/f2-0_0-0-0_{t[1]}.parquet")
     # again, then two more commits: the replaced group goes whole once its replacecommit is not retained
@@ -507,7 +512,7 @@ def test_replacecommit_rollback_and_clean_of_replaced_groups(tmp_path: Path, ver
     complete(2, "replacecommit", CommitMetadata(operation_type="INSERT_OVERWRITE",
                                                 partition_to_replace_file_ids={"p": ("f0-0",)}))
     _commit(storage, version, t[3], done[3], [f"p/f1-0_0-0-0_{t[3]}.parquet"])
-    cleaned = services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    cleaned = clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
     assert cleaned.deleted == {"p": (f"f0-0_0-0-0_{t[0]}.parquet",)}
     assert groups() == ["f1-0", "f2-0"]
 
@@ -519,7 +524,7 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
     the clean removed the group it replaced."""
     import pyarrow.parquet as pq
 
-    from spec.plans import HoodieRequestedReplaceMetadata
+    from spec.avro_model import HoodieRequestedReplaceMetadata
 
     path = tmp_path / "t"
     storage = Storage(path)
@@ -537,10 +542,10 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
 
     for n in range(3):
         _commit(storage, version, t[n], done[n], [f"p/f0-0_0-0-0_{t[n]}.parquet"])
-    assert services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1), clock=at(3)).instant
+    assert clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1), clock=at(3)).instant
     storage.create_if_absent(f"{folder}/{t[4]}.commit.requested", b"")  # a failed write, rolled back
     storage.create_if_absent(f"{folder}/{t[4]}.inflight", b"")
-    services.rollback(storage, table, clock=at(5))
+    rollback(storage, table, clock=at(5))
     storage.write_atomic(f"p/f1-0_0-0-0_{t[6]}.parquet", b"")
     storage.create_if_absent(f"{folder}/{t[6]}.replacecommit.requested",
                              format_avro_metadata(HoodieRequestedReplaceMetadata(), version))
@@ -554,7 +559,7 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
     config = ArchiveConfig(keep_min_commits=2, keep_max_commits=3)
     first = arch.archive(storage, table, config)  # f0 still has files: the replacecommit stays
     assert [i.requested for i in first.archived] == t[:3]
-    assert services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1),
+    assert clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1),
                           clock=at(10)).total_deleted == 4  # f0 whole (replaced), f1 at t6 and t7
     second = arch.archive(storage, table, config)
     assert [(i.requested, i.action) for i in second.archived] == [
@@ -595,7 +600,7 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
 def test_clean_spares_slices_a_pending_compaction_needs(tmp_path: Path) -> None:
     """The cleaner reads the plans of pending compactions: a slice at or after an operation's base
     instant stays, even under KEEP_LATEST_FILE_VERSIONS with one version."""
-    from spec.plans import HoodieCompactionOperation, HoodieCompactionPlan
+    from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
     from spec.table_config import MERGE_ON_READ
 
     path = tmp_path / "t"
@@ -610,14 +615,14 @@ def test_clean_spares_slices_a_pending_compaction_needs(tmp_path: Path) -> None:
         storage.create_if_absent(f".hoodie/{t[n]}.deltacommit.inflight", b"")
         storage.create_if_absent(f".hoodie/{t[n]}.deltacommit", format_commit_metadata(CommitMetadata(), 6))
     config = CleanConfig(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1)
-    assert services.plan_table_clean(storage, table, config).all_files() == {
+    assert plan_table_clean(storage, table, config).all_files() == {
         ("p", f"f0-0_0-0-0_{t[0]}.parquet"), ("p", f"f0-0_0-0-0_{t[1]}.parquet")}
     op = HoodieCompactionOperation(base_instant_time=t[1], delta_file_paths=(), file_id="f0-0", partition_path="p",
                                    data_file_path=f"f0-0_0-0-0_{t[1]}.parquet")
     storage.create_if_absent(f".hoodie/{t[3]}.compaction.requested",
                              format_avro_metadata(HoodieCompactionPlan(operations=(op,), version=2), 6))
-    assert services.pending_compaction_bases(storage, timeline_of(path)) == {("p", "f0-0"): t[1]}
-    result = services.clean(storage, table, config)
+    assert compaction_base_instants(pending_compaction_plans(storage, timeline_of(path))) == {("p", "f0-0"): t[1]}
+    result = clean(storage, table, config)
     assert result.deleted == {"p": (f"f0-0_0-0-0_{t[0]}.parquet",)}
     assert storage.exists(f"p/f0-0_0-0-0_{t[1]}.parquet") and storage.exists(f"p/f0-0_0-0-0_{t[2]}.parquet")
 
@@ -634,7 +639,7 @@ def test_clean_by_hours(tmp_path: Path) -> None:
         _commit(storage, 8, t[n], done, [f"f0-0_0-0-0_{t[n]}.parquet"])
     now = format_instant_time(T0 + timedelta(hours=4))
     config = CleanConfig("KEEP_LATEST_BY_HOURS", hours_retained=2)  # earliest retained: t[2]
-    result = services.clean(storage, table, config, now=now)
+    result = clean(storage, table, config, now=now)
     assert result.plan is not None and result.plan.earliest_instant_to_retain is not None
     assert result.plan.earliest_instant_to_retain.requested == t[2]
     # t[1]'s slice stays: it is the last one before the earliest retained commit
@@ -688,7 +693,7 @@ def test_clean_property_never_deletes_needed_files(tmp_path_factory: pytest.Temp
         done = format_instant_time(datetime.fromtimestamp(clock(), UTC))
         _commit(storage, version, t, done, [f"p{g % 2}/f{g}-0_0-0-0_{t}.parquet" for g in groups])
         if savepoint:
-            services.savepoint_create(storage, table, t, clock=clock)
+            savepoint_create(storage, table, t, clock=clock)
         if clean_now:
             tl = Timeline.load(storage, table.timeline_layout)
             earliest = earliest_commit_to_retain(tl, config)
@@ -698,9 +703,9 @@ def test_clean_property_never_deletes_needed_files(tmp_path_factory: pytest.Temp
                 for c in commits:
                     if c >= earliest.requested:
                         needed |= _slice_files(storage, table, c)
-            kept = services.savepointed_files(storage, tl)
+            kept = savepointed_files(storage, tl)
             before = data_files(path)
-            result = services.clean(storage, table, config, clock=clock)
+            result = clean(storage, table, config, clock=clock)
             after = data_files(path)
             deleted = {f"{p}/{f}" for p, fs in result.deleted.items() for f in fs}
             assert before - after == deleted
@@ -725,7 +730,7 @@ def test_clean_property_spares_pending_compactions(tmp_path_factory: pytest.Temp
     """Merge-on-read: random deltacommits, compactions scheduled (left pending) on random groups, and
     cleans; a clean never deletes the slice a pending compaction's operation reads, nor what the
     latest snapshot reads."""
-    from spec.plans import HoodieCompactionOperation, HoodieCompactionPlan
+    from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
     from spec.table_config import MERGE_ON_READ
 
     path = tmp_path_factory.mktemp("propc") / "t"
@@ -769,7 +774,7 @@ def test_clean_property_spares_pending_compactions(tmp_path_factory: pytest.Temp
         if clean_now:
             needed = _slice_files(storage, table, None) | set(pending.values())
             before = data_files(path)
-            result = services.clean(storage, table, config, clock=clock)
+            result = clean(storage, table, config, clock=clock)
             deleted = {f"{p}/{f}" for p, fs in result.deleted.items() for f in fs}
             assert before - data_files(path) == deleted
             assert not deleted & needed, (deleted & needed)
@@ -838,13 +843,13 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
         model.apply(Write(op, tuple(rows)))
     check("writes")
     steps: list[tuple[str, Any, Any]] = [
-        ("savepoint", lambda: services.savepoint_create(storage, table, commits[1]), Savepoint(commits[1])),
-        ("clean", lambda: services.clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)),
+        ("savepoint", lambda: savepoint_create(storage, table, commits[1]), Savepoint(commits[1])),
+        ("clean", lambda: clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)),
          Clean()),
     ]
     steps.append(("archive", lambda: arch.archive(storage, table, ArchiveConfig(2, 3)), Archive()))
-    steps += [("rollback", lambda: services.rollback(storage, table), Rollback()),
-              ("restore", lambda: services.restore(storage, table, commits[1]), Restore(commits[1]))]
+    steps += [("rollback", lambda: rollback(storage, table), Rollback()),
+              ("restore", lambda: restore(storage, table, commits[1]), Restore(commits[1]))]
     for name, run, op in steps:
         run()
         new_times()

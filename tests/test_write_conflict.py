@@ -23,8 +23,11 @@ import pyarrow as pa
 import pytest
 
 from reference.client import WriteClient
+from reference.executors.clean import clean
+from reference.executors.common import load_table
+from reference.executors.rollback import rollback
+from reference.executors.savepoint import savepoint_create
 from reference.lock import LOCK_FILE, table_lock
-from reference.services import clean, open_table, rollback, savepoint_create
 from spec.errors import WriteConflict
 from spec.reader import read_table
 from spec.storage import Storage
@@ -77,7 +80,7 @@ def test_second_writer_gets_write_conflict_and_the_table_is_untouched(spark: Any
     try:
         before = _files(table)
         rows = read_table(str(table)).to_pylist()
-        storage, cfg = open_table(str(table))
+        storage, cfg = load_table(str(table))
         attempts = [
             lambda: WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert",
                                                          OPTIONS),

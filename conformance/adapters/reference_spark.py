@@ -10,7 +10,7 @@ Every operation of the case language goes to the reference's own entry point: wr
 ``WriteClient.write``, ``compact`` to ``reference.compaction``, ``stream`` to
 ``reference.streaming.StreamingWriter`` (one writer per operation, a commit per checkpoint; a
 checkpoint's deletes are rows with ``_hoodie_is_deleted`` set), ``clean`` / ``rollback`` /
-``savepoint`` / ``restore`` to ``reference.services`` and ``archive`` to ``reference.archive``.
+``savepoint`` / ``restore`` and ``archive`` to their executors in ``reference.executors``.
 
 ``crash`` arms a fault (``reference.faults``): the next write runs in a child process
 (``conformance.adapters.crash_writer``) in a process group of its own, which the writer kills with
@@ -287,7 +287,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             run_compaction(self.client, t)
 
     def archived_times(self) -> frozenset[str]:
-        from reference.archive import archived_instants
+        from reference.executors.archive import archived_instants
         from spec.storage import Storage
         from spec.table_config import TableConfig
 
@@ -314,51 +314,46 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
                                hint="expect_error is the harness's: conformance.runner arms it")
 
     def clean(self, op: Clean) -> None:
-        """Run the cleaner with the table's clean policy (``reference.services.clean``)."""
-        from reference import services
-        from spec.services import CleanConfig
+        """Run the cleaner with the table's clean policy (``reference.executors.clean``)."""
+        from reference.executors.clean import clean
+        from spec.actions.clean import CleanConfig
 
         if not self._has_table():
             return  # nothing written, nothing to clean
         storage, table = _storage_table(self)
         c = self.config
         _fixing(self, op.instant_time)
-        services.clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained,
-                                                   c.clean_file_versions_retained, c.clean_hours_retained),
-                       clock=self.clock)
+        clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained, c.clean_file_versions_retained,
+                                          c.clean_hours_retained), clock=self.clock)
 
     def rollback(self, op: Rollback) -> None:
-        """Roll back an instant (``reference.services.rollback``)."""
-        from reference import services
+        """Roll back an instant (``reference.executors.rollback``)."""
+        from reference.executors.rollback import rollback
 
         storage, table = _storage_table(self)
-        services.rollback(storage, table, op.instant_time, clock=self.clock)
+        rollback(storage, table, op.instant_time, clock=self.clock)
 
     def savepoint(self, op: Savepoint) -> None:
-        """Savepoint a commit (``reference.services.savepoint_create``)."""
-        from reference import services
+        """Savepoint a commit (``reference.executors.savepoint``)."""
+        from reference.executors.savepoint import savepoint_create
 
         storage, table = _storage_table(self)
-        services.savepoint_create(storage, table, op.instant_time, clock=self.clock)
+        savepoint_create(storage, table, op.instant_time, clock=self.clock)
 
     def restore(self, op: Restore) -> None:
-        """Restore to a savepoint, the latest when the operation names none (``reference.services.restore``)."""
-        from reference import services
-        from spec.timeline import Timeline
+        """Restore to a savepoint, the latest when the operation names none (``reference.executors.restore``)."""
+        from reference.executors.common import timeline_of
+        from reference.executors.restore import restore
+        from spec.actions.restore import savepoint_to_restore
 
         storage, table = _storage_table(self)
-        t = op.savepoint_time
-        if t is None:
-            saved = services.savepoint_times(Timeline.load(storage, table.timeline_layout))
-            if not saved:
-                raise InstantNotFound("there is no savepoint to restore to", hint="savepoint a commit first")
-            t = saved[-1]
-        services.restore(storage, table, t, clock=self.clock)
+        restore(storage, table, savepoint_to_restore(timeline_of(storage, table), op.savepoint_time), clock=self.clock)
 
     def archive(self, op: Archive) -> None:
-        """Archive old instants (``reference.archive.archive``)."""
-        from reference.archive import archive
-        from spec.services import ArchiveConfig, CompactionConfig
+        """Archive old instants (``reference.executors.archive``)."""
+        from reference.executors.archive import archive
+        from spec.actions.archive import ArchiveConfig
+        from spec.actions.compaction import CompactionConfig
 
         if not self._has_table():
             return  # nothing written, nothing to archive

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from reference.executors.common import load_table, timeline_of
 from spec.commit_metadata import CommitMetadata, parse_commit_metadata
 from spec.storage import Storage
 from spec.table_config import TableConfig
@@ -11,9 +12,9 @@ from spec.timeline import Instant, Timeline, parse_instant_file_name, read_insta
 
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
-    storage = Storage(path)
-    cfg = TableConfig.load(storage)
-    return storage, cfg, Timeline.load(storage, cfg.timeline_layout)
+    """Storage, config and active timeline of the table at ``path`` (InvalidTable when there is none)."""
+    storage, cfg = load_table(path)
+    return storage, cfg, timeline_of(storage, cfg)
 
 
 def commit_metadata(storage: Storage, timeline: Timeline, inst: Instant) -> CommitMetadata:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 
-from reference.archive import archive, archived_instants
 from reference.commands import _output
-from reference.services import open_table
-from spec.services import ArchiveConfig
+from reference.executors.archive import archive, archived_instants
+from reference.executors.common import load_table
+from spec.actions.archive import ArchiveConfig
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    storage, table = open_table(args.table)
+    storage, table = load_table(args.table)
     moved: list[str] = []
     if args.run:
         result = archive(storage, table, ArchiveConfig(args.keep_min, args.keep_max))

@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.services import clean, open_table, plan_table_clean
-from spec.errors import InvalidConfig
-from spec.services import (
+from reference.executors.clean import clean, plan_table_clean
+from reference.executors.common import load_table
+from spec.actions.clean import (
     CLEAN_POLICIES,
     KEEP_LATEST_BY_HOURS,
     KEEP_LATEST_COMMITS,
     KEEP_LATEST_FILE_VERSIONS,
     CleanConfig,
 )
+from spec.errors import InvalidConfig
 
 COLUMNS = ["clean_time", "partition_path", "file"]
 
@@ -50,7 +51,7 @@ def clean_config(policy: str, retained: int | None) -> CleanConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    storage, table = open_table(args.table)
+    storage, table = load_table(args.table)
     config = clean_config(args.policy, args.retained)
     if args.dry_run:
         plan = plan_table_clean(storage, table, config)

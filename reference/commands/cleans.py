@@ -14,7 +14,7 @@ import argparse
 
 from reference.commands import _output
 from reference.commands._table import open_table, state_transition_time, timeline_mtimes
-from spec.plans import HoodieCleanerPlan, HoodieCleanMetadata, parse_avro_metadata
+from spec.avro_model import HoodieCleanerPlan, HoodieCleanMetadata, parse_avro_metadata
 from spec.timeline import Action, Instant, State, read_instant_content
 
 COLUMNS = ["clean_time", "state_transition_time", "action", "start_clean_time", "time_taken_in_millis",

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.services import open_table, rollback
+from reference.executors.common import load_table
+from reference.executors.rollback import rollback
 
 COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
 
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    storage, table = open_table(args.table)
+    storage, table = load_table(args.table)
     result = rollback(storage, table, args.instant)
     rows = []
     for p, pm in sorted(result.metadata.partition_metadata.items()):

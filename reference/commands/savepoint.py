@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.services import open_table, restore, savepoint_create, savepoint_delete
+from reference.executors.common import load_table
+from reference.executors.restore import restore
+from reference.executors.savepoint import savepoint_create, savepoint_delete
 
 CREATE_COLUMNS = ["savepoint_time", "partition_path", "file"]
 RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "total_files_deleted"]
@@ -42,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    storage, table = open_table(args.table)
+    storage, table = load_table(args.table)
     result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment)
     rows = [{"savepoint_time": result.instant, "partition_path": p, "file": f} for p, f in sorted(result.files)]
     data = {"savepoint_time": result.instant, "total_files": len(rows), "files": rows}
@@ -52,7 +54,7 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    storage, table = open_table(args.table)
+    storage, table = load_table(args.table)
     result = restore(storage, table, args.instant)
     rows = []
     for inst in result.rolled_back:
@@ -67,7 +69,7 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    storage, table = open_table(args.table)
+    storage, table = load_table(args.table)
     savepoint_delete(storage, table, args.instant)
     _output.emit(args.output, {"deleted_savepoint": args.instant}, ["deleted_savepoint"], [[args.instant]],
                  title="Savepoint deleted")

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _archived_rows(storage: Storage, pending_only: bool) -> list[dict[str, object]]:
-    from reference.archive import archived_instants
+    from reference.executors.archive import archived_instants
     from spec.table_config import TableConfig
 
     table = TableConfig.load(storage)

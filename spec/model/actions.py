@@ -1,11 +1,12 @@
 """The oracle's table services: compaction, clean, rollback, savepoint, restore, archival.
 
-Each service plans with ``spec.services`` over the model's files (as a writer plans over a
+Each service plans with ``spec.actions`` over the model's files (as a writer plans over a
 listing) and then does what the plan says to the in-memory table: new base files for a
 compaction, files removed by a clean, files removed or ROLLBACK command blocks appended by a
-rollback, instants moved off the active timeline by archival.
+rollback, instants moved off the active timeline by archival. The preconditions (may this
+rollback or savepoint happen?) are ``spec.actions``' too, the ones the reference's executors check.
 
-Source: no Hudi class — the oracle's services plan with ``spec.services`` (``CleanPlanner``,
+Source: no Hudi class — the oracle's services plan with ``spec.actions`` (``CleanPlanner``,
 ``ScheduleCompactionActionExecutor``, ``HoodieTimelineArchiver``).
 """
 
@@ -14,29 +15,28 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
+from spec.actions.clean import CleanConfig, plan_clean
+from spec.actions.compaction import (
+    CompactionConfig,
+    CompactionPlan,
+    compaction_base_instants,
+    groups_under_compaction,
+    plan_compaction,
+    should_schedule_compaction,
+)
+from spec.actions.file_refs import GroupRef, SliceRef
+from spec.actions.restore import plan_restore, savepoint_to_restore
+from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
+from spec.actions.savepoint import last_completed_clean, savepoint_instant
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_system_view import build_file_groups
-from spec.ledger import hold_back_uncleaned_replaces
 from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
 from spec.model.queries import merge_files, view
-from spec.model.state import DATA_WRITES, Env, TableState, complete, start_instant
+from spec.model.state import Env, TableState, complete, start_instant
 from spec.model.writes import observed_size
-from spec.services import (
-    ArchiveConfig,
-    CleanConfig,
-    CompactionConfig,
-    GroupRef,
-    SliceRef,
-    instant_to_rollback,
-    plan_archive,
-    plan_clean,
-    plan_compaction,
-    plan_restore,
-    plan_rollback,
-    should_schedule_compaction,
-)
-from spec.timeline import Action, Instant, State, format_instant_time, parse_instant_time
+from spec.timeline import DATA_WRITES, Action, Instant, State, format_instant_time, parse_instant_time
 
 
 def next_instant(state: TableState, env: Env, given: str | None = None, floor: str | None = None) -> str:
@@ -71,13 +71,18 @@ def schedule_compaction(state: TableState, env: Env, given: str | None = None) -
     if not state.config.is_mor:
         raise InvalidOperation("compaction applies to MERGE_ON_READ tables", hint="COW tables need no compaction")
     t = next_instant(state, env, given)
-    busy = {g for tt, p in state.compaction_plans if state.pending_instant(tt) for g in p.group_ids()}
+    busy = groups_under_compaction(pending_compaction_plans(state))
     slices = [SliceRef.of(g.latest_slice) for g in view(state) if g.latest_slice is not None]
     plan = plan_compaction(t, slices, state.timeline_view(), state.table_version, busy)
     if plan is None:
         return state, None
     state = state.with_instant(start_instant(Action.COMPACTION, t))
     return replace(state, compaction_plans=(*state.compaction_plans, (t, plan))), t
+
+
+def pending_compaction_plans(state: TableState) -> list[CompactionPlan]:
+    """The plans of the compactions still pending, oldest first."""
+    return [p for t, p in state.compaction_plans if state.pending_instant(t)]
 
 
 def run_compaction(state: TableState, env: Env, t: str | None = None) -> TableState:
@@ -145,8 +150,7 @@ def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
     cfg = state.config
     conf = CleanConfig(cfg.clean_policy, cfg.clean_commits_retained, cfg.clean_file_versions_retained,
                        cfg.clean_hours_retained)
-    pending_base = {(op.partition_path, op.file_id): op.base_instant
-                    for t, p in state.compaction_plans if state.pending_instant(t) for op in p.operations}
+    pending_base = compaction_base_instants(pending_compaction_plans(state))
     now = env.now() if env.now is not None else state.latest_instant_time()
     plan = plan_clean(group_refs(state), state.timeline_view(), conf, state.savepointed_files(), pending_base, now)
     if plan.is_empty:
@@ -154,7 +158,9 @@ def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
     t = next_instant(state, env, given)
     state = state.with_instant(start_instant(Action.CLEAN, t))
     doomed = plan.all_files()
-    state = replace(state, clean_plans=(*state.clean_plans, (t, tuple(sorted(doomed)))))
+    retained = plan.earliest_instant_to_retain
+    state = replace(state, clean_plans=(*state.clean_plans, (t, tuple(sorted(doomed)))),
+                    clean_retained=(*state.clean_retained, (t, retained.requested if retained else "")))
     return finish(remove_files(state, doomed, keep_aside=True), env, t)
 
 
@@ -174,14 +180,6 @@ def remove_files(state: TableState, doomed: frozenset[tuple[str, str]], keep_asi
 
 # --- rollback and restore -----------------------------------------------------------------------
 
-def _raw_refs(state: TableState) -> list[GroupRef]:
-    """Groups with every file, committed or not (a rollback must see what failed writes left)."""
-    return [GroupRef(g.partition, g.file_id,
-                     tuple(SliceRef(g.partition, g.file_id, b.instant, b.name) for b in g.base_files)
-                     + tuple(SliceRef(g.partition, g.file_id, lf.instant, None, (lf.name,)) for lf in g.log_files))
-            for g in state.groups]
-
-
 # --8<-- [start:rollback]
 def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
     """Undo ``target`` with rollback time ``r``: the plan's files go, v6 MOR gets command blocks,
@@ -190,7 +188,9 @@ def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
     for written_by, logs in state.appended_logs:
         for p, f, log_name in logs if written_by == target.requested else ():
             appended.setdefault((p, f), []).append(log_name)
-    plan = plan_rollback(target, _raw_refs(state), state.config.table_type, state.table_version, appended)
+    every = groups_of_files([(g.partition, b.name) for g in state.groups for b in g.base_files]
+                            + [(g.partition, lf.name) for g in state.groups for lf in g.log_files])
+    plan = plan_rollback(target, every, state.config.table_type, state.table_version, appended)
     state = remove_files(state, plan.files_to_delete())
     groups = list(state.groups)
     for req in plan.requests:
@@ -209,19 +209,10 @@ def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
 
 
 def rollback(state: TableState, env: Env, instant_time: str | None = None) -> TableState:
-    """Roll back one write (the latest by default). A completed write can only be rolled back when no
-    later write completed; a pending compaction is not rolled back (run it)."""
-    target = instant_to_rollback(state.timeline_view(), instant_time)
-    if target.action == Action.COMPACTION:
-        raise InvalidOperation(f"{target.requested} is a pending compaction", hint="run it with compact mode=run")
-    if target.is_completed:
-        later = [i for i in state.timeline if i.is_completed and i.requested > target.requested
-                 and i.action in DATA_WRITES]
-        if later:
-            raise InvalidOperation(f"cannot roll back {target.requested}: {later[0].requested} completed after it",
-                                   hint="roll back the later commits first, or restore to a savepoint")
-        if any(t == target.requested for t, _ in state.savepoints):
-            raise InvalidOperation(f"{target.requested} is savepointed", hint="delete the savepoint first")
+    """Roll back one write (the latest by default), if ``check_rollback_allowed`` allows it."""
+    timeline = state.timeline_view()
+    target = instant_to_rollback(timeline, instant_time)
+    check_rollback_allowed(timeline, target)
     return _rolled_back(state, env, target)
 
 
@@ -243,17 +234,12 @@ def rollback_failed_writes(state: TableState, env: Env, floor: str | None = None
 
 
 def savepoint(state: TableState, env: Env, instant_time: str | None = None) -> TableState:
-    """Savepoint a completed write: the files of the latest slices as of it are protected from cleaning."""
-    writes = [i for i in state.timeline if i.is_completed and i.action in DATA_WRITES]
-    if instant_time is None:
-        if not writes:
-            raise InstantNotFound("there is no completed commit to savepoint", hint="write something first")
-        instant_time = writes[-1].requested
-    if not any(i.requested == instant_time for i in writes):
-        raise InstantNotFound(f"no completed commit at {instant_time} to savepoint",
-                              hint="savepoint a completed commit, deltacommit or replacecommit")
-    if any(t == instant_time for t, _ in state.savepoints):
-        raise InvalidOperation(f"{instant_time} is already savepointed")
+    """Savepoint a completed write, if ``savepoint_instant`` allows it: the files of the latest slices
+    as of it are protected from cleaning."""
+    timeline = state.timeline_view()
+    last_clean = last_completed_clean(timeline)
+    retained = dict(state.clean_retained).get(last_clean.requested) if last_clean else None
+    instant_time = savepoint_instant(timeline, instant_time, retained)
     files = frozenset(n for g in view(state, instant_time) if (s := g.latest_slice) is not None
                       for n in ((s.base_file.name,) if s.base_file else ()) + tuple(f.name for f in s.log_files))
     done = next_instant(state, env) if state.table_version >= 8 else None
@@ -263,10 +249,7 @@ def savepoint(state: TableState, env: Env, instant_time: str | None = None) -> T
 
 def restore(state: TableState, env: Env, savepoint_time: str | None = None) -> TableState:
     """Roll back every write after the savepoint, newest first, under one restore instant."""
-    if savepoint_time is None:
-        if not state.savepoints:
-            raise InstantNotFound("there is no savepoint to restore to", hint="create a savepoint first")
-        savepoint_time = state.savepoints[-1][0]
+    savepoint_time = savepoint_to_restore(state.timeline_view(), savepoint_time)
     targets = plan_restore(state.timeline_view(), savepoint_time)
     r = next_instant(state, env)
     state = state.with_instant(start_instant(Action.RESTORE, r))
@@ -283,18 +266,19 @@ def restore(state: TableState, env: Env, savepoint_time: str | None = None) -> T
 
 def archive(state: TableState, env: Env) -> TableState:
     """Move the instants archival selects off the active timeline, holding back a replacecommit whose
-    replaced file groups the cleaner has not removed yet (``spec.ledger.hold_back_uncleaned_replaces``)."""
+    replaced file groups the cleaner has not removed yet (``spec.actions.archive.hold_back_uncleaned_replaces``)."""
     cfg = state.config
     chosen = plan_archive(state.timeline_view(), ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
                           cfg.table_type, CompactionConfig(cfg.compact_max_delta_commits))
-    replaced: dict[str, frozenset[tuple[str, str]]] = {}
+    replaced: dict[str, set[tuple[str, str]]] = {}
     for g in state.groups:
         if g.replaced_by is not None:
-            replaced[g.replaced_by] = replaced.get(g.replaced_by, frozenset()) | {(g.partition, g.file_id)}
+            replaced.setdefault(g.replaced_by, set()).add((g.partition, g.file_id))
     live = frozenset((g.partition, g.file_id) for g in state.groups if not g.is_empty)
-    keys = set(hold_back_uncleaned_replaces([(i.requested, str(i.action)) for i in chosen], replaced, live))
-    if not keys:
+    kept = hold_back_uncleaned_replaces(chosen, replaced, live)
+    if not kept:
         return state
+    keys = {(i.requested, i.action) for i in kept}
     return replace(state, timeline=tuple(i for i in state.timeline if (i.requested, i.action) not in keys),
                    archived=(*state.archived, *(i for i in chosen if (i.requested, i.action) in keys)))
 

@@ -9,10 +9,10 @@ wrote, by the rules of ``spec.ledger``.
 
 from __future__ import annotations
 
+from spec.actions.compaction import CompactionOperation
 from spec.ledger import (
     BlockRows,
     CommitSummary,
-    CompactionOp,
     FileRows,
     Ledger,
     StatCounts,
@@ -21,8 +21,9 @@ from spec.ledger import (
     log_stat,
 )
 from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
-from spec.model.state import DATA_WRITES, TableState
+from spec.model.state import TableState
 from spec.model.writes import concatenates
+from spec.timeline import DATA_WRITES
 
 
 def _meta(rows: tuple[Row, ...]) -> tuple[tuple[str, str, str], ...]:
@@ -104,11 +105,10 @@ def commit_summaries(state: TableState) -> dict[str, CommitSummary]:
     return out
 
 
-def compactions(state: TableState) -> dict[str, tuple[CompactionOp, ...]]:
+def compactions(state: TableState) -> dict[str, tuple[CompactionOperation, ...]]:
     """The compaction plans of the compaction instants on the active timeline."""
     active = {i.requested for i in state.timeline}
-    return {t: tuple(CompactionOp(o.partition_path, o.file_id, o.base_file, tuple(o.log_files))
-                     for o in p.operations) for t, p in state.compaction_plans if t in active}
+    return {t: p.operations for t, p in state.compaction_plans if t in active}
 
 
 def cleans(state: TableState) -> dict[str, tuple[tuple[str, str], ...]]:

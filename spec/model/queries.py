@@ -41,9 +41,9 @@ from spec.model.files import (
     listing,
     scan_records,
 )
-from spec.model.state import DATA_WRITES, TableState
+from spec.model.state import TableState
 from spec.table_config import COMMIT_TIME_ORDERING
-from spec.timeline import Action
+from spec.timeline import DATA_WRITES, Action
 
 JAVA_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Protocol
 
+from spec.actions.compaction import CompactionPlan
 from spec.model.files import FileGroup, Scalar
-from spec.services import CompactionPlan
 from spec.timeline import (
     Action,
     Instant,
@@ -129,6 +129,8 @@ class TableState:
     operations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     clean_plans: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = field(default=(), compare=False)
     """Per clean instant: the (partition, file name) pairs its ``HoodieCleanerPlan`` deletes."""
+    clean_retained: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    """Per clean instant: the earliest commit its plan retained ("" when none), as its metadata records."""
     """Per data-writing instant: the ``WriteOperationType`` its commit metadata names."""
 
     # --- timeline queries ----------------------------------------------------------------------
@@ -204,10 +206,6 @@ class TableState:
     def with_groups(self, groups: Sequence[FileGroup]) -> TableState:
         """The state with these file groups."""
         return replace(self, groups=tuple(groups))
-
-
-DATA_WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)
-"""Completed instants of these actions hold data a query reads (a completed compaction is a commit)."""
 
 
 def start_instant(action: str, t: str) -> Instant:

@@ -1,9 +1,10 @@
-"""Table-service plans and metadata: the Avro records of every non-commit timeline file.
+"""Hudi's Avro model: the plan and metadata records of every non-commit timeline file.
 
 Each record below is a frozen dataclass named as Hudi names the Avro record, with its fields in
 snake_case; ``avro_name`` in a field's metadata gives Hudi's name where it is not the plain
-camelCase (``RollbackRequests``). Defaults are the Avro schema's defaults, so a record read
-from a file written with fewer fields equals the one Java would resolve. Every file holds one
+camelCase (``RollbackRequests``; ``spec.avro_model_codec`` maps the fields). Defaults are the Avro
+schema's defaults, so a record read from a file written with fewer fields equals the one Java would
+resolve. Every file holds one
 record in an Avro object container (``spec.avro_schemas``), null codec.
 
 Which record a timeline file holds depends on its action and state (``EXPECTED_CONTENT``);
@@ -18,116 +19,15 @@ by ``TimelineMetadataUtils``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from spec.avro_model_codec import MAP, MAP_OF_STRINGS, STRINGS, avro, avro_meta, from_avro, to_avro
 from spec.avro_schemas import AVRO_MAGIC, read_container, schema_for, write_container
 from spec.commit_metadata import CommitMetadata, commit_metadata_from_mapping, parse_commit_metadata
 from spec.errors import MetadataFormatError
 from spec.timeline import Action, Instant, State
-
-# --- how a field maps to Avro ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Codec:
-    decode: Callable[[Any], Any]
-    encode: Callable[[Any], Any]
-
-
-def _keep(v: Any) -> Any:
-    return v
-
-
-def _opt(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda v: None if v is None else f(v)
-
-
-PLAIN = _Codec(_keep, _keep)
-STRINGS = _Codec(_opt(lambda v: tuple(v)), _opt(list))
-MAP = _Codec(_opt(dict), _opt(dict))
-MAP_OF_STRINGS = _Codec(_opt(lambda v: {k: tuple(x) for k, x in v.items()}),
-                        _opt(lambda v: {k: list(x) for k, x in v.items()}))
-
-
-def _record(cls: type[Any]) -> _Codec:
-    return _Codec(_opt(lambda v: from_avro(cls, v)), _opt(to_avro))
-
-
-def _records(cls: type[Any]) -> _Codec:
-    return _Codec(_opt(lambda v: tuple(from_avro(cls, x) for x in v)),
-                  _opt(lambda v: [to_avro(x) for x in v]))
-
-
-def _map_of_records(cls: type[Any]) -> _Codec:
-    return _Codec(_opt(lambda v: {k: from_avro(cls, x) for k, x in v.items()}),
-                  _opt(lambda v: {k: to_avro(x) for k, x in v.items()}))
-
-
-def _map_of_optional_records(cls: type[Any]) -> _Codec:
-    return _Codec(_opt(lambda v: {k: tuple(None if x is None else from_avro(cls, x) for x in xs)
-                                  for k, xs in v.items()}),
-                  _opt(lambda v: {k: [None if x is None else to_avro(x) for x in xs] for k, xs in v.items()}))
-
-
-def _map_of_record_lists(cls: type[Any]) -> _Codec:
-    return _Codec(_opt(lambda v: {k: tuple(from_avro(cls, x) for x in xs) for k, xs in v.items()}),
-                  _opt(lambda v: {k: [to_avro(x) for x in xs] for k, xs in v.items()}))
-
-
-_SHAPES: dict[str, Callable[[type[Any]], _Codec]] = {
-    "record": _record, "records": _records, "map": _map_of_records, "map_of_lists": _map_of_record_lists,
-    "map_of_optional_lists": _map_of_optional_records,
-}
-
-
-def avro(name: str | None = None, codec: _Codec = PLAIN, *, of: type[Any] | None = None,
-         shape: str = "record", **kw: Any) -> Any:
-    """A dataclass field stored under Avro field ``name`` (default: the camelCase of its own name).
-
-    ``of`` names the nested record class; ``shape`` says how it nests: one ``record``, a list of
-    ``records``, a ``map`` of records, a map of record lists, a map of lists of optional records.
-    """
-    return field(metadata=avro_meta(name, codec, of=of, shape=shape), **kw)
-
-
-def avro_meta(name: str | None = None, codec: _Codec = PLAIN, *, of: type[Any] | None = None,
-              shape: str = "record") -> dict[str, Any]:
-    """The field metadata ``avro`` attaches (for fields declared with ``dataclasses.field``)."""
-    return {"avro_name": name, "codec": _SHAPES[shape](of) if of is not None else codec}
-
-
-def _camel(snake: str) -> str:
-    head, *rest = snake.split("_")
-    return head + "".join(w[:1].upper() + w[1:] for w in rest)
-
-
-def avro_name(f: Any) -> str:
-    """A dataclass field's Avro field name: the ``avro_name`` given in its metadata, else its name in camelCase."""
-    return str(f.metadata.get("avro_name") or _camel(f.name))
-
-
-def to_avro(obj: Any) -> dict[str, Any]:
-    """The Avro record (fastavro-ready dict) of a plan dataclass."""
-    return {avro_name(f): f.metadata.get("codec", PLAIN).encode(getattr(obj, f.name)) for f in fields(obj)}
-
-
-T = TypeVar("T")
-
-
-def from_avro(cls: type[T], rec: Mapping[str, Any]) -> T:
-    """A plan dataclass from its decoded Avro record; fields the writer's schema lacked keep their
-    defaults."""
-    if not isinstance(rec, Mapping):
-        raise MetadataFormatError(f"{cls.__name__} must be a record, got {type(rec).__name__}")
-    kwargs = {f.name: f.metadata.get("codec", PLAIN).decode(rec[avro_name(f)])
-              for f in fields(cls) if avro_name(f) in rec}  # type: ignore[arg-type]
-    try:
-        return cls(**kwargs)
-    except TypeError as err:
-        raise MetadataFormatError(f"{cls.__name__} lacks a required field: {err}") from err
-
 
 # --- compaction ---------------------------------------------------------------------------------
 

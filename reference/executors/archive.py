@@ -1,6 +1,6 @@
 """Archival: moving old instants off the active timeline, and reading them back.
 
-``spec.services.plan_archive`` chooses the instants (past ``hoodie.keep.max.commits`` completed
+``spec.actions.archive.plan_archive`` chooses the instants (past ``hoodie.keep.max.commits`` completed
 commits, down to ``hoodie.keep.min.commits``, never past a savepoint or a pending write). Here
 they are moved:
 
@@ -23,8 +23,8 @@ they are moved:
 
 Data files are never touched by archival: a base file whose commit is archived stays visible,
 being older than the active timeline's start. A replacecommit is archived only once the file
-groups it replaced have been cleaned (``hold_back_uncleaned_replaces``): its record of them leaves
-the active timeline with it.
+groups it replaced have been cleaned (``spec.actions.archive.hold_back_uncleaned_replaces``): its
+record of them leaves the active timeline with it.
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from reference.lock import maybe_locked
+from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
+from spec.actions.compaction import CompactionConfig
+from spec.actions.file_refs import GroupId
+from spec.avro_model import parse_avro_metadata
+from spec.avro_model_codec import to_avro
 from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
 from spec.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
 from spec.errors import HudiSpecError, MetadataFormatError
@@ -50,8 +55,6 @@ from spec.file_naming import (
 from spec.file_system_view import list_data_files
 from spec.log_blocks import decode_avro_records, encode_avro_records
 from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
-from spec.plans import parse_avro_metadata, to_avro
-from spec.services import ArchiveConfig, CompactionConfig, plan_archive
 from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import (
@@ -231,7 +234,7 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
     with maybe_locked(storage, locked, "archive"):
         timeline = Timeline.load(storage, table.timeline_layout)
         chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
-        chosen = hold_back_uncleaned_replaces(storage, timeline, chosen)
+        chosen = hold_back_uncleaned_replaces(chosen, replaced_groups(storage, timeline, chosen), live_groups(storage))
         if not chosen:
             return ArchiveResult(())
         names = [n for inst in chosen for n in _files_in_state_order(timeline, inst)]
@@ -258,28 +261,16 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
         return ArchiveResult(tuple(chosen), target, len(records))
 
 
-def hold_back_uncleaned_replaces(storage: Storage, timeline: Timeline,
-                                 chosen: tuple[Instant, ...]) -> tuple[Instant, ...]:
-    """``chosen`` cut before the first completed replacecommit whose replaced file groups still have
-    files: once it left the active timeline, readers would see those groups again (Hudi's archiver
-    likewise keeps a replacecommit until the cleaner removed what it replaced). Clean and rollback
-    instants stay archived only when older than the newest commit still archived."""
-    live = {(f.partition_path, _file_id(f.name)) for f in list_data_files(storage)}
-    cut = None
-    for inst in sorted(chosen, key=lambda i: i.requested):
-        if inst.action == Action.REPLACE_COMMIT:
-            md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
-            if md.replaced_file_ids() & live:
-                cut = inst.requested
-                break
-    if cut is None:
-        return chosen
-    commits = [i for i in chosen if i.action not in _SERVICES and i.requested < cut]
-    newest = max((i.requested for i in commits), default="")
-    return tuple(i for i in chosen if i in commits or (i.action in _SERVICES and i.requested < newest))
+def replaced_groups(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]) -> dict[str, frozenset[GroupId]]:
+    """Per completed replacecommit among ``chosen``, the file groups its commit metadata says it replaced."""
+    return {i.requested: frozenset(parse_commit_metadata(read_instant_content(storage, i, timeline.layout))
+                                    .replaced_file_ids())
+            for i in chosen if i.action == Action.REPLACE_COMMIT}
 
 
-_SERVICES = frozenset({Action.CLEAN, Action.ROLLBACK})
+def live_groups(storage: Storage) -> frozenset[GroupId]:
+    """The file groups that still have a data file on storage."""
+    return frozenset((f.partition_path, _file_id(f.name)) for f in list_data_files(storage))
 
 
 def _file_id(name: str) -> str:
@@ -447,7 +438,19 @@ def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInst
 
 
 __all__ = [
-    "ARCHIVE_BATCH", "ENTRY_FIELDS", "ArchiveResult", "ArchivedInstant", "archive", "archive_files", "archived_entries",
-    "archived_entry", "archived_entry_schema", "archived_instants", "hold_back_uncleaned_replaces",
-    "lsm_latest_version", "lsm_manifest", "lsm_row",
+    "ARCHIVE_BATCH",
+    "ENTRY_FIELDS",
+    "ArchiveResult",
+    "ArchivedInstant",
+    "archive",
+    "archive_files",
+    "archived_entries",
+    "archived_entry",
+    "archived_entry_schema",
+    "archived_instants",
+    "live_groups",
+    "lsm_latest_version",
+    "lsm_manifest",
+    "lsm_row",
+    "replaced_groups",
 ]

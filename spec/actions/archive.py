@@ -1,0 +1,106 @@
+"""Archival: which instants leave the active timeline, and which replacecommits must wait for the cleaner.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTimelineArchiver``
+(0.15.x), ``TimelineArchiverV1`` and ``TimelineArchiverV2`` (1.x) (``getCommitInstantsToArchive``,
+``getInstantsToArchive``) with ``ClusteringUtils.getEarliestInstantToRetainForClustering``;
+``HoodieArchivalConfig`` (``hoodie.keep.min.commits``, ``hoodie.keep.max.commits``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from spec.actions.compaction import CompactionConfig, delta_commits_since_last_compaction
+from spec.actions.file_refs import GroupId
+from spec.errors import InvalidConfig
+from spec.table_config import COPY_ON_WRITE, MERGE_ON_READ
+from spec.timeline import WRITE_ACTIONS, Action, Instant, Timeline
+
+
+@dataclass(frozen=True)
+class ArchiveConfig:
+    """``hoodie.keep.min.commits`` (20) and ``hoodie.keep.max.commits`` (30): archival starts above max
+    completed commits and leaves min."""
+
+    keep_min_commits: int = 20
+    keep_max_commits: int = 30
+
+    def __post_init__(self) -> None:
+        if not 0 < self.keep_min_commits < self.keep_max_commits:
+            raise InvalidConfig("need 0 < keep_min_commits < keep_max_commits",
+                                hint="Hudi requires hoodie.keep.max.commits > hoodie.keep.min.commits")
+
+
+# --8<-- [start:archive_plan]
+def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = COPY_ON_WRITE,
+                 compaction: CompactionConfig | None = None) -> tuple[Instant, ...]:
+    """The instants archival moves off the active timeline (HoodieTimelineArchiver), oldest first.
+
+    When there are more than ``keep_max_commits`` completed commits, the oldest are archived until
+    ``keep_min_commits`` remain, stopping at the first savepoint, at the latest completed commit
+    before the oldest pending write (so the timeline keeps no holes) and, on MOR (NUM_COMMITS
+    compaction trigger), at the delta commits a future compaction trigger still counts. Completed
+    clean and rollback instants older than the newest archived commit go with them (``compaction``:
+    the table's compaction trigger, HoodieCompactionConfig's defaults when None).
+    """
+    compaction = compaction or CompactionConfig()
+    commits = list(timeline.commits_timeline().instants)
+    if len(commits) <= config.keep_max_commits:
+        return ()
+    limit: list[str] = []
+    savepoints = [i.requested for i in timeline.instants if i.action == Action.SAVEPOINT and i.is_completed]
+    if savepoints:
+        limit.append(savepoints[0])
+    pending = [i for i in timeline.instants if not i.is_completed and i.action in WRITE_ACTIONS]
+    if pending:
+        before = [c for c in commits if c.requested < pending[0].requested]
+        limit.append(before[-1].requested if before else pending[0].requested)
+    if table_type == MERGE_ON_READ:
+        deltas = delta_commits_since_last_compaction(timeline)
+        last_compaction = [i for i in timeline.instants if i.is_completed and i.action == Action.COMMIT]
+        if len(deltas) < compaction.max_delta_commits:
+            anchor = last_compaction[-1] if last_compaction else (deltas[0] if deltas else None)
+        else:
+            anchor = deltas[len(deltas) - compaction.max_delta_commits]
+        if anchor is not None:
+            limit.append(anchor.requested)
+    bound = min(limit) if limit else None
+    eligible = [c for c in commits if bound is None or c.requested < bound]
+    archived = eligible[: len(commits) - config.keep_min_commits]
+    if not archived:
+        return ()
+    newest = archived[-1].requested
+    services = [i for i in timeline.instants if i.is_completed and i.action in _SERVICES
+                and i.requested < newest]
+    return tuple(sorted(archived + services, key=lambda i: i.requested))
+# --8<-- [end:archive_plan]
+
+
+_SERVICES = frozenset({Action.CLEAN, Action.ROLLBACK})
+
+
+# --8<-- [start:hold_back]
+def hold_back_uncleaned_replaces(chosen: Sequence[Instant], replaced: Mapping[str, Collection[GroupId]],
+                                 live: Collection[GroupId]) -> tuple[Instant, ...]:
+    """Archival's precondition on replacecommits: of the instants archival chose, keep those before the
+    first replacecommit some of whose replaced file groups (``replaced``, by its time) still have files
+    (``live``); clean and rollback instants only when older than the newest write kept.
+
+    Once archived, a replacecommit no longer hides what it replaced, so it waits for the cleaner
+    (Hudi: ``TimelineArchiverV1``/``TimelineArchiverV2.getCommitInstantsToArchive`` stop at
+    ``ClusteringUtils.getEarliestInstantToRetainForClustering``, the oldest replacecommit whose replaced
+    groups the cleaner has not yet removed)."""
+    ordered = sorted(chosen, key=lambda i: i.requested)
+    live_set = frozenset(live)
+    cut = next((i.requested for i in ordered if i.action == Action.REPLACE_COMMIT
+                and live_set.intersection(replaced.get(i.requested, ()))), None)
+    if cut is None:
+        return tuple(chosen)
+    writes = [i for i in ordered if i.action not in _SERVICES and i.requested < cut]
+    newest = max((i.requested for i in writes), default="")
+    return tuple(i for i in chosen if i in writes or (i.action in _SERVICES and i.requested < newest))
+# --8<-- [end:hold_back]
+
+
+__all__ = ["ArchiveConfig", "hold_back_uncleaned_replaces", "plan_archive"]

@@ -24,7 +24,8 @@ from spec.log_blocks import decode_delete_records, decode_records
 from spec.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
 from spec.model_read import layout
-from spec.reader import TableReader, record_key_of
+from spec.reader import TableReader
+from spec.slice_merge import record_key_of
 from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import Timeline, format_instant_file_name, timeline_dir

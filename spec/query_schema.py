@@ -33,6 +33,7 @@ from spec.timeline import Timeline, read_instant_content
 _UNREADABLE = (HudiSpecError, ValueError, KeyError, TypeError)
 
 
+# --8<-- [start:table_schema]
 def commit_schemas(storage: Storage, timeline: Timeline, as_of: str | None = None) -> Iterator[str]:
     """The writer schemas (Avro JSON) completed commits record, latest first; only commits requested at
     or before ``as_of`` when given. A commit without readable metadata names no schema."""
@@ -55,6 +56,7 @@ def table_schema(storage: Storage, timeline: Timeline, as_of: str | None = None)
         except _UNREADABLE:
             continue
     return None
+# --8<-- [end:table_schema]
 
 
 def table_columns(storage: Storage, timeline: Timeline) -> frozenset[str] | None:

@@ -94,6 +94,7 @@ def _java_string(value: Any) -> str:
 
 
 
+# --8<-- [start:fold_log_versions]
 def fold_log_versions(versions: Iterable[tuple[str, Version]], rule: MergeRule) -> dict[str, Version]:
     """Per record key, the version that survives a slice's log records, given as ``(key, version)`` in the
     order the blocks are applied (oldest first): each key's versions combined in that order
@@ -102,6 +103,7 @@ def fold_log_versions(versions: Iterable[tuple[str, Version]], rule: MergeRule) 
     for key, new in versions:
         merged[key] = combine_logs(merged[key], new, rule) if key in merged else new
     return merged
+# --8<-- [end:fold_log_versions]
 
 
 class _LogPart:

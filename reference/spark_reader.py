@@ -26,15 +26,16 @@ How a query runs:
    the way the writer reaches the store (the driver's ``AWS_*`` settings go with the tasks).
 4. **Merging, in Spark tasks**: merge-on-read slices with log files become a DataFrame of one row
    per slice, spread one slice per partition; ``mapInArrow`` runs ``spec.log_scanner`` and
-   ``spec.merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
+   ``spec.slice_merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
    is distributed per file group; the driver never sees a row.
 5. Incremental queries keep the rows whose ``_hoodie_commit_time`` is one of the window's
    instants (Spark filter), then ``columns`` are selected.
 
-Bad input raises the spec reader's typed errors (``spec.errors.InvalidOperation``, from
-``spec.query_plan``) on the driver, before any job runs: an unknown query type, a malformed instant, ``as_of`` with an
-incremental query, a missing column, an incremental query on a table without meta fields, and a
-merge the specification does not define (a custom payload or merge mode with log blocks to apply).
+Bad input raises the spec reader's typed errors (``spec.errors.InvalidOperation``, from the same
+checks: ``spec.query_plan``) on the driver, before any job runs: an unknown query type, a malformed
+instant, ``as_of`` with an incremental query, a missing column, an incremental query on a table
+without meta fields, and a merge the specification does not define (a custom payload or merge mode
+with log blocks to apply).
 
 One difference a lazy DataFrame cannot avoid: when file slices are chosen but no row survives
 (an incremental window whose rows were all rewritten later), the DataFrame has the columns and no

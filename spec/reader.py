@@ -187,7 +187,6 @@ class TableReader:
                 yield SliceRead(sl, _project(self.conform(table, None), columns))
 
 
-
 def in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[tuple[T, R]]:
     """``(item, fn(item))`` for every item, in order, with up to ``workers`` calls running at once on
     threads (reading and merging a slice is mostly pyarrow, which releases the GIL). At most ``workers``

@@ -198,7 +198,7 @@ class Readers:
     def check(self, label: str, expected: Mapping[str, dict[str, Any]] | None, query: str = "snapshot",
               **kw: str | None) -> pa.Table:
         """Read one query with every reader; raise DemoFailure unless they agree (and match ``expected``)."""
-        from reference.read import read_spark
+        from reference.spark_reader import read_spark
 
         ours = read_table(self.path, query, **kw)  # type: ignore[arg-type]
         reference = canonical(ours)

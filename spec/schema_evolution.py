@@ -9,7 +9,7 @@ column (Avro primitive type names):
   the batch's schema to the table's (``AvroSchemaEvolutionUtils.reconcileSchemaRequirements``,
   hudi-common/src/main/java/org/apache/hudi/internal/schema/utils/AvroSchemaEvolutionUtils.java);
 - the table's type promotes to the incoming one: the column evolves to the incoming type, and files
-  written before are read by casting to it (``spec.reader.TableReader.conform``);
+  written before are read by casting to it (``spec.query_schema.conform``);
 - otherwise (``boolean`` against a number, ``string`` against a number the table holds, ...): the
   write is refused with ``SchemaMismatch`` and the table is left as it was.
 

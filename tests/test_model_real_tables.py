@@ -25,7 +25,8 @@ from spec.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
 from spec.model.queries import layout
 from spec.operations import Compact, DeletePartition, Rollback, Write
-from spec.reader import TableReader, record_key_of
+from spec.reader import TableReader
+from spec.slice_merge import record_key_of
 from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import Timeline, format_instant_file_name, timeline_dir

@@ -1,4 +1,4 @@
-"""The reader's column-wise merge of a file slice (``TableReader._merge_columnar``) reads the same rows,
+"""The reader's column-wise merge of a file slice (``SliceMerge._merge_columnar``) reads the same rows,
 in the same order and of the same types, as the rule applied record by record (``_merge_by_rule``).
 
 Generated slices: a base file or none (a log-only file group), one to three log files holding Avro,
@@ -27,6 +27,7 @@ from spec.log_blocks import avro_data_block, delete_block, delete_record, parque
 from spec.log_format import LogBlock, encode_block
 from spec.merge import MergeMode, MergeRule
 from spec.reader import TableReader
+from spec.slice_merge import SliceMerge
 from spec.table_config import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST_PAYLOAD
 from tests.conftest import RealTable
 
@@ -188,7 +189,7 @@ def test_columnar_merge_reads_the_rules_rows(tables: dict[int, Path], case: dict
         reader._table_columns, reader._table_columns_known = frozenset(columns), True
     sl = _write_slice(tables[case["version"]], case)
     with monkeypatch.context() as m:  # the generated slices never need the record-by-record path
-        m.setattr(TableReader, "_merge_by_rule", _not_called)
+        m.setattr(SliceMerge, "_merge_by_rule", _not_called)
         columnar = reader.read_slice(sl)
     reader.columnar_merge = False
     _same(columnar, reader.read_slice(sl))
@@ -216,13 +217,13 @@ def test_a_column_the_base_file_cannot_give_back_takes_the_rules_path(tables: di
     sl = FileSlice("generated", "ns-0", BASE_INSTANT, DataFile("generated", "ns-0_0-1-1_20240101000000000.parquet"),
                    (DataFile("generated", ".ns-0_20240101000000000.log.1_0-1-1"),))
     calls = []
-    original = TableReader._merge_by_rule
+    original = SliceMerge._merge_by_rule
 
-    def spy(self: TableReader, *args: Any) -> Any:
+    def spy(self: SliceMerge, *args: Any) -> Any:
         calls.append(1)
         return original(self, *args)
 
-    monkeypatch.setattr(TableReader, "_merge_by_rule", spy)
+    monkeypatch.setattr(SliceMerge, "_merge_by_rule", spy)
     out = reader.read_slice(sl)
     assert calls and out is not None
     assert out.to_pylist() == [{"_hoodie_record_key": "a", "ts": 1, "at": base.column("at")[0].as_py()},

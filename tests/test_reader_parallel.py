@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spec.errors import InvalidTable
-from spec.reader import TableReader, _parts, in_order
+from spec.reader import TableReader, in_order
 from spec.storage import Storage
 
 GOLDEN = sorted(p.parent.parent for p in (Path(__file__).resolve().parents[1] / "fixtures" / "tables").glob(
@@ -59,10 +59,8 @@ def test_in_order_yields_in_order_at_most_workers_at_once(delays: list[int], wor
 @pytest.mark.parametrize("query", ["snapshot", "read_optimized"])
 def test_slices_read_side_by_side_are_the_slices_read_one_by_one(table: Path, query: str) -> None:
     assert GOLDEN, "the golden tables are missing"
-    one = [(p.slice.file_id, p.table) for p in _parts(TableReader(str(table), workers=1), query, None, None, None,
-                                                       None, None)]
-    four = [(p.slice.file_id, p.table) for p in _parts(TableReader(str(table), workers=4), query, None, None, None,
-                                                        None, None)]
+    one = [(p.slice.file_id, p.table) for p in TableReader(str(table), workers=1).query(query)]
+    four = [(p.slice.file_id, p.table) for p in TableReader(str(table), workers=4).query(query)]
     assert [f for f, _ in one] == [f for f, _ in four]
     for (_, a), (_, b) in zip(one, four, strict=True):
         assert a.equals(b)

@@ -1,4 +1,4 @@
-"""The Spark readers (``reference.read``) against the spec reader, for every query type.
+"""The Spark readers (``reference.spark_reader``) against the spec reader, for every query type.
 
 On every real table written by Apache Hudi, and on a table written by the reference writer, the
 DataFrame ``read_spark`` returns, collected to Arrow, has the columns of ``spec.reader.read_table``
@@ -20,7 +20,7 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import main
-from reference.read import plan_read, read_spark
+from reference.spark_reader import read_spark
 from spec.errors import InvalidOperation
 from spec.reader import TableReader, read_table
 from tests.conftest import RealTable
@@ -137,7 +137,7 @@ def test_mor_slices_are_merged_in_spark_tasks(spark: Any, real_tables: list[Real
     read-optimized) and the merge runs as Spark tasks, one per file slice with logs."""
     path = _table(real_tables, "v6_trips_8i1u")
     reader = TableReader(path)
-    plan = plan_read(reader)
+    plan = reader.plan()
     assert plan.merged(), "the table has a file slice with log files"
     snapshot = spark_rows(spark, path)
     optimized = spark_rows(spark, path, "read_optimized")
@@ -153,11 +153,11 @@ def test_a_slice_of_log_files_only(spark: Any, real_tables: list[RealTable], rea
     removed) is merged from its logs alone; its schema comes from a Spark job over such slices."""
     table = next(t for t in real_tables if t.name.endswith("v6_trips_8i1u"))
     path = real_table_copy(table)
-    (base,) = [sl.base_file for sl in plan_read(TableReader(str(path))).slices if sl.log_files]
+    (base,) = [sl.base_file for sl in TableReader(str(path)).plan().slices if sl.log_files]
     assert base is not None
     (path / base.path).unlink()
     reader = TableReader(str(path))
-    assert [k for k, sl in enumerate(plan_read(reader).slices) if sl.base_file is None] == plan_read(reader).merged()
+    assert [k for k, sl in enumerate(reader.plan().slices) if sl.base_file is None] == reader.plan().merged()
     counts = [assert_same(spark, str(path), q, kw) for q, kw in _all_queries(reader)]
     assert counts[:2] == [5, 4]  # snapshot: the other groups' 4 rows and the log's 1; read-optimized: 4
 

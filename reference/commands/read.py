@@ -6,7 +6,7 @@ exit 2) and prints no rows.
 
 Two engines answer the same queries with the same rows: ``spec`` (the default) is the executable
 specification's reader and needs no Spark; ``spark`` is the reference implementation's Spark reader
-(``reference.read.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
+(``reference.spark_reader.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
 come in Spark's order.
 """
 
@@ -25,7 +25,8 @@ from reference.commands import _output
 from reference.progress import spark_progress
 from spec.errors import CorruptBlock, InvalidOperation
 from spec.log_scanner import SkippedBlock
-from spec.reader import QUERY_TYPES, read_table
+from spec.query_plan import QUERY_TYPES, check_query
+from spec.reader import read_table
 
 ENGINES = ("spec", "spark")
 FROM_START = "00000000000000"
@@ -128,8 +129,8 @@ def report_skipped(skipped: list[SkippedBlock], strict: bool) -> None:
 
 def _read_spark(args: argparse.Namespace) -> pa.Table:
     """The query's rows read by Spark (the process's session), collected to Arrow."""
-    from reference.read import check_query, read_spark
     from reference.spark import get_or_create_session
+    from reference.spark_reader import read_spark
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
     with spark_progress():

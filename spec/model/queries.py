@@ -9,8 +9,11 @@ The model reads its in-memory table with the reader's own rules: slices from
   merged onto its base rows; **time travel as of t** — the same over the files and blocks of
   instants requested at or before t;
 - **read-optimized** — the latest visible slices' base files as they are;
-- **incremental (b, e]** — as the spec reader windows it: the completed writes whose completion
-  time lies in (b, e], rows of the snapshot as of the last of them whose commit time is one of them.
+- **incremental (b, e]** — as the spec reader windows it (``spec.query_plan.IncrementalWindow``): the
+  completed writes whose completion time lies in (b, e], rows of the snapshot as of the last of them
+  whose commit time is one of them.
+
+The instants a query names are checked as every reader checks them (``spec.query_plan.check_query``).
 
 Source: no Hudi class — the oracle's reads apply ``spec.file_system_view``, ``spec.log_scanner`` and
 ``spec.merge`` (``AbstractTableFileSystemView``, ``BaseHoodieLogRecordReader``,
@@ -19,14 +22,14 @@ Source: no Hudi class — the oracle's reads apply ``spec.file_system_view``, ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from spec.file_system_view import FileGroup as ViewGroup
 from spec.file_system_view import FileSlice, build_file_groups
 from spec.log_scanner import blocks_to_apply
-from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
+from spec.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
 from spec.model.files import (
     COMMIT_TIME,
     META_COLUMNS,
@@ -42,6 +45,8 @@ from spec.model.files import (
     scan_records,
 )
 from spec.model.state import TableState
+from spec.query_plan import IncrementalWindow, Write, check_query, write_times
+from spec.slice_merge import fold_log_versions
 from spec.table_config import COMMIT_TIME_ORDERING
 from spec.timeline import DATA_WRITES, Action
 
@@ -88,17 +93,17 @@ def _files(state: TableState) -> tuple[dict[tuple[str, str], BaseFile], dict[tup
 # --8<-- [start:merge_slice]
 def merge_slice(base_rows: Sequence[Row], blocks: Sequence[LogBlock], rule: MergeRule,
                 otype: str | None) -> tuple[Row, ...]:
-    """A slice's rows: log versions folded in block order (``combine_logs``), then each base row
+    """A slice's rows: log versions folded in block order (``spec.slice_merge.fold_log_versions``), then each base row
     of a key with a log version merged with it (``merge_with_base``), the others kept; log
     versions of keys not in the base file are appended."""
-    logs: dict[str, Version] = {}
-    for b in blocks:
-        if b.kind == "data":
-            new_versions = [(str(r[RECORD_KEY]), as_version(r, rule, otype)) for r in b.rows]
-        else:
-            new_versions = [(k, delete_version(o, otype, rule)) for k, o in b.deletes]
-        for key, v in new_versions:
-            logs[key] = combine_logs(logs[key], v, rule) if key in logs else v
+    def versions() -> Iterator[tuple[str, Version]]:
+        for b in blocks:
+            if b.kind == "data":
+                yield from ((str(r[RECORD_KEY]), as_version(r, rule, otype)) for r in b.rows)
+            else:
+                yield from ((k, delete_version(o, otype, rule)) for k, o in b.deletes)
+
+    logs = fold_log_versions(versions(), rule)
     out: list[Row] = []
     for row in base_rows:
         key = str(row[RECORD_KEY])
@@ -174,6 +179,7 @@ def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool =
              latest_schema: bool = False) -> tuple[Row, ...]:
     """Snapshot rows (time travel when ``as_of`` is given, with the schema then unless
     ``latest_schema``; base files only when read-optimized)."""
+    check_query("read_optimized" if read_optimized else "snapshot", as_of, None, None)
     if as_of is not None and not any(i.is_completed for i in state.timeline):
         return ()
     out: list[Row] = []
@@ -191,19 +197,21 @@ def read_optimized(state: TableState) -> tuple[Row, ...]:
     return snapshot(state, None, read_optimized=True)
 
 
-def _writes(state: TableState) -> list[tuple[str, str]]:
+def _writes(state: TableState) -> tuple[Write, ...]:
     """Completed data-writing instants (compactions included): (requested, completion)."""
-    return [(i.requested, i.completed or i.requested) for i in state.timeline if i.is_completed
-            and i.action in DATA_WRITES]
+    return write_times(i for i in state.timeline if i.action in DATA_WRITES)
 
 
 def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[Row, ...]:
     """Rows written by the completed writes whose completion time is in (``begin``, ``end``]."""
-    window = {t for t, done in _writes(state) if (begin is None or done > begin) and (end is None or done <= end)}
-    if not window:
+    check_query("incremental", None, begin, end)
+    window = IncrementalWindow(begin, end)
+    writes = _writes(state)
+    instants = set(window.instants(writes))
+    if not instants:
         return ()
-    as_of = max(t for t, done in _writes(state) if end is None or done <= end)
-    return tuple(r for r in snapshot(state, as_of, latest_schema=True) if str(r[COMMIT_TIME]) in window)
+    as_of = window.snapshot_as_of(writes)
+    return tuple(r for r in snapshot(state, as_of, latest_schema=True) if str(r[COMMIT_TIME]) in instants)
 
 
 def query_instants(state: TableState) -> tuple[str, ...]:

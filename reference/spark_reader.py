@@ -1,4 +1,4 @@
-"""Spark readers for Hudi tables: every query type of ``spec.reader`` as a Spark DataFrame.
+"""The Spark reader: every query type of ``spec.reader`` as a Spark DataFrame.
 
 ``read_spark(spark, path, query, ...)`` answers the same queries as ``spec.reader.read_table`` —
 snapshot, read-optimized, incremental ``(begin, end]`` and time travel (``as_of``), on
@@ -7,12 +7,13 @@ same order and the same rows (row order is Spark's).
 
 How a query runs:
 
-1. **Planning, on the driver** (``plan_read``): the table's config and timeline are loaded once
-   and ``spec.file_system_view`` chooses the file slices, exactly as the spec reader plans:
-   the latest visible slice of every file group (as of ``as_of`` for time travel), partition
-   pruning by ``spec.reader.select_partitions``, slices without a base file dropped for
-   read-optimized, and for incremental only the file groups written by the completed instants
-   of the window (from their commit metadata), read as of the window's last instant.
+1. **Planning, on the driver**: the table's config and timeline are loaded once and the query is
+   planned by the spec reader's own planner (``spec.query_plan.plan_query``, through
+   ``TableReader.plan``): its checks, then the file slices it reads — the latest visible slice of
+   every file group (as of ``as_of`` for time travel), partition pruning, slices without a base
+   file dropped for read-optimized, and for incremental only the file groups written by the
+   completed instants of the window (from their commit metadata), read as of the window's last
+   instant.
 2. **Schema, on the driver** (``plan_schema``): the result's columns are those of the chosen
    slices' base files (parquet footers only), unified in slice order as the spec reader's
    ``concat_tables(promote_options="permissive")`` does; a slice with only log files contributes
@@ -25,15 +26,16 @@ How a query runs:
    the way the writer reaches the store (the driver's ``AWS_*`` settings go with the tasks).
 4. **Merging, in Spark tasks**: merge-on-read slices with log files become a DataFrame of one row
    per slice, spread one slice per partition; ``mapInArrow`` runs ``spec.log_scanner`` and
-   ``spec.merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
+   ``spec.slice_merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
    is distributed per file group; the driver never sees a row.
 5. Incremental queries keep the rows whose ``_hoodie_commit_time`` is one of the window's
    instants (Spark filter), then ``columns`` are selected.
 
-Bad input raises the spec reader's typed errors (``spec.errors.InvalidOperation``) on the
-driver, before any job runs: an unknown query type, a malformed instant, ``as_of`` with an
-incremental query, a missing column, an incremental query on a table without meta fields, and a
-merge the specification does not define (a custom payload or merge mode with log blocks to apply).
+Bad input raises the spec reader's typed errors (``spec.errors.InvalidOperation``, from the same
+checks: ``spec.query_plan``) on the driver, before any job runs: an unknown query type, a malformed
+instant, ``as_of`` with an incremental query, a missing column, an incremental query on a table
+without meta fields, and a merge the specification does not define (a custom payload or merge mode
+with log blocks to apply).
 
 One difference a lazy DataFrame cannot avoid: when file slices are chosen but no row survives
 (an incremental window whose rows were all rewritten later), the DataFrame has the columns and no
@@ -44,120 +46,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-from spec.commit_metadata import parse_commit_metadata
-from spec.errors import InvalidOperation
-from spec.file_system_view import FileSlice
 from spec.log_scanner import scan_slice_logs
 from spec.merge import MergeMode
-from spec.reader import QUERY_TYPES, PartitionFilter, TableReader, select_partitions
+from spec.query_plan import PartitionFilter, QueryPlan, check_columns
+from spec.reader import TableReader
 from spec.schema import COMMIT_TIME
 from spec.storage import Storage
-from spec.timeline import read_instant_content
 
-__all__ = ["ReadPlan", "check_query", "conform", "plan_read", "plan_schema", "read_spark"]
+__all__ = ["conform", "plan_schema", "read_spark"]
 
 # characters Hadoop's path globbing gives a meaning to; a path handed to spark.read escapes them
 _GLOB_CHARS = "\\*?[]{}"
 
 
-@dataclass(frozen=True)
-class ReadPlan:
-    """What a query reads: the file slices in the spec reader's order, and how each is read.
-
-    ``with_logs`` is False for read-optimized queries (base files only); ``log_as_of`` is the
-    instant log blocks are applied as of; ``window`` is the incremental query's commit times
-    (None for other queries).
-    """
-
-    query: str
-    slices: tuple[FileSlice, ...]
-    with_logs: bool
-    log_as_of: str | None
-    window: tuple[str, ...] | None = None
-
-    def merged(self) -> list[int]:
-        """Indexes of the slices whose base file is merged with log files (inside Spark tasks)."""
-        return [k for k, sl in enumerate(self.slices) if self.with_logs and sl.log_files]
-
-    def base_only(self) -> list[int]:
-        """Indexes of the slices that are their base file alone (read by ``spark.read.parquet``)."""
-        merged = set(self.merged())
-        return [k for k, sl in enumerate(self.slices) if k not in merged and sl.base_file is not None]
-
-
-def _check_instant(t: str | None, what: str) -> None:
-    """An instant argument is 14 or 17 digits (yyyyMMddHHmmss[SSS]), as the spec reader requires."""
-    if t is not None and not (t.isdigit() and len(t) in (14, 17)):
-        raise InvalidOperation(f"{what} {t!r} is not an instant time", hint="use yyyyMMddHHmmssSSS")
-
-
-def check_query(query: str, as_of: str | None, begin: str | None, end: str | None) -> None:
-    """A query type is one of ``QUERY_TYPES``; only incremental takes begin/end, and it takes no as_of."""
-    if query not in QUERY_TYPES:
-        raise InvalidOperation(f"unknown query type {query!r}", hint=f"use one of {', '.join(QUERY_TYPES)}")
-    if query == "incremental":
-        if as_of is not None:
-            raise InvalidOperation("an incremental query has no as_of", hint="use begin and end")
-        _check_instant(begin, "begin")
-        _check_instant(end, "end")
-        return
-    if begin is not None or end is not None:
-        raise InvalidOperation(f"begin/end apply to incremental queries, not {query}",
-                               hint="use --query incremental, or as_of for time travel")
-    _check_instant(as_of, "as_of")
-
-
-# --8<-- [start:plan_read]
-def plan_read(reader: TableReader, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
-              end: str | None = None, partition_filter: PartitionFilter = None) -> ReadPlan:
-    """Choose the file slices a query reads, as the spec reader does (see the module docstring)."""
-    check_query(query, as_of, begin, end)
-    if query == "incremental":
-        return _plan_incremental(reader, begin, end, partition_filter)
-    if as_of is not None and reader.timeline.latest_completed() is None:
-        return ReadPlan(query, (), False, None)
-    read_optimized = query == "read_optimized"
-    view = reader.view(as_of)
-    slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
-    if read_optimized:
-        slices = [sl for sl in slices if sl.base_file is not None]
-    return ReadPlan(query, tuple(slices), not read_optimized, as_of or reader.latest_instant())
-# --8<-- [end:plan_read]
-
-
-def _plan_incremental(reader: TableReader, begin: str | None, end: str | None,
-                      partition_filter: PartitionFilter) -> ReadPlan:
-    """The file groups written by the window's completed instants, as a snapshot as of the last
-    data-writing instant completed by ``end``."""
-    if not reader.config.populate_meta_fields:
-        raise InvalidOperation("incremental queries need the commit time meta column, which this table "
-                               "does not populate (hoodie.populate.meta.fields=false)",
-                               hint="use a snapshot or time-travel query")
-    window = reader.commits_in_range(begin, end)
-    if not window:
-        return ReadPlan("incremental", (), True, None, ())
-    upto = [i.requested for i in reader.timeline.commits_timeline().instants
-            if end is None or (i.completed or i.requested) <= end]
-    as_of = max(upto)
-    touched: set[tuple[str, str]] = set()
-    for t in window:
-        inst = reader.timeline.get(t)
-        if inst is None:  # commits_in_range only names instants of the timeline
-            continue
-        touched |= parse_commit_metadata(read_instant_content(reader.storage, inst, reader.timeline.layout)
-                                         ).file_ids_written()
-    view = reader.view(as_of)
-    slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
-              if (sl.partition_path, sl.file_id) in touched]
-    return ReadPlan("incremental", tuple(slices), True, as_of, tuple(window))
-
-
-def _check_mergeable(reader: TableReader, plan: ReadPlan) -> None:
+def _check_mergeable(reader: TableReader, plan: QueryPlan) -> None:
     """Under a custom merge (its Java code decides) a slice with log blocks to apply cannot be read:
     raise the spec reader's error on the driver rather than inside a task."""
     if reader.rule.mode != MergeMode.CUSTOM:
@@ -173,12 +79,12 @@ def _check_mergeable(reader: TableReader, plan: ReadPlan) -> None:
 # --- schema ------------------------------------------------------------------------------------
 
 
-def _slice_rows(reader: TableReader, plan: ReadPlan, index: int) -> pa.Table | None:
+def _slice_rows(reader: TableReader, plan: QueryPlan, index: int) -> pa.Table | None:
     """The rows of one planned slice (runs inside Spark tasks)."""
     return reader.read_slice(plan.slices[index], plan.log_as_of, with_logs=plan.with_logs)
 
 
-def plan_schema(spark: Any, reader: TableReader, plan: ReadPlan) -> pa.Schema:
+def plan_schema(spark: Any, reader: TableReader, plan: QueryPlan) -> pa.Schema:
     """The Arrow schema of the query's rows before projection: the slices' schemas unified in slice
     order (permissive promotion, as ``read_table`` concatenates). Base files give theirs from the
     parquet footer; log-only slices are merged by a Spark job that returns only their schemas."""
@@ -197,7 +103,7 @@ def plan_schema(spark: Any, reader: TableReader, plan: ReadPlan) -> pa.Schema:
     return pa.unify_schemas(schemas, promote_options="permissive")
 
 
-def _log_only_schemas(spark: Any, reader: TableReader, plan: ReadPlan, indexes: list[int]) -> dict[int, pa.Schema]:
+def _log_only_schemas(spark: Any, reader: TableReader, plan: QueryPlan, indexes: list[int]) -> dict[int, pa.Schema]:
     """Schemas of slices without a base file: each task merges its slice's logs and returns the
     schema (serialized) when the merge leaves rows."""
     out_schema = pa.schema([("index", pa.int64()), ("schema", pa.binary())])
@@ -214,16 +120,6 @@ def _log_only_schemas(spark: Any, reader: TableReader, plan: ReadPlan, indexes: 
 
     rows = _one_per_partition(spark, indexes).mapInArrow(schemas, "index long, schema binary").collect()
     return {int(r["index"]): pa.ipc.read_schema(pa.py_buffer(bytes(r["schema"]))) for r in rows}
-
-
-def _project_schema(schema: pa.Schema, columns: Sequence[str] | None) -> None:
-    """Every requested column exists (the spec reader's message and hint)."""
-    if not columns:
-        return
-    missing = [c for c in columns if c not in schema.names]
-    if missing:
-        raise InvalidOperation(f"no column {', '.join(map(repr, missing))} in the table",
-                               hint=f"columns are: {', '.join(schema.names)}")
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -261,7 +157,7 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
     from pyspark.sql.types import StructType
 
     reader = TableReader(path)
-    plan = plan_read(reader, query, as_of, begin, end, partition_filter)
+    plan = reader.plan(query, as_of, begin, end, partition_filter)
     spark.sparkContext.setJobDescription(_describe(reader, plan, as_of, begin, end))
     if not plan.slices:
         return spark.createDataFrame([], StructType([]))
@@ -269,7 +165,7 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
     schema = plan_schema(spark, reader, plan)
     if not schema.names:
         return spark.createDataFrame([], StructType([]))
-    _project_schema(schema, columns)
+    check_columns(columns, schema.names)
     spark_schema = from_arrow_schema(schema)
     timezone = spark.conf.get("spark.sql.session.timeZone")
     arrow_schema = to_arrow_schema(spark_schema, timezone=timezone)
@@ -293,7 +189,7 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
 
 
 # --8<-- [start:merged_frame]
-def _merged_frame(spark: Any, reader: TableReader, plan: ReadPlan, indexes: list[int], arrow_schema: pa.Schema,
+def _merged_frame(spark: Any, reader: TableReader, plan: QueryPlan, indexes: list[int], arrow_schema: pa.Schema,
                   spark_schema: Any) -> Any:
     """The merged rows of the slices ``indexes``: one slice a partition, merged by ``spec`` in the task."""
 
@@ -327,7 +223,7 @@ def _one_per_partition(spark: Any, indexes: list[int]) -> Any:
     return spark.range(0, n, 1, n).select(index.cast("long").alias("index"))
 
 
-def _describe(reader: TableReader, plan: ReadPlan, as_of: str | None, begin: str | None, end: str | None) -> str:
+def _describe(reader: TableReader, plan: QueryPlan, as_of: str | None, begin: str | None, end: str | None) -> str:
     """The Spark job description: ``hudi read <query> <table> ...``."""
     text = f"hudi read {plan.query} {reader.config.name or reader.storage.uri}"
     if as_of:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Final, TypeAlias
 
 from spec.errors import ERROR_KINDS, InvalidOperation
+from spec.instant import validate_instant_time
 from spec.table_config import (
     COMMIT_TIME_ORDERING,
     COPY_ON_WRITE,
@@ -24,7 +25,6 @@ from spec.table_config import (
     MERGE_ON_READ,
     WRITABLE_TABLE_VERSIONS,
 )
-from spec.timeline import validate_instant_time
 
 Scalar: TypeAlias = int | float | str | bool | None
 Record: TypeAlias = Mapping[str, Scalar]

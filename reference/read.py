@@ -57,7 +57,7 @@ from spec.merge import MergeMode
 from spec.reader import QUERY_TYPES, PartitionFilter, TableReader, select_partitions
 from spec.schema import COMMIT_TIME
 from spec.storage import Storage
-from spec.timeline import read_instant_content
+from spec.timeline_layout import read_instant_content
 
 __all__ = ["ReadPlan", "check_query", "conform", "plan_read", "plan_schema", "read_spark"]
 

@@ -51,6 +51,7 @@ from spec.file_system_view import (
     file_group_replacements,
     list_data_files,
 )
+from spec.instant import WRITE_ACTIONS, Action, Instant, InstantTimeGenerator, State, format_instant_time
 from spec.log_blocks import rollback_command_block
 from spec.log_format import append_blocks, read_blocks
 from spec.plans import (
@@ -87,19 +88,8 @@ from spec.services import (
 )
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import (
-    WRITE_ACTIONS,
-    Action,
-    Instant,
-    InstantTimeGenerator,
-    State,
-    Timeline,
-    format_instant_time,
-    instant_file_path,
-    parse_instant_file_name,
-    read_instant_content,
-    timeline_dir,
-)
+from spec.timeline import Timeline
+from spec.timeline_layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
 
 Clock = Callable[[], float]
 """Seconds since the epoch (``time.time``); injectable so tests replay exact instant times."""

@@ -38,6 +38,7 @@ from typing import Any
 
 from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
+from spec.instant import Action, State
 from spec.model_files import IS_DELETED, Row
 from spec.model_read import (
     GroupLayout,
@@ -77,7 +78,6 @@ from spec.model_write import (
 )
 from spec.partitioner import average_record_size
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
-from spec.timeline import Action, State
 from spec.writer_utils import validate_table_config
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]

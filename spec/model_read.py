@@ -25,6 +25,7 @@ from typing import Any
 
 from spec.file_system_view import FileGroup as ViewGroup
 from spec.file_system_view import FileSlice, build_file_groups
+from spec.instant import Action
 from spec.log_scanner import blocks_to_apply
 from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, delete_version, merge_with_base
 from spec.model_files import (
@@ -43,7 +44,6 @@ from spec.model_files import (
 )
 from spec.model_state import DATA_WRITES, TableState
 from spec.table_config import COMMIT_TIME_ORDERING
-from spec.timeline import Action
 
 JAVA_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
 

@@ -17,6 +17,7 @@ from datetime import timedelta
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_system_view import build_file_groups
+from spec.instant import Action, Instant, State, format_instant_time, parse_instant_time
 from spec.ledger import hold_back_uncleaned_replaces
 from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
 from spec.model_read import merge_files, view
@@ -36,7 +37,6 @@ from spec.services import (
     plan_rollback,
     should_schedule_compaction,
 )
-from spec.timeline import Action, Instant, State, format_instant_time, parse_instant_time
 
 
 def next_instant(state: TableState, env: Env, given: str | None = None, floor: str | None = None) -> str:

@@ -33,16 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.commit_metadata import parse_commit_metadata
+from spec.delete_block import ORDERING_BRANCHES, DeleteRecord, decode_delete_records
 from spec.errors import HudiSpecError, InvalidOperation, SchemaMismatch
 from spec.file_system_view import DataFile, FileSlice, FileSystemView
-from spec.log_blocks import (
-    ORDERING_BRANCHES,
-    DeleteRecord,
-    decode_avro_columns,
-    decode_avro_records,
-    decode_delete_records,
-    decode_parquet_records,
-)
+from spec.log_blocks import decode_avro_columns, decode_avro_records, decode_parquet_records
 from spec.log_format import BlockType, LogBlock
 from spec.log_scanner import SkippedBlock, scan_slice_logs
 from spec.merge import (
@@ -60,7 +54,8 @@ from spec.schema import COMMIT_TIME, RECORD_KEY, arrow_schema_from_avro, rows_to
 from spec.schema_evolution import avro_primitive, promotes
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 T = TypeVar("T")

@@ -26,7 +26,8 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.timeline import Action, Instant, Timeline, format_instant_time, parse_instant_time
+from spec.instant import Action, Instant, format_instant_time, parse_instant_time
+from spec.timeline import Timeline
 
 COPY_ON_WRITE: Final = "COPY_ON_WRITE"
 MERGE_ON_READ: Final = "MERGE_ON_READ"
@@ -159,7 +160,8 @@ def compactable_log_files(slice_: SliceRef, compaction_instant: str, timeline: T
 
     - v6: every log file of the latest slice (blocks of uncommitted instants are skipped when read);
     - v8: only logs whose deltacommit (the instant in the log's name) *completed before* the
-      compaction instant — a log completing later belongs to the slice the compaction opens (§6.1).
+      compaction instant — a log completing later belongs to the slice the compaction opens
+      (docs/spec/file_system_view.md).
     """
     logs = sorted((parse_log_file_name(n) for n in slice_.log_files), key=log_file_sort_key)
     if table_version >= 8:

@@ -36,13 +36,15 @@ from conformance.ops import CreateTable, Write
 from reference.client import WriteClient
 from reference.faults import FAULT_ENV
 from reference.lock import LOCK_FILE
+from spec.instant import Action
 from spec.model import TableModel
 from spec.model_read import snapshot
 from spec.model_state import Env
 from spec.plans import HoodieRollbackMetadata, parse_avro_metadata
 from spec.reader import read_table
 from spec.storage import Storage
-from spec.timeline import Action, Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark

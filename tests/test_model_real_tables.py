@@ -19,15 +19,17 @@ import pytest
 
 from conformance.ops import Compact, CreateTable, DeletePartition, Rollback, Write
 from spec.commit_metadata import parse_commit_metadata
+from spec.delete_block import decode_delete_records
 from spec.file_system_view import FileSystemView, list_data_files
-from spec.log_blocks import decode_delete_records, decode_records
+from spec.log_blocks import decode_records
 from spec.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
 from spec.model_read import layout
 from spec.reader import TableReader, record_key_of
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, timeline_dir
 
 KEYGENS = {"SimpleKeyGenerator": "SIMPLE", "ComplexKeyGenerator": "COMPLEX",
            "NonpartitionedKeyGenerator": "NON_PARTITION", "TimestampBasedKeyGenerator": "TIMESTAMP"}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import build_parser as conformance_parser
-from reference import demo
+from reference import demo, sample_tables
 from reference.api import HudiTable
 from reference.cli import build_parser, main
 from reference.options import ALIASES, BY_KEY, OPERATIONS
@@ -96,7 +96,7 @@ def _hudi_spec_argv(line: str, table: Path, log: Path, t1: str, t2: str) -> list
 def test_the_hudi_spec_lines_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     """Each ``hudi-spec`` line of the README's shell block runs on a table (none of them needs Spark)."""
-    table = demo.build_table(tmp_path / "trips", 6)
+    table = sample_tables.build_table(tmp_path / "trips", 6)
     log = next(table.rglob(".*.log.*"))
     monkeypatch.chdir(tmp_path)
     lines = _shell_lines("hudi-spec")
@@ -157,7 +157,7 @@ def test_every_command_takes_output_json() -> None:
 
 
 def test_the_python_reading_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    demo.build_table(tmp_path / "path" / "to" / "table", 6)
+    sample_tables.build_table(tmp_path / "path" / "to" / "table", 6)
     monkeypatch.chdir(tmp_path)
     (reading,) = [b for b in _blocks("python") if "from spec.reader" in b]
     namespace: dict[str, object] = {}

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from spec.errors import InstantNotFound, InvalidConfig
 from spec.file_naming import BaseFileName, LogFileName
+from spec.instant import Action, Instant, State
 from spec.services import (
     ArchiveConfig,
     CleanConfig,
@@ -24,7 +25,7 @@ from spec.services import (
     plan_rollback,
     should_schedule_compaction,
 )
-from spec.timeline import Action, Instant, State, Timeline
+from spec.timeline import Timeline
 
 
 def t(n: int) -> str:

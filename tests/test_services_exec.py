@@ -1,7 +1,7 @@
 """Table services executed on real tables: clean, rollback, savepoint + restore, archival.
 
 Copy-on-write tables are written once per table version by the reference writer on Spark and
-copied for every test; merge-on-read tables are built from the spec's builders (``reference.demo``).
+copied for every test; merge-on-read tables are built from the spec's builders (``reference.sample_tables``).
 After every service the spec reader must read what the service promises (the same snapshot, the
 same retained time travel, the snapshot of the instant rolled back to) and hudi-rs must read the
 same rows. A property test runs the cleaner on random synthetic timelines (no Spark) and checks
@@ -24,10 +24,11 @@ from hypothesis import strategies as st
 
 from reference import archive as arch
 from reference import services
-from reference.demo import INSERT_T, UPDATE_T, build_table
+from reference.sample_tables import INSERT_T, UPDATE_T, build_table
 from spec.commit_metadata import CommitMetadata, format_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_system_view import FileSystemView
+from spec.instant import Action, Instant, State, format_instant_time
 from spec.log_format import read_log_file
 from spec.plans import (
     HoodieCleanerPlan,
@@ -52,7 +53,8 @@ from spec.services import (
 from spec.storage import Storage
 from spec.storage_lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
 from spec.table_config import COPY_ON_WRITE, TableConfig
-from spec.timeline import Action, Instant, State, Timeline, format_instant_time, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 # --- helpers ---------------------------------------------------------------------------------------

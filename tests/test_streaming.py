@@ -21,7 +21,8 @@ from spec.model_read import snapshot
 from spec.model_state import Env
 from spec.reader import read_table
 from spec.storage import Storage
-from spec.timeline import Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 from tests.test_mor_writer import _disk_layout, _model_layout
 

@@ -53,7 +53,7 @@ from conformance.ops import (
     Write,
 )
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.timeline import parse_instant_time
+from spec.instant import parse_instant_time
 
 WRITE_OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
 

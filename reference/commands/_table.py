@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from spec.commit_metadata import CommitMetadata, parse_commit_metadata
+from spec.instant import Instant
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Instant, Timeline, parse_instant_file_name, read_instant_content, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import parse_instant_file_name, read_instant_content, timeline_dir
 
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:

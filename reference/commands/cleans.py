@@ -14,8 +14,9 @@ import argparse
 
 from reference.commands import _output
 from reference.commands._table import open_table, state_transition_time, timeline_mtimes
+from spec.instant import Action, Instant, State
 from spec.plans import HoodieCleanerPlan, HoodieCleanMetadata, parse_avro_metadata
-from spec.timeline import Action, Instant, State, read_instant_content
+from spec.timeline_layout import read_instant_content
 
 COLUMNS = ["clean_time", "state_transition_time", "action", "start_clean_time", "time_taken_in_millis",
            "total_files_deleted", "earliest_commit_to_retain", "last_completed_commit_timestamp", "version", "policy"]

@@ -13,7 +13,8 @@ from typing import Any
 from reference.commands import _output
 from reference.progress import spark_progress
 from spec.commit_metadata import parse_commit_metadata
-from spec.timeline import Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
            "total_log_files_compacted", "total_log_records", "file_size"]

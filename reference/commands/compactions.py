@@ -15,8 +15,9 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import open_table, state_transition_time, timeline_mtimes
+from spec.instant import Action
 from spec.plans import HoodieCompactionPlan, parse_avro_metadata
-from spec.timeline import Action, read_instant_content
+from spec.timeline_layout import read_instant_content
 
 COLUMNS = ["compaction_time", "state_transition_time", "state", "action", "timeline_type", "operation_size",
            "total_log_files", "partitions"]

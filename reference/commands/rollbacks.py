@@ -16,8 +16,9 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import open_table, state_transition_time, timeline_mtimes
+from spec.instant import Action, Instant, State
 from spec.plans import HoodieRollbackMetadata, HoodieRollbackPlan, parse_avro_metadata
-from spec.timeline import Action, Instant, State, read_instant_content
+from spec.timeline_layout import read_instant_content
 
 COLUMNS = ["instant", "rollback_instant", "total_files_deleted", "time_taken_in_millis", "total_partitions",
            "action", "state_transition_time", "rollback_log_files"]

@@ -12,8 +12,9 @@ import argparse
 
 from reference.commands import _output
 from reference.commands._table import open_table, state_transition_time, timeline_mtimes
+from spec.instant import Action
 from spec.plans import HoodieSavepointMetadata, parse_avro_metadata
-from spec.timeline import Action, read_instant_content
+from spec.timeline_layout import read_instant_content
 
 COLUMNS = ["savepoint_time", "savepointed_by", "savepointed_at", "comments", "total_partitions", "total_files",
            "state_transition_time"]

@@ -16,8 +16,10 @@ import argparse
 from datetime import UTC, datetime
 
 from reference.commands import _output
+from spec.instant import State
 from spec.storage import Storage
-from spec.timeline import State, Timeline, parse_instant_file_name, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import parse_instant_file_name, timeline_dir
 
 COLUMNS = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time",
            "timeline_type", "completion_time", "requested_action", "files"]

@@ -144,27 +144,25 @@ def _timed_write(path: Path, table: Callable[[Path], Any], data: Any, operation:
     return Measurement(seconds, rows, path, count_rows(path), rows_expected, steps=dict(result.step_seconds))
 
 
-def bulk_insert(ctx: Context, job: str = "hudi_spec_bulk_insert", options: dict[str, str] = OPTIONS) -> Measurement:
-    df = cached_frame(ctx.inputs.base)
-    return _timed_write(ctx.fresh_table_dir(job), hudi_table, df, "bulk_insert", options, ctx.n, ctx.n)
+def _engine(local: bool) -> tuple[Callable[[Path], Any], Callable[[Path], Any]]:
+    """The writer and its input form: the Spark engine with a cached DataFrame, or the local one with an
+    Arrow table."""
+    return (local_table, arrow_input) if local else (hudi_table, cached_frame)
 
 
-def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
+def bulk_insert(ctx: Context, job: str = "hudi_spec_bulk_insert", options: dict[str, str] = OPTIONS,
+                local: bool = False) -> Measurement:
+    table, load = _engine(local)
+    data = load(ctx.inputs.base)
+    return _timed_write(ctx.fresh_table_dir(job), table, data, "bulk_insert", options, ctx.n, ctx.n)
+
+
+def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str],
+            local: bool = False) -> Measurement:
+    table, load = _engine(local)
     path = ctx.copy_of(base(ctx), job)
-    df = cached_frame(ctx.inputs.upsert)
-    return _timed_write(path, hudi_table, df, "upsert", options, ctx.shape.batch, ctx.shape.rows_after)
-
-
-def bulk_insert_local(ctx: Context, job: str = "hudi_spec_local_bulk_insert",
-                      options: dict[str, str] = OPTIONS) -> Measurement:
-    data = arrow_input(ctx.inputs.base)
-    return _timed_write(ctx.fresh_table_dir(job), local_table, data, "bulk_insert", options, ctx.n, ctx.n)
-
-
-def _upsert_local(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
-    path = ctx.copy_of(base(ctx), job)
-    data = arrow_input(ctx.inputs.upsert)
-    return _timed_write(path, local_table, data, "upsert", options, ctx.shape.batch, ctx.shape.rows_after)
+    data = load(ctx.inputs.upsert)
+    return _timed_write(path, table, data, "upsert", options, ctx.shape.batch, ctx.shape.rows_after)
 
 
 def cow_upsert(ctx: Context) -> Measurement:
@@ -259,13 +257,14 @@ JOBS: tuple[Job, ...] = (
         spark=True, vs="delta_rs_merge", warm=True, note=f"COW, the upsert batch into the N-row table; {DEFAULTS}"),
     Job("hudi_spec_mor_upsert", ENGINE, UPSERT, mor_upsert, prepare=needs(mor_base),
         spark=True, vs="delta_rs_merge", warm=True, note=f"MOR, the upsert batch into the N-row table; {DEFAULTS}"),
-    Job("hudi_spec_local_bulk_insert", LOCAL_ENGINE, WRITE, bulk_insert_local, vs="spark_parquet_write",
+    Job("hudi_spec_local_bulk_insert", LOCAL_ENGINE, WRITE,
+        lambda c: bulk_insert(c, "hudi_spec_local_bulk_insert", local=True), vs="spark_parquet_write",
         warm=True, note=f"COW, N rows into an empty table; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_local_cow_upsert", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert", cow_base, OPTIONS), prepare=needs(cow_base),
+        lambda c: _upsert(c, "hudi_spec_local_cow_upsert", cow_base, OPTIONS, local=True), prepare=needs(cow_base),
         vs="delta_rs_merge", warm=True, note=f"COW, the upsert batch; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_local_mor_upsert", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert", mor_base, MOR_OPTIONS), prepare=needs(mor_base),
+        lambda c: _upsert(c, "hudi_spec_local_mor_upsert", mor_base, MOR_OPTIONS, local=True), prepare=needs(mor_base),
         vs="delta_rs_merge", warm=True, note=f"MOR, the upsert batch; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_bulk_insert_tuned", ENGINE, WRITE,
         lambda c: bulk_insert(c, "hudi_spec_bulk_insert_tuned", TUNED_OPTIONS), spark=True,
@@ -279,14 +278,14 @@ JOBS: tuple[Job, ...] = (
         prepare=needs(mor_base_tuned), spark=True, vs="delta_rs_merge", warm=True,
         note=f"MOR, the upsert batch; {TUNED_MOR}"),
     Job("hudi_spec_local_bulk_insert_tuned", LOCAL_ENGINE, WRITE,
-        lambda c: bulk_insert_local(c, "hudi_spec_local_bulk_insert_tuned", TUNED_OPTIONS),
+        lambda c: bulk_insert(c, "hudi_spec_local_bulk_insert_tuned", TUNED_OPTIONS, local=True),
         vs="spark_parquet_write", warm=True, note=f"COW, N rows; Arrow input, no Spark; {TUNED}"),
     Job("hudi_spec_local_cow_upsert_tuned", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert_tuned", cow_base_tuned, TUNED_OPTIONS),
+        lambda c: _upsert(c, "hudi_spec_local_cow_upsert_tuned", cow_base_tuned, TUNED_OPTIONS, local=True),
         prepare=needs(cow_base_tuned), vs="delta_rs_merge", warm=True,
         note=f"COW, the upsert batch; Arrow input, no Spark; {TUNED}"),
     Job("hudi_spec_local_mor_upsert_tuned", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert_tuned", mor_base_tuned, TUNED_MOR_OPTIONS),
+        lambda c: _upsert(c, "hudi_spec_local_mor_upsert_tuned", mor_base_tuned, TUNED_MOR_OPTIONS, local=True),
         prepare=needs(mor_base_tuned), vs="delta_rs_merge", warm=True,
         note=f"MOR, the upsert batch; Arrow input, no Spark; {TUNED_MOR}"),
     Job("hudi_spec_compaction", ENGINE, SERVICE, compaction, prepare=prepare_compaction, spark=True,

@@ -9,7 +9,8 @@ the values back out of a path.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``PartitionPathEncodeUtils``
 (``escapePathName``, ``unescapePathName``, ``DEFAULT_PARTITION_PATH``), ``KeyGenUtils``
-(``getPartitionPath``) and ``HoodieHiveStylePartitionValueExtractor``.
+(``getPartitionPath``) and, for reading the values back, ``SparkHoodieTableFileIndex``
+(``parsePartitionColumnValues``).
 """
 
 from __future__ import annotations

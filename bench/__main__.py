@@ -18,7 +18,8 @@ import threading
 from pathlib import Path
 
 from bench import report
-from bench.harness import OK, ROOT, SLOW_PEER_ROWS, JobResult, all_jobs, run_all, work_dir
+from bench.harness import JobResult, all_jobs, run_all, work_dir
+from bench.jobs import OK, ROOT, SLOW_PEER_ROWS
 
 DEFAULT_ROWS = [1_000_000]
 DEFAULT_DOCS = ROOT / "docs" / "performance.md"

@@ -44,117 +44,21 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from bench.data import Inputs, UpsertShape, write_inputs
-
-T = TypeVar("T")
-
-ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_ID = "hudi-spec-bench/1"
-
-# kinds of job, and the job each kind's seconds are compared with
-WRITE, UPSERT, READ, SERVICE, STARTUP = "write", "upsert", "read", "service", "startup"
-SPARK_START_JOB = "spark_session_start"
-SLOW_PEER_ROWS = 1_000_000  # --skip-slow-peers skips slow peers above this many rows
-
-OK, NOT_AVAILABLE, SKIPPED, FAILED = "ok", "not available", "skipped", "failed"
-
-
-class NotAvailable(Exception):
-    """The job's implementation does not exist yet; the result table says so, with this reason."""
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a job step sees: the row count and the run's folder for that row count."""
-
-    n: int
-    work: Path
-
-    @property
-    def shape(self) -> UpsertShape:
-        return UpsertShape(self.n)
-
-    @property
-    def inputs(self) -> Inputs:
-        return write_inputs(self.n, self.work / "inputs")
-
-    def table_dir(self, job: str) -> Path:
-        """The folder of the table a job writes (its prepare step may fill it; its run step uses it)."""
-        return self.work / "tables" / job
-
-    def fresh_table_dir(self, job: str) -> Path:
-        path = self.table_dir(job)
-        shutil.rmtree(path, ignore_errors=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def cached(self, name: str, build: Callable[[Path], None]) -> Path:
-        """A table shared by several jobs, built once per run (into a temporary folder, then renamed)."""
-        path = self.work / "cache" / name
-        unavailable = path.with_name(name + ".unavailable")
-        if unavailable.exists():  # an earlier job found it cannot be built: say so without trying again
-            raise NotAvailable(unavailable.read_text())
-        if not path.exists():
-            tmp = path.with_name(name + ".building")
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                build(tmp)
-            except NotAvailable as e:
-                unavailable.write_text(str(e))
-                raise
-            tmp.rename(path)
-        return path
-
-    def copy_of(self, cached: Path, job: str) -> Path:
-        path = self.fresh_table_dir(job)
-        shutil.copytree(cached, path)
-        return path
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What a job's run step reports: the timed seconds, the rows it was given (writes, upserts) or
-    returned (reads), the table it left, and an untimed row check: rows seen afterwards vs expected."""
-
-    seconds: float
-    rows: int
-    table: Path | None
-    rows_seen: int | None = None
-    rows_expected: int | None = None
-    steps: dict[str, float] | None = None  # our writes: seconds per step of the write path (WriteResult)
-
-
-@dataclass(frozen=True)
-class Job:
-    """One benchmark entry."""
-
-    name: str
-    engine: str
-    kind: str
-    run: Callable[[Context], Measurement]
-    prepare: Callable[[Context], None] | None = None
-    spark: bool = False
-    vs: str | None = None  # the job whose seconds this one's are divided by (same row count)
-    slow: bool = False  # a slow peer: skipped above SLOW_PEER_ROWS when --skip-slow-peers is given
-    warm: bool = False  # the run step runs twice in one process: the second run's seconds are the warm ones
-    note: str = ""
-
-
-def timed(fn: Callable[[], T]) -> tuple[float, T]:
-    """Seconds of one call (perf_counter) and its value."""
-    t = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - t, value
-
-
-def bytes_on_disk(path: Path) -> int:
-    """Sum of the sizes of every file under ``path``."""
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+from bench.data import write_inputs
+from bench.jobs import (
+    FAILED,
+    NOT_AVAILABLE,
+    OK,
+    ROOT,
+    SKIPPED,
+    SLOW_PEER_ROWS,
+    Context,
+    Job,
+    NotAvailable,
+    bytes_on_disk,
+)
 
 
 def all_jobs() -> dict[str, Job]:

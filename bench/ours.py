@@ -23,7 +23,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.harness import READ, SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable, timed
+from bench.jobs import (
+    READ,
+    SERVICE,
+    UPSERT,
+    WRITE,
+    Context,
+    Job,
+    Measurement,
+    NotAvailable,
+    arrow_input,
+    cached_frame,
+    spark_session,
+    timed,
+)
 
 TABLE_NAME = "bench"
 # Hudi's defaults: nothing but the benchmark's fields
@@ -48,23 +61,10 @@ ENGINE = "hudi-spec (Spark)"
 LOCAL_ENGINE = "hudi-spec (local)"
 
 
-def spark() -> Any:
-    from reference.spark import get_or_create_session
-
-    return get_or_create_session(app_name="hudi-spec-bench")
-
-
-def cached_frame(path: Path) -> Any:
-    """The input as a Spark DataFrame, cached and counted before any timer starts."""
-    df = spark().read.parquet(str(path)).cache()
-    df.count()
-    return df
-
-
 def hudi_table(path: Path) -> Any:
     from reference.api import HudiTable
 
-    return HudiTable(str(path), spark())
+    return HudiTable(str(path), spark_session())
 
 
 def local_table(path: Path) -> Any:
@@ -72,13 +72,6 @@ def local_table(path: Path) -> Any:
     from reference.api import HudiTable
 
     return HudiTable(str(path), engine="local")
-
-
-def arrow_input(path: Path) -> Any:
-    """The input as an in-memory Arrow table, the form the Arrow-native peers get."""
-    import pyarrow.parquet as pq
-
-    return pq.read_table(path)
 
 
 def count_rows(path: Path) -> int:
@@ -143,39 +136,33 @@ def needs(build: Callable[[Context], Path]) -> Callable[[Context], None]:
 
 # --- writes ---------------------------------------------------------------------------------------
 
-def bulk_insert(ctx: Context, job: str = "hudi_spec_bulk_insert", options: dict[str, str] = OPTIONS) -> Measurement:
-    df = cached_frame(ctx.inputs.base)
-    path = ctx.fresh_table_dir(job)
-    table = hudi_table(path)
-    seconds, result = timed(lambda: table.write(df, "bulk_insert", options))
-    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n, steps=dict(result.step_seconds))
+def _timed_write(path: Path, table: Callable[[Path], Any], data: Any, operation: str, options: dict[str, str],
+                 rows: int, rows_expected: int) -> Measurement:
+    """One write timed alone (the table opened and the input loaded before the timer), its rows counted after."""
+    writer = table(path)
+    seconds, result = timed(lambda: writer.write(data, operation, options))
+    return Measurement(seconds, rows, path, count_rows(path), rows_expected, steps=dict(result.step_seconds))
 
 
-def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
+def _engine(local: bool) -> tuple[Callable[[Path], Any], Callable[[Path], Any]]:
+    """The writer and its input form: the Spark engine with a cached DataFrame, or the local one with an
+    Arrow table."""
+    return (local_table, arrow_input) if local else (hudi_table, cached_frame)
+
+
+def bulk_insert(ctx: Context, job: str = "hudi_spec_bulk_insert", options: dict[str, str] = OPTIONS,
+                local: bool = False) -> Measurement:
+    table, load = _engine(local)
+    data = load(ctx.inputs.base)
+    return _timed_write(ctx.fresh_table_dir(job), table, data, "bulk_insert", options, ctx.n, ctx.n)
+
+
+def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str],
+            local: bool = False) -> Measurement:
+    table, load = _engine(local)
     path = ctx.copy_of(base(ctx), job)
-    df = cached_frame(ctx.inputs.upsert)
-    table = hudi_table(path)
-    seconds, result = timed(lambda: table.write(df, "upsert", options))
-    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after,
-                       steps=dict(result.step_seconds))
-
-
-def bulk_insert_local(ctx: Context, job: str = "hudi_spec_local_bulk_insert",
-                      options: dict[str, str] = OPTIONS) -> Measurement:
-    data = arrow_input(ctx.inputs.base)
-    path = ctx.fresh_table_dir(job)
-    table = local_table(path)
-    seconds, result = timed(lambda: table.write(data, "bulk_insert", options))
-    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n, steps=dict(result.step_seconds))
-
-
-def _upsert_local(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
-    path = ctx.copy_of(base(ctx), job)
-    data = arrow_input(ctx.inputs.upsert)
-    table = local_table(path)
-    seconds, result = timed(lambda: table.write(data, "upsert", options))
-    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after,
-                       steps=dict(result.step_seconds))
+    data = load(ctx.inputs.upsert)
+    return _timed_write(path, table, data, "upsert", options, ctx.shape.batch, ctx.shape.rows_after)
 
 
 def cow_upsert(ctx: Context) -> Measurement:
@@ -247,7 +234,7 @@ def spark_reader() -> Callable[[Any, str], Any]:
 
 def _spark_read(path: Path, ctx: Context) -> Measurement:
     read = spark_reader()
-    session = spark()
+    session = spark_session()
     # every column of every row is produced (the noop sink), nothing is written
     seconds, _ = timed(lambda: read(session, str(path)).write.format("noop").mode("overwrite").save())
     rows = int(read(session, str(path)).count())
@@ -270,13 +257,14 @@ JOBS: tuple[Job, ...] = (
         spark=True, vs="delta_rs_merge", warm=True, note=f"COW, the upsert batch into the N-row table; {DEFAULTS}"),
     Job("hudi_spec_mor_upsert", ENGINE, UPSERT, mor_upsert, prepare=needs(mor_base),
         spark=True, vs="delta_rs_merge", warm=True, note=f"MOR, the upsert batch into the N-row table; {DEFAULTS}"),
-    Job("hudi_spec_local_bulk_insert", LOCAL_ENGINE, WRITE, bulk_insert_local, vs="spark_parquet_write",
+    Job("hudi_spec_local_bulk_insert", LOCAL_ENGINE, WRITE,
+        lambda c: bulk_insert(c, "hudi_spec_local_bulk_insert", local=True), vs="spark_parquet_write",
         warm=True, note=f"COW, N rows into an empty table; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_local_cow_upsert", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert", cow_base, OPTIONS), prepare=needs(cow_base),
+        lambda c: _upsert(c, "hudi_spec_local_cow_upsert", cow_base, OPTIONS, local=True), prepare=needs(cow_base),
         vs="delta_rs_merge", warm=True, note=f"COW, the upsert batch; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_local_mor_upsert", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert", mor_base, MOR_OPTIONS), prepare=needs(mor_base),
+        lambda c: _upsert(c, "hudi_spec_local_mor_upsert", mor_base, MOR_OPTIONS, local=True), prepare=needs(mor_base),
         vs="delta_rs_merge", warm=True, note=f"MOR, the upsert batch; Arrow input, no Spark; {DEFAULTS}"),
     Job("hudi_spec_bulk_insert_tuned", ENGINE, WRITE,
         lambda c: bulk_insert(c, "hudi_spec_bulk_insert_tuned", TUNED_OPTIONS), spark=True,
@@ -290,14 +278,14 @@ JOBS: tuple[Job, ...] = (
         prepare=needs(mor_base_tuned), spark=True, vs="delta_rs_merge", warm=True,
         note=f"MOR, the upsert batch; {TUNED_MOR}"),
     Job("hudi_spec_local_bulk_insert_tuned", LOCAL_ENGINE, WRITE,
-        lambda c: bulk_insert_local(c, "hudi_spec_local_bulk_insert_tuned", TUNED_OPTIONS),
+        lambda c: bulk_insert(c, "hudi_spec_local_bulk_insert_tuned", TUNED_OPTIONS, local=True),
         vs="spark_parquet_write", warm=True, note=f"COW, N rows; Arrow input, no Spark; {TUNED}"),
     Job("hudi_spec_local_cow_upsert_tuned", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_cow_upsert_tuned", cow_base_tuned, TUNED_OPTIONS),
+        lambda c: _upsert(c, "hudi_spec_local_cow_upsert_tuned", cow_base_tuned, TUNED_OPTIONS, local=True),
         prepare=needs(cow_base_tuned), vs="delta_rs_merge", warm=True,
         note=f"COW, the upsert batch; Arrow input, no Spark; {TUNED}"),
     Job("hudi_spec_local_mor_upsert_tuned", LOCAL_ENGINE, UPSERT,
-        lambda c: _upsert_local(c, "hudi_spec_local_mor_upsert_tuned", mor_base_tuned, TUNED_MOR_OPTIONS),
+        lambda c: _upsert(c, "hudi_spec_local_mor_upsert_tuned", mor_base_tuned, TUNED_MOR_OPTIONS, local=True),
         prepare=needs(mor_base_tuned), vs="delta_rs_merge", warm=True,
         note=f"MOR, the upsert batch; Arrow input, no Spark; {TUNED_MOR}"),
     Job("hudi_spec_compaction", ENGINE, SERVICE, compaction, prepare=prepare_compaction, spark=True,

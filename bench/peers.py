@@ -14,20 +14,29 @@ Each peer does what its own API offers for the operation, with its defaults:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
-from bench.harness import READ, SPARK_START_JOB, STARTUP, UPSERT, WRITE, Context, Job, Measurement, timed
+from bench.jobs import (
+    READ,
+    SPARK_START_JOB,
+    STARTUP,
+    UPSERT,
+    WRITE,
+    Context,
+    Job,
+    Measurement,
+    arrow_input,
+    cached_frame,
+    spark_session,
+    timed,
+)
 
 PARTITION = "part"
-
-
-def _arrow(path: Path) -> pa.Table:
-    return pq.read_table(path)
 
 
 def _parquet_rows(path: Path) -> int:
@@ -36,35 +45,23 @@ def _parquet_rows(path: Path) -> int:
 
 # --- Spark ------------------------------------------------------------------------------------------
 
-def _spark() -> Any:
-    from reference.spark import get_or_create_session
-
-    return get_or_create_session(app_name="hudi-spec-bench")
-
-
-def _cached_frame(path: Path) -> Any:
-    df = _spark().read.parquet(str(path)).cache()
-    df.count()
-    return df
-
-
 def spark_session_start(ctx: Context) -> Measurement:
     """A new session and its first (trivial) job: what every Spark job pays before its timer."""
-    seconds, _ = timed(lambda: _spark().range(1).count())
+    seconds, _ = timed(lambda: spark_session().range(1).count())
     return Measurement(seconds, 0, None)
 
 
 def spark_parquet_write(ctx: Context) -> Measurement:
-    df = _cached_frame(ctx.inputs.base)
+    df = cached_frame(ctx.inputs.base)
     path = ctx.fresh_table_dir("spark_parquet_write")
     seconds, _ = timed(lambda: df.write.partitionBy(PARTITION).parquet(str(path)))
     return Measurement(seconds, ctx.n, path, _parquet_rows(path), ctx.n)
 
 
 def spark_naive_full_rewrite(ctx: Context) -> Measurement:
-    spark = _spark()
+    spark = spark_session()
     src = _pyarrow_base(ctx)  # the same hive-partitioned parquet the pyarrow read reads
-    batch = _cached_frame(ctx.inputs.upsert)
+    batch = cached_frame(ctx.inputs.upsert)
     path = ctx.fresh_table_dir("spark_naive_full_rewrite")
 
     def rewrite() -> None:
@@ -78,19 +75,31 @@ def spark_naive_full_rewrite(ctx: Context) -> Measurement:
 
 # --- pyarrow ------------------------------------------------------------------------------------------
 
+def _timed_base_write(ctx: Context, job: str, write: Callable[[pa.Table, Path], None],
+                      rows: Callable[[Path], int]) -> Measurement:
+    """The N-row input (in memory before the timer) written by ``write`` into the job's fresh folder, timed;
+    the rows ``rows`` counts there afterwards checked against N."""
+    data = arrow_input(ctx.inputs.base)
+    path = ctx.fresh_table_dir(job)
+    seconds, _ = timed(lambda: write(data, path))
+    return Measurement(seconds, ctx.n, path, rows(path), ctx.n)
+
+
+def _cached_base(ctx: Context, name: str, write: Callable[[pa.Table, Path], None]) -> Path:
+    """The N-row input written by ``write`` into a table shared by several jobs (built once, never timed)."""
+    return ctx.cached(name, lambda p: write(arrow_input(ctx.inputs.base), p))
+
+
 def _pyarrow_write(data: pa.Table, path: Path) -> None:
     ds.write_dataset(data, path, format="parquet", partitioning=[PARTITION], partitioning_flavor="hive")
 
 
 def pyarrow_dataset_write(ctx: Context) -> Measurement:
-    data = _arrow(ctx.inputs.base)
-    path = ctx.fresh_table_dir("pyarrow_dataset_write")
-    seconds, _ = timed(lambda: _pyarrow_write(data, path))
-    return Measurement(seconds, ctx.n, path, _parquet_rows(path), ctx.n)
+    return _timed_base_write(ctx, "pyarrow_dataset_write", _pyarrow_write, _parquet_rows)
 
 
 def _pyarrow_base(ctx: Context) -> Path:
-    return ctx.cached("pyarrow-base", lambda p: _pyarrow_write(_arrow(ctx.inputs.base), p))
+    return _cached_base(ctx, "pyarrow-base", _pyarrow_write)
 
 
 def prepare_pyarrow_read(ctx: Context) -> None:
@@ -118,14 +127,11 @@ def _delta_write(data: pa.Table, path: Path) -> None:
 
 
 def delta_rs_write(ctx: Context) -> Measurement:
-    data = _arrow(ctx.inputs.base)
-    path = ctx.fresh_table_dir("delta_rs_write")
-    seconds, _ = timed(lambda: _delta_write(data, path))
-    return Measurement(seconds, ctx.n, path, _delta_rows(path), ctx.n)
+    return _timed_base_write(ctx, "delta_rs_write", _delta_write, _delta_rows)
 
 
 def _delta_base(ctx: Context) -> Path:
-    return ctx.cached("delta-base", lambda p: _delta_write(_arrow(ctx.inputs.base), p))
+    return _cached_base(ctx, "delta-base", _delta_write)
 
 
 def prepare_delta_merge(ctx: Context) -> None:
@@ -135,7 +141,7 @@ def prepare_delta_merge(ctx: Context) -> None:
 def delta_rs_merge(ctx: Context) -> Measurement:
     from deltalake import DeltaTable
 
-    batch = _arrow(ctx.inputs.upsert)
+    batch = arrow_input(ctx.inputs.upsert)
     path = ctx.copy_of(_delta_base(ctx), "delta_rs_merge")
     table = DeltaTable(str(path))
 
@@ -149,13 +155,17 @@ def delta_rs_merge(ctx: Context) -> Measurement:
 
 # --- pyiceberg -----------------------------------------------------------------------------------------
 
-def _iceberg_table(folder: Path, schema: pa.Schema) -> Any:
-    """A new partitioned table in a SQL catalog on sqlite, both inside ``folder``."""
+def _iceberg_catalog(folder: Path) -> Any:
+    """The SQL catalog on sqlite inside ``folder``, its warehouse beside it."""
     from pyiceberg.catalog.sql import SqlCatalog
 
+    return SqlCatalog("bench", uri=f"sqlite:///{folder / 'catalog.db'}", warehouse=(folder / "warehouse").as_uri())
+
+
+def _iceberg_table(folder: Path, schema: pa.Schema) -> Any:
+    """A new partitioned table in a SQL catalog on sqlite, both inside ``folder``."""
     (folder / "warehouse").mkdir(parents=True, exist_ok=True)
-    catalog = SqlCatalog("bench", uri=f"sqlite:///{folder / 'catalog.db'}",
-                         warehouse=(folder / "warehouse").as_uri())
+    catalog = _iceberg_catalog(folder)
     catalog.create_namespace("bench")
     table = catalog.create_table("bench.t", schema=schema)
     with table.update_spec() as spec:
@@ -164,11 +174,7 @@ def _iceberg_table(folder: Path, schema: pa.Schema) -> Any:
 
 
 def _iceberg_load(folder: Path) -> Any:
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    catalog = SqlCatalog("bench", uri=f"sqlite:///{folder / 'catalog.db'}",
-                         warehouse=(folder / "warehouse").as_uri())
-    return catalog.load_table("bench.t")
+    return _iceberg_catalog(folder).load_table("bench.t")
 
 
 def _iceberg_rows(folder: Path) -> int:
@@ -176,7 +182,7 @@ def _iceberg_rows(folder: Path) -> int:
 
 
 def pyiceberg_append(ctx: Context) -> Measurement:
-    data = _arrow(ctx.inputs.base)
+    data = arrow_input(ctx.inputs.base)
     folder = ctx.fresh_table_dir("pyiceberg_append")
     table = _iceberg_table(folder, data.schema)
     seconds, _ = timed(lambda: table.append(data))
@@ -184,12 +190,12 @@ def pyiceberg_append(ctx: Context) -> Measurement:
 
 
 def prepare_iceberg_upsert(ctx: Context) -> None:
-    data = _arrow(ctx.inputs.base)
+    data = arrow_input(ctx.inputs.base)
     _iceberg_table(ctx.fresh_table_dir("pyiceberg_upsert"), data.schema).append(data)
 
 
 def pyiceberg_upsert(ctx: Context) -> Measurement:
-    batch = _arrow(ctx.inputs.upsert)
+    batch = arrow_input(ctx.inputs.upsert)
     folder = ctx.table_dir("pyiceberg_upsert")
     table = _iceberg_load(folder)
     seconds, _ = timed(lambda: table.upsert(batch, join_cols=["key"]))

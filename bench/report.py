@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.data import UpsertShape
-from bench.harness import OK, SCHEMA_ID, SPARK_START_JOB, JobResult, result_dicts
+from bench.harness import JobResult, result_dicts
+from bench.jobs import OK, SCHEMA_ID, SPARK_START_JOB
 
 BEGIN_MARK = "<!-- bench:results:begin -->"
 END_MARK = "<!-- bench:results:end -->"

@@ -11,14 +11,17 @@ from collections.abc import Iterable
 from spec.actions.compaction import CompactionOperation, compaction_plan_of
 from spec.avro_model import HoodieCleanerPlan, HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import parse_commit_metadata
+from spec.delete_block import decode_delete_records
 from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import DataFile, list_data_files
+from spec.instant import Action, Instant, State
 from spec.ledger import BlockRows, CommitSummary, FileRows, Ledger, StatCounts
-from spec.log_blocks import decode_delete_records, decode_records
+from spec.log_blocks import decode_records
 from spec.log_format import BlockType, read_log_file
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Action, Instant, State, Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key")
 WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)

@@ -20,7 +20,7 @@ from typing import Any
 
 OPTIONS_MARKER = "<!-- hudi-spec:options -->"
 MATRIX_MARKER = "<!-- hudi-spec:matrix -->"
-SOURCES_MARKER = re.compile(r"<!-- hudi-spec:sources ((?:spec/\w+\.py ?)+) -->")
+SOURCES_MARKER = re.compile(r"<!-- hudi-spec:sources ((?:spec/[\w/]+\.py ?)+) -->")
 _ROOT = Path(__file__).resolve().parent.parent
 _MIB = 1024 * 1024
 

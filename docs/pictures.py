@@ -5,7 +5,7 @@ as an inline SVG figure (no script, nothing fetched when the page is viewed), fo
 picture has one, by its Mermaid source in a folded block:
 
 - ``timeline-states VERSION``: the instant state machine of a table version, from
-  ``spec.timeline.TRANSITIONS`` and ``REVERSIONS``;
+  ``spec.instant.TRANSITIONS`` and ``REVERSIONS``;
 - ``file-groups``: the file groups of the golden table ``FILE_GROUP_TABLE`` (written by our writer),
   from its file system view; its Mermaid is what ``hudi-spec fsview TABLE --output mermaid`` prints;
 - ``log-block``: the block frame of ``spec.log_format.BLOCK_FIELDS`` and the first block of a real

@@ -60,7 +60,9 @@ from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord, InvalidT
 from spec.file_naming import make_file_id, parse_base_file_name
 from spec.file_system_view import FileSystemView, list_data_files, missing_latest_files
 from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
+from spec.instant import Action, Instant, InstantTimeGenerator
 from spec.merge import MergeRule
+from spec.partition_metadata import PARTITION_METADATA_FILE, PartitionMetadata, partition_depth
 from spec.partitioner import (
     BucketAssignment,
     PartitionerConfig,
@@ -81,22 +83,9 @@ from spec.schema import (
 )
 from spec.schema_evolution import reconcile_type
 from spec.storage import Storage
-from spec.table_config import (
-    MERGE_ON_READ,
-    PARTITION_METADATA_FILE,
-    PartitionMetadata,
-    TableConfig,
-    partition_depth,
-)
-from spec.timeline import (
-    HISTORY_DIRS,
-    Action,
-    Instant,
-    InstantTimeGenerator,
-    Timeline,
-    read_instant_content,
-    timeline_dir,
-)
+from spec.table_config import MERGE_ON_READ, TableConfig
+from spec.timeline import Timeline
+from spec.timeline_layout import HISTORY_DIRS, read_instant_content, timeline_dir
 
 ENGINES = ("spark", "local")
 """Where a write's data steps run: Spark jobs, or pyarrow in this process (``local_engine.py``)."""

@@ -50,6 +50,7 @@ from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_s
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
 from spec.file_system_view import DataFile, FileSlice, FileSystemView
+from spec.instant import Action, Instant, State
 from spec.log_blocks import block_record_count
 from spec.log_scanner import scan_slice_logs
 from spec.merge import MergeRule
@@ -64,7 +65,8 @@ from spec.schema import (
 )
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Action, Instant, State, Timeline, format_instant_file_name, read_instant_content, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, read_instant_content, timeline_dir
 
 if TYPE_CHECKING:
     from reference.client import WriteClient
@@ -345,7 +347,8 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
 
 
 def _log_keys(blocks: Any) -> set[str]:
-    from spec.log_blocks import decode_delete_records, decode_records
+    from spec.delete_block import decode_delete_records
+    from spec.log_blocks import decode_records
     from spec.log_format import BlockType
 
     keys: set[str] = set()

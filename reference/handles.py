@@ -39,8 +39,9 @@ from spec.append_handle import (
     plan_log_files,
 )
 from spec.commit_metadata import NULL_COMMIT
+from spec.delete_block import delete_block, delete_record
 from spec.file_naming import BaseFileName, parse_log_file_name
-from spec.log_blocks import avro_data_block, delete_block, delete_record
+from spec.log_blocks import avro_data_block
 from spec.log_format import LogBlock, encode_blocks
 from spec.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
 from spec.parquet_codec import parquet_compression

@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 from reference.handles import DELETE_FLAG, HandleContext, run_handle
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.keys import ESCAPE_ORDER, check_partition_path, java_string
+from spec.key_values import java_string
+from spec.partition_path import ESCAPE_ORDER, check_partition_path
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
@@ -66,7 +67,7 @@ def normalize(table: pa.Table) -> pa.Table:
 
 def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
     """A key or partition column as text: strings and integers by Arrow's cast (the same text as
-    Java's), other types by ``spec.keys.java_string`` one value at a time."""
+    Java's), other types by ``spec.key_values.java_string`` one value at a time."""
     t = col.type
     if pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t):
         return col.cast(pa.string())
@@ -108,7 +109,7 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
 
 
 def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
-    """``spec.keys.escape_path_name`` on a column: ``%`` first, so that no escape is escaped twice."""
+    """``spec.partition_path.escape_path_name`` on a column: ``%`` first, so that no escape is escaped twice."""
     for c in ESCAPE_ORDER:
         text = pc.replace_substring(text, c, f"%{ord(c):02X}")
     return text
@@ -117,7 +118,7 @@ def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.C
 def check_keys(config: TableConfig, keys: pa.Array | pa.ChunkedArray | None,
                partition_paths: pa.Array | pa.ChunkedArray) -> None:
     """Refuse a null or empty record key (``KeyGenUtils.getRecordKey``), and a partition path that
-    ``spec.keys.check_partition_path`` refuses (each distinct path checked once)."""
+    ``spec.partition_path.check_partition_path`` refuses (each distinct path checked once)."""
     if keys is not None and pc.any(pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))).as_py():
         raise InvalidRecord(f"a record has a null or empty record key ({', '.join(config.record_key_fields)})",
                             hint="every record needs a key; filter or fill those records first")

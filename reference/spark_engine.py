@@ -19,7 +19,7 @@ from reference.handles import BUCKET, DELETE_FLAG, HandleContext, run_handle
 from reference.local_engine import check_keys
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.keys import ESCAPE_ORDER
+from spec.partition_path import ESCAPE_ORDER
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
@@ -49,7 +49,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     for field in table.partition_fields:
         value = F.col(field).cast("string")
         value = F.when(value.isNull() | (value == ""), F.lit(NULL_PARTITION)).otherwise(value)
-        if table.url_encode_partitions:  # spec.keys.escape_path_name, "%" first
+        if table.url_encode_partitions:  # spec.partition_path.escape_path_name, "%" first
             for c in ESCAPE_ORDER:
                 value = F.replace(value, F.lit(c), F.lit(f"%{ord(c):02X}"))
         segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
@@ -58,7 +58,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
 
 
 def validate_keys(df: Any, table: TableConfig) -> None:
-    """A null or empty record key, or a partition path ``spec.keys.check_partition_path`` refuses, is
+    """A null or empty record key, or a partition path ``spec.partition_path.check_partition_path`` refuses, is
     refused: one Spark job brings the distinct partition paths and whether any key is bad to the driver."""
     from pyspark.sql import functions as F
 

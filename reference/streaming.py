@@ -47,13 +47,15 @@ from reference.spark_engine import validate_keys as _validate_keys
 from spec.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
 from spec.file_naming import make_file_id
 from spec.file_system_view import FileSystemView
+from spec.instant import Action
 from spec.merge import IS_DELETED_FIELD
 from spec.partitioner import PartitionerConfig, average_record_size
 from spec.reader import TableReader
 from spec.schema import PARTITION_PATH, RECORD_KEY
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Action, Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 """The extra-metadata key under which each streaming commit records its micro-batch."""

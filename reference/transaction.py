@@ -46,19 +46,11 @@ from spec.conflict_resolution import (
 from spec.errors import HudiSpecError, WriteConflict
 from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
 from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
+from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.log_format import read_blocks
 from spec.table_config import TableConfig
-from spec.timeline import (
-    Action,
-    Instant,
-    InstantTimeGenerator,
-    State,
-    Timeline,
-    format_instant_file_name,
-    new_instant,
-    read_instant_content,
-    timeline_dir,
-)
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, read_instant_content, timeline_dir
 
 if TYPE_CHECKING:
     from reference.client import WriteClient

@@ -27,7 +27,7 @@ from spec.avro_model_codec import MAP, MAP_OF_STRINGS, STRINGS, avro, avro_meta,
 from spec.avro_schemas import AVRO_MAGIC, read_container, schema_for, write_container
 from spec.commit_metadata import CommitMetadata, commit_metadata_from_mapping, parse_commit_metadata
 from spec.errors import MetadataFormatError
-from spec.timeline import Action, Instant, State
+from spec.instant import Action, Instant, State
 
 # --- compaction ---------------------------------------------------------------------------------
 

@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
 from spec.commit_metadata import CommitMetadata, WriteOperationType
-from spec.timeline import Action, Instant, Timeline
+from spec.instant import Action, Instant
+from spec.timeline import Timeline
 
 GroupId = tuple[str, str]
 """(partition path, file id)."""

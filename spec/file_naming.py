@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 
 from spec.errors import InvalidName
-from spec.timeline import validate_instant_time
+from spec.instant import validate_instant_time
 
 # --8<-- [start:write_token]
 ROLLBACK_WRITE_TOKEN = "1-0-1"

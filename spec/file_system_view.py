@@ -40,8 +40,11 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.table_config import PARTITION_METADATA_FILE, TableConfig
-from spec.timeline import Action, Timeline, read_instant_content
+from spec.instant import Action
+from spec.partition_metadata import PARTITION_METADATA_FILE
+from spec.table_config import TableConfig
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 if TYPE_CHECKING:
     from spec.storage import Storage

@@ -2,13 +2,14 @@
 
 - AVRO_DATA_BLOCK: ``int version=3, int count``, then per record ``int length`` and its Avro binary
   encoding under the block's SCHEMA header;
-- DELETE_BLOCK: ``int version=3, int length``, then the Avro binary of a HoodieDeleteRecordList;
+- DELETE_BLOCK: ``int version=3, int length``, then the Avro binary of a HoodieDeleteRecordList
+  (``spec.delete_block``);
 - COMMAND_BLOCK: no content; the header says what to do (a rollback of TARGET_INSTANT_TIME);
 - PARQUET_DATA_BLOCK: a whole parquet file;
 - HFILE_DATA_BLOCK and CDC_DATA_BLOCK: recognised, their content not decoded here (typed error).
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieAvroDataBlock``
-(``serializeRecords``, ``deserializeRecords``), ``HoodieDeleteBlock``, ``HoodieCommandBlock``,
+(``serializeRecords``, ``deserializeRecords``), ``HoodieCommandBlock``,
 ``HoodieParquetDataBlock``, ``HoodieHFileDataBlock`` and ``HoodieCDCDataBlock``
 (``org.apache.hudi.common.table.log.block``).
 """
@@ -21,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from spec.delete_block import decode_delete_records
 from spec.errors import CorruptBlock, LogFormatError, UnsupportedBlockContent
-from spec.log_format import DATA_BLOCK_VERSION, BlockType, CommandType, HeaderKey, LogBlock
+from spec.log_format import DATA_BLOCK_VERSION, BlockType, CommandType, HeaderKey, LogBlock, content_preamble
 from spec.parquet_codec import parquet_compression
 
 if TYPE_CHECKING:
@@ -41,18 +43,6 @@ def _parse_schema(schema_json: str) -> Any:
     except Exception as err:  # fastavro raises several types for bad schemas
         raise LogFormatError(f"block schema is not a valid Avro schema: {err}",
                              hint="the SCHEMA header must hold the writer's Avro schema JSON") from err
-
-
-def _preamble(content: bytes, what: str) -> int:
-    """Avro and delete block content start ``int version, int n``: check the version (3; 1 and 2
-    used Java serialization), return ``n`` (the record count, or the length of the record list)."""
-    if len(content) < 8:
-        raise CorruptBlock(f"{what} content is shorter than its 8-byte preamble")
-    version, n = struct.unpack_from(">ii", content, 0)
-    if version != DATA_BLOCK_VERSION:
-        raise UnsupportedBlockContent(f"{what} version {version} is not supported",
-                                      hint="only version 3 (Avro, Hudi 0.7 and later) is defined here")
-    return int(n)
 
 
 # --8<-- [start:avro_block]
@@ -82,7 +72,7 @@ def decode_avro_records(block: LogBlock, reader_schema_json: str | None = None) 
     writer = _parse_schema(block.schema)
     reader = _parse_schema(reader_schema_json) if reader_schema_json else None
     content = block.content
-    count = _preamble(content, "Avro data block")
+    count = content_preamble(content, "Avro data block")
     pos = 8
     records: list[dict[str, Any]] = []
     for _ in range(count):
@@ -105,7 +95,7 @@ def decode_avro_records(block: LogBlock, reader_schema_json: str | None = None) 
 
 def avro_record_count(block: LogBlock) -> int:
     """The declared record count of an Avro data block (without decoding records)."""
-    return _preamble(block.content, "Avro data block")
+    return content_preamble(block.content, "Avro data block")
 
 
 # --8<-- [end:avro_block]
@@ -350,199 +340,12 @@ class _AvroColumns:
         return taken.cast(pa.binary()) if large else taken
 
 
-
-
-# --8<-- [start:delete_block]
-ORDERING_BRANCHES: tuple[Any, ...] = (
-    "null", "int", "long", "float", "double", "bytes", "string",
-    {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
-    {"type": "int", "logicalType": "date"},
-    {"type": "int", "logicalType": "time-millis"},
-    {"type": "long", "logicalType": "time-micros"},
-    {"type": "long", "logicalType": "timestamp-millis"},
-    {"type": "long", "logicalType": "timestamp-micros"},
-)
-"""The ``orderingVal`` union of HoodieDeleteRecord, in order: the branch index is on disk."""
-
-DELETE_RECORD_LIST_SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "HoodieDeleteRecordList",
-    "namespace": "org.apache.hudi.avro.model",
-    "fields": [{
-        "name": "deleteRecordList",
-        "type": {"type": "array", "items": {
-            "type": "record",
-            "name": "HoodieDeleteRecord",
-            "fields": [
-                {"name": "recordKey", "type": ["null", "string"], "default": None},
-                {"name": "partitionPath", "type": ["null", "string"], "default": None},
-                {"name": "orderingVal", "type": list(ORDERING_BRANCHES), "default": None},
-            ],
-        }},
-    }],
-}
-
-
-@dataclass(frozen=True)
-class DeleteRecord:
-    """A deleted key with its ordering value, kept with its union branch index (byte-exact coding).
-
-    ``ordering_branch`` indexes ``ORDERING_BRANCHES`` (0 null, 1 int, 2 long, ...). Spark's DELETE
-    writes ``0`` in the ``long`` branch for a long ordering field.
-    """
-
-    record_key: str | None
-    partition_path: str | None
-    ordering_value: Any = None
-    ordering_branch: int = 0
-
-
-def _branch_for(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool):
-        raise LogFormatError("a boolean cannot be an ordering value of a delete record")
-    if isinstance(value, int):
-        return 1 if -(2**31) <= value < 2**31 else 2
-    if isinstance(value, float):
-        return 4
-    if isinstance(value, bytes):
-        return 5
-    if isinstance(value, str):
-        return 6
-    raise LogFormatError(f"ordering value {value!r} has no branch in HoodieDeleteRecord.orderingVal",
-                         hint="use an int, long, double, string or bytes ordering field")
-
-
-def delete_record(record_key: str, partition_path: str, ordering_value: Any = None,
-                  branch: int | None = None) -> DeleteRecord:
-    """A delete record, choosing the union branch from the value's type unless given."""
-    return DeleteRecord(record_key, partition_path, ordering_value,
-                        _branch_for(ordering_value) if branch is None else branch)
-
-
-def _zigzag(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while True:
-        b = z & 0x7F
-        z >>= 7
-        if z:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _read_long(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise CorruptBlock("delete block content ends inside a number")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-
-
-def _encode_ordering(branch: int, value: Any) -> bytes:
-    """The Avro binary of one ``orderingVal`` union value in the given branch."""
-    import fastavro
-
-    b = io.BytesIO()
-    schema = fastavro.parse_schema({"type": "record", "name": "O", "fields": [
-        {"name": "v", "type": ORDERING_BRANCHES[branch]}]})
-    fastavro.schemaless_writer(b, schema, {"v": value})
-    return _zigzag(branch) + b.getvalue()
-
-
-def encode_delete_records(deletes: Sequence[DeleteRecord]) -> bytes:
-    """Delete block content: ``int version=3, int length``, then the Avro binary of a
-    HoodieDeleteRecordList (no container)."""
-    body = bytearray()
-    if deletes:
-        body += _zigzag(len(deletes))
-        for d in deletes:
-            for text in (d.record_key, d.partition_path):
-                if text is None:
-                    body += _zigzag(0)
-                else:
-                    raw = text.encode("utf-8")
-                    body += _zigzag(1) + _zigzag(len(raw)) + raw
-            body += _encode_ordering(d.ordering_branch, d.ordering_value)
-    body += _zigzag(0)
-    return _INT.pack(DATA_BLOCK_VERSION) + _INT.pack(len(body)) + bytes(body)
-
-
-def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
-    """The delete records of a delete block, each with the union branch of its ordering value."""
-    import fastavro
-
-    if block.block_type != BlockType.DELETE_BLOCK:
-        raise LogFormatError(f"{block.block_type.name} is not a delete block")
-    content = block.content
-    length = _preamble(content, "delete block")
-    if length < 0 or 8 + length > len(content):
-        raise CorruptBlock("delete block length runs past its content")
-    buf = content[8:8 + length]
-    pos = 0
-    out: list[DeleteRecord] = []
-    while True:
-        count, pos = _read_long(buf, pos)
-        if count == 0:
-            break
-        if count < 0:
-            _, pos = _read_long(buf, pos)
-            count = -count
-        if count > len(buf):
-            raise CorruptBlock("delete block declares more records than it has bytes")
-        for _ in range(count):
-            fields: list[str | None] = []
-            for _f in range(2):
-                idx, pos = _read_long(buf, pos)
-                if idx == 0:
-                    fields.append(None)
-                elif idx == 1:
-                    n, pos = _read_long(buf, pos)
-                    if n < 0 or pos + n > len(buf):
-                        raise CorruptBlock("delete record string runs past the block")
-                    try:
-                        fields.append(buf[pos:pos + n].decode("utf-8"))
-                    except UnicodeDecodeError as err:
-                        raise CorruptBlock("delete record key or partition is not UTF-8") from err
-                    pos += n
-                else:
-                    raise CorruptBlock(f"bad union index {idx} in a delete record")
-            branch, pos = _read_long(buf, pos)
-            if not 0 <= branch < len(ORDERING_BRANCHES):
-                raise CorruptBlock(f"bad orderingVal union index {branch}")
-            schema = fastavro.parse_schema({"type": "record", "name": "O", "fields": [
-                {"name": "v", "type": ORDERING_BRANCHES[branch]}]})
-            stream = io.BytesIO(buf[pos:])
-            try:
-                value = fastavro.schemaless_reader(stream, schema, None)["v"]  # type: ignore[call-overload,index]
-            except Exception as err:
-                raise CorruptBlock(f"delete record ordering value does not decode: {err}") from err
-            pos += stream.tell()
-            out.append(DeleteRecord(fields[0], fields[1], value, branch))
-    return out
-# --8<-- [end:delete_block]
-
-
 # --8<-- [start:builders]
 def avro_data_block(instant: str, schema_json: str, records: Sequence[Mapping[str, Any]],
                     extra_header: Sequence[tuple[int, str]] = ()) -> LogBlock:
     """An Avro data block as Spark writes it: header {INSTANT_TIME, SCHEMA}."""
     header = ((int(HeaderKey.INSTANT_TIME), instant), (int(HeaderKey.SCHEMA), schema_json), *extra_header)
     return LogBlock(BlockType.AVRO_DATA_BLOCK, tuple(header), encode_avro_records(records, schema_json))
-
-
-def delete_block(instant: str, schema_json: str, deletes: Sequence[DeleteRecord]) -> LogBlock:
-    """A delete block: header {INSTANT_TIME, SCHEMA} (the SCHEMA is carried though unused)."""
-    header = ((int(HeaderKey.INSTANT_TIME), instant), (int(HeaderKey.SCHEMA), schema_json))
-    return LogBlock(BlockType.DELETE_BLOCK, header, encode_delete_records(deletes))
 
 
 def rollback_command_block(instant: str, target_instant: str) -> LogBlock:

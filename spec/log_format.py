@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from spec.errors import CorruptBlock, UnsupportedBlockContent
+
 if TYPE_CHECKING:
 
     from spec.storage import Storage
@@ -73,6 +75,18 @@ class CommandType(IntEnum):
 
 DATA_BLOCK_VERSION = 3
 """Version of the Avro data block and delete block content layouts (1 and 2 used Java serialization)."""
+
+
+def content_preamble(content: bytes, what: str) -> int:
+    """Avro and delete block content start ``int version, int n``: check the version (3; 1 and 2
+    used Java serialization), return ``n`` (the record count, or the length of the record list)."""
+    if len(content) < 8:
+        raise CorruptBlock(f"{what} content is shorter than its 8-byte preamble")
+    version, n = struct.unpack_from(">ii", content, 0)
+    if version != DATA_BLOCK_VERSION:
+        raise UnsupportedBlockContent(f"{what} version {version} is not supported",
+                                      hint="only version 3 (Avro, Hudi 0.7 and later) is defined here")
+    return int(n)
 # --8<-- [end:enums]
 
 

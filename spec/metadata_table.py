@@ -35,11 +35,11 @@ from typing import Any
 
 import fastavro
 
+from spec.delete_block import decode_delete_records
 from spec.errors import HFileFormatError, InvalidTable, MetadataFormatError
 from spec.file_naming import is_base_file_name, is_log_file_name, parse_log_file_name
 from spec.file_system_view import DataFile, FileSystemView, list_data_files
 from spec.hfile import FILE_INFO_SCHEMA, parse_hfile
-from spec.log_blocks import decode_delete_records
 from spec.log_format import BlockType, HeaderKey, LogBlock
 from spec.log_scanner import scan_slice_logs
 from spec.storage import Storage

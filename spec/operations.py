@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, TypeVar, assert_never
 
 from spec.errors import ERROR_KINDS, InvalidOperation
-from spec.timeline import validate_instant_time
+from spec.instant import validate_instant_time
 
 Scalar: TypeAlias = int | float | str | bool | None
 Record: TypeAlias = Mapping[str, Scalar]

@@ -38,9 +38,11 @@ from typing import Protocol
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InvalidOperation
 from spec.file_system_view import FileSlice, FileSystemView
+from spec.instant import Instant
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Instant, Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 

@@ -28,7 +28,8 @@ from spec.errors import HudiSpecError, SchemaMismatch
 from spec.schema import arrow_schema_from_avro
 from spec.schema_evolution import avro_primitive, promotes
 from spec.storage import Storage
-from spec.timeline import Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 _UNREADABLE = (HudiSpecError, ValueError, KeyError, TypeError)
 

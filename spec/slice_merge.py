@@ -30,15 +30,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spec.delete_block import ORDERING_BRANCHES, DeleteRecord, decode_delete_records
 from spec.errors import InvalidOperation, SchemaMismatch
-from spec.log_blocks import (
-    ORDERING_BRANCHES,
-    DeleteRecord,
-    decode_avro_columns,
-    decode_avro_records,
-    decode_delete_records,
-    decode_parquet_records,
-)
+from spec.log_blocks import decode_avro_columns, decode_avro_records, decode_parquet_records
 from spec.log_format import BlockType, LogBlock
 from spec.merge import (
     IS_DELETED_FIELD,

@@ -1,12 +1,9 @@
-"""hoodie.properties: the table's configuration, and the partition metadata file.
+"""hoodie.properties: the table's configuration, its keys and their defaults per table version.
 
-``.hoodie/hoodie.properties`` is Java ``Properties`` text: comment lines, then ``key=value``
-lines in any order. Every key has a default, may be required, and exists since some table
-version; a writer drops keys newer than the table's version. ``hoodie.table.checksum`` is
+``.hoodie/hoodie.properties`` is Java ``Properties`` text (``spec.properties_file``). Every key
+has a default, may be required, and exists since some table version; a writer drops keys newer
+than the table's version. ``hoodie.table.checksum`` is
 CRC32 of ``<database>.<table name>``; when present it must be right, or Hudi rejects the file.
-
-Values are written unescaped (hudi-rs splits at the first ``=`` and does not unescape),
-except ``:`` in ``hoodie.table.create.schema``, which both readers accept as ``\\:``.
 
 Version 9 (Hudi 1.1) reads like 8 (timeline layout 2, the same commit metadata); its upgrade from 8
 renames the ordering key (``hoodie.table.precombine.field`` → ``hoodie.table.ordering.fields``), drops
@@ -14,17 +11,16 @@ the merge strategy id of event- and commit-time tables, moves a deprecated paylo
 ``hoodie.table.legacy.payload.class`` and adds ``hoodie.table.partial.update.mode`` (default NONE).
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTableConfig``
-(``create``, ``validate``, ``generateChecksum``, the ``ConfigProperty`` keys),
-``EightToNineUpgradeHandler`` and ``HoodiePartitionMetadata``.
+(``create``, ``validate``, ``generateChecksum``, the ``ConfigProperty`` keys)
+and ``EightToNineUpgradeHandler``.
 """
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from spec.errors import (
@@ -34,7 +30,8 @@ from spec.errors import (
     UnsupportedBaseFileFormat,
     UnsupportedTableVersion,
 )
-from spec.timeline import LAYOUT_V1, LAYOUT_V2, layout_for_table_version, validate_instant_time
+from spec.properties_file import format_properties, parse_properties
+from spec.timeline_layout import LAYOUT_V1, LAYOUT_V2, layout_for_table_version
 
 if TYPE_CHECKING:
     from spec.storage import Storage
@@ -125,103 +122,6 @@ KEYS_BY_NAME: Mapping[str, ConfigKey] = {k.key: k for k in TABLE_CONFIG_KEYS}
 # --8<-- [end:registry]
 
 
-# --8<-- [start:properties]
-_WS = " \t\f"
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescape(text: str) -> str:
-    """Java's ``loadConvert``: ``\\uXXXX``, ``\\t \\n \\r \\f``, and ``\\x`` → ``x`` for any other x."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c != "\\" or i + 1 == len(text):
-            out.append(c)
-            i += 1
-            continue
-        n = text[i + 1]
-        if n == "u":
-            digits = text[i + 2:i + 6]
-            if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
-                raise InvalidConfig(f"malformed \\u escape {text[i:i + 6]!r} in properties",
-                                    hint="a \\u escape needs four hex digits")
-            out.append(chr(int(digits, 16)))
-            i += 6
-            continue
-        out.append(_ESCAPES.get(n, n))
-        i += 2
-    return "".join(out)
-
-
-def _logical_lines(text: str) -> list[str]:
-    """Natural lines joined where one ends in an odd number of backslashes; comments and blanks dropped."""
-    logical: list[str] = []
-    buf: str | None = None
-    for raw in _LINE_BREAK.split(text):
-        line = raw.lstrip(_WS)
-        if buf is None and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        joined = (buf or "") + (line[:-1] if trailing % 2 else line)
-        if trailing % 2:
-            buf = joined
-            continue
-        logical.append(joined)
-        buf = None
-    if buf is not None:
-        logical.append(buf)
-    return logical
-
-
-def parse_properties(data: bytes) -> dict[str, str]:
-    """Java ``Properties.load`` (ISO-8859-1 text): ``#``/``!`` comment lines, ``key=value``,
-    ``key:value`` or ``key value``, backslash escapes, lines continued by a trailing backslash.
-    A key given twice keeps its last value."""
-    props: dict[str, str] = {}
-    for line in _logical_lines(data.decode("latin-1")):
-        i = 0
-        while i < len(line) and line[i] not in "=:" + _WS:
-            i += 2 if line[i] == "\\" else 1
-        key = line[:i]
-        rest = line[i:].lstrip(_WS)
-        if rest[:1] in ("=", ":"):
-            rest = rest[1:].lstrip(_WS)
-        props[_unescape(key)] = _unescape(rest)
-    return props
-
-
-def _writable(key: str, value: str) -> bool:
-    """Whether Java and hudi-rs (split at the first ``=``, trim, no unescaping) read ``key=value`` alike."""
-    return (key.isascii() and value.isascii() and key.isprintable() and value.isprintable() and bool(key)
-            and not any(c in key for c in "=: \t\f#!\\") and "\\" not in value and value == value.strip())
-
-
-def format_properties(props: Mapping[str, str], saved_at: datetime | None = None) -> bytes:
-    """Properties text as Hudi writes it (two comment lines, then sorted ``key=value`` lines).
-
-    Values are written as they are, because hudi-rs does not unescape; only ``:`` in
-    ``hoodie.table.create.schema`` is escaped as ``\\:``, which every reader accepts. A key or
-    value that cannot be written so that both read it back (non-ASCII, control characters,
-    backslashes, surrounding blanks) raises InvalidConfig.
-    """
-    when = (saved_at or datetime.now(UTC)).astimezone(UTC)
-    lines = [
-        f"#Properties saved on {when.strftime('%Y-%m-%dT%H:%M:%S.%f')}Z",
-        f"#{when.strftime('%a %b %d %H:%M:%S')} UTC {when.year}",
-    ]
-    for key in sorted(props):
-        value = props[key]
-        if not _writable(key, value):
-            raise InvalidConfig(f"table config {key!r}={value!r} cannot be written unescaped",
-                                hint="keys and values must be printable ASCII without backslashes or "
-                                     "surrounding blanks (hudi-rs reads them verbatim)")
-        if key == "hoodie.table.create.schema":
-            value = value.replace(":", "\\:")
-        lines.append(f"{key}={value}")
-    return ("\n".join(lines) + "\n").encode("ascii")
-# --8<-- [end:properties]
 
 
 # --8<-- [start:checksum]
@@ -552,45 +452,3 @@ KEYGEN_CLASSES: Mapping[str, str] = {
 """Key generator type (v8 key) → class name (v6 key)."""
 
 
-# --8<-- [start:partition_metadata]
-PARTITION_METADATA_FILE = ".hoodie_partition_metadata"
-
-
-def partition_depth(partition_path: str) -> int:
-    """Number of path segments of a partition (0 for the non-partitioned base path)."""
-    return len([p for p in partition_path.split("/") if p]) if partition_path else 0
-
-
-@dataclass(frozen=True)
-class PartitionMetadata:
-    """``.hoodie_partition_metadata``: the instant that created the partition, and its depth.
-
-    Java partition discovery (without the metadata table) treats a folder as a partition
-    only when it holds this file, so every partition gets one before its first data file.
-    """
-
-    commit_time: str
-    depth: int
-
-    def __post_init__(self) -> None:
-        validate_instant_time(self.commit_time, metadata_suffix=True)
-        if self.depth < 0:
-            raise InvalidTable(f"partition depth {self.depth} is negative", hint="depth counts path segments")
-
-    def format(self, saved_at: datetime | None = None) -> bytes:
-        """The bytes of ``.hoodie_partition_metadata``: a comment line, the date line, then ``commitTime`` and
-        ``partitionDepth``."""
-        when = (saved_at or datetime.now(UTC)).astimezone(UTC)
-        stamp = f"{when.strftime('%a %b %d %H:%M:%S')} UTC {when.year}"
-        return f"#partition metadata\n#{stamp}\ncommitTime={self.commit_time}\npartitionDepth={self.depth}\n".encode()
-
-
-def parse_partition_metadata(data: bytes) -> PartitionMetadata:
-    """Read ``.hoodie_partition_metadata`` (Java properties with ``commitTime`` and ``partitionDepth``)."""
-    props = parse_properties(data)
-    depth = props.get("partitionDepth", "")
-    if "commitTime" not in props or not (depth.isascii() and depth.isdigit()):
-        raise InvalidTable("partition metadata lacks commitTime or a numeric partitionDepth",
-                           hint="rewrite .hoodie_partition_metadata with both keys")
-    return PartitionMetadata(props["commitTime"], int(depth))
-# --8<-- [end:partition_metadata]

@@ -131,7 +131,7 @@ def test_bad_input_is_refused_and_the_table_is_unchanged(tmp_path_factory: pytes
 
 @pytest.mark.parametrize("value", ["a\nb", "a/b", "x%y", "é:ü"])
 def test_url_encoded_partition_values_are_written_as_hudi_escapes_them(tmp_path: Path, value: str) -> None:
-    from spec.keys import escape_path_name
+    from spec.partition_path import escape_path_name
     from spec.reader import read_table
     from tests.hudi_rs import hudi_rs_read
 

@@ -18,7 +18,8 @@ import pytest
 from bench import report
 from bench.__main__ import main
 from bench.data import PARTITIONS, SCHEMA, UpsertShape, base_rows, upsert_rows, write_inputs
-from bench.harness import (
+from bench.harness import JobResult, add_ratios, all_jobs, rows_check, rows_per_second, run_job, run_step, skip_reason
+from bench.jobs import (
     FAILED,
     NOT_AVAILABLE,
     OK,
@@ -28,15 +29,7 @@ from bench.harness import (
     UPSERT,
     WRITE,
     Context,
-    JobResult,
     NotAvailable,
-    add_ratios,
-    all_jobs,
-    rows_check,
-    rows_per_second,
-    run_job,
-    run_step,
-    skip_reason,
 )
 
 N = 2_000

@@ -10,8 +10,10 @@ import pytest
 from reference.cli import main
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_system_view import FileSystemView
+from spec.instant import Instant
 from spec.storage import Storage
-from spec.timeline import Instant, Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, timeline_dir
 from tests.conftest import RealTable
 
 

@@ -20,10 +20,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from reference import demo
+from reference import demo, sample_tables
 from reference.cli import EXIT_CODES, main
 from reference.commands import _output
-from spec.timeline import Instant, Timeline, format_instant_file_name, timeline_dir
+from spec.instant import Instant
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, timeline_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -45,11 +47,11 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 
     out = {}
     for version in (6, 8):
-        path = demo.build_table(tmp_path_factory.mktemp(f"newcomer-v{version}") / "trips", version)
+        path = sample_tables.build_table(tmp_path_factory.mktemp(f"newcomer-v{version}") / "trips", version)
         table = HudiTable(str(path), engine="local")
         assert table.compact() is not None
         row = {"uuid": "t9", "ts": 9, "rider": "rider-Z", "fare": 1.5, "city": "san_francisco"}
-        table.write(pa.Table.from_pylist([row], schema=demo.SCHEMA), "upsert",
+        table.write(pa.Table.from_pylist([row], schema=sample_tables.SCHEMA), "upsert",
                     {**TRIPS_OPTIONS, "hoodie.write.table.version": str(version)})
         storage, config = load_table(str(path))
         assert clean(storage, config, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1)).instant is not None
@@ -321,7 +323,7 @@ def test_exit_0_success(tables: dict[int, Path], capsys: pytest.CaptureFixture[s
 
 
 def test_exit_1_a_corrupt_log_block(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    table = demo.build_table(tmp_path / "trips", 6)
+    table = sample_tables.build_table(tmp_path / "trips", 6)
     log = next(p for p in sorted((table / "city=san_francisco").glob(".*.log.*")))
     broken = tmp_path / log.name
     data = bytearray(log.read_bytes())

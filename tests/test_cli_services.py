@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from reference.cli import main
-from reference.demo import INSERT_T, UPDATE_T, build_table
+from reference.sample_tables import INSERT_T, UPDATE_T, build_table
 from spec.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.instant import Action, format_instant_time
 from spec.reader import read_table
 from spec.storage import Storage
 from spec.table_config import COPY_ON_WRITE, TableConfig
-from spec.timeline import Action, Timeline, format_instant_time
+from spec.timeline import Timeline
 from tests.conftest import RealTable
 
 

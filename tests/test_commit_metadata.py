@@ -1,5 +1,5 @@
 """Commit metadata: every commit-family timeline file of the real tables (data and metadata
-tables, v6 JSON and v8 Avro) parses, means what the format reference says, and writes back byte
+tables, v6 JSON and v8 Avro) parses, means what docs/spec/commit_metadata.md says, and writes back byte
 for byte; hypothesis round trips for v6 and v8; Java's reading rules on the edges."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from spec.commit_metadata import (
     write_stat,
 )
 from spec.errors import MetadataFormatError
-from spec.timeline import State
+from spec.instant import State
 from tests.conftest import RealTable
 from tests.test_plans import timeline_files
 
@@ -120,7 +120,8 @@ def test_completed_write_stats_mean_what_the_format_reference_says(any_real_tabl
 
 
 def test_v6_inflight_is_the_planned_workload() -> None:
-    """§2.3: an inflight commit lists per partition fileId "" (inserts) or the updated group, paths null."""
+    """docs/spec/commit_metadata.md: an inflight commit lists per partition fileId "" (inserts) or the
+    updated group, paths null."""
     planned = {"fileId": "", "path": None, "prevCommit": "null", "numInserts": 3}
     doc = {"partitionToWriteStats": {"p": [planned]},
            "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}
@@ -152,7 +153,7 @@ def test_unknown_json_fields_are_ignored_and_null_counters_read_as_zero() -> Non
 
 
 def test_v8_never_writes_null_maps() -> None:
-    """§2.3 v8 trap: newer Java readers fail on a null partitionToWriteStats."""
+    """docs/spec/commit_metadata.md, v8: newer Java readers fail on a null partitionToWriteStats."""
     for replace_ in (False, True):
         rec = read_container(format_commit_metadata(CommitMetadata(), 8, replace_)).record
         assert rec["partitionToWriteStats"] == {} and rec["extraMetadata"] == {}

@@ -35,15 +35,17 @@ from conformance.checker import check_table
 from conformance.ops import CreateTable
 from reference.client import WriteClient
 from reference.faults import FAULT_ENV
-from reference.lock import LOCK_FILE
 from spec.avro_model import HoodieRollbackMetadata, parse_avro_metadata
-from spec.model import TableModel
+from spec.instant import Action
 from spec.model.queries import snapshot
 from spec.model.state import Env
+from spec.model.table_model import TableModel
 from spec.operations import Write
 from spec.reader import read_table
 from spec.storage import Storage
-from spec.timeline import Action, Timeline, read_instant_content
+from spec.storage_lock import LOCK_FILE
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark

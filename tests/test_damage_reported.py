@@ -15,9 +15,10 @@ import pytest
 from reference.cli import main
 from reference.client import WriteClient
 from spec.errors import CorruptBlock, InvalidTable, MetadataFormatError
+from spec.instant import Action, State
 from spec.log_scanner import SkippedBlock
 from spec.reader import read_table
-from spec.timeline import Action, State, Timeline
+from spec.timeline import Timeline
 from tests.test_bad_input import options, refused_unchanged, rows, snapshot
 
 KINDS = [(tt, v) for tt in ("COPY_ON_WRITE", "MERGE_ON_READ") for v in (6, 8)]

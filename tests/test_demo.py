@@ -12,7 +12,8 @@ import pytest
 
 from conformance.checker import check_table
 from reference import demo
-from spec.timeline import Action, Timeline
+from spec.instant import Action
+from spec.timeline import Timeline
 
 pytestmark = pytest.mark.spark
 

@@ -20,7 +20,7 @@ from types import MappingProxyType, ModuleType
 
 import pytest
 
-import spec.timeline as timeline_rules
+import spec.instant as timeline_rules
 from bench.charts import chart_svg, results_from_page
 from reference.cli import main
 from reference.diagrams.buckets import WorkedExample, buckets_svg
@@ -29,10 +29,10 @@ from reference.diagrams.log_layout import block_layout_svg
 from reference.diagrams.timeline import moves, state_machine_mermaid, state_machine_svg
 from spec.errors import IllegalStateTransition
 from spec.file_system_view import FileSystemView
+from spec.instant import Action, State, check_transition
 from spec.log_format import BLOCK_FIELDS, BlockType, LogBlock, block_parts, encode_block, read_blocks, read_log_file
 from spec.partitioner import PartitionProfile, WorkloadProfile
 from spec.storage import Storage
-from spec.timeline import Action, State, check_transition
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "fixtures" / "tables" / "compaction-logs-mor-v8" / "table"

@@ -1,4 +1,4 @@
-"""File groups and slices (spec.file_system_view): the visibility and slicing rules of §6.1 on
+"""File groups and slices (spec.file_system_view): the visibility and slicing rules of docs/spec/file_system_view.md on
 hand-made listings, then every real table's latest slices against hudi-rs's ``get_file_slices``."""
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.timeline import LAYOUT_V1, Action, Instant, State, Timeline, format_instant_time, parse_instant_file_name
+from spec.instant import Action, Instant, State, format_instant_time
+from spec.timeline import Timeline
+from spec.timeline_layout import LAYOUT_V1, parse_instant_file_name
 from tests.hudi_vectors import Source, Vector, ids
 
 FS_UTILS = Source("TestFSUtils", "", "hudi-hadoop-common/src/test/java/org/apache/hudi/common/fs/TestFSUtils.java",

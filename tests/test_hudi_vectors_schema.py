@@ -14,7 +14,7 @@ import pytest
 
 from spec.avro_schemas import sanitize_avro_name
 from spec.errors import SchemaMismatch
-from spec.schema import (
+from spec.schema_compatibility import (
     can_read,
     check_schema_compatible,
     is_compatible_projection_of,

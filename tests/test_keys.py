@@ -16,19 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import HudiSpecError, InvalidConfig, InvalidName, InvalidRecord
-from spec.keys import (
+from spec.key_values import Float32, java_string
+from spec.keys import KeyGenerator, key_generator_from_config
+from spec.partition_path import (
     DEFAULT_PARTITION,
-    Float32,
-    KeyGenerator,
-    TimestampConfig,
     check_partition_path,
     escape_path_name,
-    java_string,
-    key_generator_from_config,
     parse_partition_path,
     unescape_path_name,
 )
 from spec.table_config import TableConfig
+from spec.timestamp_keygen import TimestampConfig
 from tests.conftest import RealTable
 
 TS_PROPS = {

@@ -20,6 +20,7 @@ from conformance.ops import Case, CreateTable
 from conformance.runner import FixtureCase, Verdict, run_case
 from spec.actions.archive import hold_back_uncleaned_replaces
 from spec.errors import InvalidOperation
+from spec.instant import Instant, State
 from spec.ledger import (
     BlockRows,
     FileRows,
@@ -33,10 +34,9 @@ from spec.ledger import (
     orphan_violations,
     seqno_violations,
 )
-from spec.model import TableModel
 from spec.model.ledger import ledger as model_ledger
+from spec.model.table_model import TableModel
 from spec.operations import Archive, Clean, Compact, Write
-from spec.timeline import Instant, State
 
 ROOT = Path(__file__).resolve().parents[1]
 T1, T2, T3 = "20240101000000000", "20240101000001000", "20240101000002000"

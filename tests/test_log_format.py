@@ -12,15 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.delete_block import decode_delete_records, delete_block, delete_record
 from spec.errors import LogFormatError, UnsupportedBlockContent
 from spec.log_blocks import (
     avro_data_block,
     block_record_count,
     decode_avro_records,
-    decode_delete_records,
     decode_parquet_records,
-    delete_block,
-    delete_record,
     parquet_data_block,
     rollback_command_block,
 )

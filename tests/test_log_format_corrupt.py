@@ -13,15 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spec.delete_block import delete_block, delete_record
 from spec.errors import HudiSpecError
-from spec.log_blocks import (
-    avro_data_block,
-    decode_parquet_records,
-    decode_records,
-    delete_block,
-    delete_record,
-    rollback_command_block,
-)
+from spec.log_blocks import avro_data_block, decode_parquet_records, decode_records, rollback_command_block
 from spec.log_format import MAGIC, BlockType, encode_block, read_blocks
 
 SCHEMA = json.dumps({"type": "record", "name": "r", "fields": [

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.delete_block import delete_block, delete_record
 from spec.errors import InvalidOperation
-from spec.log_blocks import decode_avro_records, delete_block, delete_record
+from spec.log_blocks import decode_avro_records
 from spec.log_format import encode_block, read_blocks
 from spec.merge import (
     MergeMode,
@@ -150,7 +151,7 @@ def test_merge_rule_from_config_side_by_side() -> None:
 
 
 def test_real_tables_merge_rules(real_tables: list[RealTable]) -> None:
-    """The trips tables' payloads as the format reference describes them (§6.3)."""
+    """The trips tables' payloads as docs/spec/merge.md describes them."""
     rules = {t.name.rsplit("/", 1)[1]: TableReader(str(t.path)).rule
              for t in real_tables if "trips" in t.name}
     assert rules["v6_trips_8i1u"].log_wins_over_base and rules["v6_trips_8i1u"].ordering_field == "ts"

@@ -19,17 +19,20 @@ import pytest
 
 from conformance.ops import CreateTable
 from spec.commit_metadata import parse_commit_metadata
+from spec.delete_block import decode_delete_records
 from spec.file_system_view import FileSystemView, list_data_files
-from spec.log_blocks import decode_delete_records, decode_records
+from spec.log_blocks import decode_records
 from spec.log_format import BlockType, read_blocks
-from spec.model import Env, TableModel, predict
 from spec.model.queries import layout
+from spec.model.state import Env
+from spec.model.table_model import TableModel, predict
 from spec.operations import Compact, DeletePartition, Rollback, Write
 from spec.reader import TableReader
 from spec.slice_merge import record_key_of
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Timeline, format_instant_file_name, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, timeline_dir
 
 KEYGENS = {"SimpleKeyGenerator": "SIMPLE", "ComplexKeyGenerator": "COMPLEX",
            "NonpartitionedKeyGenerator": "NON_PARTITION", "TimestampBasedKeyGenerator": "TIMESTAMP"}

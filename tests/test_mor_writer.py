@@ -18,14 +18,16 @@ from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_system_view import FileSystemView
+from spec.instant import Action, State
 from spec.log_format import BlockType, read_log_file
-from spec.model import TableModel
 from spec.model.queries import layout, read_optimized, snapshot
 from spec.model.state import Env
+from spec.model.table_model import TableModel
 from spec.operations import Compact, Write
 from spec.reader import TableReader, read_table
 from spec.storage import Storage
-from spec.timeline import Action, State, Timeline, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark

@@ -51,7 +51,8 @@ from spec.avro_schemas import (
 )
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
 from spec.errors import MetadataFormatError
-from spec.timeline import Instant, State, is_instant_file_name, parse_instant_file_name
+from spec.instant import Instant, State
+from spec.timeline_layout import is_instant_file_name, parse_instant_file_name
 from tests.conftest import RealTable
 
 # --- the real timeline files --------------------------------------------------------------------
@@ -72,7 +73,7 @@ def timeline_files(table: RealTable) -> list[tuple[Instant, Path, str]]:
     return out
 
 
-# What each timeline file holds, from the format reference's §2.3 table (None = empty file).
+# What each timeline file holds (docs/spec/timeline.md, "What the files hold"; None = empty file).
 EXPECTED_TYPE: dict[tuple[str, State], type[Any] | None] = {
     ("commit", State.REQUESTED): None, ("deltacommit", State.REQUESTED): None,
     ("commit", State.INFLIGHT): CommitMetadata, ("deltacommit", State.INFLIGHT): CommitMetadata,
@@ -198,7 +199,7 @@ def test_indexing_plan_names_the_built_partition(real_tables: list[RealTable]) -
 
 # --- schemas ----------------------------------------------------------------------------------------
 
-# Field lists of Appendix A of the format reference (in order).
+# Field lists of Hudi's Avro models (in order), as in hudi-common/src/main/avro/*.avsc (docs/spec/avro_schemas.md).
 APPENDIX_A = {
     "HoodieCompactionPlan": ["operations", "extraMetadata", "version", "strategy", "preserveHoodieMetadata",
                              "missingSchedulePartitions"],
@@ -405,7 +406,8 @@ def test_compaction_plans_round_trip(version: int, ops: list[HoodieCompactionOpe
 
 
 def test_a_real_clustering_plan_shape_round_trips() -> None:
-    """A clustering plan (kept as the decoded mapping) as the format reference describes it."""
+    """A clustering plan (kept as the decoded mapping) as Hudi's
+    hudi-common/src/main/avro/HoodieClusteringPlan.avsc describes it."""
     plan = {"inputGroups": [{"slices": [{"dataFilePath": "file:/t/p/f1-0_0-1-1_20240101000000000.parquet",
                                          "deltaFilePaths": [], "fileId": "f1-0", "partitionPath": "p",
                                          "bootstrapFilePath": "", "version": 1}],

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spec.delete_block import delete_block, delete_record
 from spec.file_system_view import DataFile, FileSlice
-from spec.log_blocks import avro_data_block, delete_block, delete_record, parquet_data_block
+from spec.log_blocks import avro_data_block, parquet_data_block
 from spec.log_format import LogBlock, encode_block
 from spec.merge import MergeMode, MergeRule
 from spec.reader import TableReader

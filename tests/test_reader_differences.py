@@ -1,6 +1,6 @@
 """Where hudi-rs 0.5 and Apache Hudi read a table differently, on copies of real tables altered
 the way a writer would: each test names the difference, asserts what Apache Hudi reads (our
-reader) and what hudi-rs reads. Cases where the format page expected a difference but hudi-rs
+reader) and what hudi-rs reads. Cases where a difference might be expected but hudi-rs
 0.5 agrees are asserted as agreements."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from spec.delete_block import delete_block, delete_record
 from spec.file_system_view import FileSlice, FileSystemView
-from spec.log_blocks import avro_data_block, delete_block, delete_record
+from spec.log_blocks import avro_data_block
 from spec.log_format import LogBlock, encode_block, read_blocks
 from spec.reader import read_table
 from spec.storage import Storage
@@ -192,8 +193,8 @@ def test_older_update_against_the_base_row(real_tables: list[RealTable], real_ta
 @pytest.mark.parametrize("name", [V6, V8])
 def test_no_ordering_field_merges_by_commit_order(real_tables: list[RealTable], real_table_copy: Any,
                                                   name: str) -> None:
-    """Without an ordering field Apache Hudi merges by key, the later write winning. The format page
-    (§6.3, §8.9) says hudi-rs then concatenates base and log rows (APPEND_ONLY); hudi-rs 0.5 does not:
+    """Without an ordering field Apache Hudi merges by key, the later write winning. One might expect
+    hudi-rs then to concatenate base and log rows (APPEND_ONLY); hudi-rs 0.5 does not:
     it merges the same way, so this is asserted as an agreement."""
     alt = _altered(real_tables, real_table_copy, name)
     props = alt.path / ".hoodie" / "hoodie.properties"

@@ -11,20 +11,14 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
+from spec.instant import State
+from spec.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
+from spec.properties_file import parse_properties
 from spec.storage import Storage
-from spec.table_config import (
-    KEYS_BY_NAME,
-    PARTITION_METADATA_FILE,
-    TableConfig,
-    parse_partition_metadata,
-    parse_properties,
-    partition_depth,
-    table_checksum,
-)
-from spec.timeline import (
+from spec.table_config import KEYS_BY_NAME, TableConfig, table_checksum
+from spec.timeline import Timeline
+from spec.timeline_layout import (
     LAYOUT_V2,
-    State,
-    Timeline,
     format_instant_file_name,
     instant_file_path,
     parse_instant_file_name,

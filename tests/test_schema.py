@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 from spec.avro_schemas import sanitize_avro_name
 from spec.commit_metadata import parse_commit_metadata
 from spec.errors import SchemaMismatch
+from spec.instant import State
 from spec.log_format import read_blocks
+from spec.properties_file import parse_properties
 from spec.schema import (
     META_FIELDS,
     OPERATION_FIELD,
@@ -37,14 +39,12 @@ from spec.schema import (
     with_meta_fields,
     without_meta_fields,
 )
-from spec.table_config import parse_properties
-from spec.timeline import State
 from tests.conftest import RealTable
 from tests.test_plans import timeline_files
 
 
 def test_meta_fields_are_hudis_five_in_order() -> None:
-    """§5.1 of the format reference."""
+    """The meta fields of ``HoodieRecord.HOODIE_META_COLUMNS`` (docs/spec/schema.md)."""
     assert META_FIELDS == ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
                            "_hoodie_partition_path", "_hoodie_file_name")
     full = with_meta_fields({"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"}]})

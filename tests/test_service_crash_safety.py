@@ -38,9 +38,10 @@ import pytest
 from conformance.checker import check_table
 from reference.client import WriteClient
 from reference.faults import FAULT_ENV
-from reference.lock import LOCK_FILE
+from spec.instant import Action
 from spec.reader import read_table
-from spec.timeline import Action, Timeline
+from spec.storage_lock import LOCK_FILE
+from spec.timeline import Timeline
 from tests.hudi_rs import hudi_rs_read
 from tests.test_crash_safety import _model_rows, _rows, rec
 

@@ -27,9 +27,10 @@ from spec.actions.savepoint import last_completed_clean, savepoint_instant
 from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
 from spec.errors import InstantNotFound, InvalidConfig, InvalidOperation
 from spec.file_naming import BaseFileName, LogFileName
-from spec.model import TableModel
+from spec.instant import Action, Instant, State
+from spec.model.table_model import TableModel
 from spec.operations import Clean, Savepoint, Write
-from spec.timeline import Action, Instant, State, Timeline
+from spec.timeline import Timeline
 
 
 def t(n: int) -> str:

@@ -1,7 +1,7 @@
 """Table services executed on real tables: clean, rollback, savepoint + restore, archival.
 
 Copy-on-write tables are written once per table version by the reference writer on Spark and
-copied for every test; merge-on-read tables are built from the spec's builders (``reference.demo``).
+copied for every test; merge-on-read tables are built from the spec's builders (``reference.sample_tables``).
 After every service the spec reader must read what the service promises (the same snapshot, the
 same retained time travel, the snapshot of the instant rolled back to) and hudi-rs must read the
 same rows. A property test runs the cleaner on random synthetic timelines (no Spark) and checks
@@ -22,13 +22,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference.demo import INSERT_T, UPDATE_T, build_table
 from reference.executors import archive as arch
 from reference.executors.clean import clean, cleaner_plan_record, plan_table_clean
 from reference.executors.common import pending_compaction_plans, savepointed_files
 from reference.executors.restore import restore
 from reference.executors.rollback import plan_table_rollback, rollback, rollback_plan_record
 from reference.executors.savepoint import savepoint_create
+from reference.sample_tables import INSERT_T, UPDATE_T, build_table
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import (
     KEEP_LATEST_COMMITS,
@@ -52,12 +52,14 @@ from spec.avro_model import (
 from spec.commit_metadata import CommitMetadata, format_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_system_view import FileSystemView
+from spec.instant import Action, Instant, State, format_instant_time
 from spec.log_format import read_log_file
 from spec.reader import read_table
 from spec.storage import Storage
 from spec.storage_lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
 from spec.table_config import COPY_ON_WRITE, TableConfig
-from spec.timeline import Action, Instant, State, Timeline, format_instant_time, read_instant_content
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -791,9 +793,9 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     from conformance.ops import CreateTable
     from spec.commit_metadata import parse_commit_metadata
     from spec.file_naming import parse_base_file_name
-    from spec.model import TableModel
     from spec.model.queries import layout, snapshot
     from spec.model.state import Env
+    from spec.model.table_model import TableModel
     from spec.operations import Archive, Clean, Restore, Rollback, Savepoint, Write
 
     path, commits = cow(version)

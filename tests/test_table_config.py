@@ -10,17 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import ChecksumMismatch, InvalidConfig, InvalidTable, UnsupportedTableVersion
-from spec.table_config import (
-    KEYS_BY_NAME,
-    TABLE_CONFIG_KEYS,
-    PartitionMetadata,
-    TableConfig,
-    format_properties,
-    parse_partition_metadata,
-    parse_properties,
-    partition_depth,
-    table_checksum,
-)
+from spec.partition_metadata import PartitionMetadata, parse_partition_metadata, partition_depth
+from spec.properties_file import format_properties, parse_properties
+from spec.table_config import KEYS_BY_NAME, TABLE_CONFIG_KEYS, TableConfig, table_checksum
 
 safe_text = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="\\=:#!"),
                     min_size=1, max_size=20)

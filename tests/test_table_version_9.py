@@ -22,8 +22,9 @@ from spec.errors import (
     UnsupportedTableVersion,
 )
 from spec.merge import MergeMode, MergeRule
+from spec.properties_file import format_properties
 from spec.reader import read_table
-from spec.table_config import PROPERTIES_FILE, TableConfig, format_properties
+from spec.table_config import PROPERTIES_FILE, TableConfig
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 

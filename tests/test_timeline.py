@@ -10,24 +10,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import IllegalStateTransition, InvalidInstantTime, InvalidName
-from spec.timeline import (
+from spec.instant import (
     STATE_ORDER,
     Action,
     Instant,
     InstantTimeGenerator,
     State,
-    Timeline,
     check_reversion,
     check_transition,
-    format_instant_file_name,
     format_instant_time,
-    instant_file_name_table,
     legal_transitions,
     new_instant,
-    parse_instant_file_name,
     parse_instant_time,
     validate_instant_time,
 )
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, instant_file_name_table, parse_instant_file_name
 from tests.strategies import instant_times, instants
 
 
@@ -243,7 +241,8 @@ def test_two_families_at_one_time_stay_two_instants() -> None:
 
 @given(st.sampled_from(list(Action)), st.sampled_from(list(State)), st.sampled_from(list(State)))
 def test_only_hudis_reversions_pass(action: Action, src: State, dst: State) -> None:
-    # hudi-format/seed: rollback un-publishes completed writes (and savepoint deletion its savepoint);
+    # Hudi's reversions (docs/spec/timeline.md): rollback un-publishes completed writes (and savepoint
+    # deletion its savepoint);
     # failed compaction / log compaction / clustering (v6: replacecommit) go back to their plan
     unpublish = src == State.COMPLETED and dst == State.INFLIGHT and action in (
         "commit", "deltacommit", "replacecommit", "savepoint")

@@ -27,11 +27,11 @@ from reference.executors.clean import clean
 from reference.executors.common import load_table
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
-from reference.lock import LOCK_FILE, table_lock
+from reference.lock import table_lock
 from spec.errors import WriteConflict
 from spec.reader import read_table
 from spec.storage import Storage
-from spec.storage_lock import CLOCK_DRIFT_BUFFER_MS, StorageLockData, is_lock_valid
+from spec.storage_lock import CLOCK_DRIFT_BUFFER_MS, LOCK_FILE, StorageLockData, is_lock_valid
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parent.parent

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.ops import CreateTable
 from spec.errors import InstantNotFound, InvalidOperation
+from spec.instant import parse_instant_time
 from spec.operations import (
     WRITE_OPERATIONS,
     Archive,
@@ -57,7 +58,6 @@ from spec.operations import (
     Write,
     dispatch,
 )
-from spec.timeline import parse_instant_time
 
 # --8<-- [start:capabilities]
 WRITES: frozenset[str] = frozenset({

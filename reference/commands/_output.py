@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from spec.errors import InvalidOperation
@@ -29,6 +29,18 @@ def add_output_option(parser: argparse.ArgumentParser, extra: Sequence[str] = ()
     formats of the command's own (``fsview``: ``mermaid``, ``svg``)."""
     parser.add_argument("--output", choices=("text", "json", *extra), default="text", help="output format")
     parser.add_argument("--json", dest="output", action="store_const", const="json", help="same as --output json")
+
+
+def table_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                  handler: Callable[[argparse.Namespace], int], *, output_extra: Sequence[str] = (),
+                  **parser_args: Any) -> argparse.ArgumentParser:
+    """A command on one table: ``NAME TABLE`` (base path or URI) with ``--output``, run by ``handler``. The
+    command adds its own arguments to the parser returned."""
+    parser = sub.add_parser(name, **parser_args)
+    parser.add_argument("table", help="table base path or URI")
+    add_output_option(parser, output_extra)
+    parser.set_defaults(handler=handler)
+    return parser
 
 
 def count(text: str) -> int:
@@ -153,3 +165,14 @@ def emit(
         emit_json(data)
     else:
         emit_table(title, columns, rows)
+
+
+def emit_rows(output: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str | None = None,
+              data: Any = None) -> None:
+    """Print ``rows`` (or ``data`` when given) as JSON, or the ``columns`` of ``rows`` as a table."""
+    emit(output, rows if data is None else data, columns, [[r[c] for c in columns] for r in rows], title)
+
+
+def newest(rows: Sequence[Any], limit: int | None) -> list[Any]:
+    """``--limit N``: the first N of rows listed newest first (every row without a limit)."""
+    return list(rows if limit is None else rows[:limit])

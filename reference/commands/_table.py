@@ -1,14 +1,19 @@
-"""Shared loading for the table-inspecting commands: config, timeline and commit metadata."""
+"""Shared loading for the table-inspecting commands: config, timeline, commit metadata and the Avro
+records of the other instant files (plans, service metadata)."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypeVar
 
 from reference.executors.common import load_table, timeline_of
+from spec.avro_model import parse_avro_metadata
 from spec.commit_metadata import CommitMetadata, parse_commit_metadata
+from spec.instant import Instant, State
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Instant, Timeline, parse_instant_file_name, read_instant_content, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import parse_instant_file_name, read_instant_content, timeline_dir
 
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
@@ -19,6 +24,21 @@ def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
 
 def commit_metadata(storage: Storage, timeline: Timeline, inst: Instant) -> CommitMetadata:
     return parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+
+
+R = TypeVar("R")
+
+
+def instant_record(storage: Storage, timeline: Timeline, instant: Instant | str, record: type[R]) -> R:
+    """The Avro record an instant file (an Instant in its state, or a file name) holds: a completed clean's,
+    rollback's or savepoint's metadata, a plan."""
+    data: R = parse_avro_metadata(read_instant_content(storage, instant, timeline.layout), record)
+    return data
+
+
+def requested_plan(storage: Storage, timeline: Timeline, inst: Instant, record: type[R]) -> R:
+    """The plan in an instant's requested file (a clean, rollback or compaction plan), in any state."""
+    return instant_record(storage, timeline, Instant(inst.requested, inst.action, State.REQUESTED), record)
 
 
 def timeline_mtimes(storage: Storage, timeline: Timeline) -> dict[str, int]:

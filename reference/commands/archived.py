@@ -19,13 +19,10 @@ COLUMNS = ["instant_time", "action", "state", "completion_time"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("archived", help="list (and with --run, first archive) the archived timeline")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "archived", run, help="list (and with --run, first archive) the archived timeline")
     p.add_argument("--run", action="store_true", help="archive what the keep-min/keep-max rule allows first")
     p.add_argument("--keep-min", type=int, default=20, help="hoodie.keep.min.commits (default 20)")
     p.add_argument("--keep-max", type=int, default=30, help="hoodie.keep.max.commits (default 30)")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
             for i in archived_instants(storage, table)]
     data = {"archived_now": moved, "total_instants": len(rows), "instants": rows}
     title = f"Archived timeline, {len(rows)} instants" + (f" ({len(moved)} archived now)" if args.run else "")
-    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title=title)
+    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=title)
     return 0

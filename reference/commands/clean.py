@@ -26,14 +26,11 @@ COLUMNS = ["clean_time", "partition_path", "file"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("clean", help="delete file slices no retained query needs")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "clean", run, help="delete file slices no retained query needs")
     p.add_argument("--policy", default=KEEP_LATEST_COMMITS, help=f"one of {', '.join(CLEAN_POLICIES)}")
     p.add_argument("--retained", type=int, default=None,
                    help="commits / file versions / hours retained (default 10 / 3 / 24)")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def clean_config(policy: str, retained: int | None) -> CleanConfig:
@@ -64,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
     data = {"clean_time": instant, "dry_run": args.dry_run, "policy": config.policy,
             "total_files_deleted": len(rows), "files": rows}
     title = ("Clean plan (dry run)" if args.dry_run else f"Clean {instant}" if instant else "Nothing to clean")
-    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title=title)
+    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=title)
     return 0

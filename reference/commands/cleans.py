@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import open_table, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieCleanerPlan, HoodieCleanMetadata, parse_avro_metadata
-from spec.timeline import Action, Instant, State, read_instant_content
+from reference.commands._table import instant_record, open_table, requested_plan, state_transition_time, timeline_mtimes
+from spec.avro_model import HoodieCleanerPlan, HoodieCleanMetadata
+from spec.instant import Action
 
 COLUMNS = ["clean_time", "state_transition_time", "action", "start_clean_time", "time_taken_in_millis",
            "total_files_deleted", "earliest_commit_to_retain", "last_completed_commit_timestamp", "version", "policy"]
@@ -23,12 +23,9 @@ PENDING_COLUMNS = ["clean_time", "state", "policy", "earliest_instant_to_retain"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("cleans", help="completed cleans and what they deleted")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "cleans", run, help="completed cleans and what they deleted")
     p.add_argument("--limit", type=_output.count, default=None, help="only the newest N")
     p.add_argument("--pending", action="store_true", help="cleans that did not complete, with their plans")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,24 +36,20 @@ def run(args: argparse.Namespace) -> int:
         for inst in cleans:
             if inst.is_completed:
                 continue
-            data = read_instant_content(storage, Instant(inst.requested, Action.CLEAN, State.REQUESTED),
-                                        timeline.layout)
-            plan = parse_avro_metadata(data, HoodieCleanerPlan)
+            plan = requested_plan(storage, timeline, inst, HoodieCleanerPlan)
             files = sum(len(v) for v in (plan.file_paths_to_be_deleted_per_partition or {}).values()) + sum(
                 len(v) for v in (plan.files_to_be_deleted_per_partition or {}).values())
             e = plan.earliest_instant_to_retain
             rows.append({"clean_time": inst.requested, "state": inst.state.value, "policy": plan.policy,
                          "earliest_instant_to_retain": e.timestamp if e else None, "files_to_delete": files})
-        rows = rows[:args.limit] if args.limit is not None else rows
-        _output.emit(args.output, rows, PENDING_COLUMNS, [[r[c] for c in PENDING_COLUMNS] for r in rows],
-                     title="Pending cleans")
+        _output.emit_rows(args.output, _output.newest(rows, args.limit), PENDING_COLUMNS, title="Pending cleans")
         return 0
     rows = []
     mtimes = timeline_mtimes(storage, timeline)
     for inst in cleans:
         if not inst.is_completed:
             continue
-        md = parse_avro_metadata(read_instant_content(storage, inst, timeline.layout), HoodieCleanMetadata)
+        md = instant_record(storage, timeline, inst, HoodieCleanMetadata)
         rows.append({"clean_time": inst.requested,
                      "state_transition_time": state_transition_time(timeline, inst, mtimes), "action": inst.action,
                      "start_clean_time": md.start_clean_time, "time_taken_in_millis": md.time_taken_in_millis,
@@ -64,6 +57,5 @@ def run(args: argparse.Namespace) -> int:
                      "earliest_commit_to_retain": md.earliest_commit_to_retain,
                      "last_completed_commit_timestamp": md.last_completed_commit_timestamp,
                      "version": md.version, "policy": md.policy})
-    rows = rows[:args.limit] if args.limit is not None else rows
-    _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Cleans")
+    _output.emit_rows(args.output, _output.newest(rows, args.limit), COLUMNS, title="Cleans")
     return 0

@@ -21,11 +21,8 @@ COLUMNS = ["action", "partition_path", "file_id", "previous_commit", "total_reco
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("commit-files", help="the files one completed commit wrote")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "commit-files", run, help="the files one completed commit wrote")
     p.add_argument("instant", nargs="?", help="the commit's instant time (default: the latest)")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +48,5 @@ def run(args: argparse.Namespace) -> int:
     } for s in md.all_write_stats()]
     data = {"instant": inst.requested, "action": action, "operation": md.operation_type, "files": rows,
             "replaced_file_ids": {p: list(v) for p, v in (md.partition_to_replace_file_ids or {}).items()}}
-    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-                 title=f"{action} {inst.requested} ({md.operation_type})")
+    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=f"{action} {inst.requested} ({md.operation_type})")
     return 0

@@ -21,11 +21,8 @@ COLUMNS = ["commit_time", "state_transition_time", "action", "operation", "total
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("commits", help="completed commits with their write totals")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "commits", run, help="completed commits with their write totals")
     p.add_argument("--limit", type=_output.count, default=None, help="only the newest N")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +47,5 @@ def run(args: argparse.Namespace) -> int:
             "total_deletes": sum(s.num_deletes for s in stats),
             "total_errors": sum(int(s.get("totalWriteErrors", 0)) for s in stats),
         })
-    if args.limit is not None:
-        rows = rows[:args.limit]
-    _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Commits")
+    _output.emit_rows(args.output, _output.newest(rows, args.limit), COLUMNS, title="Commits")
     return 0

@@ -11,23 +11,20 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
+from reference.commands._table import commit_metadata
 from reference.progress import spark_progress
-from spec.commit_metadata import parse_commit_metadata
-from spec.timeline import Timeline, read_instant_content
+from spec.timeline import Timeline
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
            "total_log_files_compacted", "total_log_records", "file_size"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("compact", help="merge-on-read: merge base and log files into new base files")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "compact", run, help="merge-on-read: merge base and log files into new base files")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--schedule", action="store_true", help="only write the compaction plan")
     mode.add_argument("--run", nargs="?", const="", metavar="INSTANT",
                       help="only run a pending compaction (the oldest, or INSTANT)")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,12 +45,11 @@ def run(args: argparse.Namespace) -> int:
         timeline = Timeline.load(client.storage)
         inst = timeline.get(t)
         assert inst is not None
-        md = parse_commit_metadata(read_instant_content(client.storage, inst, timeline.layout))
+        md = commit_metadata(client.storage, timeline, inst)
         rows = [{"compaction_time": t, "partition_path": s.partition_path, "file_id": s.file_id,
                  "prev_commit": s.prev_commit, "num_writes": s.num_writes,
                  "total_log_files_compacted": s.total_log_files_compacted, "total_log_records": s.total_log_records,
                  "file_size": s.file_size} for s in md.all_write_stats()]
     data = {"compaction_time": t, "state": "COMPLETED" if t else None, "file_groups": rows}
-    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-                 title=f"Compaction {t}" if t else "Nothing to compact")
+    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=f"Compaction {t}" if t else "Nothing to compact")
     return 0

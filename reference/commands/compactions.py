@@ -14,20 +14,17 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import open_table, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
-from spec.timeline import Action, read_instant_content
+from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
+from spec.avro_model import HoodieCompactionPlan
+from spec.instant import Action
 
 COLUMNS = ["compaction_time", "state_transition_time", "state", "action", "timeline_type", "operation_size",
            "total_log_files", "partitions"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("compactions", help="compaction instants and the size of their plans")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "compactions", run, help="compaction instants and the size of their plans")
     p.add_argument("--limit", type=_output.count, default=None, help="only the newest N")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,15 +35,14 @@ def run(args: argparse.Namespace) -> int:
         requested = f"{inst.requested}.compaction.requested"  # the plan stays after the compaction completes
         if inst.family != Action.COMMIT or requested not in timeline.files_of(inst.requested):
             continue
-        plan = parse_avro_metadata(read_instant_content(storage, requested, timeline.layout), HoodieCompactionPlan)
+        plan = instant_record(storage, timeline, requested, HoodieCompactionPlan)
         ops = plan.operations or ()
         rows.append({"compaction_time": inst.requested,
                      "state_transition_time": state_transition_time(timeline, inst, mtimes),
                      "state": inst.state.value, "action": inst.action, "timeline_type": "ACTIVE",
                      "operation_size": len(ops), "total_log_files": sum(len(op.delta_file_paths or ()) for op in ops),
                      "partitions": sorted({op.partition_path or "" for op in ops})})
-    if args.limit is not None:
-        rows = rows[:args.limit]
+    rows = _output.newest(rows, args.limit)
     _output.emit(args.output, rows, COLUMNS,
                  [[*(r[c] for c in COLUMNS[:-1]), ", ".join(r["partitions"])] for r in rows],
                  title="Compactions")

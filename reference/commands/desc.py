@@ -11,10 +11,7 @@ from spec.table_config import KEYS_BY_NAME, TableConfig
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("desc", help="show the table config (hoodie.properties)")
-    p.add_argument("table", help="table base path or URI")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
+    _output.table_command(sub, "desc", run, help="show the table config (hoodie.properties)")
 
 
 def run(args: argparse.Namespace) -> int:

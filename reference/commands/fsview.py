@@ -23,9 +23,10 @@ from typing import Any
 from reference.commands import _output
 from reference.commands._table import open_table
 from spec.file_system_view import FileSlice, FileSystemView
+from spec.instant import validate_instant_time
 from spec.metadata_table import list_table_files
 from spec.storage import Storage
-from spec.timeline import Timeline, validate_instant_time
+from spec.timeline import Timeline
 
 COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
            "total_delta_file_size", "delta_files"]
@@ -40,15 +41,12 @@ LIST_COLUMNS = ("delta_files", "delta_files_compaction_scheduled", "delta_files_
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("fsview", help="file groups and their slices")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "fsview", run, help="file groups and their slices", output_extra=("mermaid", "svg"))
     p.add_argument("--latest", action="store_true", help="only the latest slice of each file group")
     p.add_argument("--as-of", help="the view as of this instant")
     p.add_argument("--partition", help="only this partition path")
     p.add_argument("--list-file-system", action="store_true",
                    help="list files on storage even where the metadata table lists them")
-    _output.add_output_option(p, extra=("mermaid", "svg"))
-    p.set_defaults(handler=run)
 
 
 def _row(sl: FileSlice, partition: str, file_id: str) -> dict[str, Any]:

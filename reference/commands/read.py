@@ -34,10 +34,10 @@ FROM_START = "00000000000000"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("read", help="read a table: snapshot, read-optimized, incremental or time travel",
-                       description="Read a table with any query type. An incremental query needs --begin, as "
-                                   "Apache Hudi's does (hoodie.datasource.read.begin.instanttime is mandatory).")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(
+        sub, "read", run, help="read a table: snapshot, read-optimized, incremental or time travel",
+        description="Read a table with any query type. An incremental query needs --begin, as "
+                    "Apache Hudi's does (hoodie.datasource.read.begin.instanttime is mandatory).")
     p.add_argument("--query", choices=QUERY_TYPES, default="snapshot")
     p.add_argument("--as-of", help="time travel: read the table as of this instant")
     p.add_argument("--begin", help="incremental (required, as in Apache Hudi): exclusive start instant; "
@@ -59,8 +59,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--engine", choices=ENGINES, default="spec",
                    help="spec: the executable specification's reader (no Spark); "
                         "spark: the reference Spark reader (same rows)")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def _jsonable(v: Any) -> Any:

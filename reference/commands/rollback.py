@@ -18,11 +18,8 @@ COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("rollback", help="roll back the latest (or a named) write")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "rollback", run, help="roll back the latest (or a named) write")
     p.add_argument("instant", nargs="?", help="the instant to roll back (default: the latest write)")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +34,6 @@ def run(args: argparse.Namespace) -> int:
     data = {"rollback_instant": result.instant, "instant": result.target.requested, "action": result.target.action,
             "state": result.target.state.value, "total_files_deleted": result.metadata.total_files_deleted,
             "changes": rows}
-    _output.emit(args.output, data, COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-                 title=f"Rolled back {result.target.requested} ({result.target.action}) at {result.instant}")
+    _output.emit_rows(args.output, rows, COLUMNS, data=data,
+                      title=f"Rolled back {result.target.requested} ({result.target.action}) at {result.instant}")
     return 0

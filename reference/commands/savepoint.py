@@ -24,23 +24,14 @@ RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "to
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("savepoint", help="create a savepoint or restore the table to one")
     actions = p.add_subparsers(dest="savepoint_command", metavar="ACTION", required=True)
-    c = actions.add_parser("create", help="savepoint a completed commit (default: the latest)")
-    c.add_argument("table", help="table base path or URI")
+    c = _output.table_command(actions, "create", run_create, help="savepoint a completed commit (default: the latest)")
     c.add_argument("instant", nargs="?", help="the commit to savepoint (default: the latest)")
     c.add_argument("--user", default="hudi-spec", help="savepointedBy (default hudi-spec)")
     c.add_argument("--comment", default="", help="comments")
-    _output.add_output_option(c)
-    c.set_defaults(handler=run_create)
-    r = actions.add_parser("restore", help="restore the table to a savepoint")
-    r.add_argument("table", help="table base path or URI")
+    r = _output.table_command(actions, "restore", run_restore, help="restore the table to a savepoint")
     r.add_argument("instant", help="the savepoint's time")
-    _output.add_output_option(r)
-    r.set_defaults(handler=run_restore)
-    d = actions.add_parser("delete", help="delete a savepoint")
-    d.add_argument("table", help="table base path or URI")
+    d = _output.table_command(actions, "delete", run_delete, help="delete a savepoint")
     d.add_argument("instant", help="the savepoint's time")
-    _output.add_output_option(d)
-    d.set_defaults(handler=run_delete)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -48,8 +39,7 @@ def run_create(args: argparse.Namespace) -> int:
     result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment)
     rows = [{"savepoint_time": result.instant, "partition_path": p, "file": f} for p, f in sorted(result.files)]
     data = {"savepoint_time": result.instant, "total_files": len(rows), "files": rows}
-    _output.emit(args.output, data, CREATE_COLUMNS, [[r[c] for c in CREATE_COLUMNS] for r in rows],
-                 title=f"Savepoint {result.instant}")
+    _output.emit_rows(args.output, rows, CREATE_COLUMNS, data=data, title=f"Savepoint {result.instant}")
     return 0
 
 
@@ -63,8 +53,8 @@ def run_restore(args: argparse.Namespace) -> int:
                      "instant": inst.requested, "action": inst.action,
                      "total_files_deleted": md.total_files_deleted if md else 0})
     data = {"restore_instant": result.instant, "savepoint_time": result.savepoint, "rolled_back": rows}
-    _output.emit(args.output, data, RESTORE_COLUMNS, [[r[c] for c in RESTORE_COLUMNS] for r in rows],
-                 title=f"Restored to {result.savepoint} at {result.instant}")
+    _output.emit_rows(args.output, rows, RESTORE_COLUMNS, data=data,
+                      title=f"Restored to {result.savepoint} at {result.instant}")
     return 0
 
 

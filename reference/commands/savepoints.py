@@ -11,19 +11,16 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import open_table, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieSavepointMetadata, parse_avro_metadata
-from spec.timeline import Action, read_instant_content
+from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
+from spec.avro_model import HoodieSavepointMetadata
+from spec.instant import Action
 
 COLUMNS = ["savepoint_time", "savepointed_by", "savepointed_at", "comments", "total_partitions", "total_files",
            "state_transition_time"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("savepoints", help="completed savepoints and the files they keep")
-    p.add_argument("table", help="table base path or URI")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
+    _output.table_command(sub, "savepoints", run, help="completed savepoints and the files they keep")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,11 +30,11 @@ def run(args: argparse.Namespace) -> int:
     for inst in reversed(timeline.instants):
         if inst.action != Action.SAVEPOINT or not inst.is_completed:
             continue
-        md = parse_avro_metadata(read_instant_content(storage, inst, timeline.layout), HoodieSavepointMetadata)
+        md = instant_record(storage, timeline, inst, HoodieSavepointMetadata)
         rows.append({"savepoint_time": inst.requested, "savepointed_by": md.savepointed_by,
                      "savepointed_at": md.savepointed_at, "comments": md.comments,
                      "total_partitions": len(md.partition_metadata),
                      "total_files": sum(len(pm.savepoint_data_file) for pm in md.partition_metadata.values()),
                      "state_transition_time": state_transition_time(timeline, inst, mtimes)})
-    _output.emit(args.output, rows, COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title="Savepoints")
+    _output.emit_rows(args.output, rows, COLUMNS, title="Savepoints")
     return 0

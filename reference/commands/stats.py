@@ -26,11 +26,8 @@ WA_COLUMNS = ["commit_time", "total_upserted", "total_written", "write_amplifica
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("stats", help="base file sizes per commit and write amplification per commit")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "stats", run, help="base file sizes per commit and write amplification per commit")
     p.add_argument("--partition", help="file sizes of this partition only")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def _percentile(sorted_sizes: Sequence[int], q: float) -> float:

@@ -16,8 +16,10 @@ import argparse
 from datetime import UTC, datetime
 
 from reference.commands import _output
+from spec.instant import State
 from spec.storage import Storage
-from spec.timeline import State, Timeline, parse_instant_file_name, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import parse_instant_file_name, timeline_dir
 
 COLUMNS = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time",
            "timeline_type", "completion_time", "requested_action", "files"]
@@ -26,16 +28,13 @@ DEFAULT_LIMIT = 20
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("timeline", help="list the instants of the active timeline")
-    p.add_argument("table", help="table base path or URI")
+    p = _output.table_command(sub, "timeline", run, help="list the instants of the active timeline")
     p.add_argument("--all", action="store_true", help="every instant (default: the newest 20)")
     p.add_argument("--limit", type=_output.count, default=None,
                    help=f"only the newest N instants (default {DEFAULT_LIMIT})")
     p.add_argument("--pending", action="store_true", help="only instants that did not complete")
     p.add_argument("--files", action="store_true", help="text: also list each instant's timeline files")
     p.add_argument("--archived", action="store_true", help="also the archived instants (first, oldest first)")
-    _output.add_output_option(p)
-    p.set_defaults(handler=run)
 
 
 def text_columns(rows: list[dict[str, object]], layout: int, archived: bool, files: bool) -> list[str]:

@@ -53,19 +53,16 @@ from spec.file_naming import (
     parse_log_file_name,
 )
 from spec.file_system_view import list_data_files
+from spec.instant import Action, Instant, State, format_instant_time
 from spec.log_blocks import decode_avro_records, encode_avro_records
 from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import (
+from spec.timeline import Timeline
+from spec.timeline_layout import (
     HISTORY_DIRS,
     LAYOUT_V1,
-    Action,
-    Instant,
-    State,
-    Timeline,
     format_instant_file_name,
-    format_instant_time,
     parse_instant_file_name,
     read_instant_content,
     timeline_dir,

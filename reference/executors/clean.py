@@ -41,9 +41,10 @@ from spec.avro_model import (
     HoodieCleanPartitionMetadata,
     format_avro_metadata,
 )
+from spec.instant import Action, Instant, InstantTimeGenerator, State, format_instant_time
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Action, Instant, InstantTimeGenerator, State, Timeline, format_instant_time
+from spec.timeline import Timeline
 
 CLEAN_PLAN_VERSION = 2
 """Hudi writes cleaner plans and clean metadata as version 2 (file paths per partition)."""

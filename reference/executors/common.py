@@ -18,19 +18,11 @@ from spec.actions.file_refs import GroupRef, SliceRef
 from spec.avro_model import HoodieCompactionPlan, HoodieSavepointMetadata, parse_avro_metadata
 from spec.errors import InvalidTable
 from spec.file_system_view import DataFile, build_file_groups, file_group_replacements, list_data_files
+from spec.instant import Action, Instant, InstantTimeGenerator, State
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import (
-    Action,
-    Instant,
-    InstantTimeGenerator,
-    State,
-    Timeline,
-    instant_file_path,
-    parse_instant_file_name,
-    read_instant_content,
-    timeline_dir,
-)
+from spec.timeline import Timeline
+from spec.timeline_layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
 
 Clock = Callable[[], float]
 """Seconds since the epoch (``time.time``); injectable so tests replay exact instant times."""

@@ -30,9 +30,9 @@ from spec.avro_model import (
     format_avro_metadata,
 )
 from spec.file_system_view import list_data_files
+from spec.instant import Action, Instant, State
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Action, Instant, State
 
 
 @dataclass(frozen=True)

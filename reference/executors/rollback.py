@@ -55,11 +55,13 @@ from spec.file_naming import (
     parse_log_file_name,
 )
 from spec.file_system_view import DataFile, list_data_files
+from spec.instant import Action, Instant, State
 from spec.log_blocks import rollback_command_block
 from spec.log_format import append_blocks, read_blocks
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Action, Instant, State, Timeline, parse_instant_file_name, timeline_dir
+from spec.timeline import Timeline
+from spec.timeline_layout import parse_instant_file_name, timeline_dir
 
 
 @dataclass(frozen=True)

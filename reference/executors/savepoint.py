@@ -30,9 +30,10 @@ from spec.avro_model import (
 )
 from spec.errors import InstantNotFound
 from spec.file_system_view import FileSystemView
+from spec.instant import Action, Instant, State
 from spec.storage import Storage
 from spec.table_config import TableConfig
-from spec.timeline import Action, Instant, State, Timeline
+from spec.timeline import Timeline
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from spec.actions.compaction import CompactionConfig, delta_commits_since_last_compaction
 from spec.actions.file_refs import GroupId
 from spec.errors import InvalidConfig
+from spec.instant import WRITE_ACTIONS, Action, Instant
 from spec.table_config import COPY_ON_WRITE, MERGE_ON_READ
-from spec.timeline import WRITE_ACTIONS, Action, Instant, Timeline
+from spec.timeline import Timeline
 
 
 @dataclass(frozen=True)

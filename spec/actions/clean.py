@@ -15,7 +15,8 @@ from typing import Final
 
 from spec.actions.file_refs import GroupId, GroupRef, SliceRef
 from spec.errors import InvalidConfig, InvalidOperation
-from spec.timeline import WRITE_ACTIONS, Instant, Timeline, format_instant_time, parse_instant_time
+from spec.instant import WRITE_ACTIONS, Instant, format_instant_time, parse_instant_time
+from spec.timeline import Timeline
 
 KEEP_LATEST_COMMITS: Final = "KEEP_LATEST_COMMITS"
 KEEP_LATEST_FILE_VERSIONS: Final = "KEEP_LATEST_FILE_VERSIONS"

@@ -16,7 +16,8 @@ from spec.actions.file_refs import GroupId, SliceRef
 from spec.avro_model import HoodieCompactionPlan
 from spec.errors import InvalidConfig
 from spec.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
-from spec.timeline import Action, Instant, Timeline
+from spec.instant import Action, Instant
+from spec.timeline import Timeline
 
 
 # --8<-- [start:compaction_trigger]
@@ -76,7 +77,8 @@ def compactable_log_files(slice_: SliceRef, compaction_instant: str, timeline: T
 
     - v6: every log file of the latest slice (blocks of uncommitted instants are skipped when read);
     - v8: only logs whose deltacommit (the instant in the log's name) *completed before* the
-      compaction instant — a log completing later belongs to the slice the compaction opens (§6.1).
+      compaction instant — a log completing later belongs to the slice the compaction opens
+      (docs/spec/file_system_view.md).
     """
     logs = sorted((parse_log_file_name(n) for n in slice_.log_files), key=log_file_sort_key)
     if table_version >= 8:

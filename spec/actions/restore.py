@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from spec.actions.savepoint import savepoint_times
 from spec.errors import InstantNotFound
-from spec.timeline import WRITE_ACTIONS, Action, Instant, Timeline
+from spec.instant import WRITE_ACTIONS, Action, Instant
+from spec.timeline import Timeline
 
 
 def savepoint_to_restore(timeline: Timeline, savepoint_time: str | None = None) -> str:

@@ -22,8 +22,9 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
+from spec.instant import DATA_WRITES, WRITE_ACTIONS, Action, Instant
 from spec.table_config import MERGE_ON_READ
-from spec.timeline import DATA_WRITES, WRITE_ACTIONS, Action, Instant, Timeline
+from spec.timeline import Timeline
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ public surface is re-exported here).
 Source: no Hudi class — the oracle is this project's; each module it calls names its Hudi classes.
 """
 
-from spec.model.table_model import Env, Prediction, TableModel, TableState, apply, create_table, predict
+from spec.model.state import Env, TableState
+from spec.model.table_model import Prediction, TableModel, apply, create_table, predict
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]

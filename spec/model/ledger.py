@@ -10,6 +10,7 @@ wrote, by the rules of ``spec.ledger``.
 from __future__ import annotations
 
 from spec.actions.compaction import CompactionOperation
+from spec.instant import DATA_WRITES
 from spec.ledger import (
     BlockRows,
     CommitSummary,
@@ -23,7 +24,6 @@ from spec.ledger import (
 from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
 from spec.model.state import TableState
 from spec.model.writes import concatenates
-from spec.timeline import DATA_WRITES
 
 
 def _meta(rows: tuple[Row, ...]) -> tuple[tuple[str, str, str], ...]:

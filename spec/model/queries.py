@@ -28,6 +28,7 @@ from typing import Any
 
 from spec.file_system_view import FileGroup as ViewGroup
 from spec.file_system_view import FileSlice, build_file_groups
+from spec.instant import DATA_WRITES, Action
 from spec.log_scanner import blocks_to_apply
 from spec.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
 from spec.model.files import (
@@ -48,7 +49,6 @@ from spec.model.state import TableState
 from spec.query_plan import IncrementalWindow, Write, check_query, write_times
 from spec.slice_merge import fold_log_versions
 from spec.table_config import COMMIT_TIME_ORDERING
-from spec.timeline import DATA_WRITES, Action
 
 JAVA_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
 

@@ -18,16 +18,10 @@ from datetime import timedelta
 from typing import Protocol
 
 from spec.actions.compaction import CompactionPlan
+from spec.instant import Action, Instant, State, format_instant_time, parse_instant_time
 from spec.model.files import FileGroup, Scalar
-from spec.timeline import (
-    Action,
-    Instant,
-    State,
-    Timeline,
-    format_instant_time,
-    layout_for_table_version,
-    parse_instant_time,
-)
+from spec.timeline import Timeline
+from spec.timeline_layout import layout_for_table_version
 
 
 class TableSettings(Protocol):

@@ -38,6 +38,7 @@ from typing import Any
 
 from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
+from spec.instant import Action, State
 from spec.model.actions import (
     archive,
     clean,
@@ -93,7 +94,6 @@ from spec.operations import (
 )
 from spec.partitioner import average_record_size
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
-from spec.timeline import Action, State
 from spec.writer_utils import validate_table_config
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]

@@ -33,6 +33,7 @@ from typing import Any
 from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
 from spec.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
 from spec.errors import InvalidRecord, SchemaMismatch
+from spec.instant import Action
 from spec.keys import key_generator_from_config
 from spec.merge import Version, as_version, combine_logs, delete_version
 from spec.model.files import (
@@ -64,7 +65,6 @@ from spec.partitioner import (
     select_small_files,
 )
 from spec.schema_evolution import reconcile_type
-from spec.timeline import Action
 
 OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
 INSERTING = ("insert", "bulk_insert", *OVERWRITES)

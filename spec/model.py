@@ -70,12 +70,12 @@ from spec.model_write import (
     dedupe,
     evolve_schema,
     mark_replaced,
-    partitioner_config,
     plan_stream_checkpoint,
     plan_write,
     prepare,
 )
 from spec.partitioner import average_record_size
+from spec.service_configs import partitioner_config
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.timeline import Action, State
 from spec.writer_utils import validate_table_config

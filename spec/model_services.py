@@ -22,10 +22,8 @@ from spec.model_files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile,
 from spec.model_read import merge_files, view
 from spec.model_state import DATA_WRITES, Env, TableState, complete, start_instant
 from spec.model_write import observed_size
+from spec.service_configs import archive_config, clean_config, compaction_config
 from spec.services import (
-    ArchiveConfig,
-    CleanConfig,
-    CompactionConfig,
     GroupRef,
     SliceRef,
     instant_to_rollback,
@@ -117,7 +115,7 @@ def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
         return state
     for pending in [tt for tt, _ in state.compaction_plans if state.pending_instant(tt)]:
         state = run_compaction(state, env, pending)
-    if should_schedule_compaction(state.timeline_view(), CompactionConfig(cfg.compact_max_delta_commits)):
+    if should_schedule_compaction(state.timeline_view(), compaction_config(cfg)):
         state, t = schedule_compaction(state, env)
         if t is not None:
             state = run_compaction(state, env, t)
@@ -143,8 +141,7 @@ def group_refs(state: TableState) -> list[GroupRef]:
 def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
     """Plan and run the cleaner; an empty plan leaves no clean instant."""
     cfg = state.config
-    conf = CleanConfig(cfg.clean_policy, cfg.clean_commits_retained, cfg.clean_file_versions_retained,
-                       cfg.clean_hours_retained)
+    conf = clean_config(cfg)
     pending_base = {(op.partition_path, op.file_id): op.base_instant
                     for t, p in state.compaction_plans if state.pending_instant(t) for op in p.operations}
     now = env.now() if env.now is not None else state.latest_instant_time()
@@ -285,8 +282,8 @@ def archive(state: TableState, env: Env) -> TableState:
     """Move the instants archival selects off the active timeline, holding back a replacecommit whose
     replaced file groups the cleaner has not removed yet (``spec.ledger.hold_back_uncleaned_replaces``)."""
     cfg = state.config
-    chosen = plan_archive(state.timeline_view(), ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
-                          cfg.table_type, CompactionConfig(cfg.compact_max_delta_commits))
+    chosen = plan_archive(state.timeline_view(), archive_config(cfg),
+                          cfg.table_type, compaction_config(cfg))
     replaced: dict[str, frozenset[tuple[str, str]]] = {}
     for g in state.groups:
         if g.replaced_by is not None:

@@ -18,6 +18,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
 
+from spec.config_registry import (
+    CLEAN_POLICIES,
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    default,
+)
 from spec.errors import InstantNotFound, InvalidConfig, InvalidOperation
 from spec.file_naming import (
     ROLLBACK_WRITE_TOKEN,
@@ -107,7 +114,7 @@ def _completed_commits(timeline: Timeline) -> list[Instant]:
 class CompactionConfig:
     """``hoodie.compact.inline.max.delta.commits`` (default 5) with the NUM_COMMITS trigger (default)."""
 
-    max_delta_commits: int = 5
+    max_delta_commits: int = default("compact_max_delta_commits")
 
     def __post_init__(self) -> None:
         if self.max_delta_commits < 1:
@@ -193,21 +200,15 @@ def plan_compaction(instant: str, latest_slices: Iterable[SliceRef], timeline: T
 # Clean
 # =============================================================================================
 
-KEEP_LATEST_COMMITS: Final = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS: Final = "KEEP_LATEST_FILE_VERSIONS"
-KEEP_LATEST_BY_HOURS: Final = "KEEP_LATEST_BY_HOURS"
-CLEAN_POLICIES: Final = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
-
-
 @dataclass(frozen=True)
 class CleanConfig:
     """``hoodie.cleaner.policy`` (KEEP_LATEST_COMMITS), ``.commits.retained`` (10),
     ``.fileversions.retained`` (3), ``.hours.retained`` (24) — HoodieCleanConfig defaults."""
 
-    policy: str = KEEP_LATEST_COMMITS
-    commits_retained: int = 10
-    file_versions_retained: int = 3
-    hours_retained: int = 24
+    policy: str = default("clean_policy")
+    commits_retained: int = default("clean_commits_retained")
+    file_versions_retained: int = default("clean_file_versions_retained")
+    hours_retained: int = default("clean_hours_retained")
 
     def __post_init__(self) -> None:
         if self.policy not in CLEAN_POLICIES:
@@ -444,8 +445,8 @@ class ArchiveConfig:
     """``hoodie.keep.min.commits`` (20) and ``hoodie.keep.max.commits`` (30): archival starts above max
     completed commits and leaves min."""
 
-    keep_min_commits: int = 20
-    keep_max_commits: int = 30
+    keep_min_commits: int = default("keep_min_commits")
+    keep_max_commits: int = default("keep_max_commits")
 
     def __post_init__(self) -> None:
         if not 0 < self.keep_min_commits < self.keep_max_commits:

@@ -44,6 +44,7 @@ from conformance.ops import (
     Write,
 )
 from conformance.runner import Lockstep
+from spec.config_registry import default
 
 PROFILES: Final[dict[str, dict[str, Any]]] = {
     "ci": {"max_examples": 25, "stateful_step_count": 8, "derandomize": True},
@@ -76,7 +77,7 @@ class MachineOptions:
     services: bool = True
     crash_points: tuple[int, ...] = (0, 1, 2)
     stream_deletes: bool = True
-    small_file_limit: int = 104857600
+    small_file_limit: int = default("small_file_limit")
     extra: dict[str, Any] = field(default_factory=dict)
 
     def config(self, table_type: str, version: int) -> CreateTable:

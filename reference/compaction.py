@@ -60,7 +60,8 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
-from spec.services import CompactionConfig, SliceRef, plan_compaction, should_schedule_compaction
+from spec.service_configs import compaction_config
+from spec.services import SliceRef, plan_compaction, should_schedule_compaction
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Action, Instant, State, Timeline, format_instant_file_name, read_instant_content, timeline_dir
@@ -222,7 +223,7 @@ def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteC
     scheduled and run when the NUM_COMMITS trigger is met. The deltacommit's writer holds the lock."""
     done = run_pending_compactions(client, table, cfg.compression)
     timeline = Timeline.load(client.storage, table.timeline_layout)
-    if not should_schedule_compaction(timeline, CompactionConfig(cfg.compact_max_delta_commits)):
+    if not should_schedule_compaction(timeline, compaction_config(cfg)):
         return done[-1] if done else None
     return compact(client, locked=True, options={"hoodie.parquet.compression.codec": cfg.compression})
 

@@ -15,11 +15,12 @@ import sys
 
 import pyarrow as pa
 
-from reference.client import WriteClient, clean_config
+from reference.client import WriteClient
 from reference.compaction import compact
 from reference.faults import PGID_ENV
 from reference.options import parse_options
 from reference.services import clean, rollback
+from spec.service_configs import clean_config
 
 
 def main() -> int:

@@ -100,10 +100,10 @@ def run_killed(path: Path, service: str, table_type: str, version: int) -> subpr
 
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
-    from reference.client import clean_config
     from reference.compaction import compact
     from reference.options import parse_options
     from reference.services import clean, rollback
+    from spec.service_configs import clean_config
 
     client = WriteClient(str(path), engine="local")
     table = client.table_config()

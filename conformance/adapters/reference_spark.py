@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import fields
 from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,6 +53,7 @@ from conformance.ops import (
     Stream,
     Write,
 )
+from spec.config_registry import BY_NAME, options_of
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.timeline import parse_instant_time
 
@@ -88,37 +90,15 @@ START_EPOCH = parse_instant_time("20240101000000000").replace(tzinfo=UTC).timest
 ID_PREFIX = "00000000-0000-4000-8000-"
 
 
+CASE_SETTINGS = tuple(f.name for f in fields(CreateTable) if f.name in BY_NAME)
+"""The settings of a case's table configuration that are registry settings (the writer's options)."""
+
+
 def write_options(config: CreateTable) -> dict[str, str]:
     """The ``hoodie.*`` options a Spark user passes for a case's table configuration (table services
     included: the case says when they run, so automatic ones are switched on or off explicitly)."""
-    opts = {
-        "hoodie.table.name": config.table_name,
-        "hoodie.datasource.write.table.type": config.table_type,
-        "hoodie.datasource.write.recordkey.field": ",".join(config.record_key_fields),
-        "hoodie.datasource.write.partitionpath.field": ",".join(config.partition_fields),
-        "hoodie.datasource.write.keygenerator.type": config.resolved_key_generator,
-        "hoodie.datasource.write.hive_style_partitioning": str(config.hive_style).lower(),
-        "hoodie.write.table.version": str(config.table_version),
-        "hoodie.record.merge.mode": config.merge_mode,
-        "hoodie.parquet.small.file.limit": str(config.small_file_limit),
-        "hoodie.parquet.max.file.size": str(config.max_file_size),
-        "hoodie.copyonwrite.insert.split.size": str(config.insert_split_size),
-        "hoodie.copyonwrite.record.size.estimate": str(config.record_size_estimate),
-        "hoodie.logfile.data.block.max.size": str(config.log_block_size),
-        "hoodie.logfile.max.size": str(config.log_file_size),
-        "hoodie.compact.inline": str(config.inline_compact).lower(),
-        "hoodie.compact.inline.max.delta.commits": str(config.compact_max_delta_commits),
-        "hoodie.clean.automatic": str(config.auto_clean).lower(),
-        "hoodie.cleaner.policy": config.clean_policy,
-        "hoodie.cleaner.commits.retained": str(config.clean_commits_retained),
-        "hoodie.cleaner.fileversions.retained": str(config.clean_file_versions_retained),
-        "hoodie.cleaner.hours.retained": str(config.clean_hours_retained),
-        "hoodie.archive.automatic": str(config.auto_archive).lower(),
-        "hoodie.keep.min.commits": str(config.keep_min_commits),
-        "hoodie.keep.max.commits": str(config.keep_max_commits),
-    }
-    if config.ordering_field:
-        opts["hoodie.datasource.write.precombine.field"] = config.ordering_field
+    opts = options_of(config, CASE_SETTINGS)
+    opts[BY_NAME["keygen_type"].key] = config.resolved_key_generator
     return {**opts, **dict(config.options)}
 
 
@@ -329,15 +309,14 @@ def _fixing(adapter: ReferenceSparkAdapter, t: str | None) -> None:
 
 def _clean(adapter: ReferenceSparkAdapter, op: Clean) -> None:
     from reference import services
-    from spec.services import CleanConfig
+    from spec.service_configs import clean_config
 
     if not adapter._has_table():
         return  # nothing written, nothing to clean
     storage, table = _storage_table(adapter)
     c = adapter.config
     _fixing(adapter, op.instant_time)
-    services.clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained,
-                                               c.clean_file_versions_retained, c.clean_hours_retained),
+    services.clean(storage, table, clean_config(c),
                    clock=adapter.clock)
 
 
@@ -371,14 +350,13 @@ def _restore(adapter: ReferenceSparkAdapter, op: Restore) -> None:
 
 def _archive(adapter: ReferenceSparkAdapter, op: Archive) -> None:
     from reference.archive import archive
-    from spec.services import ArchiveConfig, CompactionConfig
+    from spec.service_configs import archive_config, compaction_config
 
     if not adapter._has_table():
         return  # nothing written, nothing to archive
     storage, table = _storage_table(adapter)
     c = adapter.config
-    archive(storage, table, ArchiveConfig(c.keep_min_commits, c.keep_max_commits),
-            CompactionConfig(c.compact_max_delta_commits))
+    archive(storage, table, archive_config(c), compaction_config(c))
 
 
 _HANDLERS: dict[type, Callable[[ReferenceSparkAdapter, Any], None]] = {

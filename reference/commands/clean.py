@@ -12,6 +12,7 @@ import argparse
 
 from reference.commands import _output
 from reference.services import clean, open_table, plan_table_clean
+from spec.config_registry import default
 from spec.errors import InvalidConfig
 from spec.services import (
     CLEAN_POLICIES,
@@ -22,6 +23,7 @@ from spec.services import (
 )
 
 COLUMNS = ["clean_time", "partition_path", "file"]
+RETENTIONS = ("clean_commits_retained", "clean_file_versions_retained", "clean_hours_retained")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,7 +31,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("table", help="table base path or URI")
     p.add_argument("--policy", default=KEEP_LATEST_COMMITS, help=f"one of {', '.join(CLEAN_POLICIES)}")
     p.add_argument("--retained", type=int, default=None,
-                   help="commits / file versions / hours retained (default 10 / 3 / 24)")
+                   help="commits / file versions / hours retained (default "
+                        f"{' / '.join(str(default(n)) for n in RETENTIONS)})")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
     _output.add_output_option(p)
     p.set_defaults(handler=run)

@@ -29,6 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from conformance.adapter import TableUnderTest
 from conformance.ops import CreateTable, Op
 from conformance.runner import Lockstep
+from spec.config_registry import default
 from spec.operations import (
     Archive,
     Clean,
@@ -75,7 +76,7 @@ class MachineOptions:
     services: bool = True
     crash_points: tuple[int, ...] = (0, 1, 2)
     stream_deletes: bool = True
-    small_file_limit: int = 104857600
+    small_file_limit: int = default("small_file_limit")
     extra: dict[str, Any] = field(default_factory=dict)
 
     def config(self, table_type: str, version: int) -> CreateTable:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, TypeAlias
 
+from spec.config_registry import BY_NAME, CLEAN_POLICIES, KEEP_LATEST_COMMITS, default, inferred_key_generator
 from spec.operations import (
     Archive,
     Clean,
@@ -35,60 +36,57 @@ from spec.operations import (
     invalid,
 )
 from spec.table_config import (
-    COMMIT_TIME_ORDERING,
-    COPY_ON_WRITE,
     EVENT_TIME_ORDERING,
     MERGE_ON_READ,
     WRITABLE_TABLE_VERSIONS,
 )
 
-TABLE_TYPES: Final = (COPY_ON_WRITE, MERGE_ON_READ)
+TABLE_TYPES: Final = BY_NAME["table_type"].choices
 KEY_GENERATORS: Final = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
-MERGE_MODES: Final = (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)
-CLEAN_POLICIES: Final = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS")
+MERGE_MODES: Final = BY_NAME["merge_mode"].choices
 
 
 # --8<-- [start:create_table]
 @dataclass(frozen=True)
 class CreateTable:
-    """The table a case runs on. Defaults are Hudi's (verified in its source) except where noted.
+    """The table a case runs on. Each setting is the registry's (``spec.config_registry``: the key it
+    stands for and Hudi's default) except where noted.
 
+    The case's own defaults: a table named ``t`` keyed by ``id`` and ordered by ``ts``;
     ``auto_clean`` and ``auto_archive`` default to False (Hudi: true) so a case says when
-    table services run; ``inline_compact`` defaults to False, as in Hudi.
+    table services run.
     """
 
     table_name: str = "t"
-    table_type: str = COPY_ON_WRITE
-    table_version: int = 6
+    table_type: str = default("table_type")
+    table_version: int = default("table_version")
     record_key_fields: tuple[str, ...] = ("id",)
-    partition_fields: tuple[str, ...] = ()
+    partition_fields: tuple[str, ...] = default("partition_fields")
     ordering_field: str | None = "ts"
     key_generator: str | None = None  # None: SIMPLE / COMPLEX / NON_PARTITION from the fields
-    hive_style: bool = False
-    merge_mode: str = EVENT_TIME_ORDERING
+    hive_style: bool = default("hive_style")
+    merge_mode: str = default("merge_mode")
     options: tuple[tuple[str, str], ...] = ()  # further hoodie.* settings, e.g. hoodie.keygen.timebased.*
-    # sizing (hoodie.parquet.small.file.limit, .max.file.size, hoodie.copyonwrite.insert.split.size,
-    # hoodie.copyonwrite.record.size.estimate, hoodie.logfile.data.block.max.size, hoodie.logfile.max.size)
-    small_file_limit: int = 104857600
-    max_file_size: int = 125829120
-    insert_split_size: int = 500000
-    record_size_estimate: int = 1024
-    log_block_size: int = 268435456
-    log_file_size: int = 1073741824
-    # compaction (hoodie.compact.inline, hoodie.compact.inline.max.delta.commits)
-    inline_compact: bool = False
-    compact_max_delta_commits: int = 5
-    # clean (hoodie.clean.automatic, hoodie.cleaner.policy, .commits.retained, .fileversions.retained,
-    # .hours.retained)
+    # sizing
+    small_file_limit: int = default("small_file_limit")
+    max_file_size: int = default("max_file_size")
+    insert_split_size: int = default("insert_split_size")
+    record_size_estimate: int = default("record_size_estimate")
+    log_block_size: int = default("log_block_size")
+    log_file_size: int = default("log_file_size")
+    # compaction
+    inline_compact: bool = default("inline_compact")
+    compact_max_delta_commits: int = default("compact_max_delta_commits")
+    # clean
     auto_clean: bool = False
-    clean_policy: str = "KEEP_LATEST_COMMITS"
-    clean_commits_retained: int = 10
-    clean_file_versions_retained: int = 3
-    clean_hours_retained: int = 24
-    # archival (hoodie.archive.automatic, hoodie.keep.min.commits, hoodie.keep.max.commits)
+    clean_policy: str = default("clean_policy")
+    clean_commits_retained: int = default("clean_commits_retained")
+    clean_file_versions_retained: int = default("clean_file_versions_retained")
+    clean_hours_retained: int = default("clean_hours_retained")
+    # archival
     auto_archive: bool = False
-    keep_min_commits: int = 20
-    keep_max_commits: int = 30
+    keep_min_commits: int = default("keep_min_commits")
+    keep_max_commits: int = default("keep_max_commits")
 # --8<-- [end:create_table]
 
     def __post_init__(self) -> None:
@@ -111,7 +109,7 @@ class CreateTable:
         if self.keep_max_commits <= self.keep_min_commits:
             raise invalid("create_table: keep_max_commits must be greater than keep_min_commits",
                        "Hudi requires hoodie.keep.max.commits > hoodie.keep.min.commits")
-        if self.keep_min_commits <= self.clean_commits_retained and self.clean_policy == "KEEP_LATEST_COMMITS":
+        if self.keep_min_commits <= self.clean_commits_retained and self.clean_policy == KEEP_LATEST_COMMITS:
             raise invalid("create_table: keep_min_commits must be greater than clean_commits_retained",
                        "Hudi requires hoodie.keep.min.commits > hoodie.cleaner.commits.retained")
         if self.ordering_field is None and self.merge_mode == EVENT_TIME_ORDERING:
@@ -129,11 +127,7 @@ class CreateTable:
         field and at most one partition field, COMPLEX otherwise (what Spark SQL infers)."""
         if self.key_generator is not None:
             return self.key_generator
-        if not self.partition_fields:
-            return "NON_PARTITION"
-        if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1:
-            return "SIMPLE"
-        return "COMPLEX"
+        return inferred_key_generator(self.record_key_fields, self.partition_fields)
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)

@@ -1,8 +1,12 @@
 """MkDocs hooks of the spec site: pages generated from the code at build time, so they cannot drift.
 
-``<!-- hudi-spec:options -->`` on a page is replaced by the table of every write option of
-``reference.options.REGISTRY``: key, default, accepted values and meaning, with the aliases each
-key is also known by.
+``<!-- hudi-spec:options -->`` on a page is replaced by the table of every write option of the
+settings registry (``spec.config_registry.WRITER_OPTIONS``): key, default, accepted values and
+meaning, with the aliases each key is also known by.
+
+``<!-- hudi-spec:settings -->`` is replaced by the table of every setting of the registry
+(``spec.config_registry.SETTINGS``): key, default, the Hudi ``ConfigProperty`` that declares it
+and the name it is carried as.
 
 ``<!-- hudi-spec:matrix -->`` is replaced by the conformance matrix rendered from the committed
 run ``docs/conformance-matrix.json`` (``conformance.report.render_matrix``).
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 OPTIONS_MARKER = "<!-- hudi-spec:options -->"
+SETTINGS_MARKER = "<!-- hudi-spec:settings -->"
 MATRIX_MARKER = "<!-- hudi-spec:matrix -->"
 SOURCES_MARKER = re.compile(r"<!-- hudi-spec:sources ((?:spec/[\w/]+\.py ?)+) -->")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -43,16 +48,27 @@ def _default(value: str | None) -> str:
 
 
 def options_table() -> str:
-    """The markdown table of ``REGISTRY``, in registry order."""
-    from reference.options import REGISTRY
+    """The markdown table of the writer's options, in registry order."""
+    from spec.config_registry import WRITER_OPTIONS
 
     lines = ["| option | default | values | meaning |", "|---|---|---|---|"]
-    for opt in REGISTRY:
+    for opt in WRITER_OPTIONS:
         key = f"`{opt.key}`"
         if opt.aliases:
             key += "<br>also " + ", ".join(f"`{a}`" for a in opt.aliases)
         values = ", ".join(f"`{c}`" for c in opt.choices)
         lines.append(f"| {key} | {_default(opt.default)} | {values} | {_cell(opt.doc)} |")
+    return "\n".join(lines)
+
+
+def settings_table() -> str:
+    """The markdown table of every setting of the registry, in registry order."""
+    from spec.config_registry import SETTINGS
+
+    lines = ["| key | default | declared by | carried as | writer option |", "|---|---|---|---|---|"]
+    for s in SETTINGS:
+        lines.append(f"| `{s.key}` | {_default(s.default)} | `{s.declared_by}` | `{s.name}` | "
+                     f"{'yes' if s.writer_option else 'no: fixed'} |")
     return "\n".join(lines)
 
 
@@ -86,6 +102,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Replace the generated-content markers of a page."""
     if OPTIONS_MARKER in markdown:
         markdown = markdown.replace(OPTIONS_MARKER, options_table())
+    if SETTINGS_MARKER in markdown:
+        markdown = markdown.replace(SETTINGS_MARKER, settings_table())
     if MATRIX_MARKER in markdown:
         markdown = markdown.replace(MATRIX_MARKER, matrix_page())
     return SOURCES_MARKER.sub(lambda m: sources_note(m.group(1).split()), markdown)

@@ -45,9 +45,7 @@ from reference.spark_engine import SparkEngine, run_buckets
 from reference.step_times import StepTimes
 from reference.write_checks import cast_columns, combines, given_identity, has_null, primitive, table_identity
 from spec import writer_utils as wu
-from spec.actions.archive import ArchiveConfig
-from spec.actions.clean import CleanConfig
-from spec.actions.compaction import CompactionConfig, groups_under_compaction
+from spec.actions.compaction import groups_under_compaction
 from spec.append_handle import AppendHandleConfig
 from spec.commit_metadata import (
     NULL_COMMIT,
@@ -65,7 +63,6 @@ from spec.merge import MergeRule
 from spec.partition_metadata import PARTITION_METADATA_FILE, PartitionMetadata, partition_depth
 from spec.partitioner import (
     BucketAssignment,
-    PartitionerConfig,
     SmallFile,
     SmallFileCandidate,
     WorkloadProfile,
@@ -82,6 +79,7 @@ from spec.schema import (
     with_meta_fields,
 )
 from spec.schema_evolution import reconcile_type
+from spec.service_configs import archive_config, clean_config, compaction_config, partitioner_config
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
@@ -286,8 +284,7 @@ class WriteClient:
             clean(self.storage, table, clean_config(cfg), clock=self._clock, locked=True)
         if cfg.auto_archive:
             self._label("archive")
-            archive(self.storage, table, ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
-                    CompactionConfig(cfg.compact_max_delta_commits), locked=True)
+            archive(self.storage, table, archive_config(cfg), compaction_config(cfg), locked=True)
 
     def _label(self, action: str) -> None:
         if self._spark is not None:
@@ -411,8 +408,7 @@ class WriteClient:
         small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
             p: files for p, files in self._small_files(view, cfg, busy).items()
             if p in profile.partitions and profile.partitions[p].inserts > 0}  # looked up only where inserts go
-        pcfg = PartitionerConfig(cfg.small_file_limit, cfg.max_file_size, cfg.insert_split_size, cfg.auto_split,
-                                 cfg.record_size_estimate)
+        pcfg = partitioner_config(cfg)
         avg = average_record_size(self._commit_totals(timeline), pcfg)
         def new_file_id() -> str:
             return make_file_id(self._new_prefix(), 0)
@@ -504,12 +500,6 @@ class WriteClient:
     def write_buckets(self, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
         """Step 6 on Spark: one task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
         return run_buckets(self.spark, tagged, ctx, user_schema)
-
-
-def clean_config(cfg: WriteConfig) -> CleanConfig:
-    """The cleaner settings of a write's options."""
-    return CleanConfig(cfg.clean_policy, cfg.clean_commits_retained, cfg.clean_file_versions_retained,
-                       cfg.clean_hours_retained)
 
 
 def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:

@@ -37,7 +37,7 @@ from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked
-from spec.actions.compaction import CompactionConfig, plan_compaction, should_schedule_compaction
+from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
 from spec.avro_model import (
     COMPACTION_METRICS,
@@ -63,6 +63,7 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
+from spec.service_configs import compaction_config
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
@@ -225,7 +226,7 @@ def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteC
     scheduled and run when the NUM_COMMITS trigger is met. The deltacommit's writer holds the lock."""
     done = run_pending_compactions(client, table, cfg.compression)
     timeline = Timeline.load(client.storage, table.timeline_layout)
-    if not should_schedule_compaction(timeline, CompactionConfig(cfg.compact_max_delta_commits)):
+    if not should_schedule_compaction(timeline, compaction_config(cfg)):
         return done[-1] if done else None
     return compact(client, locked=True, options={"hoodie.parquet.compression.codec": cfg.compression})
 

@@ -270,7 +270,8 @@ def run(path: Path, version: int = 6, rows: int = 3000, spark: Any = None) -> De
     from reference.executors.clean import clean
     from reference.executors.common import load_table
     from reference.spark import get_or_create_session
-    from spec.actions.clean import KEEP_LATEST_COMMITS, CleanConfig
+    from spec.actions.clean import CleanConfig
+    from spec.config_registry import KEEP_LATEST_COMMITS
 
     steps = Steps()
     trips = Trips()

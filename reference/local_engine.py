@@ -24,12 +24,11 @@ from reference.handles import DELETE_FLAG, HandleContext, run_handle
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.key_values import java_string
-from spec.partition_path import ESCAPE_ORDER, check_partition_path
+from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_path
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
 
-NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 FILE_ID = "__file_id"
 SEQ = "__seq"
 
@@ -97,7 +96,7 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
     segments = []
     for f in config.partition_fields:
         text = _as_text(table.column(f))
-        text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), NULL_PARTITION, text)
+        text = pc.if_else(pc.or_kleene(pc.is_null(text), pc.equal(text, "")), DEFAULT_PARTITION, text)
         if config.url_encode_partitions:
             text = escape_partition_values(text)
         segments.append(pc.binary_join_element_wise(f"{f}=", text, "") if config.hive_style_partitioning else text)

@@ -19,12 +19,11 @@ from reference.handles import BUCKET, DELETE_FLAG, HandleContext, run_handle
 from reference.local_engine import check_keys
 from reference.partitioning import route_batch
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.partition_path import ESCAPE_ORDER
+from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
 
-NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 FILE_ID = "__file_id"
 _INDEX_SCHEMA = "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string"
 
@@ -48,7 +47,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     segments = []
     for field in table.partition_fields:
         value = F.col(field).cast("string")
-        value = F.when(value.isNull() | (value == ""), F.lit(NULL_PARTITION)).otherwise(value)
+        value = F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION)).otherwise(value)
         if table.url_encode_partitions:  # spec.partition_path.escape_path_name, "%" first
             for c in ESCAPE_ORDER:
                 value = F.replace(value, F.lit(c), F.lit(f"%{ord(c):02X}"))

@@ -49,9 +49,10 @@ from spec.file_naming import make_file_id
 from spec.file_system_view import FileSystemView
 from spec.instant import Action
 from spec.merge import IS_DELETED_FIELD
-from spec.partitioner import PartitionerConfig, average_record_size
+from spec.partitioner import average_record_size
 from spec.reader import TableReader
 from spec.schema import PARTITION_PATH, RECORD_KEY
+from spec.service_configs import partitioner_config
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
@@ -77,8 +78,7 @@ class StreamingWriter:
     def _start_assigner(self, table: TableConfig, timeline: Timeline) -> StreamBucketAssigner:
         """The assigner at the stream's start: the table's visible groups (in creation order) with
         their record counts, and the index of every key."""
-        pcfg = PartitionerConfig(self.cfg.small_file_limit, self.cfg.max_file_size, self.cfg.insert_split_size,
-                                 self.cfg.auto_split, self.cfg.record_size_estimate)
+        pcfg = partitioner_config(self.cfg)
         capacity = max(self.cfg.max_file_size // average_record_size(self.client._commit_totals(timeline), pcfg), 1)
         reader = TableReader(self.client.storage)
         view = FileSystemView.load(self.client.storage, table, timeline)

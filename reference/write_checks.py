@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from reference.options import ALIASES, WriteConfig
+from reference.options import WriteConfig
 from spec import writer_utils as wu
+from spec.config_registry import canonical_key
 from spec.keys import KEYGEN_TYPES_BY_CLASS
 from spec.schema_evolution import PROMOTIONS
 from spec.table_config import TableConfig
@@ -38,7 +39,7 @@ def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
     """The identity options a write gives, by their canonical key (aliases resolved)."""
     out: dict[str, str] = {}
     for key, value in options.items():
-        canonical = ALIASES.get(key, key)
+        canonical = canonical_key(key)
         if canonical == "hoodie.datasource.write.keygenerator.class" and str(value) in KEYGEN_TYPES_BY_CLASS:
             canonical, value = wu.KEY_GENERATOR, KEYGEN_TYPES_BY_CLASS[str(value)].removesuffix("_AVRO")
         if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION) and value is not None:

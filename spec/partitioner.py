@@ -35,30 +35,28 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from spec.config_registry import default
 from spec.errors import InvalidConfig, InvalidRecord
 
 # --8<-- [start:config]
-DEFAULT_SMALL_FILE_LIMIT = 104_857_600  # hoodie.parquet.small.file.limit: 100 MB (<= 0: no small files)
-DEFAULT_MAX_FILE_SIZE = 125_829_120  # hoodie.parquet.max.file.size: 120 MB
-DEFAULT_INSERT_SPLIT_SIZE = 500_000  # hoodie.copyonwrite.insert.split.size
-DEFAULT_RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
-DEFAULT_RECORD_SIZE_ESTIMATION_THRESHOLD = 1.0  # hoodie.record.size.estimation.threshold
-DEFAULT_SMALL_FILE_GROUP_CANDIDATES = 1  # hoodie.merge.small.file.group.candidates.limit (MOR)
-DEFAULT_LOG_TO_PARQUET_RATIO = 0.35  # hoodie.logfile.to.parquet.compression.ratio
-
+# Hudi's defaults, from spec.config_registry: hoodie.parquet.small.file.limit 100 MB (<= 0: no small
+# files), hoodie.parquet.max.file.size 120 MB, hoodie.copyonwrite.insert.split.size 500000,
+# hoodie.copyonwrite.insert.auto.split true, hoodie.copyonwrite.record.size.estimate 1024,
+# hoodie.record.size.estimation.threshold 1.0, hoodie.merge.small.file.group.candidates.limit 1 (MOR),
+# hoodie.logfile.to.parquet.compression.ratio 0.35
 
 @dataclass(frozen=True)
 class PartitionerConfig:
     """The settings bucket assignment depends on (Hudi's defaults)."""
 
-    small_file_limit: int = DEFAULT_SMALL_FILE_LIMIT
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    insert_split_size: int = DEFAULT_INSERT_SPLIT_SIZE
-    auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split
-    record_size_estimate: int = DEFAULT_RECORD_SIZE_ESTIMATE
-    record_size_estimation_threshold: float = DEFAULT_RECORD_SIZE_ESTIMATION_THRESHOLD
-    small_file_group_candidates: int = DEFAULT_SMALL_FILE_GROUP_CANDIDATES
-    log_to_parquet_ratio: float = DEFAULT_LOG_TO_PARQUET_RATIO
+    small_file_limit: int = default("small_file_limit")
+    max_file_size: int = default("max_file_size")
+    insert_split_size: int = default("insert_split_size")
+    auto_split_inserts: bool = default("auto_split")
+    record_size_estimate: int = default("record_size_estimate")
+    record_size_estimation_threshold: float = default("record_size_estimation_threshold")
+    small_file_group_candidates: int = default("small_file_group_candidates")
+    log_to_parquet_ratio: float = default("log_to_parquet_ratio")
 
     def __post_init__(self) -> None:
         if self.max_file_size <= 0 or self.insert_split_size <= 0 or self.record_size_estimate <= 0:

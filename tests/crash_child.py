@@ -15,12 +15,13 @@ import sys
 
 import pyarrow as pa
 
-from reference.client import WriteClient, clean_config
+from reference.client import WriteClient
 from reference.compaction import compact
 from reference.executors.clean import clean
 from reference.executors.rollback import rollback
 from reference.faults import PGID_ENV
 from reference.options import parse_options
+from spec.service_configs import clean_config
 
 
 def main() -> int:

@@ -43,7 +43,8 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
     from reference.api import HudiTable
     from reference.executors.clean import clean
     from reference.executors.common import load_table
-    from spec.actions.clean import KEEP_LATEST_COMMITS, CleanConfig
+    from spec.actions.clean import CleanConfig
+    from spec.config_registry import KEEP_LATEST_COMMITS
 
     out = {}
     for version in (6, 8):

@@ -18,7 +18,7 @@ from conformance.cli import build_parser as conformance_parser
 from reference import demo, sample_tables
 from reference.api import HudiTable
 from reference.cli import build_parser, main
-from reference.options import ALIASES, BY_KEY, OPERATIONS
+from spec.config_registry import ALIASES, BY_KEY, OPERATIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

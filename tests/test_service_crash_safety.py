@@ -101,11 +101,11 @@ def run_killed(path: Path, service: str, table_type: str, version: int) -> subpr
 
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
-    from reference.client import clean_config
     from reference.compaction import compact
     from reference.executors.clean import clean
     from reference.executors.rollback import rollback
     from reference.options import parse_options
+    from spec.service_configs import clean_config
 
     client = WriteClient(str(path), engine="local")
     table = client.table_config()

@@ -30,13 +30,7 @@ from reference.executors.rollback import plan_table_rollback, rollback, rollback
 from reference.executors.savepoint import savepoint_create
 from reference.sample_tables import INSERT_T, UPDATE_T, build_table
 from spec.actions.archive import ArchiveConfig
-from spec.actions.clean import (
-    KEEP_LATEST_COMMITS,
-    KEEP_LATEST_FILE_VERSIONS,
-    CleanConfig,
-    CleanPlan,
-    earliest_commit_to_retain,
-)
+from spec.actions.clean import CleanConfig, CleanPlan, earliest_commit_to_retain
 from spec.actions.compaction import compaction_base_instants
 from spec.avro_model import (
     HoodieCleanerPlan,
@@ -50,6 +44,7 @@ from spec.avro_model import (
     parse_timeline_content,
 )
 from spec.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.config_registry import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_system_view import FileSystemView
 from spec.instant import Action, Instant, State, format_instant_time

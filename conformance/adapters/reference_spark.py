@@ -33,12 +33,14 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import fields
 from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
 from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.ops import CreateTable
+from spec.config_registry import BY_NAME, options_of
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.instant import parse_instant_time
 from spec.operations import (
@@ -90,37 +92,15 @@ START_EPOCH = parse_instant_time("20240101000000000").replace(tzinfo=UTC).timest
 ID_PREFIX = "00000000-0000-4000-8000-"
 
 
+CASE_SETTINGS = tuple(f.name for f in fields(CreateTable) if f.name in BY_NAME)
+"""The settings of a case's table configuration that are registry settings (the writer's options)."""
+
+
 def write_options(config: CreateTable) -> dict[str, str]:
     """The ``hoodie.*`` options a Spark user passes for a case's table configuration (table services
     included: the case says when they run, so automatic ones are switched on or off explicitly)."""
-    opts = {
-        "hoodie.table.name": config.table_name,
-        "hoodie.datasource.write.table.type": config.table_type,
-        "hoodie.datasource.write.recordkey.field": ",".join(config.record_key_fields),
-        "hoodie.datasource.write.partitionpath.field": ",".join(config.partition_fields),
-        "hoodie.datasource.write.keygenerator.type": config.resolved_key_generator,
-        "hoodie.datasource.write.hive_style_partitioning": str(config.hive_style).lower(),
-        "hoodie.write.table.version": str(config.table_version),
-        "hoodie.record.merge.mode": config.merge_mode,
-        "hoodie.parquet.small.file.limit": str(config.small_file_limit),
-        "hoodie.parquet.max.file.size": str(config.max_file_size),
-        "hoodie.copyonwrite.insert.split.size": str(config.insert_split_size),
-        "hoodie.copyonwrite.record.size.estimate": str(config.record_size_estimate),
-        "hoodie.logfile.data.block.max.size": str(config.log_block_size),
-        "hoodie.logfile.max.size": str(config.log_file_size),
-        "hoodie.compact.inline": str(config.inline_compact).lower(),
-        "hoodie.compact.inline.max.delta.commits": str(config.compact_max_delta_commits),
-        "hoodie.clean.automatic": str(config.auto_clean).lower(),
-        "hoodie.cleaner.policy": config.clean_policy,
-        "hoodie.cleaner.commits.retained": str(config.clean_commits_retained),
-        "hoodie.cleaner.fileversions.retained": str(config.clean_file_versions_retained),
-        "hoodie.cleaner.hours.retained": str(config.clean_hours_retained),
-        "hoodie.archive.automatic": str(config.auto_archive).lower(),
-        "hoodie.keep.min.commits": str(config.keep_min_commits),
-        "hoodie.keep.max.commits": str(config.keep_max_commits),
-    }
-    if config.ordering_field:
-        opts["hoodie.datasource.write.precombine.field"] = config.ordering_field
+    opts = options_of(config, CASE_SETTINGS)
+    opts[BY_NAME["keygen_type"].key] = config.resolved_key_generator
     return {**opts, **dict(config.options)}
 
 
@@ -316,15 +296,14 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
     def clean(self, op: Clean) -> None:
         """Run the cleaner with the table's clean policy (``reference.executors.clean``)."""
         from reference.executors.clean import clean
-        from spec.actions.clean import CleanConfig
+        from spec.service_configs import clean_config
 
         if not self._has_table():
             return  # nothing written, nothing to clean
         storage, table = _storage_table(self)
         c = self.config
         _fixing(self, op.instant_time)
-        clean(storage, table, CleanConfig(c.clean_policy, c.clean_commits_retained, c.clean_file_versions_retained,
-                                          c.clean_hours_retained), clock=self.clock)
+        clean(storage, table, clean_config(c), clock=self.clock)
 
     def rollback(self, op: Rollback) -> None:
         """Roll back an instant (``reference.executors.rollback``)."""
@@ -352,15 +331,13 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
     def archive(self, op: Archive) -> None:
         """Archive old instants (``reference.executors.archive``)."""
         from reference.executors.archive import archive
-        from spec.actions.archive import ArchiveConfig
-        from spec.actions.compaction import CompactionConfig
+        from spec.service_configs import archive_config, compaction_config
 
         if not self._has_table():
             return  # nothing written, nothing to archive
         storage, table = _storage_table(self)
         c = self.config
-        archive(storage, table, ArchiveConfig(c.keep_min_commits, c.keep_max_commits),
-                CompactionConfig(c.compact_max_delta_commits))
+        archive(storage, table, archive_config(c), compaction_config(c))
 
 
 def _files_of(storage: Any, instant: str) -> list[str]:

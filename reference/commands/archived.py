@@ -13,6 +13,7 @@ import argparse
 from reference.commands import _output
 from reference.executors.archive import archive, archived_instants
 from reference.executors.common import load_table
+from spec import config_registry
 from spec.actions.archive import ArchiveConfig
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]
@@ -21,8 +22,9 @@ COLUMNS = ["instant_time", "action", "state", "completion_time"]
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = _output.table_command(sub, "archived", run, help="list (and with --run, first archive) the archived timeline")
     p.add_argument("--run", action="store_true", help="archive what the keep-min/keep-max rule allows first")
-    p.add_argument("--keep-min", type=int, default=20, help="hoodie.keep.min.commits (default 20)")
-    p.add_argument("--keep-max", type=int, default=30, help="hoodie.keep.max.commits (default 30)")
+    for flag, name in (("--keep-min", "keep_min_commits"), ("--keep-max", "keep_max_commits")):
+        setting = config_registry.BY_NAME[name]
+        p.add_argument(flag, type=int, default=setting.value, help=f"{setting.key} (default {setting.default})")
 
 
 def run(args: argparse.Namespace) -> int:

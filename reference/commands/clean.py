@@ -13,23 +13,26 @@ import argparse
 from reference.commands import _output
 from reference.executors.clean import clean, plan_table_clean
 from reference.executors.common import load_table
-from spec.actions.clean import (
+from spec.actions.clean import CleanConfig
+from spec.config_registry import (
     CLEAN_POLICIES,
     KEEP_LATEST_BY_HOURS,
     KEEP_LATEST_COMMITS,
     KEEP_LATEST_FILE_VERSIONS,
-    CleanConfig,
+    default,
 )
 from spec.errors import InvalidConfig
 
 COLUMNS = ["clean_time", "partition_path", "file"]
+RETENTIONS = ("clean_commits_retained", "clean_file_versions_retained", "clean_hours_retained")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = _output.table_command(sub, "clean", run, help="delete file slices no retained query needs")
     p.add_argument("--policy", default=KEEP_LATEST_COMMITS, help=f"one of {', '.join(CLEAN_POLICIES)}")
     p.add_argument("--retained", type=int, default=None,
-                   help="commits / file versions / hours retained (default 10 / 3 / 24)")
+                   help="commits / file versions / hours retained (default "
+                        f"{' / '.join(str(default(n)) for n in RETENTIONS)})")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
 
 

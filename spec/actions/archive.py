@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from spec.actions.compaction import CompactionConfig, delta_commits_since_last_compaction
 from spec.actions.file_refs import GroupId
+from spec.config_registry import default
 from spec.errors import InvalidConfig
 from spec.instant import WRITE_ACTIONS, Action, Instant
 from spec.table_config import COPY_ON_WRITE, MERGE_ON_READ
@@ -24,8 +25,8 @@ class ArchiveConfig:
     """``hoodie.keep.min.commits`` (20) and ``hoodie.keep.max.commits`` (30): archival starts above max
     completed commits and leaves min."""
 
-    keep_min_commits: int = 20
-    keep_max_commits: int = 30
+    keep_min_commits: int = default("keep_min_commits")
+    keep_max_commits: int = default("keep_max_commits")
 
     def __post_init__(self) -> None:
         if not 0 < self.keep_min_commits < self.keep_max_commits:

@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Final
 
 from spec.actions.file_refs import GroupId, GroupRef, SliceRef
+from spec.config_registry import (
+    CLEAN_POLICIES,
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    default,
+)
 from spec.errors import InvalidConfig, InvalidOperation
 from spec.instant import WRITE_ACTIONS, Instant, format_instant_time, parse_instant_time
 from spec.timeline import Timeline
-
-KEEP_LATEST_COMMITS: Final = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS: Final = "KEEP_LATEST_FILE_VERSIONS"
-KEEP_LATEST_BY_HOURS: Final = "KEEP_LATEST_BY_HOURS"
-CLEAN_POLICIES: Final = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,10 @@ class CleanConfig:
     """``hoodie.cleaner.policy`` (KEEP_LATEST_COMMITS), ``.commits.retained`` (10),
     ``.fileversions.retained`` (3), ``.hours.retained`` (24) — HoodieCleanConfig defaults."""
 
-    policy: str = KEEP_LATEST_COMMITS
-    commits_retained: int = 10
-    file_versions_retained: int = 3
-    hours_retained: int = 24
+    policy: str = default("clean_policy")
+    commits_retained: int = default("clean_commits_retained")
+    file_versions_retained: int = default("clean_file_versions_retained")
+    hours_retained: int = default("clean_hours_retained")
 
     def __post_init__(self) -> None:
         if self.policy not in CLEAN_POLICIES:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from spec.actions.file_refs import GroupId, SliceRef
 from spec.avro_model import HoodieCompactionPlan
+from spec.config_registry import default
 from spec.errors import InvalidConfig
 from spec.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
 from spec.instant import Action, Instant
@@ -25,7 +26,7 @@ from spec.timeline import Timeline
 class CompactionConfig:
     """``hoodie.compact.inline.max.delta.commits`` (default 5) with the NUM_COMMITS trigger (default)."""
 
-    max_delta_commits: int = 5
+    max_delta_commits: int = default("compact_max_delta_commits")
 
     def __post_init__(self) -> None:
         if self.max_delta_commits < 1:

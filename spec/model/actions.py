@@ -15,10 +15,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
-from spec.actions.clean import CleanConfig, plan_clean
+from spec.actions.archive import hold_back_uncleaned_replaces, plan_archive
+from spec.actions.clean import plan_clean
 from spec.actions.compaction import (
-    CompactionConfig,
     CompactionPlan,
     compaction_base_instants,
     groups_under_compaction,
@@ -37,6 +36,7 @@ from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile,
 from spec.model.queries import merge_files, view
 from spec.model.state import Env, TableState, complete, start_instant
 from spec.model.writes import observed_size
+from spec.service_configs import archive_config, clean_config, compaction_config
 
 
 def next_instant(state: TableState, env: Env, given: str | None = None, floor: str | None = None) -> str:
@@ -122,7 +122,7 @@ def maybe_inline_compaction(state: TableState, env: Env) -> TableState:
         return state
     for pending in [tt for tt, _ in state.compaction_plans if state.pending_instant(tt)]:
         state = run_compaction(state, env, pending)
-    if should_schedule_compaction(state.timeline_view(), CompactionConfig(cfg.compact_max_delta_commits)):
+    if should_schedule_compaction(state.timeline_view(), compaction_config(cfg)):
         state, t = schedule_compaction(state, env)
         if t is not None:
             state = run_compaction(state, env, t)
@@ -148,8 +148,7 @@ def group_refs(state: TableState) -> list[GroupRef]:
 def clean(state: TableState, env: Env, given: str | None = None) -> TableState:
     """Plan and run the cleaner; an empty plan leaves no clean instant."""
     cfg = state.config
-    conf = CleanConfig(cfg.clean_policy, cfg.clean_commits_retained, cfg.clean_file_versions_retained,
-                       cfg.clean_hours_retained)
+    conf = clean_config(cfg)
     pending_base = compaction_base_instants(pending_compaction_plans(state))
     now = env.now() if env.now is not None else state.latest_instant_time()
     plan = plan_clean(group_refs(state), state.timeline_view(), conf, state.savepointed_files(), pending_base, now)
@@ -268,8 +267,7 @@ def archive(state: TableState, env: Env) -> TableState:
     """Move the instants archival selects off the active timeline, holding back a replacecommit whose
     replaced file groups the cleaner has not removed yet (``spec.actions.archive.hold_back_uncleaned_replaces``)."""
     cfg = state.config
-    chosen = plan_archive(state.timeline_view(), ArchiveConfig(cfg.keep_min_commits, cfg.keep_max_commits),
-                          cfg.table_type, CompactionConfig(cfg.compact_max_delta_commits))
+    chosen = plan_archive(state.timeline_view(), archive_config(cfg), cfg.table_type, compaction_config(cfg))
     replaced: dict[str, set[tuple[str, str]]] = {}
     for g in state.groups:
         if g.replaced_by is not None:

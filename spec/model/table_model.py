@@ -71,7 +71,6 @@ from spec.model.writes import (
     dedupe,
     evolve_schema,
     mark_replaced,
-    partitioner_config,
     plan_stream_checkpoint,
     plan_write,
     prepare,
@@ -93,6 +92,7 @@ from spec.operations import (
     dispatch,
 )
 from spec.partitioner import average_record_size
+from spec.service_configs import partitioner_config
 from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
 from spec.writer_utils import validate_table_config
 

@@ -55,7 +55,6 @@ from spec.model.files import (
 from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
 from spec.partitioner import (
-    PartitionerConfig,
     SmallFile,
     SmallFileCandidate,
     WorkloadProfile,
@@ -65,6 +64,7 @@ from spec.partitioner import (
     select_small_files,
 )
 from spec.schema_evolution import reconcile_type
+from spec.service_configs import partitioner_config
 
 OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
 INSERTING = ("insert", "bulk_insert", *OVERWRITES)
@@ -232,13 +232,6 @@ def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
 # =================================================================================================
 # bucketing (UpsertPartitioner: small files, insert buckets, MD5 routing)
 # =================================================================================================
-
-def partitioner_config(config: Any) -> PartitionerConfig:
-    """The partitioner settings of a table's configuration."""
-    return PartitionerConfig(small_file_limit=config.small_file_limit, max_file_size=config.max_file_size,
-                             insert_split_size=config.insert_split_size,
-                             record_size_estimate=config.record_size_estimate)
-
 
 def commit_totals(state: TableState) -> list[tuple[int, int]]:
     """(bytes, records) of the base files each completed commit / replacecommit wrote, oldest first

@@ -40,8 +40,9 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
+from spec.plans import HoodieCompactionPlan, parse_avro_metadata
 from spec.table_config import PARTITION_METADATA_FILE, TableConfig
-from spec.timeline import Action, Timeline, read_instant_content
+from spec.timeline import Action, Instant, State, Timeline, read_instant_content
 
 if TYPE_CHECKING:
     from spec.storage import Storage
@@ -342,3 +343,19 @@ def missing_latest_files(storage: Storage, timeline: Timeline,
     needed = [v for g, v in (*base.items(), *log.items()) if g not in replaced]
     return sorted((t, path) for t, path in needed if path not in present)
 # --8<-- [end:missing]
+
+
+def compaction_plan_groups(storage: Storage, instant: Instant, layout: int) -> list[tuple[str, str]]:
+    """The (partition, file id) groups the compaction plan of ``instant`` (any state) holds; read from its
+    requested instant file, where the plan lives."""
+    requested = Instant(instant.requested, Action.COMPACTION, State.REQUESTED)
+    plan = parse_avro_metadata(read_instant_content(storage, requested, layout), HoodieCompactionPlan)
+    return [(op.partition_path or "", op.file_id or "") for op in plan.operations or ()]
+
+
+def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) → the pending compaction (requested or inflight) whose plan holds the group
+    (Hudi's ``fgIdToPendingCompaction``): a write appends to the slice that compaction opens, and a new
+    compaction plan leaves the group out."""
+    return {group: inst.requested for inst in timeline.pending_compactions().instants
+            for group in compaction_plan_groups(storage, inst, timeline.layout)}

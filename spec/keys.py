@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
@@ -223,6 +223,27 @@ def check_partition_path(path: str, fields: tuple[str, ...]) -> str:
                             hint="rename the value, or use hive-style partitioning")
     return path
 # --8<-- [end:check]
+
+
+def check_record_keys(keys: Iterable[str | None], key_fields: tuple[str, ...]) -> None:
+    """Raise InvalidRecord when a record key is null or empty (``KeyGenUtils.getRecordKey``: every
+    record needs a key). Both write engines apply it to every key of a batch before anything is written."""
+    if any(k is None or k == "" for k in keys):
+        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(key_fields)})",
+                            hint="every record needs a key; filter or fill those records first")
+
+
+def check_partition_paths(paths: Iterable[str | None], fields: tuple[str, ...]) -> None:
+    """``check_partition_path`` on each distinct path of a batch (a null path is the empty one)."""
+    for path in dict.fromkeys(paths):
+        check_partition_path(path or "", fields)
+
+
+def writes_complex_keys(key_fields: tuple[str, ...], keygen_type: str | None, keygen_class: str | None) -> bool:
+    """Whether the write engines build ``f1:v1,f2:v2`` record keys (nulls ``__null__``, empties
+    ``__empty__``) rather than a field's bare value: several key fields, or a complex key generator
+    named by type or class."""
+    return len(key_fields) > 1 or (keygen_type or "").upper() == "COMPLEX" or "Complex" in (keygen_class or "")
 
 
 # =================================================================================================

@@ -16,7 +16,7 @@ import sys
 import pyarrow as pa
 
 from reference.client import WriteClient, clean_config
-from reference.compaction import compact
+from reference.executors.compaction import compact
 from reference.faults import PGID_ENV
 from reference.options import parse_options
 from reference.services import clean, rollback

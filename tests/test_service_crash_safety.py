@@ -71,7 +71,7 @@ def base_batches(service: str, table_type: str) -> list[list[dict[str, Any]]]:
 
 
 def base_table(tmp_path_factory: pytest.TempPathFactory, service: str, table_type: str, version: int) -> Path:
-    from reference.compaction import compact
+    from reference.executors.compaction import compact
 
     compacted = service == "clean" and table_type == "MERGE_ON_READ"
     key = (table_type, version, compacted)
@@ -101,7 +101,7 @@ def run_killed(path: Path, service: str, table_type: str, version: int) -> subpr
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
     from reference.client import clean_config
-    from reference.compaction import compact
+    from reference.executors.compaction import compact
     from reference.options import parse_options
     from reference.services import clean, rollback
 

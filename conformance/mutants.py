@@ -51,9 +51,10 @@ def _m(id: str, path: str, find: str, replace: str, bug_class: str, description:
     return Mutation(id, path, find, replace, bug_class, description, hints)
 
 
-H, C, S, RB, CL, A = ("reference/handles.py", "reference/client.py", "reference/compaction.py",
+H, C, S, RB, CL, A = ("reference/handles.py", "reference/client.py", "reference/executors/compaction.py",
                       "reference/executors/rollback.py", "reference/executors/clean.py",
                       "reference/executors/archive.py")
+B = "reference/buckets.py"
 MUTATIONS: Final[tuple[Mutation, ...]] = (
     _m("base-num-writes", H, '"numWrites": table.num_rows,', '"numWrites": table.num_rows + 1,', "write stats",
        "a base file's numWrites one too many", "insert-upsert-delete-cow-v6"),
@@ -107,8 +108,8 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
        "plan = plan_compaction(t, [SliceRef.of(sl) for sl in view.latest_slices()][1:], timeline",
        "compaction plan", "the compaction plan leaves out the first file group with logs",
        "compaction-two-groups-mor-v6", "compaction-mor-v6"),
-    _m("compaction-not-compacted", S, '}, True, {"schema": schema}, "COMPACT")',
-       '}, False, {"schema": schema}, "COMPACT")', "compaction metadata",
+    _m("compaction-not-compacted", S, 'stats_by_partition(stats), True, {"schema": schema}, "COMPACT")',
+       'stats_by_partition(stats), False, {"schema": schema}, "COMPACT")', "compaction metadata",
        "a compaction's commit metadata says not compacted", "compaction-mor-v6"),
     _m("compaction-operation-upsert", S, '{"schema": schema}, "COMPACT")', '{"schema": schema}, "UPSERT")',
        "compaction metadata", "a compaction's commit names operation UPSERT", "compaction-mor-v6"),
@@ -134,14 +135,14 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
        "archive-uncleaned-replace-cow-v6"),
     _m("operation-type-insert", C, '"insert": "INSERT", "bulk_insert"', '"insert": "UPSERT", "bulk_insert"',
        "commit metadata", "an insert's commit names operation UPSERT", "insert-upsert-delete-cow-v6"),
-    _m("delete-partition-operation", C, '{"schema": self._schema_json(table, None)}, "DELETE_PARTITION",',
-       '{"schema": self._schema_json(table, None)}, "INSERT_OVERWRITE",', "commit metadata",
+    _m("delete-partition-operation", C, '{"schema": schema_json(table, None)}, "DELETE_PARTITION",',
+       '{"schema": schema_json(table, None)}, "INSERT_OVERWRITE",', "commit metadata",
        "delete_partition's commit names operation INSERT_OVERWRITE", "delete-partition-cow-v6"),
-    _m("replaced-ids-drop-one", C, "replace = {p: tuple(v) for p, v in replaced.items()}",
+    _m("replaced-ids-drop-one", B, "replace = {p: tuple(v) for p, v in replaced.items()}",
        "replace = {p: tuple(v)[1:] for p, v in replaced.items()}", "commit metadata",
        "a replacecommit names one replaced file group too few", "insert-overwrite-cow-v6", "insert-split-cow-v6"),
-    _m("write-compacted-flag", C, "sorted(by_partition.items())}, False,\n",
-       "sorted(by_partition.items())}, True,\n", "commit metadata",
+    _m("write-compacted-flag", B, "CommitMetadata(stats_by_partition(stats), False,",
+       "CommitMetadata(stats_by_partition(stats), True,", "commit metadata",
        "a write's commit metadata says compacted", "insert-upsert-delete-cow-v6"),
 )
 """The curated list (the stream suite's streaming writer is not mutated: streams need Spark)."""

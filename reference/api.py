@@ -51,20 +51,20 @@ class HudiTable:
         """Merge-on-read: schedule a compaction of every slice with log files and run it; its instant,
         or None when there was nothing to compact. ``options``: write options the new base files
         follow (``hoodie.parquet.compression.codec``)."""
-        from reference.compaction import compact
+        from reference.executors.compaction import compact
 
         return compact(self._client, options=options)
 
     def schedule_compaction(self, instant: str | None = None) -> str | None:
         """Merge-on-read: write a compaction plan (``<t>.compaction.requested``) without running it."""
-        from reference.compaction import schedule_compaction
+        from reference.executors.compaction import schedule_compaction
 
         return schedule_compaction(self._client, instant)
 
     def run_compaction(self, instant: str | None = None, options: Mapping[str, Any] | None = None) -> str:
         """Merge-on-read: execute a pending compaction (the oldest when ``instant`` is None); ``options``
         as for ``compact``."""
-        from reference.compaction import run_compaction
+        from reference.executors.compaction import run_compaction
 
         return run_compaction(self._client, instant, options=options)
 

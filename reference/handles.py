@@ -50,6 +50,8 @@ from spec.storage import Storage
 
 DELETE_FLAG = "__hudi_spec_is_delete"
 BUCKET = "__hudi_spec_bucket"
+FILE_ID = "__file_id"
+"""The internal column of each record's current file group (null: an insert), set by the engines' ``tag``."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ except for the sequence numbers' task ids and the write tokens, which name Spark
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -20,17 +20,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.handles import DELETE_FLAG, HandleContext, run_handle
-from reference.partitioning import route_batch
+from reference.bulk_insert import BULK_INSERT_TASK
+from reference.engine import Engine, Task
+from reference.handles import BUCKET, FILE_ID, HandleContext, run_handle
+from reference.partitioning import counts, route_batch, tag
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.key_values import java_string
-from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_path
+from spec.keys import check_record_keys, writes_complex_keys
+from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
 
-FILE_ID = "__file_id"
 SEQ = "__seq"
+ARROW_TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(),
+               "string": pa.string()}
+"""The Arrow type of each Avro primitive a column may be cast to (``Engine.cast``)."""
 
 
 def _normal_type(t: pa.DataType) -> pa.DataType:
@@ -82,9 +87,7 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
     if missing:
         raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
                             hint="record key, partition and ordering fields must be present")
-    complex_keys = len(keys) > 1 or (config.keygen_type or "").upper() == "COMPLEX" or "Complex" in (
-        config.keygen_class or "")
-    if not complex_keys:
+    if not writes_complex_keys(keys, config.keygen_type, config.keygen_class):
         key = _as_text(table.column(keys[0]))
     else:
         parts = []
@@ -103,7 +106,8 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
     n = table.num_rows
     partition = (pc.binary_join_element_wise(*segments, "/") if segments
                  else pa.array([""] * n, pa.string()))
-    check_keys(config, key, partition)
+    check_record_keys(key.filter(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).to_pylist(), keys)
+    check_partition_paths(pc.unique(partition).to_pylist(), config.partition_fields)
     return table.append_column(RECORD_KEY, key).append_column(PARTITION_PATH, partition)
 
 
@@ -112,19 +116,6 @@ def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.C
     for c in ESCAPE_ORDER:
         text = pc.replace_substring(text, c, f"%{ord(c):02X}")
     return text
-
-
-def check_keys(config: TableConfig, keys: pa.Array | pa.ChunkedArray | None,
-               partition_paths: pa.Array | pa.ChunkedArray) -> None:
-    """Refuse a null or empty record key (``KeyGenUtils.getRecordKey``), and a partition path that
-    ``spec.partition_path.check_partition_path`` refuses (each distinct path checked once)."""
-    if keys is not None and pc.any(pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))).as_py():
-        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(config.record_key_fields)})",
-                            hint="every record needs a key; filter or fill those records first")
-    if not len(partition_paths):
-        return
-    for path in pc.unique(partition_paths).to_pylist():
-        check_partition_path(path or "", config.partition_fields)
 
 
 def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:
@@ -144,37 +135,24 @@ def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:
     return table.take(pa.array(np.sort(idx[first])))
 
 
-def tag(table: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
-    """Each record's current file group (``__file_id``, null for an insert) from the index's
-    (partition, key, file id) rows; a delete keeps only records that exist."""
-    if located is None or located.num_rows == 0:
-        fids = pa.nulls(table.num_rows, pa.string())
-    else:
-        joined_key = pc.binary_join_element_wise(table.column(PARTITION_PATH), table.column(RECORD_KEY), "\x00")
-        index_key = pc.binary_join_element_wise(located.column(PARTITION_PATH), located.column(RECORD_KEY), "\x00")
-        at = pc.index_in(joined_key, value_set=index_key.combine_chunks() if isinstance(
-            index_key, pa.ChunkedArray) else index_key)
-        fids = pc.take(located.column(FILE_ID), at)
-    out = table.append_column(FILE_ID, fids).append_column(DELETE_FLAG, pa.array(np.full(table.num_rows, delete)))
-    if delete:
-        out = out.filter(pc.is_valid(out.column(FILE_ID)))
-    return out
-
-
-def counts(table: pa.Table) -> dict[tuple[str, str | None], int]:
-    """The workload profile's input: records per (partition, current file group)."""
-    grouped = table.group_by([PARTITION_PATH, FILE_ID]).aggregate([([], "count_all")])
-    return {(p, f): int(c) for p, f, c in zip(grouped.column(PARTITION_PATH).to_pylist(),
-                                              grouped.column(FILE_ID).to_pylist(),
-                                              grouped.column("count_all").to_pylist(), strict=True)}
-
-
 def write_buckets(table: pa.Table, ctx: HandleContext, user_schema: pa.Schema, assignment: BucketAssignment,
                   workers: int | None = None) -> list[dict[str, Any]]:
-    """Step 6: every record routed to its bucket, then one handle a bucket, run by a thread pool
+    """Step 6: every record routed to its bucket, then one handle a bucket (``write_routed``)."""
+    buckets = route_batch(table.column(RECORD_KEY), table.column(PARTITION_PATH), table.column(FILE_ID), assignment)
+    return _write_by_bucket(table, np.asarray(buckets), ctx, user_schema, workers)
+
+
+def write_routed(table: pa.Table, ctx: HandleContext, user_schema: pa.Schema,
+                 workers: int | None = None) -> list[dict[str, Any]]:
+    """One handle a bucket, the bucket of each record in its ``BUCKET`` column, run by a thread pool
     (parquet and compression release the GIL). Bucket ``b``'s handle is task ``b``: its write token
     is ``<b>-0-<b>`` and its sequence numbers ``<instant>_<b>_<i>``."""
-    buckets = route_batch(table.column(RECORD_KEY), table.column(PARTITION_PATH), table.column(FILE_ID), assignment)
+    buckets = table.column(BUCKET).to_numpy(zero_copy_only=False)
+    return _write_by_bucket(table.drop_columns([BUCKET]), buckets, ctx, user_schema, workers)
+
+
+def _write_by_bucket(table: pa.Table, buckets: np.ndarray, ctx: HandleContext, user_schema: pa.Schema,
+                     workers: int | None) -> list[dict[str, Any]]:
     order = np.argsort(buckets, kind="stable")
     sorted_buckets = buckets[order]
     table = table.take(pa.array(order))
@@ -186,16 +164,19 @@ def write_buckets(table: pa.Table, ctx: HandleContext, user_schema: pa.Schema, a
         bucket, rows = job
         return run_handle(ctx, bucket, rows, bucket, f"{bucket}-0-{bucket}", user_schema)
 
+    return [s for stats in _in_threads(run, jobs, "hudi-handle", workers) for s in stats]
+
+
+def _in_threads(run: Any, jobs: Sequence[Any], prefix: str, workers: int | None = None) -> list[Any]:
+    """``run`` over ``jobs`` on a few threads of this process (one job: in this thread), results in order."""
     workers = workers or min(len(jobs), os.cpu_count() or 1) or 1
     if workers == 1 or len(jobs) <= 1:
-        results = [run(j) for j in jobs]
-    else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-handle") as pool:
-            results = list(pool.map(run, jobs))
-    return [s for stats in results for s in stats]
+        return [run(j) for j in jobs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=prefix) as pool:
+        return list(pool.map(run, jobs))
 
 
-class LocalEngine:
+class LocalEngine(Engine):
     """The write path's data steps on Arrow tables in this process (see the module docstring)."""
 
     name = "local"
@@ -216,6 +197,15 @@ class LocalEngine:
     def user_schema(self, frame: pa.Table) -> pa.Schema:
         return pa.schema([f for f in frame.schema if not f.name.startswith("__") and f.name not in META_FIELDS])
 
+    def has_null(self, frame: pa.Table, column: str) -> bool:
+        return bool(frame.column(column).null_count)
+
+    def cast(self, frame: pa.Table, casts: Mapping[str, str]) -> pa.Table:
+        for name, avro_type in casts.items():
+            i = frame.schema.get_field_index(name)
+            frame = frame.set_column(i, name, frame.column(name).cast(ARROW_TYPES[avro_type]))
+        return frame
+
     def with_keys(self, frame: pa.Table, config: TableConfig) -> pa.Table:
         return with_keys(frame, config)
 
@@ -234,15 +224,37 @@ class LocalEngine:
     def partitions(self, frame: pa.Table) -> set[str]:
         return set(pc.unique(frame.column(PARTITION_PATH)).to_pylist())
 
+    def with_input_partition(self, frame: pa.Table) -> pa.Table:
+        """The local engine's batch is one input partition, 0."""
+        tokens = pc.binary_join_element_wise(f"{BULK_INSERT_TASK}0:", frame.column(PARTITION_PATH).cast(pa.string()),
+                                             "")
+        return frame.set_column(frame.schema.get_field_index(FILE_ID), FILE_ID, tokens)
+
     def counts(self, frame: pa.Table) -> Mapping[tuple[str, str | None], int]:
         return counts(frame)
+
+    def counts_of_keys(self, keys: pa.Table, located: pa.Table | None,
+                       delete: bool) -> Mapping[tuple[str, str | None], int] | None:
+        """None: counting the tagged batch itself costs less than tagging the keys too."""
+        return None
 
     def write_buckets(self, frame: pa.Table, ctx: HandleContext, user_schema: pa.Schema,
                       assignment: BucketAssignment) -> list[dict[str, Any]]:
         return write_buckets(frame, ctx, user_schema, assignment)
 
+    def write_routed(self, frame: pa.Table, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
+        return write_routed(frame, ctx, user_schema)
+
+    def run_tasks(self, task: Task, payloads: Sequence[str], description: str) -> list[dict[str, Any]]:
+        """Payload ``i`` runs on a thread of this process with write token ``<i>-0-<i>``."""
+        def one(item: tuple[int, str]) -> dict[str, Any]:
+            i, payload = item
+            return task(payload, f"{i}-0-{i}")
+
+        return _in_threads(one, list(enumerate(payloads)), "hudi-task")
+
     def release(self) -> None:
         """Nothing is cached outside the frames themselves."""
 
 
-__all__ = ["LocalEngine", "dedupe", "normalize", "tag", "with_keys", "write_buckets"]
+__all__ = ["LocalEngine", "dedupe", "normalize", "with_keys", "write_buckets", "write_routed"]

@@ -1,4 +1,6 @@
-"""Step 5 for many records at once: each record's bucket, by ``spec.partitioner.route``'s rule.
+"""Steps 4 and 5 for many records at once, on Arrow columns: each record's file group from the index
+(``tag``), the workload profile (``counts``), and each record's bucket, by ``spec.partitioner.route``'s
+rule (``route_batch``).
 
 The rule is ``spec.partitioner`` (one record at a time, written to be read); this module applies it
 to Arrow columns with numpy: an update goes to its file group's UPDATE bucket; an insert's bucket
@@ -16,8 +18,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reference.handles import DELETE_FLAG, FILE_ID
 from spec.errors import InvalidRecord
 from spec.partitioner import BucketAssignment
+from spec.schema import PARTITION_PATH, RECORD_KEY
 
 
 def key_hashes(keys: list[str]) -> np.ndarray:
@@ -76,4 +80,29 @@ def route_batch(keys: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.Chun
     return out
 
 
-__all__ = ["key_hashes", "route_batch"]
+__all__ = ["counts", "key_hashes", "route_batch", "tag"]
+
+
+def tag(table: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
+    """Each record's current file group (``__file_id``, null for an insert) from the index's
+    (partition, key, file id) rows; a delete keeps only records that exist."""
+    if located is None or located.num_rows == 0:
+        fids = pa.nulls(table.num_rows, pa.string())
+    else:
+        joined_key = pc.binary_join_element_wise(table.column(PARTITION_PATH), table.column(RECORD_KEY), "\x00")
+        index_key = pc.binary_join_element_wise(located.column(PARTITION_PATH), located.column(RECORD_KEY), "\x00")
+        at = pc.index_in(joined_key, value_set=index_key.combine_chunks() if isinstance(
+            index_key, pa.ChunkedArray) else index_key)
+        fids = pc.take(located.column(FILE_ID), at)
+    out = table.append_column(FILE_ID, fids).append_column(DELETE_FLAG, pa.array(np.full(table.num_rows, delete)))
+    if delete:
+        out = out.filter(pc.is_valid(out.column(FILE_ID)))
+    return out
+
+
+def counts(table: pa.Table) -> dict[tuple[str, str | None], int]:
+    """The workload profile's input: records per (partition, current file group)."""
+    grouped = table.group_by([PARTITION_PATH, FILE_ID]).aggregate([([], "count_all")])
+    return {(p, f): int(c) for p, f, c in zip(grouped.column(PARTITION_PATH).to_pylist(),
+                                              grouped.column(FILE_ID).to_pylist(),
+                                              grouped.column("count_all").to_pylist(), strict=True)}

@@ -10,22 +10,26 @@ Spark task a bucket runs its handle (``groupBy(bucket).applyInArrow``). The loca
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from reference.handles import BUCKET, DELETE_FLAG, HandleContext, run_handle
-from reference.local_engine import check_keys
-from reference.partitioning import route_batch
+from reference.bulk_insert import BULK_INSERT_TASK
+from reference.engine import Engine, Task
+from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
+from reference.partitioning import counts, route_batch, tag
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER
+from spec.keys import check_record_keys, writes_complex_keys
+from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.table_config import TableConfig
 
-FILE_ID = "__file_id"
 _INDEX_SCHEMA = "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string"
+SPARK_TYPES = {"int": "int", "long": "bigint", "float": "float", "double": "double", "string": "string"}
+"""The Spark SQL type of each Avro primitive a column may be cast to (``Engine.cast``)."""
 
 
 def key_columns(df: Any, table: TableConfig) -> Any:
@@ -36,8 +40,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     from pyspark.sql import functions as F
 
     keys = table.record_key_fields
-    if len(keys) == 1 and (table.keygen_type or "").upper() not in ("COMPLEX",) and "Complex" not in (
-            table.keygen_class or ""):
+    if not writes_complex_keys(keys, table.keygen_type, table.keygen_class):
         key = F.col(keys[0]).cast("string")
     else:
         parts = [F.concat(F.lit(f"{k}:"), F.when(F.col(k).isNull(), F.lit("__null__"))
@@ -57,15 +60,26 @@ def key_columns(df: Any, table: TableConfig) -> Any:
 
 
 def validate_keys(df: Any, table: TableConfig) -> None:
-    """A null or empty record key, or a partition path ``spec.partition_path.check_partition_path`` refuses, is
-    refused: one Spark job brings the distinct partition paths and whether any key is bad to the driver."""
+    """A null or empty record key (``spec.keys.check_record_keys``), or a partition path
+    ``spec.partition_path.check_partition_paths`` refuses, is refused: one Spark job brings the distinct partition
+    paths and whether any key is bad to the driver."""
     from pyspark.sql import functions as F
 
-    bad_key = (F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")).cast("int")
-    rows = df.groupBy(PARTITION_PATH).agg(F.max(bad_key).alias("bad")).collect()
-    if any(r["bad"] for r in rows):
-        check_keys(table, pa.array([None], pa.string()), pa.array([], pa.string()))
-    check_keys(table, None, pa.array([r[PARTITION_PATH] for r in rows], pa.string()))
+    _check_rows(table, df.groupBy(PARTITION_PATH).agg(F.max(_bad_key().cast("int")).alias("bad")).collect())
+
+
+def _bad_key() -> Any:
+    """The column: this record's key is null or empty (the keys ``spec.keys.check_record_keys`` refuses)."""
+    from pyspark.sql import functions as F
+
+    return F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")
+
+
+def _check_rows(table: TableConfig, rows: list[Any]) -> None:
+    """The key checks of ``spec.keys`` on the rows of one aggregation: per group its partition path and
+    whether (``bad``) it holds a bad key."""
+    check_record_keys([None for r in rows if r["bad"]][:1], table.record_key_fields)
+    check_partition_paths([r[PARTITION_PATH] for r in rows], table.partition_fields)
 
 
 def arrow_schema(df: Any) -> pa.Schema:
@@ -77,22 +91,28 @@ def arrow_schema(df: Any) -> pa.Schema:
     return to_arrow_schema(StructType(fields), timezone="UTC")
 
 
-def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
-    """Step 6: one Spark task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
+def task_token() -> tuple[int, str]:
+    """In a Spark task: its partition id, and its write token ``<partition>-<stage>-<attempt id>``."""
     from pyspark import TaskContext
 
+    ctx = TaskContext.get()
+    assert ctx is not None, "called outside a Spark task"
+    return ctx.partitionId(), f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
+
+
+def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
+    """Step 6: one Spark task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
     schema_bytes = user_schema.serialize().to_pybytes()
 
     def write_bucket(table_in: pa.Table) -> pa.Table:
-        ctx_task = TaskContext.get()
-        token = f"{ctx_task.partitionId()}-{ctx_task.stageId()}-{ctx_task.taskAttemptId()}"
+        partition, token = task_token()
         data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
         first = table_in.column(BUCKET)[0].as_py()
         if first is None:
             raise InvalidRecord("a record was routed to no bucket",
                                 hint="count every record in the workload profile before assigning buckets")
         bucket = int(first)
-        stats = run_handle(ctx, bucket, table_in, ctx_task.partitionId(), token, data_schema)
+        stats = run_handle(ctx, bucket, table_in, partition, token, data_schema)
         return pa.table({"stat": [json.dumps(s) for s in stats]})
 
     spark.sparkContext.setJobDescription(f"hudi commit {ctx.instant}: write {len(ctx.buckets)} buckets")
@@ -100,7 +120,7 @@ def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Sch
     return [json.loads(r["stat"]) for r in rows]
 
 
-class SparkEngine:
+class SparkEngine(Engine):
     """The write path's data steps as Spark jobs (see the module docstring)."""
 
     name = "spark"
@@ -124,9 +144,22 @@ class SparkEngine:
     def user_schema(self, frame: Any) -> pa.Schema:
         return arrow_schema(frame)
 
+    def has_null(self, frame: Any, column: str) -> bool:
+        from pyspark.sql import functions as F
+
+        return bool(frame.filter(F.col(column).isNull()).limit(1).count())
+
+    def cast(self, frame: Any, casts: Mapping[str, str]) -> Any:
+        from pyspark.sql import functions as F
+
+        for name, avro_type in casts.items():
+            frame = frame.withColumn(name, F.col(name).cast(SPARK_TYPES[avro_type]))
+        return frame
+
     def with_keys(self, frame: Any, config: TableConfig) -> Any:
-        """The key columns; they are checked (``local_engine.check_keys``) by the first job that
-        reads them — the index's key collection, or the workload profile — not by a job of their own."""
+        """The key columns; they are checked (``spec.keys.check_record_keys``, ``check_partition_paths``)
+        by the first job that reads them — the index's key collection, or the workload profile — not by
+        a job of their own."""
         self._config = config
         return key_columns(frame, config)
 
@@ -150,7 +183,10 @@ class SparkEngine:
     def keys(self, frame: Any) -> pa.Table:
         keys = frame.select(PARTITION_PATH, RECORD_KEY).toArrow()
         assert self._config is not None, "with_keys first"
-        check_keys(self._config, keys.column(RECORD_KEY), keys.column(PARTITION_PATH))
+        key = keys.column(RECORD_KEY)
+        check_record_keys(key.filter(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).to_pylist(),
+                          self._config.record_key_fields)
+        check_partition_paths(pc.unique(keys.column(PARTITION_PATH)).to_pylist(), self._config.partition_fields)
         return keys
 
     def tag(self, frame: Any, located: pa.Table | None, delete: bool) -> Any:
@@ -169,17 +205,26 @@ class SparkEngine:
     def partitions(self, frame: Any) -> set[str]:
         return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}
 
+    def with_input_partition(self, frame: Any) -> Any:
+        """Each record's input partition is the Spark partition it came in."""
+        from pyspark.sql import functions as F
+
+        return frame.withColumn(FILE_ID, F.concat(F.lit(BULK_INSERT_TASK), F.spark_partition_id().cast("string"),
+                                                  F.lit(":"), F.col(PARTITION_PATH)))
+
+    def counts_of_keys(self, keys: pa.Table, located: pa.Table | None,
+                       delete: bool) -> Mapping[tuple[str, str | None], int] | None:
+        """The workload profile from the keys the index lookup brought to the driver: no Spark job of its own."""
+        return counts(tag(keys, located, delete))
+
     def counts(self, frame: Any) -> Mapping[tuple[str, str | None], int]:
         """Records per (partition, file group), and in the same job the count of bad keys."""
         from pyspark.sql import functions as F
 
-        bad_key = (F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")).cast("int")
         rows = frame.groupBy(PARTITION_PATH, FILE_ID).agg(F.count(F.lit(1)).alias("n"),
-                                                            F.sum(bad_key).alias("bad")).collect()
+                                                            F.sum(_bad_key().cast("int")).alias("bad")).collect()
         assert self._config is not None, "with_keys first"
-        if any(r["bad"] for r in rows):
-            check_keys(self._config, pa.array([None], pa.string()), pa.array([], pa.string()))
-        check_keys(self._config, None, pa.array([r[PARTITION_PATH] for r in rows], pa.string()))
+        _check_rows(self._config, rows)
         return {(r[PARTITION_PATH], r[FILE_ID]): r["n"] for r in rows}
 
     def write_buckets(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema,
@@ -212,6 +257,21 @@ class SparkEngine:
             return run_buckets(self.spark, selected.withColumn(BUCKET, bucket), ctx, user_schema)
         tagged_schema = StructType([*selected.schema.fields, StructField(BUCKET, IntegerType())])
         return run_buckets(self.spark, selected.mapInArrow(add_bucket, tagged_schema), ctx, user_schema)
+
+    def write_routed(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
+        return run_buckets(self.spark, frame, ctx, user_schema)
+
+    def run_tasks(self, task: Task, payloads: Sequence[str], description: str) -> list[dict[str, Any]]:
+        """The payloads spread over up to 64 Spark partitions; a task's write token names its Spark task."""
+        def run(batches: Any) -> Any:
+            token = task_token()[1]
+            for batch in batches:
+                out = [json.dumps(task(p, token)) for p in batch.column(0).to_pylist()]
+                yield pa.record_batch([pa.array(out, pa.string())], names=["stat"])
+
+        self.spark.sparkContext.setJobDescription(description)
+        df = self.spark.createDataFrame([(p,) for p in payloads], "op string").repartition(min(len(payloads), 64))
+        return [json.loads(r["stat"]) for r in df.mapInArrow(run, "stat string").collect()]
 
     def release(self) -> None:
         """Unpersist what this write cached."""

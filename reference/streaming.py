@@ -28,24 +28,23 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference.client import (
-    WriteClient,
-    WriteResult,
-    _check_against_table,
-    _stat,
+from reference import transaction
+from reference.buckets import (
     append_bucket,
-    new_table_config,
-    pending_compaction_groups,
-    table_created_by,
+    commit_metadata,
+    commit_totals,
+    handle_context,
+    schema_json,
+    write_partition_metadata,
 )
-from reference.handles import BUCKET, DELETE_FLAG, BucketSpec
+from reference.client import WriteClient, WriteResult
+from reference.executors.common import pending_compaction_groups
+from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, BucketSpec
 from reference.options import WriteConfig, parse_options
-from reference.spark_engine import SparkEngine
-from reference.spark_engine import arrow_schema as _arrow_schema
-from reference.spark_engine import key_columns as _key_columns
-from reference.spark_engine import validate_keys as _validate_keys
-from spec.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
-from spec.file_naming import make_file_id
+from reference.spark_engine import SparkEngine, key_columns, validate_keys
+from reference.table_creation import new_table_config, table_created_by
+from reference.write_checks import check_against_table, check_schema
+from spec.commit_metadata import CommitMetadata, parse_commit_metadata
 from spec.file_system_view import FileSystemView
 from spec.instant import Action
 from spec.merge import IS_DELETED_FIELD
@@ -79,7 +78,8 @@ class StreamingWriter:
         """The assigner at the stream's start: the table's visible groups (in creation order) with
         their record counts, and the index of every key."""
         pcfg = partitioner_config(self.cfg)
-        capacity = max(self.cfg.max_file_size // average_record_size(self.client._commit_totals(timeline), pcfg), 1)
+        totals = commit_totals(self.client.storage, timeline)
+        capacity = max(self.cfg.max_file_size // average_record_size(totals, pcfg), 1)
         reader = TableReader(self.client.storage)
         view = FileSystemView.load(self.client.storage, table, timeline)
         groups: dict[str, list[tuple[str, StreamFileGroup]]] = {}
@@ -114,23 +114,24 @@ class StreamingWriter:
         from pyspark.sql.window import Window
 
         client = self.client
-        df = SparkEngine(client.spark).frame(data)
-        schema = _arrow_schema(df)
+        engine = SparkEngine(client.spark)
+        df = engine.frame(data)
+        schema = engine.user_schema(df)
         table = client.table_config()
         new = table is None
         if table is None:  # created as part of the first checkpoint's commit, once its checks passed
             table = new_table_config(self.cfg, schema)
             timeline = Timeline((), table.timeline_layout)
         else:
-            _check_against_table(table, self.cfg, self.options)
+            check_against_table(table, self.options)
             timeline = Timeline.load(client.storage, table.timeline_layout)
         if batch_id is not None:
             done = self._committed_batch(timeline)
             if done is not None and batch_id <= done:
                 return None
-        df = client._check_schema(SparkEngine(client.spark), df, table, timeline, "upsert")
-        df = _key_columns(df, table)
-        _validate_keys(df, table)
+        df = check_schema(client.storage, engine, df, table, timeline, "upsert")
+        df = key_columns(df, table)
+        validate_keys(df, table)
         with table_created_by(client.storage, table, new):  # the table is written once the checks passed
             if self.assigner is None:
                 self.assigner = self._start_assigner(table, timeline)
@@ -146,11 +147,11 @@ class StreamingWriter:
             is_delete = (F.coalesce(F.col(IS_DELETED_FIELD), F.lit(False)) if IS_DELETED_FIELD in df.columns
                          else F.lit(False))
             try:
-                return self._checkpoint(df, table, timeline, is_delete, batch_id)
+                return self._checkpoint(engine, df, table, timeline, is_delete, batch_id)
             finally:
                 df.unpersist()
 
-    def _checkpoint(self, df: Any, table: TableConfig, timeline: Timeline, is_delete: Any,
+    def _checkpoint(self, engine: SparkEngine, df: Any, table: TableConfig, timeline: Timeline, is_delete: Any,
                     batch_id: int | None) -> WriteResult | None:
         client = self.client
         keys = df.select(PARTITION_PATH, RECORD_KEY, is_delete.alias("d"), "__first").orderBy("__first").collect()
@@ -158,15 +159,16 @@ class StreamingWriter:
             return None
         action = Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT
         try:
-            instant, md = client.transact(table, action, "streaming checkpoint", self.cfg,
-                                          lambda t, timeline: self._write(df, table, timeline, t, keys, batch_id))
+            instant, md = transaction.transact(
+                client, table, action, "streaming checkpoint", self.cfg,
+                lambda t, timeline: self._write(engine, df, table, timeline, t, keys, batch_id))
         except BaseException:
             self.assigner = None  # rebuilt from the table at the next checkpoint
             raise
         return WriteResult(instant, action, "upsert", md)
 
-    def _write(self, df: Any, table: TableConfig, timeline: Timeline, instant: str, keys: list[Any],
-               batch_id: int | None) -> CommitMetadata:
+    def _write(self, engine: SparkEngine, df: Any, table: TableConfig, timeline: Timeline, instant: str,
+               keys: list[Any], batch_id: int | None) -> CommitMetadata:
         from pyspark.sql import functions as F
 
         client = self.client
@@ -183,7 +185,7 @@ class StreamingWriter:
             known = assigner.key_index.get((part, k))
             if r["d"] and known is None:
                 continue  # deleting a key the table does not hold
-            assigner, b = assigner.assign(part, k, lambda n: make_file_id(client._new_prefix(), 0))
+            assigner, b = assigner.assign(part, k, lambda n: client.new_file_id())
             number = buckets.setdefault((b.partition, b.file_id), len(buckets))
             kinds.setdefault((b.partition, b.file_id), b.kind)
             routing.append((part, k, number, known))
@@ -198,26 +200,23 @@ class StreamingWriter:
                 specs[number] = BucketSpec(number, "update", part, fid, base.path, group.latest_slice.base_instant)
             else:
                 specs[number] = BucketSpec(number, "insert", part, fid)
-        user_schema = _arrow_schema(df)
+        user_schema = engine.user_schema(df)
         stats: list[dict[str, Any]] = []
         if specs:
-            client._write_partition_metadata({s.partition for s in specs.values()}, instant)
+            write_partition_metadata(client.storage, {s.partition for s in specs.values()}, instant)
             route_df = client.spark.createDataFrame(
-                routing, f"`{PARTITION_PATH}` string, `{RECORD_KEY}` string, `{BUCKET}` int, `__file_id` string")
+                routing, f"`{PARTITION_PATH}` string, `{RECORD_KEY}` string, `{BUCKET}` int, `{FILE_ID}` string")
             columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH]
             tagged = (df.select(*columns).join(route_df, on=[PARTITION_PATH, RECORD_KEY], how="inner")
                       .withColumn(DELETE_FLAG, F.lit(False))
-                      .select(*columns, DELETE_FLAG, "__file_id", BUCKET))
-            ctx = client.handle_context(table, self.cfg, instant, specs, user_schema)
-            stats = client.write_buckets(tagged, ctx, user_schema)
+                      .select(*columns, DELETE_FLAG, FILE_ID, BUCKET))
+            ctx = handle_context(client.path, table, self.cfg, instant, specs, user_schema)
+            stats = engine.write_routed(tagged, ctx, user_schema)
         self.assigner = assigner.checkpoint()
-        by_partition: dict[str, list[WriteStat]] = {}
-        for s in stats:
-            by_partition.setdefault(s["partitionPath"], []).append(_stat(s))
-        extra = {"schema": client._schema_json(table, user_schema)}
+        extra = {"schema": schema_json(table, user_schema)}
         if batch_id is not None:
             extra[CHECKPOINT_KEY] = json.dumps({CHECKPOINT_IDENTIFIER: str(batch_id)})
-        return CommitMetadata({p: tuple(v) for p, v in sorted(by_partition.items())}, False, extra, "UPSERT")
+        return commit_metadata(stats, extra, "UPSERT")
 
     # --- Spark Structured Streaming -------------------------------------------------------------
 

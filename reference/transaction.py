@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from reference.executors.common import compaction_plan
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
 from reference.heartbeat import Heartbeat, live_heartbeats
 from reference.lock import StorageBasedLock, table_lock
 from reference.step_times import StepTimes
-from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
 from spec.conflict_resolution import (
     ConcurrentOperation,
@@ -48,24 +49,47 @@ from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_f
 from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.log_format import read_blocks
+from spec.storage import Storage
 from spec.table_config import TableConfig
 from spec.timeline import Timeline
 from spec.timeline_layout import format_instant_file_name, read_instant_content, timeline_dir
 
 if TYPE_CHECKING:
-    from reference.client import WriteClient
     from reference.options import WriteConfig
 
 TIMELINE_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
 """The temporary sibling ``Storage.create_if_absent`` writes before linking an instant file into place."""
 
 Write = Callable[[str, Timeline], CommitMetadata]
+"""A transaction's work: ``(instant, timeline) → commit metadata``, writing the data files on the way."""
+Clock = Callable[[], float]
+
+
+class Writer(Protocol):
+    """What a transaction needs of the process that writes (``reference.client.WriteClient`` is one):
+    the table's storage, its clock (None: the system's), the heartbeat it judges other writers by, how
+    it rolls back failed writes before it begins, and the table services it runs after it commits."""
+
+    storage: Storage
+    clock: Clock | None
+    heartbeat: tuple[int, int]
+
+    def rollback_failed_writes(self, table: TableConfig, timeline: Timeline,
+                               after: str | None = None) -> list[str]: ...
+
+    def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None: ...
+
+
+def instant_generator(timeline: Timeline, clock: Clock | None) -> InstantTimeGenerator:
+    """New instant times after every time on the timeline (requested and completion times), by ``clock``."""
+    last = max((i.completed or i.requested for i in timeline.instants), default=None)
+    return InstantTimeGenerator(clock or time.time, last)
 
 
 # --- begin: failed writes rolled back ------------------------------------------------------------
 
 
-def rollback_failed_writes(client: WriteClient, table: TableConfig, timeline: Timeline, after: str | None = None,
+def rollback_failed_writes(writer: Writer, table: TableConfig, timeline: Timeline, after: str | None = None,
                            interval_ms: int = DEFAULT_INTERVAL_MS,
                            tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> list[str]:
     """Before a write: every failed write is rolled back, newest first, each under a rollback instant
@@ -78,22 +102,22 @@ def rollback_failed_writes(client: WriteClient, table: TableConfig, timeline: Ti
     block. Pending compactions are not rolled back: they are retried. A rollback a killed process
     left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
     rollback is re-run, never planned anew)."""
-    if finish_pending_rollbacks(client.storage, table, clock=client._clock):
-        timeline = Timeline.load(client.storage, table.timeline_layout)
-    pending = _drop_partial_files(client, table, timeline, interval_ms, tolerable_misses)
+    storage = writer.storage
+    if finish_pending_rollbacks(storage, table, clock=writer.clock):
+        timeline = Timeline.load(storage, table.timeline_layout)
+    pending = _drop_partial_files(storage, table, timeline, interval_ms, tolerable_misses)
     rolled: list[str] = []
     for inst in reversed(pending):
-        tl = Timeline.load(client.storage, table.timeline_layout)
-        rollback_instant(client.storage, table, inst, clock=client._clock, timeline=tl, after=after)
+        tl = Timeline.load(storage, table.timeline_layout)
+        rollback_instant(storage, table, inst, clock=writer.clock, timeline=tl, after=after)
         rolled.append(inst.requested)
     return rolled
 
 
-def _drop_partial_files(client: WriteClient, table: TableConfig, timeline: Timeline,
+def _drop_partial_files(storage: Storage, table: TableConfig, timeline: Timeline,
                         interval_ms: int = DEFAULT_INTERVAL_MS,
                         tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> list[Instant]:
     """Delete what killed writers left half written; the failed writes, oldest first."""
-    storage = client.storage
     layout = table.timeline_layout
     for f in storage.list(timeline_dir(layout)):
         if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
@@ -115,49 +139,60 @@ def _drop_partial_files(client: WriteClient, table: TableConfig, timeline: Timel
         except HudiSpecError:
             continue
     for t in times:
-        for data in marked_files(client, t):
+        for data in marked_files(storage, t):
             if (is_log_file_name(posixpath.basename(data)) and storage.exists(data)
                     and not any(r.block is not None for r in read_blocks(storage.read(data)))):
                 storage.delete(data)  # a log file whose only block was cut short
     return pending
 
 
-def marked_files(client: WriteClient, instant: str) -> list[str]:
+def marked_files(storage: Storage, instant: str) -> list[str]:
     """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
     return [f.path.removeprefix(f".hoodie/.temp/{instant}/").rsplit(".marker.", 1)[0]
-            for f in client.storage.list(f".hoodie/.temp/{instant}", recursive=True)
+            for f in storage.list(f".hoodie/.temp/{instant}", recursive=True)
             if not f.is_dir and ".marker." in f.name]
 
 
-def begin(client: WriteClient, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
+def begin(writer: Writer, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
     """The new write's instant, after failed writes are rolled back (their rollback instants
     follow it, as in Hudi); a generator for what comes next, and the timeline the write sees."""
-    timeline = Timeline.load(client.storage, table.timeline_layout)
-    instant = client._generator(timeline).next()
-    if client.rollback_failed_writes(table, timeline, instant):
-        timeline = Timeline.load(client.storage, table.timeline_layout)
-    return instant, client._generator(timeline), timeline
+    timeline = Timeline.load(writer.storage, table.timeline_layout)
+    instant = instant_generator(timeline, writer.clock).next()
+    if writer.rollback_failed_writes(table, timeline, instant):
+        timeline = Timeline.load(writer.storage, table.timeline_layout)
+    return instant, instant_generator(timeline, writer.clock), timeline
 
 
 # --- start, complete, discard --------------------------------------------------------------------
 
 
-def start(client: WriteClient, table: TableConfig, instant: str, action: str) -> Instant:
-    """The requested and the inflight instant, each created only if absent; the inflight instant."""
-    layout = table.timeline_layout
-    folder = timeline_dir(layout)
+def request(storage: Storage, table: TableConfig, instant: str, action: str, content: bytes = b"") -> Instant:
+    """The requested instant, holding ``content`` (a table service's plan; a write's is empty), created only
+    if absent."""
     inst = new_instant(instant, action)
-    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
-    inst = inst.transition(State.INFLIGHT)
-    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
-    client.storage.mkdirs(f".hoodie/.temp/{instant}")
+    layout = table.timeline_layout
+    storage.create_if_absent(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)), content)
     return inst
 
 
-def complete(client: WriteClient, table: TableConfig, inst: Instant, md: CommitMetadata,
+def start(storage: Storage, table: TableConfig, instant: str, action: str) -> Instant:
+    """A new write's requested (``request``) and inflight (``mark_inflight``) instants; the inflight one."""
+    return mark_inflight(storage, table, request(storage, table, instant, action))
+
+
+def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> Instant:
+    """The inflight instant of a requested one, created only if absent, and the folder of the instant's
+    markers; the inflight instant."""
+    layout = table.timeline_layout
+    inst = requested.transition(State.INFLIGHT)
+    storage.create_if_absent(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)), b"")
+    storage.mkdirs(f".hoodie/.temp/{inst.requested}")
+    return inst
+
+
+def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMetadata,
              gen: InstantTimeGenerator) -> None:
     """The completed instant, with the write's metadata, created only if absent; markers removed first."""
-    storage = client.storage
     layout = table.timeline_layout
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
@@ -171,14 +206,13 @@ def complete(client: WriteClient, table: TableConfig, inst: Instant, md: CommitM
     storage.create_if_absent(name, content)
 
 
-def discard_own_write(client: WriteClient, table: TableConfig, inst: Instant) -> None:
+def discard_own_write(storage: Storage, table: TableConfig, inst: Instant) -> None:
     """A write that failed with an error in this process is undone on the spot and leaves no
     trace: the data files it named in markers or by its instant, its markers and its instant
     files; the table is byte for byte as it was. Only this write's own files are touched."""
-    storage = client.storage
     layout = table.timeline_layout
     t = inst.requested
-    for data in marked_files(client, t):
+    for data in marked_files(storage, t):
         storage.delete(data)
     for f in storage.list("", recursive=True):
         if f.is_dir or f.path.startswith(".hoodie"):
@@ -201,7 +235,7 @@ def discard_own_write(client: WriteClient, table: TableConfig, inst: Instant) ->
 # --- the two modes -------------------------------------------------------------------------------
 
 
-def transact(client: WriteClient, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
+def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
              times: StepTimes | None = None) -> tuple[str, CommitMetadata]:
     """One write: failed writes rolled back, the instant requested and inflight, ``write(instant,
     timeline)`` writing the data files, the instant completed with the metadata it returns, then the
@@ -209,34 +243,35 @@ def transact(client: WriteClient, table: TableConfig, action: str, label: str, c
     commit and table services steps."""
     times = times or StepTimes()
     if cfg.optimistic:
-        return _optimistic(client, table, action, label, cfg, write, times)
-    with table_lock(client.storage, label, cfg.lock):
-        instant, gen, timeline = begin(client, table)
-        started = start(client, table, instant, action)
+        return _optimistic(writer, table, action, label, cfg, write, times)
+    storage = writer.storage
+    with table_lock(storage, label, cfg.lock):
+        instant, gen, timeline = begin(writer, table)
+        started = start(storage, table, instant, action)
         times.mark("start")
         try:
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
-            complete(client, table, started, md, gen)
+            complete(storage, table, started, md, gen)
             times.mark("commit")
         except BaseException:
-            discard_own_write(client, table, started)
+            discard_own_write(storage, table, started)
             raise
-        client.run_inline_services(table, cfg)
+        writer.run_inline_services(table, cfg)
         times.mark("table services")
     return instant, md
 
 
-def _optimistic(client: WriteClient, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
+def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
                 times: StepTimes) -> tuple[str, CommitMetadata]:
-    storage = client.storage
+    storage = writer.storage
     lock = StorageBasedLock(storage, cfg.lock)
     lock.lock(label)
     try:
-        client.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
-        instant, _, timeline = begin(client, table)
-        started = start(client, table, instant, action)
+        writer.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
+        instant, _, timeline = begin(writer, table)
+        started = start(storage, table, instant, action)
         heartbeat = Heartbeat(storage, instant, cfg.heartbeat_interval_ms).start()
         at_start = completed_set(timeline)
     finally:
@@ -254,25 +289,25 @@ def _optimistic(client: WriteClient, table: TableConfig, action: str, label: str
                 if mine is None or mine.state != State.INFLIGHT:
                     raise WriteConflict(f"write {instant} is no longer inflight on the timeline: another writer "
                                         "rolled it back", hint="retry the write")
-                resolve_write_conflict(client, now, started, md, at_start)
+                resolve_write_conflict(storage, now, started, md, at_start)
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",
                                         hint="the write was rolled back; retry it")
-                complete(client, table, started, md, client._generator(now))
+                complete(storage, table, started, md, instant_generator(now, writer.clock))
                 times.mark("commit")
-                client.run_inline_services(table, cfg)
+                writer.run_inline_services(table, cfg)
                 times.mark("table services")
             finally:
                 lock.unlock()
         except BaseException:
-            discard_own_write(client, table, started)
+            discard_own_write(storage, table, started)
             raise
     finally:
         heartbeat.stop()
     return instant, md
 
 
-def resolve_write_conflict(client: WriteClient, timeline: Timeline, inst: Instant, md: CommitMetadata,
+def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata,
                            completed_at_start: frozenset[str]) -> None:
     """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
     after this write started (or a table service scheduled after it) touched one of its file groups."""
@@ -281,9 +316,12 @@ def resolve_write_conflict(client: WriteClient, timeline: Timeline, inst: Instan
     plans: dict[str, list[GroupId]] = {}
     for c in candidates:
         if c.is_completed:
-            metadata[c.requested] = parse_commit_metadata(read_instant_content(client.storage, c, timeline.layout))
+            metadata[c.requested] = parse_commit_metadata(read_instant_content(storage, c, timeline.layout))
+        elif c.action == Action.COMPACTION:
+            plans[c.requested] = [(o.partition_path, o.file_id)
+                                  for o in compaction_plan(storage, c.requested, timeline.layout).operations]
         else:
-            plans[c.requested] = _plan_groups(client, c, timeline.layout)
+            plans[c.requested] = []
     this = ConcurrentOperation.of_commit(inst, md)
     found = find_write_conflict(this, operations_of(candidates, metadata, plans))
     if found is not None:
@@ -295,13 +333,5 @@ def resolve_write_conflict(client: WriteClient, timeline: Timeline, inst: Instan
             hint="retry the write: it will start from the table as it is now")
 
 
-def _plan_groups(client: WriteClient, inst: Instant, layout: int) -> list[GroupId]:
-    if inst.action != Action.COMPACTION:
-        return []
-    requested = Instant(inst.requested, inst.action, State.REQUESTED)
-    plan = parse_avro_metadata(read_instant_content(client.storage, requested, layout), HoodieCompactionPlan)
-    return [(op.partition_path or "", op.file_id or "") for op in plan.operations or ()]
-
-
-__all__ = ["TIMELINE_TEMP", "begin", "complete", "discard_own_write", "marked_files", "resolve_write_conflict",
-           "rollback_failed_writes", "start", "transact"]
+__all__ = ["TIMELINE_TEMP", "Writer", "begin", "complete", "discard_own_write", "instant_generator", "mark_inflight",
+           "marked_files", "request", "resolve_write_conflict", "rollback_failed_writes", "start", "transact"]

@@ -4,21 +4,25 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from reference.options import WriteConfig
 from spec import writer_utils as wu
+from spec.commit_metadata import parse_commit_metadata
 from spec.config_registry import canonical_key
+from spec.errors import InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.keys import KEYGEN_TYPES_BY_CLASS
-from spec.schema_evolution import PROMOTIONS
+from spec.schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table
+from spec.schema_evolution import PROMOTIONS, reconcile_type
+from spec.storage import Storage
 from spec.table_config import TableConfig
+from spec.timeline import Timeline
+from spec.timeline_layout import read_instant_content
 
 if TYPE_CHECKING:
-    from reference.local_engine import LocalEngine
-    from reference.spark_engine import SparkEngine
+    from reference.engine import Engine
 
 
 def table_identity(table: TableConfig) -> dict[str, str]:
@@ -59,34 +63,6 @@ def primitive(avro_type: Any) -> str | None:
     return avro_type if avro_type in PROMOTIONS else None
 
 
-_ARROW_TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(),
-                "string": pa.string()}
-_SPARK_TYPES = {"int": "int", "long": "bigint", "float": "float", "double": "double", "string": "string"}
-
-
-def cast_columns(engine: SparkEngine | LocalEngine, frame: Any, casts: Mapping[str, str]) -> Any:
-    """The batch with columns cast to the table's (Avro primitive) types."""
-    if engine.name == "local":
-        for name, avro_type in casts.items():
-            i = frame.schema.get_field_index(name)
-            frame = frame.set_column(i, name, frame.column(name).cast(_ARROW_TYPES[avro_type]))
-        return frame
-    from pyspark.sql import functions as F
-
-    for name, avro_type in casts.items():
-        frame = frame.withColumn(name, F.col(name).cast(_SPARK_TYPES[avro_type]))
-    return frame
-
-
-def has_null(engine: SparkEngine | LocalEngine, frame: Any, column: str) -> bool:
-    """Whether a column of the batch holds a null (``spec.model.writes.prepare``'s ordering rule)."""
-    if engine.name == "local":
-        return bool(frame.column(column).null_count)
-    from pyspark.sql import functions as F
-
-    return bool(frame.filter(F.col(column).isNull()).limit(1).count())
-
-
 def combines(cfg: WriteConfig, op: str) -> bool:
     """Whether a write dedupes its batch by key (``spec.model.writes.COMBINE_OPTIONS``: Hudi's
     ``hoodie.combine.before.upsert`` / ``.delete`` / ``.insert``, defaults true / true / false)."""
@@ -95,3 +71,56 @@ def combines(cfg: WriteConfig, op: str) -> bool:
     if op == "delete":
         return cfg.combine_before_delete
     return cfg.combine_before_insert
+
+
+def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
+    """A write's options name the table's identity (``spec.writer_utils.validate_table_config``), and the
+    table has no metadata table this writer would leave stale."""
+    wu.validate_table_config(table_identity(table), given_identity(options))
+    if table.metadata_partitions:
+        raise InvalidOperation(
+            f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "
+            "maintain; writing would leave it stale for Java readers",
+            hint="write with Apache Hudi, or disable the metadata table there first "
+                 "(which drops hoodie.table.metadata.partitions)")
+
+
+def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,
+                 op: str) -> Any:
+    """The batch checked against the table's latest schema before anything is written
+    (``spec.schema_evolution``): key, partition and ordering fields present; no column of the table
+    dropped; each column's type the table's, a promotion of it (the batch's values are cast to the
+    table's type) or a type it promotes to (the column evolves); anything else ``SchemaMismatch``."""
+    names = engine.columns(frame)
+    columns = set(names)
+    needed = set(table.record_key_fields) | set(table.partition_fields)
+    if op not in ("delete",) and table.ordering_field:
+        needed.add(table.ordering_field)
+    missing = sorted(needed - columns)
+    if missing:
+        raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
+                            hint="record key, partition and ordering fields must be present")
+    if op == "delete":
+        return frame
+    latest = timeline.commits_timeline().latest_completed()
+    if latest is None:
+        return frame
+    md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
+    if not md.schema:
+        return frame
+    fields = json.loads(md.schema)["fields"]
+    known = {f["name"] for f in fields}
+    dropped = sorted(known - columns - set(META_FIELDS))
+    if dropped:
+        raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
+                             hint="write every column of the table (new columns may be added)")
+    table_types = {f["name"]: primitive(f["type"]) for f in fields}
+    incoming = avro_schema_from_arrow(engine.user_schema(frame), *record_name_for_table(table.name))
+    casts = {}
+    for f in incoming["fields"]:
+        old, new = table_types.get(f["name"]), primitive(f["type"])
+        if old is None or new is None or old == new:
+            continue
+        if reconcile_type(f["name"], old, new) == old:
+            casts[f["name"]] = old
+    return engine.cast(frame, casts) if casts else frame

@@ -345,3 +345,4 @@ def missing_latest_files(storage: Storage, timeline: Timeline,
     needed = [v for g, v in (*base.items(), *log.items()) if g not in replaced]
     return sorted((t, path) for t, path in needed if path not in present)
 # --8<-- [end:missing]
+

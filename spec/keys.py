@@ -22,7 +22,7 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Key
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,3 +202,16 @@ def key_generator_from_config(props: Mapping[str, str]) -> KeyGenerator:
 # --8<-- [end:from_config]
 
 
+def check_record_keys(keys: Iterable[str | None], key_fields: tuple[str, ...]) -> None:
+    """Raise InvalidRecord when a record key is null or empty (``KeyGenUtils.getRecordKey``: every
+    record needs a key). Both write engines apply it to every key of a batch before anything is written."""
+    if any(k is None or k == "" for k in keys):
+        raise InvalidRecord(f"a record has a null or empty record key ({', '.join(key_fields)})",
+                            hint="every record needs a key; filter or fill those records first")
+
+
+def writes_complex_keys(key_fields: tuple[str, ...], keygen_type: str | None, keygen_class: str | None) -> bool:
+    """Whether the write engines build ``f1:v1,f2:v2`` record keys (nulls ``__null__``, empties
+    ``__empty__``) rather than a field's bare value: several key fields, or a complex key generator
+    named by type or class."""
+    return len(key_fields) > 1 or (keygen_type or "").upper() == "COMPLEX" or "Complex" in (keygen_class or "")

@@ -16,6 +16,7 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Par
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from spec.errors import InvalidName, InvalidRecord
 
@@ -134,3 +135,9 @@ def parse_partition_path(path: str, fields: tuple[str, ...], hive_style: bool, *
         out[f] = None if value == DEFAULT_PARTITION else value
     return out
 # --8<-- [end:parse]
+
+
+def check_partition_paths(paths: Iterable[str | None], fields: tuple[str, ...]) -> None:
+    """``check_partition_path`` on each distinct path of a batch (a null path is the empty one)."""
+    for path in dict.fromkeys(paths):
+        check_partition_path(path or "", fields)

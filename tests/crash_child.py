@@ -16,8 +16,8 @@ import sys
 import pyarrow as pa
 
 from reference.client import WriteClient
-from reference.compaction import compact
 from reference.executors.clean import clean
+from reference.executors.compaction import compact
 from reference.executors.rollback import rollback
 from reference.faults import PGID_ENV
 from reference.options import parse_options

@@ -283,9 +283,9 @@ class RefCompactionDropsLogs(BuggyReference):
     """bug:compaction-drops-log-updates — the compaction plan leaves out each slice's newest log file."""
 
     def patches(self) -> Sequence[Any]:
-        import reference.compaction
+        import reference.executors.compaction
 
-        real = reference.compaction.plan_compaction
+        real = reference.executors.compaction.plan_compaction
 
         def plan(*args: Any, **kwargs: Any) -> Any:
             p = real(*args, **kwargs)
@@ -294,7 +294,7 @@ class RefCompactionDropsLogs(BuggyReference):
             ops = tuple(replace(o, log_files=o.log_files[:-1]) for o in p.operations if len(o.log_files) > 1)
             return replace(p, operations=ops) if ops else None
 
-        return [mock.patch.object(reference.compaction, "plan_compaction", plan)]
+        return [mock.patch.object(reference.executors.compaction, "plan_compaction", plan)]
 
 
 REFERENCE_BUGS: dict[str, tuple[type[BuggyReference], str]] = {

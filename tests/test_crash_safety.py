@@ -37,9 +37,8 @@ from reference.client import WriteClient
 from reference.faults import FAULT_ENV
 from spec.avro_model import HoodieRollbackMetadata, parse_avro_metadata
 from spec.instant import Action
+from spec.model import Env, TableModel
 from spec.model.queries import snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel
 from spec.operations import Write
 from spec.reader import read_table
 from spec.storage import Storage

@@ -64,7 +64,7 @@ def test_an_undecodable_first_commit_is_refused_on_every_table_kind(tmp_path: Pa
 def test_an_inflight_compaction_is_finished_by_the_next_inline_compaction(tmp_path: Path) -> None:
     """Before: a killed compaction stayed pending until run by hand. After: the next write with
     inline compaction rolls it back to requested and runs it (``runAnyPendingCompactions``)."""
-    from reference.compaction import schedule_compaction
+    from reference.executors.compaction import schedule_compaction
 
     path = tmp_path / "t"
     client = table(path, "MERGE_ON_READ", 8)

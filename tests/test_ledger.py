@@ -34,8 +34,8 @@ from spec.ledger import (
     orphan_violations,
     seqno_violations,
 )
+from spec.model import TableModel
 from spec.model.ledger import ledger as model_ledger
-from spec.model.table_model import TableModel
 from spec.operations import Archive, Clean, Compact, Write
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,8 @@ import pytest
 
 from conformance.ops import CreateTable
 from spec.errors import InstantNotFound, InvalidOperation, InvalidRecord, SchemaMismatch
+from spec.model import Env, TableModel, apply, predict
 from spec.model.queries import key_locations, query_instants, snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel, apply, predict
 from spec.operations import (
     Archive,
     Clean,

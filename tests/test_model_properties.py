@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 from conformance.ops import CreateTable
 from spec.actions.clean import CleanConfig, earliest_commit_to_retain
 from spec.errors import HudiSpecError
+from spec.model import TableModel, TableState, apply
 from spec.model.files import FILE_NAME, META_COLUMNS
 from spec.model.queries import index_locations, key_locations, query_instants, snapshot
-from spec.model.state import TableState
-from spec.model.table_model import TableModel, apply
 from spec.operations import Clean, Compact, DeletePartition, Rollback, Savepoint, Write
 
 KEYS = st.integers(0, 5)

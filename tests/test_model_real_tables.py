@@ -23,9 +23,8 @@ from spec.delete_block import decode_delete_records
 from spec.file_system_view import FileSystemView, list_data_files
 from spec.log_blocks import decode_records
 from spec.log_format import BlockType, read_blocks
+from spec.model import Env, TableModel, predict
 from spec.model.queries import layout
-from spec.model.state import Env
-from spec.model.table_model import TableModel, predict
 from spec.operations import Compact, DeletePartition, Rollback, Write
 from spec.reader import TableReader
 from spec.slice_merge import record_key_of

@@ -20,9 +20,8 @@ from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_
 from spec.file_system_view import FileSystemView
 from spec.instant import Action, State
 from spec.log_format import BlockType, read_log_file
+from spec.model import Env, TableModel
 from spec.model.queries import layout, read_optimized, snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel
 from spec.operations import Compact, Write
 from spec.reader import TableReader, read_table
 from spec.storage import Storage

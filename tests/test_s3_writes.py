@@ -25,9 +25,8 @@ from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create, savepoint_delete
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
+from spec.model import Env, TableModel
 from spec.model.queries import snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel
 from spec.operations import Archive, Clean, Compact, Restore, Rollback, Savepoint, Write
 from spec.reader import read_table
 from spec.timeline import Timeline

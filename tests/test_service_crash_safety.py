@@ -72,7 +72,7 @@ def base_batches(service: str, table_type: str) -> list[list[dict[str, Any]]]:
 
 
 def base_table(tmp_path_factory: pytest.TempPathFactory, service: str, table_type: str, version: int) -> Path:
-    from reference.compaction import compact
+    from reference.executors.compaction import compact
 
     compacted = service == "clean" and table_type == "MERGE_ON_READ"
     key = (table_type, version, compacted)
@@ -101,8 +101,8 @@ def run_killed(path: Path, service: str, table_type: str, version: int) -> subpr
 
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
-    from reference.compaction import compact
     from reference.executors.clean import clean
+    from reference.executors.compaction import compact
     from reference.executors.rollback import rollback
     from reference.options import parse_options
     from spec.service_configs import clean_config

@@ -28,7 +28,7 @@ from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
 from spec.errors import InstantNotFound, InvalidConfig, InvalidOperation
 from spec.file_naming import BaseFileName, LogFileName
 from spec.instant import Action, Instant, State
-from spec.model.table_model import TableModel
+from spec.model import TableModel
 from spec.operations import Clean, Savepoint, Write
 from spec.timeline import Timeline
 

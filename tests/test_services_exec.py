@@ -788,9 +788,8 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     from conformance.ops import CreateTable
     from spec.commit_metadata import parse_commit_metadata
     from spec.file_naming import parse_base_file_name
+    from spec.model import Env, TableModel
     from spec.model.queries import layout, snapshot
-    from spec.model.state import Env
-    from spec.model.table_model import TableModel
     from spec.operations import Archive, Clean, Restore, Rollback, Savepoint, Write
 
     path, commits = cow(version)

@@ -16,9 +16,8 @@ from conformance.ops import CreateTable
 from reference.streaming import CHECKPOINT_KEY, StreamingWriter, start_stream
 from spec.commit_metadata import parse_commit_metadata
 from spec.file_naming import is_base_file_name, parse_base_file_name
+from spec.model import Env, TableModel
 from spec.model.queries import snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel
 from spec.operations import Stream, StreamRecord
 from spec.reader import read_table
 from spec.storage import Storage

@@ -175,7 +175,7 @@ def test_a_killed_write_is_rolled_back_by_the_next(spark: Any, tmp_path: Path) -
     fid, token, _ = base.stem.split("_")
     orphan = base.parent / f"{fid}_{token}_{failed}.parquet"
     orphan.write_bytes(base.read_bytes())
-    table._client._clock = None
+    table._client.clock = None
     table.write(rows([2], ts=1), "upsert", options)
     assert not orphan.exists()
     assert not list((path / ".hoodie").glob(f"{failed}*"))

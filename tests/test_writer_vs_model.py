@@ -20,9 +20,8 @@ from conformance.ops import CreateTable
 from reference.api import HudiTable
 from spec.file_naming import parse_base_file_name
 from spec.file_system_view import FileSystemView
+from spec.model import Env, TableModel
 from spec.model.queries import layout, snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel
 from spec.operations import Write
 from spec.reader import read_table
 from spec.storage import Storage

@@ -7,7 +7,7 @@ second per call, file id prefixes from the same ``00000000-0000-4000-8000-<n>`` 
 that names its instant time gets exactly that time.
 
 Every operation of the case language goes to the reference's own entry point: writes to
-``WriteClient.write``, ``compact`` to ``reference.compaction``, ``stream`` to
+``WriteClient.write``, ``compact`` to ``reference.executors.compaction``, ``stream`` to
 ``reference.streaming.StreamingWriter`` (one writer per operation, a commit per checkpoint; a
 checkpoint's deletes are rows with ``_hoodie_is_deleted`` set), ``clean`` / ``rollback`` /
 ``savepoint`` / ``restore`` and ``archive`` to their executors in ``reference.executors``.
@@ -250,8 +250,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             writer.write_checkpoint(pa.Table.from_pylist(rows))
 
     def compact(self, op: Compact) -> None:
-        """Schedule and/or run a compaction with ``reference.compaction``."""
-        from reference.compaction import run_compaction, schedule_compaction
+        """Schedule and/or run a compaction with ``reference.executors.compaction``."""
+        from reference.executors.compaction import run_compaction, schedule_compaction
 
         if not self._has_table():  # nothing written yet: nothing to schedule, nothing to run
             if not self.config.is_mor:

@@ -13,10 +13,9 @@ from conformance.adapter import LAYERS, Query, RawGroup, RawLayout, RawRows, Raw
 from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
 from spec.errors import InvalidOperation
 from spec.ledger import Ledger
+from spec.model import Env, TableModel
 from spec.model.ledger import ledger as model_ledger
 from spec.model.queries import incremental, layout, query_instants, snapshot
-from spec.model.state import Env
-from spec.model.table_model import TableModel
 from spec.operations import WRITE_OPERATIONS, Operation
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reference.client import WriteClient
-    from reference.compaction import compact, run_compaction, schedule_compaction
+    from reference.executors.compaction import compact, run_compaction, schedule_compaction
 
     client = WriteClient(args.table)
     if args.schedule:

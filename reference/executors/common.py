@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from spec.actions.compaction import CompactionPlan, compaction_plan_of
+from spec.actions.compaction import CompactionPlan, compaction_plan_of, groups_under_compaction
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.avro_model import HoodieCompactionPlan, HoodieSavepointMetadata, parse_avro_metadata
 from spec.errors import InvalidTable
@@ -111,10 +111,16 @@ def savepointed_files(storage: Storage, timeline: Timeline) -> frozenset[str]:
     return frozenset(names)
 
 
+def compaction_plan(storage: Storage, instant_time: str, layout: int) -> CompactionPlan:
+    """The plan of the compaction requested at ``instant_time`` (in any state), read from its requested
+    file, where the plan lives."""
+    return compaction_plan_of(instant_time, read_record(storage, f"{instant_time}.compaction.requested", layout,
+                                                        HoodieCompactionPlan))
+
+
 def pending_compaction_plans(storage: Storage, timeline: Timeline) -> list[CompactionPlan]:
     """The plans of the pending (requested or inflight) compactions, read from their requested files."""
-    return [compaction_plan_of(inst.requested, read_record(storage, f"{inst.requested}.compaction.requested",
-                                                           timeline.layout, HoodieCompactionPlan))
+    return [compaction_plan(storage, inst.requested, timeline.layout)
             for inst in timeline.pending_compactions().instants]
 
 
@@ -135,3 +141,10 @@ __all__ = [
     "now_millis", "pending_compaction_plans", "read_record", "relative", "remove_instant", "savepointed_files",
     "timeline_of", "write_instant",
 ]
+
+
+def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) → the pending compaction (requested or inflight) whose plan holds the group
+    (Hudi's ``fgIdToPendingCompaction``): a write appends to the slice that compaction opens, and a new
+    compaction plan leaves the group out (``spec.actions.compaction.groups_under_compaction``)."""
+    return groups_under_compaction(pending_compaction_plans(storage, timeline))

@@ -19,24 +19,30 @@
   (``spec.actions.compaction.should_schedule_compaction``), schedule and run one.
 
 Writes that arrive while a compaction is pending append to the slice the compaction opens
-(``reference.client.append_bucket``); their logs are not in the plan and stay on top of the new
+(``reference.buckets.append_bucket``); their logs are not in the plan and stay on top of the new
 base file.
+
+The instants are the transaction's (``reference.transaction``: ``request``, ``start``, ``complete``);
+the operations run on the writer's engine (``Engine.run_tasks``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
+from reference.buckets import stats_by_partition
+from reference.engine import Engine
+from reference.executors.common import pending_compaction_groups
 from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked
+from reference.transaction import Writer, complete, instant_generator, mark_inflight, request
 from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
 from spec.avro_model import (
@@ -46,7 +52,7 @@ from spec.avro_model import (
     format_avro_metadata,
     parse_avro_metadata,
 )
-from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
+from spec.commit_metadata import CommitMetadata
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
 from spec.file_naming import BaseFileName, parse_base_file_name
 from spec.file_system_view import DataFile, FileSlice, FileSystemView
@@ -67,14 +73,24 @@ from spec.service_configs import compaction_config
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, read_instant_content, timeline_dir
+from spec.timeline_layout import read_instant_content
 
 if TYPE_CHECKING:
-    from reference.client import WriteClient
     from reference.options import WriteConfig
 
 PLAN_VERSION = 2
 """``HoodieCompactionPlan.version`` as Hudi 0.x and 1.x write it."""
+
+
+class Compactor(Writer, Protocol):
+    """What compaction needs of the process that runs it (``reference.client.WriteClient`` is one): a
+    transaction's writer, the table's base path and config, and an engine to run the operations on."""
+
+    path: str
+
+    def table_config(self) -> TableConfig | None: ...
+
+    def engine(self) -> Engine: ...
 
 
 def _require_mor(table: TableConfig) -> None:
@@ -88,7 +104,7 @@ def _mb(n: int) -> float:
     return float(n // (1024 * 1024))
 
 
-def schedule_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False) -> str | None:
+def schedule_compaction(client: Compactor, instant: str | None = None, *, locked: bool = False) -> str | None:
     """Write a compaction plan for every latest slice with log files; its instant, or None.
     Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
@@ -97,13 +113,11 @@ def schedule_compaction(client: WriteClient, instant: str | None = None, *, lock
         return _schedule(client, table, instant)
 
 
-def _schedule(client: WriteClient, table: TableConfig, instant: str | None) -> str | None:
-    from reference.client import pending_compaction_groups
-
+def _schedule(client: Compactor, table: TableConfig, instant: str | None) -> str | None:
     timeline = Timeline.load(client.storage, table.timeline_layout)
     client.rollback_failed_writes(table, timeline)
     timeline = Timeline.load(client.storage, table.timeline_layout)
-    t = instant or client._generator(timeline).next()
+    t = instant or instant_generator(timeline, client.clock).next()
     latest = max((i.requested for i in timeline.instants), default="")
     if t <= latest:
         raise InvalidOperation(f"compaction instant {t} is not after the latest instant {latest}",
@@ -129,21 +143,18 @@ def _schedule(client: WriteClient, table: TableConfig, instant: str | None) -> s
             file_id=op.file_id, partition_path=op.partition_path, metrics=metrics))
     avro_plan = HoodieCompactionPlan(operations=tuple(ops), extra_metadata={}, version=PLAN_VERSION,
                                      preserve_hoodie_metadata=False, missing_schedule_partitions=())
-    folder = timeline_dir(table.timeline_layout)
-    requested = Instant(t, Action.COMPACTION, State.REQUESTED)
-    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(requested, table.timeline_layout)),
-                                    format_avro_metadata(avro_plan, table.table_version))
+    request(client.storage, table, t, Action.COMPACTION, format_avro_metadata(avro_plan, table.table_version))
     return t
 
 
-def _table(client: WriteClient) -> TableConfig:
+def _table(client: Compactor) -> TableConfig:
     table = client.table_config()
     if table is None:
         raise InvalidOperation(f"there is no Hudi table at {client.path}", hint="write to it first")
     return table
 
 
-def run_compaction(client: WriteClient, instant: str | None = None, *, locked: bool = False,
+def run_compaction(client: Compactor, instant: str | None = None, *, locked: bool = False,
                    options: Mapping[str, Any] | None = None) -> str:
     """Execute a pending compaction (the oldest when ``instant`` is None); returns its instant.
     Takes the table lock unless the caller holds it (``locked``)."""
@@ -153,7 +164,7 @@ def run_compaction(client: WriteClient, instant: str | None = None, *, locked: b
         return _run(client, table, instant, _codec(options))
 
 
-def _run(client: WriteClient, table: TableConfig, instant: str | None, codec: str = "gzip") -> str:
+def _run(client: Compactor, table: TableConfig, instant: str | None, codec: str = "gzip") -> str:
     layout = table.timeline_layout
     timeline = Timeline.load(client.storage, layout)
     pending = timeline.pending_compactions().instants
@@ -170,36 +181,26 @@ def _run(client: WriteClient, table: TableConfig, instant: str | None, codec: st
     t = inst.requested
     requested = Instant(t, Action.COMPACTION, State.REQUESTED)
     plan = parse_avro_metadata(read_instant_content(client.storage, requested, layout), HoodieCompactionPlan)
-    folder = timeline_dir(layout)
     if inst.state == State.INFLIGHT:  # a run that died half way: rolled back to requested, then run again
         _remove_partial_output(client.storage, plan, t)
-        rollback_instant(client.storage, table, inst, clock=client._clock, timeline=timeline)
-        inst = Instant(t, Action.COMPACTION, State.REQUESTED)
-    inst = inst.transition(State.INFLIGHT)
-    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(inst, layout)), b"")
-    client.storage.mkdirs(f".hoodie/.temp/{t}")
-    stats = _run_operations(client, table, plan, t, codec)
-    by_partition: dict[str, list[Any]] = {}
-    for s in stats:
-        by_partition.setdefault(s["partitionPath"], []).append(write_stat(**s))
+        rollback_instant(client.storage, table, inst, clock=client.clock, timeline=timeline)
+    inflight = mark_inflight(client.storage, table, Instant(t, Action.COMPACTION, State.REQUESTED))
+    stats = _run_operations(client, plan, t, codec)
     schema = _latest_schema(client.storage, timeline) or table.create_schema or ""
-    md = CommitMetadata({p: tuple(v) for p, v in sorted(by_partition.items())}, True, {"schema": schema}, "COMPACT")
-    gen = client._generator(Timeline.load(client.storage, layout))
-    done = inst.transition(State.COMPLETED, completed=gen.next() if layout == 2 else None)
-    client.storage.delete_dir(f".hoodie/.temp/{t}")
-    client.storage.create_if_absent(posixpath.join(folder, format_instant_file_name(done, layout)),
-                                    format_commit_metadata(md, table.table_version))
+    md = CommitMetadata(stats_by_partition(stats), True, {"schema": schema}, "COMPACT")
+    complete(client.storage, table, inflight, md,
+             instant_generator(Timeline.load(client.storage, layout), client.clock))
     return t
 
 
-def run_pending_compactions(client: WriteClient, table: TableConfig, codec: str) -> list[str]:
+def run_pending_compactions(client: Compactor, table: TableConfig, codec: str) -> list[str]:
     """Run every pending compaction, oldest first (Hudi's ``runAnyPendingCompactions``); an inflight
     one, which a killed compactor left, is rolled back first. The caller holds the lock."""
     pending = Timeline.load(client.storage, table.timeline_layout).pending_compactions().instants
     return [_run(client, table, inst.requested, codec) for inst in pending]
 
 
-def compact(client: WriteClient, *, locked: bool = False, options: Mapping[str, Any] | None = None) -> str | None:
+def compact(client: Compactor, *, locked: bool = False, options: Mapping[str, Any] | None = None) -> str | None:
     """Run the pending compactions (a killed one rolled back and run again), then schedule a
     compaction and run it; the last instant compacted, or None when there was nothing to compact.
     ``options``: write options the new base files follow (``hoodie.parquet.compression.codec``)."""
@@ -220,7 +221,7 @@ def _codec(options: Mapping[str, Any] | None) -> str:
     return parse_options(dict(options or {})).compression
 
 
-def maybe_inline_compaction(client: WriteClient, table: TableConfig, cfg: WriteConfig) -> str | None:
+def maybe_inline_compaction(client: Compactor, table: TableConfig, cfg: WriteConfig) -> str | None:
     """Inline compaction after a deltacommit (``hoodie.compact.inline``): the pending compactions run
     first, as in Hudi's ``BaseHoodieTableServiceClient.inlineCompaction``, then a new one is
     scheduled and run when the NUM_COMMITS trigger is met. The deltacommit's writer holds the lock."""
@@ -262,39 +263,21 @@ def _operation_json(op: HoodieCompactionOperation) -> str:
                        "logs": list(op.delta_file_paths or ())})
 
 
-def _run_operations(client: WriteClient, table: TableConfig, plan: HoodieCompactionPlan,
-                    t: str, codec: str = "gzip") -> list[dict[str, Any]]:
-    """Every operation of the plan: as Spark tasks, or (the client's local engine) on a few threads
-    of this process, operation ``i`` with write token ``<i>-0-<i>``."""
+def _run_operations(client: Compactor, plan: HoodieCompactionPlan, t: str, codec: str = "gzip") -> list[dict[str, Any]]:
+    """Every operation of the plan, one task each on the writer's engine (``Engine.run_tasks``)."""
     ops = [_operation_json(op) for op in plan.operations or ()]
     if not ops:
         return []
     base_path = client.path
-    if client.engine_name == "local":
-        from concurrent.futures import ThreadPoolExecutor
 
-        def one(item: tuple[int, str]) -> dict[str, Any]:
-            i, o = item
-            return compact_slice(base_path, json.loads(o), t, f"{i}-0-{i}", codec)
+    def task(payload: str, token: str) -> dict[str, Any]:
+        return compact_slice(base_path, json.loads(payload), t, token, codec)
 
-        workers = min(len(ops), os.cpu_count() or 1)
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-compact") as pool:
-            return list(pool.map(one, enumerate(ops)))
-    spark = client.spark
-
-    def run(batches: Any) -> Any:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        token = f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
-        for batch in batches:
-            out = [json.dumps(compact_slice(base_path, json.loads(o), t, token, codec))
-                   for o in batch.column(0).to_pylist()]
-            yield pa.record_batch([pa.array(out, pa.string())], names=["stat"])
-
-    spark.sparkContext.setJobDescription(f"hudi compaction {t}: {len(ops)} file groups")
-    df = spark.createDataFrame([(o,) for o in ops], "op string").repartition(min(len(ops), 64))
-    return [json.loads(r["stat"]) for r in df.mapInArrow(run, "stat string").collect()]
+    engine = client.engine()
+    try:
+        return engine.run_tasks(task, ops, f"hudi compaction {t}: {len(ops)} file groups")
+    finally:
+        engine.release()
 
 
 def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: str,
@@ -330,8 +313,9 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     fault_point("mid_compaction")  # a compaction killed after one new base file
     base_keys: set[str] = set()
     if base is not None:
-        base_keys = set(reader.read_slice(FileSlice(partition, op["file_id"], op["base_instant"], base),
-                                          with_logs=False, columns=[RECORD_KEY]).column(RECORD_KEY).to_pylist())
+        base_rows = reader.read_slice(FileSlice(partition, op["file_id"], op["base_instant"], base),
+                                      with_logs=False, columns=[RECORD_KEY])
+        base_keys = set(base_rows.column(RECORD_KEY).to_pylist()) if base_rows is not None else set()
     out_keys = set(merged.column(RECORD_KEY).to_pylist())
     log_records = sum(block_record_count(b) for b in blocks)
     log_keys = _log_keys(blocks)

@@ -42,3 +42,25 @@ def test_a_bare_clone_reports_the_real_table_tests_in_one_skip_line() -> None:
     assert counts.get("passed", 0) > 0 and not counts.get("failed") and not counts.get("error")
     grouped = re.match(r"SKIPPED \[(\d+)\]", skipped[0])
     assert grouped is not None and int(grouped.group(1)) == counts["skipped"]
+
+
+def _unit_flags() -> list[str]:
+    """The pytest flags of ``make unit`` that concern workers (from the Makefile itself)."""
+    words = next(ln for ln in (ROOT / "Makefile").read_text().splitlines() if '-m "not slow"' in ln).split()
+    return ["--dist", words[words.index("--dist") + 1], *(w for w in words if w.startswith("--max-worker-restart"))]
+
+
+def test_a_crashed_worker_stops_the_run_instead_of_hanging(tmp_path: Path) -> None:
+    """A worker that dies in native code ends the run at once, naming the test it ran: with file-by-file
+    scheduling, xdist replacing a crashed worker can leave the session waiting forever."""
+    (tmp_path / "test_a.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
+    (tmp_path / "test_b.py").write_text("import os\n\n\ndef test_dies():\n    os._exit(1)\n\n\n"
+                                        "def test_after():\n    pass\n")
+    (tmp_path / "test_c.py").write_text("def test_three():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "1",
+                          "--rootdir", str(tmp_path), *_unit_flags(), str(tmp_path)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert "--max-worker-restart=0" in _unit_flags()
+    assert run.returncode != 0
+    assert "test_b.py::test_dies" in run.stdout and "crashed" in run.stdout, run.stdout[-2000:]

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from reference.buckets import stats_by_partition
 from reference.engine import Engine
-from reference.executors.common import pending_compaction_groups
+from reference.executors.common import pending_compaction_groups, read_record
 from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
@@ -50,7 +50,6 @@ from spec.avro_model import (
     HoodieCompactionOperation,
     HoodieCompactionPlan,
     format_avro_metadata,
-    parse_avro_metadata,
 )
 from spec.commit_metadata import CommitMetadata
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
@@ -179,8 +178,7 @@ def _run(client: Compactor, table: TableConfig, instant: str | None, codec: str 
                                   hint="list them with `hudi-spec timeline`; schedule one with `hudi-spec compact`")
         inst = found[0]
     t = inst.requested
-    requested = Instant(t, Action.COMPACTION, State.REQUESTED)
-    plan = parse_avro_metadata(read_instant_content(client.storage, requested, layout), HoodieCompactionPlan)
+    plan = read_record(client.storage, Instant(t, Action.COMPACTION, State.REQUESTED), layout, HoodieCompactionPlan)
     if inst.state == State.INFLIGHT:  # a run that died half way: rolled back to requested, then run again
         _remove_partial_output(client.storage, plan, t)
         rollback_instant(client.storage, table, inst, clock=client.clock, timeline=timeline)

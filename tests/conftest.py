@@ -134,6 +134,15 @@ def real_tables_source(request: pytest.FixtureRequest) -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def required_tables_source(request: pytest.FixtureRequest) -> Path:
+    """The folder the real tables come from, for tests that need the folder itself (skips without it)."""
+    source = _tables_source(request.config)
+    if source is None:
+        _skip_without_tables(SKIP_MESSAGE)
+    return source
+
+
+@pytest.fixture(scope="session")
 def real_tables(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[RealTable]:
     """All real tables, extracted once per session into a temporary folder (read-only use)."""
     source = _tables_source(request.config)

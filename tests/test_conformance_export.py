@@ -141,9 +141,8 @@ def test_an_export_needs_a_new_folder(exported: Path) -> None:
 
 
 @pytest.mark.external
-def test_real_tables_export_with_what_hudi_rs_read(real_tables_source: Path | None, tmp_path: Path) -> None:
-    if real_tables_source is None:
-        pytest.skip("the real Apache Hudi tables are not available (HUDI_RS_TABLES)")
+def test_real_tables_export_with_what_hudi_rs_read(required_tables_source: Path, tmp_path: Path) -> None:
+    real_tables_source = required_tables_source
     out = tmp_path / "out"
     top = export(out, FIXTURES, [real_tables_source])
     real = [t for t in top["tables"] if t["source"] == "real"]

@@ -23,7 +23,7 @@ from spec.actions.compaction import (
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.actions.restore import plan_restore, savepoint_to_restore
 from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
-from spec.actions.savepoint import last_completed_clean, savepoint_instant
+from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
 from spec.errors import InstantNotFound, InvalidConfig, InvalidOperation
 from spec.file_naming import BaseFileName, LogFileName
@@ -307,7 +307,10 @@ def test_savepoint_keeps_a_completed_write_not_older_than_the_last_clean_retaine
     timeline = tl(done(1), done(2), done(3, Action.CLEAN), done(4, Action.DELTA_COMMIT), pending(5))
     assert savepoint_instant(timeline, None, None) == t(4)  # default: the latest completed write
     assert savepoint_instant(timeline, t(1), None) == t(1)  # no clean (or it retained none): any write
-    assert last_completed_clean(timeline) == done(3, Action.CLEAN)
+    assert last_clean(timeline) == done(3, Action.CLEAN)
+    # a clean still requested or inflight is the last clean too (its plan says what it retains)
+    assert last_clean(tl(done(1), done(3, Action.CLEAN), pending(4, Action.CLEAN, State.REQUESTED))) == \
+        pending(4, Action.CLEAN, State.REQUESTED)
     with pytest.raises(InvalidOperation, match="retained only commits from"):
         savepoint_instant(timeline, t(1), t(2))
     assert savepoint_instant(timeline, t(2), t(2)) == t(2)

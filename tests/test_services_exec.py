@@ -225,6 +225,24 @@ def test_clean_never_touches_a_savepoint(cow: Any) -> None:
 
 
 @pytest.mark.spark
+def test_a_pending_clean_bounds_savepoints_as_a_completed_one_does(cow: Any) -> None:
+    """``SavepointActionExecutor`` reads the newest clean in any state: a clean still requested counts
+    through its plan's earliest instant to retain, so a savepoint it may break is refused."""
+    path, commits = cow(6)
+    storage, table = open_(path)
+    done_clean = clean(storage, table, CleanConfig(KEEP_LATEST_COMMITS, commits_retained=1))
+    assert done_clean.instant is not None
+    for name in (f"{done_clean.instant}.clean.inflight", f"{done_clean.instant}.clean"):
+        (path / ".hoodie" / name).unlink()  # the clean is back to requested: planned, not yet run
+    assert [i.state for i in instant(path, Action.CLEAN, State.REQUESTED)] == [State.REQUESTED]
+    before = disk(path)
+    with pytest.raises(InvalidOperation, match="retained only commits from"):
+        savepoint_create(storage, table, commits[1])
+    assert disk(path) == before
+    assert savepoint_create(storage, table, commits[-1]).instant == commits[-1]
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("version", VERSIONS)
 def test_rollback_of_the_latest_commit_restores_the_previous_snapshot(cow: Any, version: int) -> None:
     path, commits = cow(version)

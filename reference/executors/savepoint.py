@@ -21,8 +21,9 @@ from reference.executors.common import (
     write_instant,
 )
 from reference.lock import maybe_locked
-from spec.actions.savepoint import last_completed_clean, savepoint_instant
+from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.avro_model import (
+    HoodieCleanerPlan,
     HoodieCleanMetadata,
     HoodieSavepointMetadata,
     HoodieSavepointPartitionMetadata,
@@ -50,11 +51,16 @@ class SavepointResult:
 
 
 def last_clean_retained(storage: Storage, timeline: Timeline) -> str | None:
-    """The earliest commit to retain the last completed clean recorded (None without a clean)."""
-    last = last_completed_clean(timeline)
+    """The earliest commit the table's last clean retains (``spec.actions.savepoint.last_clean``): from a
+    completed clean's metadata, from a pending clean's requested plan; None without a clean."""
+    last = last_clean(timeline)
     if last is None:
         return None
-    return read_record(storage, last, timeline.layout, HoodieCleanMetadata).earliest_commit_to_retain or None
+    if last.is_completed:
+        return read_record(storage, last, timeline.layout, HoodieCleanMetadata).earliest_commit_to_retain or None
+    plan = read_record(storage, Instant(last.requested, Action.CLEAN, State.REQUESTED), timeline.layout,
+                       HoodieCleanerPlan)
+    return plan.earliest_instant_to_retain.timestamp if plan.earliest_instant_to_retain else None
 
 
 def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | None = None, *,

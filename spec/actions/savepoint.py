@@ -3,14 +3,16 @@
 A savepoint keeps a *completed* write (commit, deltacommit or replacecommit) of the active
 timeline: the files of the latest slices as of it are then kept by every later clean, and the
 table can be restored to it. It is refused when the commit is not such a write, when it is
-savepointed already, and when it is older than the earliest commit the last completed clean
-retained: that clean may have deleted files the savepoint would need (Hudi: "beyond the lookup
-window"). With no clean, or a clean that retained no commit in particular, any completed write may
-be savepointed.
+savepointed already, and when it is older than the earliest commit the table's last clean retains:
+that clean may have deleted, or may yet delete, files the savepoint would need (Hudi: "beyond the
+lookup window"). The last clean is the newest clean instant in any state: a completed clean's
+metadata records its earliest commit to retain, and a clean still requested or inflight counts too,
+through its plan's earliest instant to retain. With no clean, or a clean that retains no commit in
+particular, any completed write may be savepointed.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 ``SavepointActionExecutor`` (``hudi-client/hudi-client-common/…/hudi/table/action/savepoint/``),
-``HoodieCleanMetadata.earliestCommitToRetain``.
+``HoodieCleanMetadata.earliestCommitToRetain``, ``HoodieCleanerPlan.earliestInstantToRetain``.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ def savepoint_times(timeline: Timeline) -> list[str]:
     return [i.requested for i in timeline.instants if i.action == Action.SAVEPOINT and i.is_completed]
 
 
-def last_completed_clean(timeline: Timeline) -> Instant | None:
-    """The newest completed clean of the active timeline (its metadata says what it retained), or None."""
-    cleans = [i for i in timeline.instants if i.action == Action.CLEAN and i.is_completed]
+def last_clean(timeline: Timeline) -> Instant | None:
+    """The newest clean of the active timeline in any state, or None: what it retains is read from
+    its metadata when it completed, from its plan when it is still requested or inflight
+    (``SavepointActionExecutor.execute``: ``getCleanTimeline().lastInstant()``)."""
+    cleans = [i for i in timeline.instants if i.action == Action.CLEAN]
     return cleans[-1] if cleans else None
 
 
@@ -35,8 +39,8 @@ def last_completed_clean(timeline: Timeline) -> Instant | None:
 def savepoint_instant(timeline: Timeline, instant_time: str | None, last_clean_retained: str | None) -> str:
     """The commit a savepoint keeps: ``instant_time``, or by default the latest completed write.
 
-    ``last_clean_retained`` is the earliest commit to retain recorded by ``last_completed_clean``
-    (None or "" when there is no clean or it named none). Raises InstantNotFound when there is no
+    ``last_clean_retained`` is the earliest commit to retain of ``last_clean`` (None or "" when
+    there is no clean or it names none). Raises InstantNotFound when there is no
     such completed write, InvalidOperation when it is savepointed already or older than what the
     last clean retained.
     """
@@ -58,4 +62,4 @@ def savepoint_instant(timeline: Timeline, instant_time: str | None, last_clean_r
 # --8<-- [end:savepoint_allowed]
 
 
-__all__ = ["last_completed_clean", "savepoint_instant", "savepoint_times"]
+__all__ = ["last_clean", "savepoint_instant", "savepoint_times"]

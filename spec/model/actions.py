@@ -27,7 +27,7 @@ from spec.actions.compaction import (
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.actions.restore import plan_restore, savepoint_to_restore
 from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
-from spec.actions.savepoint import last_completed_clean, savepoint_instant
+from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_system_view import build_file_groups
@@ -236,8 +236,8 @@ def savepoint(state: TableState, env: Env, instant_time: str | None = None) -> T
     """Savepoint a completed write, if ``savepoint_instant`` allows it: the files of the latest slices
     as of it are protected from cleaning."""
     timeline = state.timeline_view()
-    last_clean = last_completed_clean(timeline)
-    retained = dict(state.clean_retained).get(last_clean.requested) if last_clean else None
+    newest_clean = last_clean(timeline)
+    retained = dict(state.clean_retained).get(newest_clean.requested) if newest_clean else None
     instant_time = savepoint_instant(timeline, instant_time, retained)
     files = frozenset(n for g in view(state, instant_time) if (s := g.latest_slice) is not None
                       for n in ((s.base_file.name,) if s.base_file else ()) + tuple(f.name for f in s.log_files))

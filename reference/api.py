@@ -6,6 +6,7 @@
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
     table.compact()                                # merge-on-read: base + logs → new base files
+    table.clean(options)                           # the cleaner, with the options' retention
 """
 
 from __future__ import annotations
@@ -67,6 +68,18 @@ class HudiTable:
         from reference.executors.compaction import run_compaction
 
         return run_compaction(self._client, instant, options=options)
+
+    def clean(self, options: Mapping[str, Any] | None = None) -> Any:
+        """Run the cleaner with the retention of ``options`` (``hoodie.cleaner.*``); a ``CleanResult``.
+        Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it holds the table lock
+        only to plan and to complete, so writers write while it deletes."""
+        from reference.executors.clean import clean
+        from reference.options import parse_options
+        from spec.service_configs import clean_config
+
+        cfg = parse_options(dict(options or {}))
+        return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock,
+                     lock=cfg.lock if cfg.optimistic else None)
 
     @property
     def config(self) -> TableConfig:

@@ -47,5 +47,6 @@ def test_scheduling_waits_for_an_earlier_pending_write_only_for_an_eager_single_
     assert blocker is not None and blocker.requested == T1
     assert may_schedule_compaction(tl, T2, 6, multi_writer=True) is None
     assert may_schedule_compaction(tl, T2, 8, multi_writer=False) is None
-    later = _timeline(Instant(T0, Action.DELTA_COMMIT, State.COMPLETED), Instant(T3, Action.DELTA_COMMIT, State.INFLIGHT))
+    later = _timeline(Instant(T0, Action.DELTA_COMMIT, State.COMPLETED),
+                      Instant(T3, Action.DELTA_COMMIT, State.INFLIGHT))
     assert may_schedule_compaction(later, T2, 6, multi_writer=False) is None

@@ -164,8 +164,10 @@ def test_writer_commits_while_a_scheduled_compaction_is_pending(where: str, vers
     """The writer starts; a compaction is scheduled; the writer commits; then the compaction runs."""
     scene = Scene(where, s3_server, tmp_path, version)
     scheduled: list[str | None] = []
-    _during_write(monkeypatch, scene.writer,
-                  lambda: scheduled.append(compaction_executor.schedule_compaction(scene.writer, options=scene.options)))
+    def schedule() -> None:
+        scheduled.append(compaction_executor.schedule_compaction(scene.writer, options=scene.options))
+
+    _during_write(monkeypatch, scene.writer, schedule)
     rows = _rows(range(0, 5), "a", 3)
     if version < 8:
         with pytest.raises(WriteConflict, match="was scheduled after it started") as err:
@@ -270,7 +272,8 @@ def test_writer_commits_while_the_cleaner_deletes(where: str, table_type: str, s
 
     def rival_after_first_delete(name: str) -> None:
         if name == "mid_clean" and not ran:
-            ran.append(scene.write(rival, pa.concat_tables([_rows(range(0, 10), "a", 4), _rows(range(10, 12), "b", 4)])))
+            rows = pa.concat_tables([_rows(range(0, 10), "a", 4), _rows(range(10, 12), "b", 4)])
+            ran.append(scene.write(rival, rows))
         original(name)
 
     monkeypatch.setattr(clean_executor, "fault_point", rival_after_first_delete)
@@ -288,7 +291,8 @@ def test_without_optimistic_concurrency_a_compaction_holds_the_lock_throughout(
 
     def try_write() -> None:
         try:
-            rival.write(_rows(range(0, 2), "a", 9), "upsert", {**scene.options, "hoodie.write.lock.wait_time_ms": "200"})
+            rival.write(_rows(range(0, 2), "a", 9), "upsert",
+                        {**scene.options, "hoodie.write.lock.wait_time_ms": "200"})
         except WriteConflict as err:
             errors.append(str(err))
 

@@ -301,3 +301,62 @@ def test_without_optimistic_concurrency_a_compaction_holds_the_lock_throughout(
     assert scene.service.compact(single) is not None
     assert errors and "holds the table lock" in errors[0]
     scene.check()
+
+
+# --- threads: the service and the writer at the same moment ------------------------------------------
+
+
+def _threaded_trials(where: str, version: int, s3_server: Any, tmp_path: Path, trials: int) -> dict[str, int]:
+    """A compaction (then a clean) in one thread and an upsert into the compacted groups in another,
+    started together, ``trials`` times: the service always completes; the writer commits, or (before
+    version 8 only) loses with WriteConflict and leaves nothing; the table holds exactly the rows of the
+    writes that committed."""
+    import threading
+
+    scene = Scene(where, s3_server, tmp_path, version)
+    outcomes = {"ok": 0, "conflict": 0}
+    for t in range(trials):
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+        rows = _rows(range(0, 5), "a", 10 + t)
+
+        def service(barrier: threading.Barrier, errors: list[BaseException]) -> None:
+            try:
+                barrier.wait(timeout=60)
+                scene.service.compact(scene.options)
+                scene.service.clean(scene.options)
+            except BaseException as err:  # reported by the main thread
+                errors.append(err)
+
+        runner = threading.Thread(target=service, args=(barrier, errors))
+        runner.start()
+        barrier.wait(timeout=60)
+        try:
+            scene.write(scene.writer, rows)
+            outcomes["ok"] += 1
+        except WriteConflict as err:
+            assert version < 8, f"trial {t}: from version 8 on a writer never loses to a compaction: {err}"
+            scene.left_nothing(err)
+            outcomes["conflict"] += 1
+        runner.join(timeout=300)
+        assert not errors, f"trial {t}: the service failed: {errors[0]!r}"
+        scene.write(scene.writer, _rows(range(10, 12), "b", 10 + t))  # logs for the next trial's compaction
+        scene.check()
+    return outcomes
+
+
+@pytest.mark.parametrize(("where", "version"), [("s3", 8)])
+def test_compaction_and_clean_in_a_thread_beside_an_upserting_writer(where: str, version: int, s3_server: Any,
+                                                                     tmp_path: Path) -> None:
+    outcomes = _threaded_trials(where, version, s3_server, tmp_path, 2)
+    assert outcomes == {"ok": 2, "conflict": 0}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("where", "version"), KINDS)
+def test_compaction_and_clean_in_a_thread_beside_an_upserting_writer_every_kind(
+        where: str, version: int, s3_server: Any, tmp_path: Path) -> None:
+    outcomes = _threaded_trials(where, version, s3_server, tmp_path, 5)
+    assert sum(outcomes.values()) == 5
+    if version >= 8:
+        assert outcomes["conflict"] == 0

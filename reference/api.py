@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from reference.client import WriteClient, WriteResult
+from reference.executors.clean import CleanResult
 from spec.reader import read_table
 from spec.table_config import TableConfig
 from spec.timeline import Timeline
@@ -69,7 +70,7 @@ class HudiTable:
 
         return run_compaction(self._client, instant, options=options)
 
-    def clean(self, options: Mapping[str, Any] | None = None) -> Any:
+    def clean(self, options: Mapping[str, Any] | None = None) -> CleanResult:
         """Run the cleaner with the retention of ``options`` (``hoodie.cleaner.*``); a ``CleanResult``.
         Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it holds the table lock
         only to plan and to complete, so writers write while it deletes."""

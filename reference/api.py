@@ -72,15 +72,19 @@ class HudiTable:
 
     def clean(self, options: Mapping[str, Any] | None = None) -> CleanResult:
         """Run the cleaner with the retention of ``options`` (``hoodie.cleaner.*``); a ``CleanResult``.
-        Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it holds the table lock
-        only to plan and to complete, so writers write while it deletes."""
+        Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it first rolls back the
+        failed writes whose heartbeat expired, as Hudi's cleaner does under the LAZY policy, and holds the
+        table lock only to plan and to complete, so writers write while it deletes."""
         from reference.executors.clean import clean
         from reference.options import parse_options
         from spec.service_configs import clean_config
 
         cfg = parse_options(dict(options or {}))
-        return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock,
-                     lock=cfg.lock if cfg.optimistic else None)
+        if not cfg.optimistic:
+            return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock)
+        self._client.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
+        return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock, lock=cfg.lock,
+                     rollback_failed=self._client.rollback_failed_writes)
 
     @property
     def config(self) -> TableConfig:

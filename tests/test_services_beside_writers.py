@@ -360,3 +360,50 @@ def test_compaction_and_clean_in_a_thread_beside_an_upserting_writer_every_kind(
     assert sum(outcomes.values()) == 5
     if version >= 8:
         assert outcomes["conflict"] == 0
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_the_cleaner_rolls_back_a_dead_writers_write_but_not_a_live_ones(
+        where: str, s3_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the LAZY failed-writes policy the cleaner rolls back failed writes first (Hudi's
+    ``CleanerUtils.rollbackFailedWrites``). While a live writer's write is pending (its heartbeat
+    renewed every second), another writer is killed after it started; once its heartbeat has expired
+    a clean runs: it rolls the dead write back and leaves the live one, which then commits."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from reference.faults import FAULT_ENV
+
+    scene = Scene(where, s3_server, tmp_path, 8, "COPY_ON_WRITE")
+    quick = {**scene.options, "hoodie.client.heartbeat.interval_in_ms": "1000",
+             "hoodie.client.heartbeat.tolerable.misses": "2"}
+    scene.options = quick
+    root = Path(__file__).resolve().parents[1]
+    seen: dict[str, Any] = {}
+
+    def a_writer_dies_then_the_cleaner_runs() -> None:
+        before = {i.requested for i in Timeline.load(scene.path).pending_writes().instants}
+        child = subprocess.run([sys.executable, str(root / "tests" / "crash_child.py"), scene.path, "upsert",
+                                json.dumps(_rows(range(0, 3), "a", 7).to_pylist()), json.dumps(quick), "local"],
+                               env={**os.environ, FAULT_ENV: "after_start", "PYTHONPATH": str(root)},
+                               start_new_session=True, capture_output=True, text=True, timeout=300)
+        assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+        pending = {i.requested for i in Timeline.load(scene.path).pending_writes().instants}
+        (dead,) = pending - before
+        time.sleep(3.5)  # the dead writer's heartbeat expires (1 s × 2 misses); the live one's is renewed
+        seen["clean"] = scene.service.clean(quick)
+        seen.update(dead=dead, live=before, after={i.requested for i in
+                                                   Timeline.load(scene.path).pending_writes().instants})
+
+    _during_write(monkeypatch, scene.writer, a_writer_dies_then_the_cleaner_runs)
+    live = scene.write(scene.writer, _rows(range(10, 12), "b", 8))
+    assert seen["live"] == {live} and seen["after"] == {live}  # the dead write gone, the live one kept
+    timeline = Timeline.load(scene.path)
+    rollbacks = [i for i in timeline.instants if i.action == Action.ROLLBACK and i.is_completed]
+    assert len(rollbacks) == 1 and live in scene.completed(Action.COMMIT)
+    assert seen["dead"] not in {i.requested for i in timeline.instants if i.action == Action.COMMIT}
+    scene.check()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -170,16 +170,20 @@ def plan_table_clean(storage: Storage, table: TableConfig, config: CleanConfig,
 
 def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = None, *,
           now: str | None = None, clock: Clock | None = None, locked: bool = False,
-          lock: StorageLockConfig | None = None) -> CleanResult:
+          lock: StorageLockConfig | None = None,
+          rollback_failed: Callable[[TableConfig, Timeline], object] | None = None) -> CleanResult:
     """Plan and run the cleaner (Hudi's CleanPlanActionExecutor + CleanActionExecutor).
 
     Pending cleans are finished first. Nothing to clean leaves no instant. ``now`` is the current
     instant time for KEEP_LATEST_BY_HOURS (default: the clock's). ``lock``: the lock settings of
     optimistic concurrency control — the lock is then held only to plan and to complete, and waited
     for as writers wait; without it the clean holds the lock throughout (unless ``locked``: the caller holds it).
+    ``rollback_failed``: with ``lock``, how failed writes are rolled back first (Hudi's cleaner does it
+    under the LAZY failed-writes policy, ``CleanerUtils.rollbackFailedWrites``: only writes whose
+    heartbeat expired).
     """
     if lock is not None and not locked:
-        return _clean_beside_writers(storage, table, config or CleanConfig(), now, clock, lock)
+        return _clean_beside_writers(storage, table, config or CleanConfig(), now, clock, lock, rollback_failed)
     with maybe_locked(storage, locked, "clean"):
         cfg = config or CleanConfig()
         finished = tuple(finish_pending_cleans(storage, table, clock))
@@ -200,10 +204,14 @@ def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = Non
 
 
 def _clean_beside_writers(storage: Storage, table: TableConfig, cfg: CleanConfig, now: str | None,
-                          clock: Clock | None, lock: StorageLockConfig) -> CleanResult:
-    """The cleaner under optimistic concurrency control: pending cleans finished and the plan written
-    under the lock, the deletes outside it, the completed instant under it again."""
+                          clock: Clock | None, lock: StorageLockConfig,
+                          rollback_failed: Callable[[TableConfig, Timeline], object] | None) -> CleanResult:
+    """The cleaner under optimistic concurrency control: failed writes rolled back, pending cleans
+    finished and the plan written under the lock, the deletes outside it, the completed instant under
+    it again."""
     with table_lock(storage, "schedule clean", lock):
+        if rollback_failed is not None:
+            rollback_failed(table, timeline_of(storage, table))
         finished = tuple(finish_pending_cleans(storage, table, clock))
         timeline = timeline_of(storage, table)
         if now is None:

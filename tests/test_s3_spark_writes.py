@@ -54,14 +54,15 @@ def _spark_steps(path: str, s3_server: Any, spark: Any, table_type: str, version
 
 
 @pytest.mark.parametrize(("table_type", "version"), [("COPY_ON_WRITE", 8), ("MERGE_ON_READ", 6)])
-def test_spark_engine_writes_on_s3_read_as_the_model_predicts(table_type: str, version: int, s3_server: Any,
-                                                              s3_path: str, spark: Any) -> None:
+def test_spark_engine_writes_on_s3_read_as_the_model_predicts(table_type: str, version: int, spark: Any,
+                                                              s3_server: Any, s3_path: str) -> None:
+    """(The session is asked for first: its tasks start without the AWS settings, which the driver sends.)"""
     _spark_steps(s3_path, s3_server, spark, table_type, version)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("table_type", "version"), [("COPY_ON_WRITE", 6), ("COPY_ON_WRITE", 9),
                                                      ("MERGE_ON_READ", 8), ("MERGE_ON_READ", 9)])
-def test_spark_engine_writes_on_s3_every_kind(table_type: str, version: int, s3_server: Any, s3_path: str,
-                                              spark: Any) -> None:
+def test_spark_engine_writes_on_s3_every_kind(table_type: str, version: int, spark: Any, s3_server: Any,
+                                              s3_path: str) -> None:
     _spark_steps(s3_path, s3_server, spark, table_type, version)

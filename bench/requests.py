@@ -85,7 +85,9 @@ def _count(entries: list[tuple[str, str, str]]) -> dict[str, int]:
 
 
 def measure() -> list[RequestCount]:
-    """Start a local S3 server, run every operation on a fresh bucket, and count its requests."""
+    """Start a local S3 server, run every operation on a fresh bucket, and count its requests. Run it in
+    a process that has not reached S3 yet (``run_in_subprocess``): a process makes one S3 client, for
+    the endpoint it first reaches."""
     import os
 
     import pyarrow as pa

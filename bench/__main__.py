@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from bench import report
+from bench import requests as object_store_requests
 from bench.harness import JobResult, all_jobs, run_all, work_dir
 from bench.jobs import OK, ROOT, SLOW_PEER_ROWS
 
@@ -42,6 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=None, help="scratch folder, kept (default: a temporary one)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per job step (default 3600)")
     parser.add_argument("--list", action="store_true", help="list the jobs and exit")
+    parser.add_argument("--no-requests", action="store_true",
+                        help="do not count object-store requests per operation (bench.requests)")
     args = parser.parse_args(argv)
     if any(n < 10 for n in args.rows):
         parser.error("--rows: every row count must be at least 10")
@@ -100,16 +103,23 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+    counted = None if args.no_requests else object_store_requests.run_in_subprocess(args.timeout)
     info = report.RunInfo(command.strip(), started, report.now(), report.machine(load), report.versions())
     md = report.markdown(results, info)
     print()
     print(md)
     out = args.out or ROOT / "bench" / "results" / (started.replace(":", "").replace("-", "") + ".json")
-    report.write_json(out, report.results_json(results, info, md))
+    data = report.results_json(results, info, md)
+    if counted is not None:  # object-store requests per operation, beside the fewest (bench.requests)
+        data["object_store_requests"] = counted
+        print(object_store_requests.markdown(object_store_requests.from_dicts(counted)))
+    report.write_json(out, data)
     print(f"results: {out}")
     if not args.no_docs:
         report.update_docs(args.docs, md)
-        report.write_json(report.page_json_path(args.docs), report.results_json(results, info, md))
+        if counted is not None:
+            object_store_requests.record(args.docs, object_store_requests.from_dicts(counted))
+        report.write_json(report.page_json_path(args.docs), data)
         print(f"table written to {args.docs}, its JSON (the charts' data) beside it")
     return 1 if any(r.status == "failed" for r in results) else 0
 

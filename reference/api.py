@@ -6,6 +6,7 @@
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
     table.compact()                                # merge-on-read: base + logs → new base files
+    table.clean(options)                           # the cleaner, with the options' retention
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from reference.client import WriteClient, WriteResult
+from reference.executors.clean import CleanResult
 from spec.reader import read_table
 from spec.table_config import TableConfig
 from spec.timeline import Timeline
@@ -67,6 +69,22 @@ class HudiTable:
         from reference.executors.compaction import run_compaction
 
         return run_compaction(self._client, instant, options=options)
+
+    def clean(self, options: Mapping[str, Any] | None = None) -> CleanResult:
+        """Run the cleaner with the retention of ``options`` (``hoodie.cleaner.*``); a ``CleanResult``.
+        Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it first rolls back the
+        failed writes whose heartbeat expired, as Hudi's cleaner does under the LAZY policy, and holds the
+        table lock only to plan and to complete, so writers write while it deletes."""
+        from reference.executors.clean import clean
+        from reference.options import parse_options
+        from spec.service_configs import clean_config
+
+        cfg = parse_options(dict(options or {}))
+        if not cfg.optimistic:
+            return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock)
+        self._client.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
+        return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock, lock=cfg.lock,
+                     rollback_failed=self._client.rollback_failed_writes)
 
     @property
     def config(self) -> TableConfig:

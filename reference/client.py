@@ -126,6 +126,7 @@ class WriteClient:
 
     def write(self, data: Any, operation: str | None = None, options: Mapping[str, Any] | None = None) -> WriteResult:
         """Write ``data`` (a Spark DataFrame or a pyarrow Table) with one operation."""
+        self.storage.check_writable()  # a store without conditional writes is refused before any request
         opts = dict(options or {})
         if operation is not None:
             opts["hoodie.datasource.write.operation"] = operation

@@ -10,6 +10,7 @@ Spark task a bucket runs its handle (``groupBy(bucket).applyInArrow``). The loca
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -100,11 +101,25 @@ def task_token() -> tuple[int, str]:
     return ctx.partitionId(), f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
 
 
+def object_store_env() -> dict[str, str]:
+    """The driver's AWS settings (endpoint, region, keys), shipped with every task that reaches storage:
+    a Spark task's environment is the one its session started with, which may lack them."""
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+
+
+def adopt_env(env: Mapping[str, str]) -> None:
+    """In a task: take the driver's settings it lacks (a task reaches the object store as the driver does)."""
+    for key, value in env.items():
+        os.environ.setdefault(key, value)
+
+
 def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
     """Step 6: one Spark task per bucket (the ``BUCKET`` column) runs its handle; the write stats."""
     schema_bytes = user_schema.serialize().to_pybytes()
+    env = object_store_env()
 
     def write_bucket(table_in: pa.Table) -> pa.Table:
+        adopt_env(env)
         partition, token = task_token()
         data_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
         first = table_in.column(BUCKET)[0].as_py()
@@ -263,7 +278,10 @@ class SparkEngine(Engine):
 
     def run_tasks(self, task: Task, payloads: Sequence[str], description: str) -> list[dict[str, Any]]:
         """The payloads spread over up to 64 Spark partitions; a task's write token names its Spark task."""
+        env = object_store_env()
+
         def run(batches: Any) -> Any:
+            adopt_env(env)
             token = task_token()[1]
             for batch in batches:
                 out = [json.dumps(task(p, token)) for p in batch.column(0).to_pylist()]
@@ -279,4 +297,5 @@ class SparkEngine(Engine):
             self._persisted.pop().unpersist()
 
 
-__all__ = ["SparkEngine", "arrow_schema", "key_columns", "run_buckets", "validate_keys"]
+__all__ = ["SparkEngine", "adopt_env", "arrow_schema", "key_columns", "object_store_env", "run_buckets",
+           "validate_keys"]

@@ -50,7 +50,7 @@ from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.log_format import read_blocks
 from spec.storage import Storage
-from spec.table_config import TableConfig
+from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
 from spec.timeline_layout import format_instant_file_name, read_instant_content, timeline_dir
 
@@ -289,7 +289,7 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 if mine is None or mine.state != State.INFLIGHT:
                     raise WriteConflict(f"write {instant} is no longer inflight on the timeline: another writer "
                                         "rolled it back", hint="retry the write")
-                resolve_write_conflict(storage, now, started, md, at_start)
+                resolve_write_conflict(storage, now, started, md, at_start, table)
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",
                                         hint="the write was rolled back; retry it")
@@ -308,10 +308,12 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
 
 
 def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata,
-                           completed_at_start: frozenset[str]) -> None:
+                           completed_at_start: frozenset[str], table: TableConfig | None = None) -> None:
     """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
-    after this write started (or a table service scheduled after it) touched one of its file groups."""
-    candidates = candidate_instants(timeline, inst.requested, completed_at_start)
+    after this write started (or a table service scheduled after it) touched one of its file groups;
+    the candidates by ``table``'s version and type (``spec.conflict_resolution.candidate_instants``)."""
+    version, mor = (table.table_version, table.table_type == MERGE_ON_READ) if table is not None else (6, False)
+    candidates = candidate_instants(timeline, inst.requested, completed_at_start, version, mor)
     metadata: dict[str, CommitMetadata] = {}
     plans: dict[str, list[GroupId]] = {}
     for c in candidates:

@@ -22,9 +22,29 @@ default) two things:
 
 Writers on disjoint file groups both commit.
 
+The candidates depend on the table version (Hudi 1.x, ``getCandidateInstants``): before version 8
+a pending compaction scheduled after the writer's instant is a candidate, and so is a completed one
+(a ``commit`` on a merge-on-read table) — a log file written against the slice the compaction
+closes would otherwise be left out of the new base file, so the writer loses. From version 8 on,
+file slices are cut by completion time: a log file committed after a compaction was scheduled
+belongs to the slice the compaction opens, so neither pending compactions nor, on merge-on-read
+tables, completed ``commit`` instants are candidates — ingestion and compaction both commit.
+
+Table services beside an ingesting writer (``BaseHoodieTableServiceClient``): a compaction or a
+clean takes the lock only to write its plan (``scheduleTableService``) and again to complete
+(``completeCompaction``, ``CleanActionExecutor.runClean``); it runs outside it and resolves no
+conflicts at its commit (Hudi: "do not do any conflict resolution here as we do with regular
+writes"). Its safety comes from the plan: a compaction plan names only committed log files, and the
+cleaner never retains less than the earliest pending write needs (``spec.actions.clean``). Before
+version 8 a single writer that cleans failed writes eagerly schedules no compaction while an
+earlier write is pending (``may_schedule_compaction``). Archival holds the lock for its whole run.
+
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
-``SimpleConcurrentFileWritesConflictResolutionStrategy`` (``getCandidateInstants``, ``hasConflict``,
-``resolveConflict``), ``ConcurrentOperation``, ``TransactionUtils.resolveWriteConflictIfAny``.
+``SimpleConcurrentFileWritesConflictResolutionStrategy`` (``getCandidateInstants``,
+``getCandidateInstantsV8AndAbove``, ``getCandidateInstantsPreV8``, ``hasConflict``, ``resolveConflict``),
+``ConcurrentOperation``, ``TransactionUtils.resolveWriteConflictIfAny``, ``ScheduleCompactionActionExecutor``
+(``execute``), ``BaseHoodieTableServiceClient`` (``scheduleTableService``, ``completeCompaction``),
+``CleanActionExecutor`` (``runClean``).
 """
 
 from __future__ import annotations
@@ -70,12 +90,18 @@ class ConcurrentOperation:
 
 
 # --8<-- [start:conflict]
-def candidate_instants(timeline: Timeline, current: str, completed_at_start: Set[str]) -> list[Instant]:
+def candidate_instants(timeline: Timeline, current: str, completed_at_start: Set[str], table_version: int = 6,
+                       merge_on_read: bool = False) -> list[Instant]:
     """``getCandidateInstants``: data-writing instants completed since the writer started (not in
-    ``completed_at_start``), then compactions and clusterings requested after ``current`` and pending."""
+    ``completed_at_start``), then compactions and clusterings requested after ``current`` and pending.
+    From table version 8 on (``getCandidateInstantsV8AndAbove``) pending compactions are no
+    candidates, nor, on a merge-on-read table, completed ``commit`` instants (compactions)."""
+    v8 = table_version >= 8
     done = [i for i in timeline.instants if i.is_completed and i.action in DATA_ACTIONS
-            and i.requested != current and i.requested not in completed_at_start]
-    pending = [i for i in timeline.instants if not i.is_completed and i.action in TABLE_SERVICE_ACTIONS
+            and i.requested != current and i.requested not in completed_at_start
+            and not (v8 and merge_on_read and i.action == Action.COMMIT)]
+    services = {Action.CLUSTERING} if v8 else TABLE_SERVICE_ACTIONS
+    pending = [i for i in timeline.instants if not i.is_completed and i.action in services
                and i.requested > current]
     return done + pending
 
@@ -95,6 +121,19 @@ def find_write_conflict(this: ConcurrentOperation, others: Iterable[ConcurrentOp
         if has_conflict(this, other):
             return other, this.file_groups & other.file_groups
     return None
+
+
+def may_schedule_compaction(timeline: Timeline, instant: str, table_version: int, multi_writer: bool) -> Instant | None:
+    """``ScheduleCompactionActionExecutor.execute``: the pending write that stops a compaction being
+    scheduled at ``instant``, or None. Only before table version 8, for a single writer that rolls
+    failed writes back eagerly: a pending write (not a compaction) requested at or before ``instant``
+    stops it — Hudi skips scheduling. Under optimistic concurrency control (failed writes cleaned
+    lazily) or from version 8 on nothing stops it: the writer's commit resolves the conflict."""
+    if table_version >= 8 or multi_writer:
+        return None
+    pending = [i for i in timeline.instants if not i.is_completed and i.action in (Action.COMMIT, Action.DELTA_COMMIT,
+                                                                                    Action.REPLACE_COMMIT)]
+    return pending[0] if pending and pending[0].requested <= instant else None
 # --8<-- [end:conflict]
 
 
@@ -124,4 +163,4 @@ def operations_of(candidates: Iterable[Instant], metadata: Mapping[str, CommitMe
 
 
 __all__ = ["ConcurrentOperation", "candidate_instants", "completed_set", "describe_groups", "find_write_conflict",
-           "has_conflict", "operations_of"]
+           "has_conflict", "may_schedule_compaction", "operations_of"]

@@ -107,6 +107,14 @@ def register_object_store(schemes: Sequence[str], factory: Callable[[], ObjectSt
 
 _FS_SCHEMES = {"local": "file", "s3": "s3", "gcs": "gs", "hdfs": "hdfs"}
 
+CONDITIONAL_WRITES_NEEDED = {
+    "gs": "GCS's preconditions (a create with ifGenerationMatch=0, a replace with ifGenerationMatch=<generation>)",
+    **{s: "Azure Blob Storage's conditional headers (a create with If-None-Match: *, a replace with If-Match: "
+          "<ETag>)" for s in ("abfs", "abfss", "wasb", "wasbs", "adl")},
+    "hdfs": "an exclusive create (HDFS has one, but this writer reaches HDFS through pyarrow, which offers none)",
+}
+"""What a writer on each unsupported scheme would need for create-if-absent and replace-if-unchanged."""
+
 
 PARQUET_CACHE_BYTES = 256 * 1024 * 1024
 """At most this many bytes of parquet files fetched from object stores are kept in a process."""
@@ -288,6 +296,12 @@ class Storage:
             f.write(data)
         self.fs.move(self.full(tmp), self.full(rel))
 
+    def check_writable(self) -> None:
+        """InvalidConfig, before anything is read or written, when this writer cannot write conditionally
+        here (create if absent, replace if unchanged), which the timeline and the table lock need."""
+        if self.store is None:
+            self._need_local("create a file only if it is absent")
+
     def create_if_absent(self, rel: str, data: bytes) -> None:
         """Create ``rel`` with ``data`` only if no file of that name exists; else raise WriteConflict."""
         if self.put_if_absent(rel, data) is None:
@@ -354,10 +368,20 @@ class Storage:
 
     def _need_local(self, what: str) -> None:
         if not self.local:
+            scheme = self.scheme.scheme
+            if scheme in ("s3", "s3a"):
+                raise InvalidConfig(
+                    f"{self.uri}: writing needs a client for S3's conditional writes (If-None-Match / If-Match) "
+                    f"to {what} atomically, and none is registered",
+                    hint="install hudi-spec[s3] (boto3) and import reference, which registers it")
+            needs = CONDITIONAL_WRITES_NEEDED.get(scheme, "a create that fails when the file exists and a "
+                                                          "replace that fails when it changed")
             raise InvalidConfig(
-                f"{self.uri}: no client for conditional writes on {self.scheme.scheme}:// is registered, so this "
-                f"writer cannot {what} atomically there",
-                hint="install hudi-spec[s3] and import reference (S3 is supported); other object stores are not")
+                f"{self.uri}: writing to {scheme}:// is not supported: the timeline's instant files and the table "
+                f"lock need to {what} atomically, which on {scheme}:// takes {needs}; hudi-spec has no such client "
+                "for it (nothing was written)",
+                hint="write the table on S3 (s3://, with hudi-spec[s3]) or on local files; readers reach "
+                     f"{scheme}:// through pyarrow.fs where it supports the scheme")
     # --8<-- [end:atomic]
 
     def delete(self, rel: str, missing_ok: bool = True) -> None:

@@ -38,6 +38,21 @@ def test_scheme_table_is_hudis() -> None:
         storage_scheme("ftp://host/t")
 
 
+@pytest.mark.parametrize(("uri", "needs"), [("gs://bucket/t", "ifGenerationMatch=0"),
+                                             ("abfs://c@account.dfs.core.windows.net/t", "If-None-Match: \\*")])
+def test_writes_to_gcs_and_azure_are_refused_before_any_request(uri: str, needs: str) -> None:
+    """No local GCS or Azure server is available to test an atomic create against, so writing there is
+    refused up front, saying what is missing and what to do (no request: no credentials are needed)."""
+    import pyarrow as pa
+
+    from reference.api import HudiTable
+
+    with pytest.raises(InvalidConfig, match=f"is not supported.*{needs}.*nothing was written") as err:
+        options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"}
+        HudiTable(uri, engine="local").write(pa.table({"id": [1], "ts": [1]}), "insert", options)
+    assert "write the table on S3" in (err.value.hint or "")
+
+
 def _race(storage: Storage, key: str) -> list[int]:
     winners: list[int] = []
     barrier = threading.Barrier(RACERS)

@@ -170,3 +170,64 @@ def test_a_lock_held_elsewhere_is_taken_once_it_expires(where: str, s3_server: A
     assert time.time() * 1000 > expires + CLOCK_DRIFT_BUFFER_MS
     assert waiting.holds()
     waiting.unlock()
+
+
+KILLED_WRITER = """
+import socket, sys, time
+socket.gethostname = lambda: "another-host"  # its owner id names another host: only expiry frees its lock
+import pyarrow as pa
+from reference.client import WriteClient
+original = WriteClient._write
+def stall(self, *args):
+    md = original(self, *args)
+    print("writing", flush=True)
+    time.sleep(600)
+    return md
+WriteClient._write = stall
+WriteClient(sys.argv[1], engine="local").write(
+    pa.table({"id": ["k9"], "ts": [2], "v": ["lost"]}), "upsert",
+    {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+     "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.lock.storage.validity.timeout.secs": "10",
+     "hoodie.write.lock.storage.heartbeat.poll.secs": "1"})
+"""
+
+
+@pytest.mark.parametrize("where", ["s3", pytest.param("local", marks=pytest.mark.slow)])
+def test_a_writer_killed_holding_the_lock_is_recovered_once_its_lock_expires(where: str, s3_server: Any,
+                                                                             tmp_path: Path) -> None:
+    """A writer on another host (so only its lock's expiry can tell it is gone) is killed in the middle
+    of its write, holding the lock: the next writer is refused until the lock's validUntil, then takes
+    it, rolls the dead write back and commits; the dead write's row is nowhere."""
+    import pyarrow as pa
+
+    from reference.client import WriteClient
+    from spec.reader import read_table
+    from spec.timeline import Timeline
+
+    path = _where(where, s3_server, tmp_path)
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.precombine.field": "ts"}
+    WriteClient(path, engine="local").write(pa.table({"id": ["k1"], "ts": [1], "v": ["a"]}), "upsert", options)
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, path], env=_env(), stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "writing"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    held = StorageBasedLock(Storage(path)).current()
+    assert held is not None and held.owner.endswith(f"@another-host:{child.pid}") and not holder_is_dead(held.owner)
+    nxt = WriteClient(path, engine="local")
+    with pytest.raises(WriteConflict, match="another-host"):
+        nxt.write(pa.table({"id": ["k2"], "ts": [1], "v": ["b"]}), "upsert", options)
+    deadline = time.time() + 60
+    while True:
+        try:
+            nxt.write(pa.table({"id": ["k2"], "ts": [1], "v": ["b"]}), "upsert", options)
+            break
+        except WriteConflict:
+            assert time.time() < deadline, "the dead writer's lock never expired"
+            time.sleep(0.5)
+    assert time.time() * 1000 > held.valid_until + CLOCK_DRIFT_BUFFER_MS  # not before its expiry
+    assert {r["id"]: r["v"] for r in read_table(path).to_pylist()} == {"k1": "a", "k2": "b"}
+    timeline = Timeline.load(path)
+    assert not timeline.pending_writes().instants
+    assert any(i.action == "rollback" for i in timeline.instants)  # the dead write rolled back, not left

@@ -4,13 +4,18 @@
 the timeline: ``T.clean.requested`` (HoodieCleanerPlan) → ``T.clean.inflight`` (the same plan) →
 the planned files deleted → ``T.clean`` / ``T_C.clean`` (HoodieCleanMetadata). An empty plan
 writes no instant. A clean left pending by a crash is finished by the next clean.
+
+Beside writers (optimistic concurrency control: ``clean(..., lock=...)``) the table lock is held
+only while the plan is written and again while the clean completes (Hudi's ``scheduleTableService``
+and ``CleanActionExecutor.runClean``); the deletes run outside it. The plan keeps what pending
+writes and compactions need (``spec.actions.clean``), so a writer never loses a file it reads.
 """
 
 from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -30,7 +35,7 @@ from reference.executors.common import (
     write_instant,
 )
 from reference.faults import fault_point
-from reference.lock import maybe_locked
+from reference.lock import maybe_locked, table_lock
 from spec.actions.clean import CleanConfig, CleanPlan, plan_clean
 from spec.actions.compaction import compaction_base_instants
 from spec.avro_model import (
@@ -43,6 +48,7 @@ from spec.avro_model import (
 )
 from spec.instant import Action, Instant, InstantTimeGenerator, State, format_instant_time
 from spec.storage import Storage
+from spec.storage_lock import StorageLockConfig
 from spec.table_config import TableConfig
 from spec.timeline import Timeline
 
@@ -94,10 +100,13 @@ def _plan_files(storage: Storage, plan: HoodieCleanerPlan) -> dict[str, list[str
 
 
 def _execute_clean(storage: Storage, table: TableConfig, timeline: Timeline, inst: Instant,
-                   plan: HoodieCleanerPlan, gen: InstantTimeGenerator, started_ms: int) -> dict[str, tuple[str, ...]]:
+                   plan: HoodieCleanerPlan, gen: InstantTimeGenerator, started_ms: int,
+                   commit_lock: StorageLockConfig | None = None, clock: Clock | None = None
+                   ) -> dict[str, tuple[str, ...]]:
     """Run a requested or inflight clean from its plan: inflight file (the plan again), the deletes,
     then the completed file with HoodieCleanMetadata. A file already gone counts as a failed delete,
-    as Hudi counts it."""
+    as Hudi counts it. With ``commit_lock`` the completed file is written under the table lock, its
+    completion time after everything then on the timeline."""
     layout = table.timeline_layout
     plan_bytes = format_avro_metadata(plan, table.table_version)
     if inst.state == State.REQUESTED:
@@ -127,7 +136,12 @@ def _execute_clean(storage: Storage, table: TableConfig, timeline: Timeline, ins
         earliest_commit_to_retain=earliest.timestamp if earliest else "",
         last_completed_commit_timestamp=completed[-1].requested if completed else "",
         partition_metadata=partitions, version=CLEAN_PLAN_VERSION, bootstrap_partition_metadata={})
-    complete_instant(storage, table, inst, gen, format_avro_metadata(md, table.table_version))
+    if commit_lock is None:
+        complete_instant(storage, table, inst, gen, format_avro_metadata(md, table.table_version))
+        return deleted
+    with table_lock(storage, f"commit of clean {inst.requested}", commit_lock):
+        complete_instant(storage, table, inst, instant_times(timeline_of(storage, table), clock),
+                         format_avro_metadata(md, table.table_version))
     return deleted
 
 
@@ -155,12 +169,21 @@ def plan_table_clean(storage: Storage, table: TableConfig, config: CleanConfig,
 
 
 def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = None, *,
-          now: str | None = None, clock: Clock | None = None, locked: bool = False) -> CleanResult:
+          now: str | None = None, clock: Clock | None = None, locked: bool = False,
+          lock: StorageLockConfig | None = None,
+          rollback_failed: Callable[[TableConfig, Timeline], object] | None = None) -> CleanResult:
     """Plan and run the cleaner (Hudi's CleanPlanActionExecutor + CleanActionExecutor).
 
     Pending cleans are finished first. Nothing to clean leaves no instant. ``now`` is the current
-    instant time for KEEP_LATEST_BY_HOURS (default: the clock's).
+    instant time for KEEP_LATEST_BY_HOURS (default: the clock's). ``lock``: the lock settings of
+    optimistic concurrency control — the lock is then held only to plan and to complete, and waited
+    for as writers wait; without it the clean holds the lock throughout (unless ``locked``: the caller holds it).
+    ``rollback_failed``: with ``lock``, how failed writes are rolled back first (Hudi's cleaner does it
+    under the LAZY failed-writes policy, ``CleanerUtils.rollbackFailedWrites``: only writes whose
+    heartbeat expired).
     """
+    if lock is not None and not locked:
+        return _clean_beside_writers(storage, table, config or CleanConfig(), now, clock, lock, rollback_failed)
     with maybe_locked(storage, locked, "clean"):
         cfg = config or CleanConfig()
         finished = tuple(finish_pending_cleans(storage, table, clock))
@@ -178,6 +201,32 @@ def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = Non
         write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
         deleted = _execute_clean(storage, table, timeline, requested, record, gen, started)
         return CleanResult(t, plan, deleted, finished)
+
+
+def _clean_beside_writers(storage: Storage, table: TableConfig, cfg: CleanConfig, now: str | None,
+                          clock: Clock | None, lock: StorageLockConfig,
+                          rollback_failed: Callable[[TableConfig, Timeline], object] | None) -> CleanResult:
+    """The cleaner under optimistic concurrency control: failed writes rolled back, pending cleans
+    finished and the plan written under the lock, the deletes outside it, the completed instant under
+    it again."""
+    with table_lock(storage, "schedule clean", lock):
+        if rollback_failed is not None:
+            rollback_failed(table, timeline_of(storage, table))
+        finished = tuple(finish_pending_cleans(storage, table, clock))
+        timeline = timeline_of(storage, table)
+        if now is None:
+            now = format_instant_time(datetime.fromtimestamp((clock or time.time)(), UTC))
+        started = now_millis(None)
+        plan = plan_table_clean(storage, table, cfg, now, timeline)
+        if plan.is_empty:
+            return CleanResult(None, plan, {}, finished)
+        gen = instant_times(timeline, clock)
+        t = gen.next()
+        record = cleaner_plan_record(storage, plan)
+        requested = Instant(t, Action.CLEAN, State.REQUESTED)
+        write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
+    deleted = _execute_clean(storage, table, timeline, requested, record, gen, started, lock, clock)
+    return CleanResult(t, plan, deleted, finished)
 
 
 __all__ = ["CLEAN_PLAN_VERSION", "CleanResult", "clean", "cleaner_plan_record", "finish_pending_cleans",

@@ -14,6 +14,12 @@
   ``BaseHoodieTableServiceClient.compact`` does.
 - **pending first**: ``compact`` and inline compaction run every pending compaction before they
   schedule a new one (Hudi's ``runAnyPendingCompactions``).
+- **beside an ingesting writer**: under optimistic concurrency control
+  (``hoodie.write.concurrency.mode=optimistic_concurrency_control`` in ``options``) the table lock is
+  held only while the plan is written and again while the compaction completes; the operations run
+  outside it, so writers keep writing. The compaction resolves no conflicts at its commit; a writer
+  whose file groups it planned resolves them at its own commit (``spec.conflict_resolution``), as in
+  Hudi's ``BaseHoodieTableServiceClient``. Without that option the lock is held for the whole run.
 - **inline**: after a deltacommit, when ``hoodie.compact.inline`` is set and at least
   ``hoodie.compact.inline.max.delta.commits`` deltacommits followed the last compaction
   (``spec.actions.compaction.should_schedule_compaction``), schedule and run one.
@@ -31,6 +37,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
@@ -41,7 +48,7 @@ from reference.executors.common import pending_compaction_groups, read_record
 from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
-from reference.lock import maybe_locked
+from reference.lock import maybe_locked, table_lock
 from reference.transaction import Writer, complete, instant_generator, mark_inflight, request
 from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
@@ -52,7 +59,8 @@ from spec.avro_model import (
     format_avro_metadata,
 )
 from spec.commit_metadata import CommitMetadata
-from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation
+from spec.conflict_resolution import may_schedule_compaction
+from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation, InvalidTable, WriteConflict
 from spec.file_naming import BaseFileName, parse_base_file_name
 from spec.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.instant import Action, Instant, State
@@ -70,6 +78,7 @@ from spec.schema import (
 )
 from spec.service_configs import compaction_config
 from spec.storage import Storage
+from spec.storage_lock import StorageLockConfig
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
 from spec.timeline_layout import read_instant_content
@@ -103,16 +112,22 @@ def _mb(n: int) -> float:
     return float(n // (1024 * 1024))
 
 
-def schedule_compaction(client: Compactor, instant: str | None = None, *, locked: bool = False) -> str | None:
+def schedule_compaction(client: Compactor, instant: str | None = None, *, locked: bool = False,
+                        options: Mapping[str, Any] | None = None) -> str | None:
     """Write a compaction plan for every latest slice with log files; its instant, or None.
-    Takes the table lock unless the caller holds it (``locked``)."""
+    Takes the table lock unless the caller holds it (``locked``); under optimistic concurrency
+    control (``options``) it waits for the lock as writers do."""
     table = _table(client)
     _require_mor(table)
+    cfg = _config(options)
+    if cfg.optimistic and not locked:
+        with table_lock(client.storage, "schedule compaction", cfg.lock):
+            return _schedule(client, table, instant, multi_writer=True)
     with maybe_locked(client.storage, locked, "schedule compaction"):
         return _schedule(client, table, instant)
 
 
-def _schedule(client: Compactor, table: TableConfig, instant: str | None) -> str | None:
+def _schedule(client: Compactor, table: TableConfig, instant: str | None, multi_writer: bool = False) -> str | None:
     timeline = Timeline.load(client.storage, table.timeline_layout)
     client.rollback_failed_writes(table, timeline)
     timeline = Timeline.load(client.storage, table.timeline_layout)
@@ -121,6 +136,8 @@ def _schedule(client: Compactor, table: TableConfig, instant: str | None) -> str
     if t <= latest:
         raise InvalidOperation(f"compaction instant {t} is not after the latest instant {latest}",
                                hint="omit the instant to let the writer choose one")
+    if may_schedule_compaction(timeline, t, table.table_version, multi_writer) is not None:
+        return None  # an earlier write is pending (a live writer's): Hudi skips scheduling
     busy = pending_compaction_groups(client.storage, timeline)
     view = FileSystemView.load(client.storage, table, timeline)
     sizes = {f.path: f.size for f in view.listing}
@@ -159,35 +176,72 @@ def run_compaction(client: Compactor, instant: str | None = None, *, locked: boo
     Takes the table lock unless the caller holds it (``locked``)."""
     table = _table(client)
     _require_mor(table)
+    cfg = _config(options)
+    if cfg.optimistic and not locked:
+        return _run(client, table, instant, cfg.compression, commit_lock=cfg.lock)
     with maybe_locked(client.storage, locked, "run compaction"):
         return _run(client, table, instant, _codec(options))
 
 
-def _run(client: Compactor, table: TableConfig, instant: str | None, codec: str = "gzip") -> str:
-    layout = table.timeline_layout
-    timeline = Timeline.load(client.storage, layout)
-    pending = timeline.pending_compactions().instants
+def _run(client: Compactor, table: TableConfig, instant: str | None, codec: str = "gzip",
+         commit_lock: StorageLockConfig | None = None) -> str:
+    """Run one pending compaction. With ``commit_lock`` (optimistic concurrency control) the table
+    lock is taken only to roll back a half-done earlier run and to complete; otherwise the caller holds it."""
+    if commit_lock is None:
+        return _run_steps(client, table, instant, codec, None)
+    with table_lock(client.storage, "compaction", commit_lock):  # the instant chosen, a dead run undone
+        t = _pending_instant(client, table, instant)
+        if t.state == State.INFLIGHT:
+            _undo_inflight(client, table, t)
+    return _run_steps(client, table, t.requested, codec, commit_lock)
+
+
+def _pending_instant(client: Compactor, table: TableConfig, instant: str | None) -> Instant:
+    pending = Timeline.load(client.storage, table.timeline_layout).pending_compactions().instants
     if instant is None:
         if not pending:
             raise InstantNotFound("there is no pending compaction to run", hint="schedule one first")
-        inst = pending[0]
-    else:
-        found = [i for i in pending if i.requested == instant]
-        if not found:
-            raise InstantNotFound(f"no pending compaction at {instant}",
-                                  hint="list them with `hudi-spec timeline`; schedule one with `hudi-spec compact`")
-        inst = found[0]
+        return pending[0]
+    found = [i for i in pending if i.requested == instant]
+    if not found:
+        raise InstantNotFound(f"no pending compaction at {instant}",
+                              hint="list them with `hudi-spec timeline`; schedule one with `hudi-spec compact`")
+    return found[0]
+
+
+def _undo_inflight(client: Compactor, table: TableConfig, inst: Instant) -> None:
+    """A run that died half way: its partial output removed, rolled back to requested."""
+    plan = read_record(client.storage, Instant(inst.requested, Action.COMPACTION, State.REQUESTED),
+                       table.timeline_layout, HoodieCompactionPlan)
+    _remove_partial_output(client.storage, plan, inst.requested)
+    rollback_instant(client.storage, table, inst, clock=client.clock,
+                     timeline=Timeline.load(client.storage, table.timeline_layout))
+
+
+def _run_steps(client: Compactor, table: TableConfig, instant: str | None, codec: str,
+               commit_lock: StorageLockConfig | None) -> str:
+    layout = table.timeline_layout
+    inst = _pending_instant(client, table, instant)
     t = inst.requested
-    plan = read_record(client.storage, Instant(t, Action.COMPACTION, State.REQUESTED), layout, HoodieCompactionPlan)
     if inst.state == State.INFLIGHT:  # a run that died half way: rolled back to requested, then run again
-        _remove_partial_output(client.storage, plan, t)
-        rollback_instant(client.storage, table, inst, clock=client.clock, timeline=timeline)
+        _undo_inflight(client, table, inst)
+    timeline = Timeline.load(client.storage, layout)
+    plan = read_record(client.storage, Instant(t, Action.COMPACTION, State.REQUESTED), layout, HoodieCompactionPlan)
+    plan = _without_rolled_back_logs(client.storage, timeline, plan)
     inflight = mark_inflight(client.storage, table, Instant(t, Action.COMPACTION, State.REQUESTED))
     stats = _run_operations(client, plan, t, codec)
     schema = _latest_schema(client.storage, timeline) or table.create_schema or ""
     md = CommitMetadata(stats_by_partition(stats), True, {"schema": schema}, "COMPACT")
-    complete(client.storage, table, inflight, md,
-             instant_generator(Timeline.load(client.storage, layout), client.clock))
+    if commit_lock is None:
+        complete(client.storage, table, inflight, md,
+                 instant_generator(Timeline.load(client.storage, layout), client.clock))
+        return t
+    with table_lock(client.storage, f"commit of compaction {t}", commit_lock) as lock:
+        if not lock.holds():
+            raise WriteConflict(f"the table lock was lost before compaction {t} could commit",
+                                hint="run the compaction again: it resumes from its plan")
+        complete(client.storage, table, inflight, md,
+                 instant_generator(Timeline.load(client.storage, layout), client.clock))
     return t
 
 
@@ -204,19 +258,39 @@ def compact(client: Compactor, *, locked: bool = False, options: Mapping[str, An
     ``options``: write options the new base files follow (``hoodie.parquet.compression.codec``)."""
     table = _table(client)
     _require_mor(table)
+    cfg = _config(options)
+    if cfg.optimistic and not locked:
+        return _compact_beside_writers(client, table, cfg)
     with maybe_locked(client.storage, locked, "compaction"):
         codec = _codec(options)
         done = run_pending_compactions(client, table, codec)
-        t = _schedule(client, table, None)
+        t = _schedule(client, table, None, multi_writer=cfg.optimistic)
         return _run(client, table, t, codec) if t is not None else (done[-1] if done else None)
+
+
+def _compact_beside_writers(client: Compactor, table: TableConfig, cfg: WriteConfig) -> str | None:
+    """``compact`` under optimistic concurrency control: the plan written under the lock (failed
+    writes whose heartbeat expired rolled back first), the pending compactions and the new one run
+    outside it, each completed under it (``BaseHoodieTableServiceClient.completeCompaction``)."""
+    client.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
+    with table_lock(client.storage, "schedule compaction", cfg.lock):
+        pending = [i.requested for i in Timeline.load(client.storage, table.timeline_layout)
+                   .pending_compactions().instants]
+        t = _schedule(client, table, None, multi_writer=True)
+    done = [_run(client, table, p, cfg.compression, commit_lock=cfg.lock) for p in pending + ([t] if t else [])]
+    return done[-1] if done else None
+
+
+def _config(options: Mapping[str, Any] | None) -> WriteConfig:
+    from reference.options import parse_options
+
+    return parse_options(dict(options or {}))
 
 
 def _codec(options: Mapping[str, Any] | None) -> str:
     """The parquet codec of the compacted base files: ``hoodie.parquet.compression.codec`` (Hudi's
     default: gzip)."""
-    from reference.options import parse_options
-
-    return parse_options(dict(options or {})).compression
+    return _config(options).compression
 
 
 def maybe_inline_compaction(client: Compactor, table: TableConfig, cfg: WriteConfig) -> str | None:
@@ -227,7 +301,8 @@ def maybe_inline_compaction(client: Compactor, table: TableConfig, cfg: WriteCon
     timeline = Timeline.load(client.storage, table.timeline_layout)
     if not should_schedule_compaction(timeline, compaction_config(cfg)):
         return done[-1] if done else None
-    return compact(client, locked=True, options={"hoodie.parquet.compression.codec": cfg.compression})
+    return compact(client, locked=True, options={"hoodie.parquet.compression.codec": cfg.compression,
+                                                 "hoodie.write.concurrency.mode": cfg.concurrency_mode})
 
 
 def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
@@ -238,6 +313,32 @@ def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
         if md.schema:
             return md.schema
     return None
+
+
+def _without_rolled_back_logs(storage: Storage, timeline: Timeline, plan: HoodieCompactionPlan) -> HoodieCompactionPlan:
+    """The plan without the log files it names that are gone because the write that made them was
+    rolled back. Before table version 8 a slice lists its log files whether their write committed
+    or not (a log file's name holds no instant), so a plan written while another writer was
+    appending may name a log file that writer then undid; no completed instant names such a file.
+    A missing log file a completed instant wrote is damage: InvalidTable."""
+    partitions = {op.partition_path or "" for op in plan.operations or ()}
+    present = {p: {f.name for f in storage.list(p) if not f.is_dir} for p in partitions}
+    missing = {n for op in plan.operations or () for n in op.delta_file_paths or ()
+               if n not in present[op.partition_path or ""]}
+    if not missing:
+        return plan
+    from spec.commit_metadata import parse_commit_metadata
+
+    for inst in timeline.commits_timeline().completed().instants:
+        md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
+        lost = sorted(missing & {posixpath.basename(s.path) for s in md.all_write_stats() if s.path})
+        if lost:
+            raise InvalidTable(f"log file {lost[0]}, written by the completed instant {inst.requested} and named by "
+                               "the compaction plan, is missing", hint="put the file back from a backup, or undo "
+                               f"{inst.requested} (`hudi-spec rollback TABLE {inst.requested}`)")
+    ops = tuple(replace(op, delta_file_paths=tuple(n for n in op.delta_file_paths or () if n not in missing))
+                for op in plan.operations or ())
+    return replace(plan, operations=ops)
 
 
 def _remove_partial_output(storage: Storage, plan: HoodieCompactionPlan, t: str) -> None:

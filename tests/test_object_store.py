@@ -54,7 +54,9 @@ def test_writes_to_gcs_and_azure_are_refused_before_any_request(uri: str, needs:
 
 
 def _race(storage: Storage, key: str) -> list[int]:
+    """The racers that created ``key``; any failure other than losing the race fails the round, named."""
     winners: list[int] = []
+    errors: list[BaseException] = []
     barrier = threading.Barrier(RACERS)
 
     def go(i: int) -> None:
@@ -64,12 +66,15 @@ def _race(storage: Storage, key: str) -> list[int]:
             winners.append(i)
         except WriteConflict:
             pass
+        except BaseException as e:  # reported below, with the round
+            errors.append(e)
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(RACERS)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert not errors, f"{len(errors)} racer(s) failed other than by losing: {errors[0]!r}"
     return winners
 
 

@@ -1,0 +1,247 @@
+"""The metadata table's writer: the ``files`` partition's records for each data table action, and the files,
+instants and properties that carry them (table versions 8 and 9).
+
+- **Records** (``HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords``, ``HoodieMetadataPayload``):
+  a commit, deltacommit, replacecommit or compaction adds one ``__all_partitions__`` record naming every
+  partition it wrote (size 0) and, per partition, a file list of the file names its write stats name, each
+  with the largest size a stat gives; a clean adds, per partition, tombstones (``isDeleted``) of the files it
+  deleted, and a partition-list tombstone of the partitions it deleted. The non-partitioned table's partition
+  is ``.``. Each record is a ``HoodieMetadataRecord`` whose ``key`` field is empty (the key is the HFile row).
+- **Initialization** (``HoodieBackedTableMetadataWriter.initializeFromFilesystem``): the metadata table is
+  created with its own ``hoodie.properties`` (``HoodieTableMetadataUtil``/``HoodieMetadataWriteUtils``:
+  merge-on-read, record key ``key``, payload ``HoodieMetadataPayload``, key generator
+  ``HOODIE_TABLE_METADATA``, base format HFILE, no meta fields, merge mode CUSTOM), and a deltacommit at the
+  first free instant of ``00000000000000000`` plus milliseconds (``generateUniqueInstantTime``) writes the file
+  group ``files-0000-0``: an empty delete block in the log file ``.files-0000-0_<init>.log.1_0-0-0`` and a base
+  HFile listing every partition and file of completed instants.
+- **Updates** (``HoodieBackedTableMetadataWriter.update``): each data instant's records are one
+  HFILE_DATA_BLOCK (header SCHEMA, then INSTANT_TIME) in a new log file ``.files-0000-0_<instant>.log.1_<token>``
+  committed as a deltacommit of the same instant time on the metadata table's timeline, before the data
+  instant completes — so a data instant that did not complete has a deltacommit readers skip.
+- **Rollback** (``HoodieBackedTableMetadataWriter.update(HoodieRollbackMetadata)``): the metadata table's
+  deltacommit of the rolled-back instant is rolled back by a rollback instant of the data rollback's time;
+  no records are written.
+
+Source (Apache Hudi 1.1.x): ``HoodieBackedTableMetadataWriter``, ``HoodieTableMetadataUtil``,
+``HoodieMetadataPayload``, ``HoodieMetadataWriteUtils``, ``HoodieTableMetadata`` (``SOLO_COMMIT_TIMESTAMP``)
+and ``HoodieAvroHFileWriter``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import fastavro
+
+from spec.avro_model import HoodieCleanMetadata
+from spec.bloom_filter import DynamicBloomFilter
+from spec.commit_metadata import CommitMetadata, WriteOperationType, write_stat
+from spec.delete_block import encode_delete_records
+from spec.file_system_view import DataFile
+from spec.hfile import KeyValue
+from spec.hfile_writer import build_hfile
+from spec.log_format import BlockType, HeaderKey, LogBlock
+from spec.metadata_table import (
+    ALL_PARTITIONS_KEY,
+    FILES_PARTITION,
+    NON_PARTITIONED_NAME,
+    TYPE_FILE_LIST,
+    TYPE_PARTITION_LIST,
+    FileInfo,
+    Listing,
+)
+from spec.table_config import TableConfig
+
+FILE_GROUP_ID = "files-0000-0"
+"""The files partition's one file group (``HoodieTableMetadataUtil.getFileIDForFileGroup``)."""
+SOLO_COMMIT_TIMESTAMP = "0" * 17
+"""The first initialization instant of a table version 8+ metadata table (``HoodieTableMetadata``)."""
+INIT_LOG_WRITE_TOKEN = "0-0-0"
+"""Write token of the empty log file a file group is initialized with."""
+BLOOM_FILTER_ENTRIES = 10_000
+BLOOM_FILTER_FPP = 1e-9
+BLOOM_FILTER_TYPE = "DYNAMIC_V0"
+BLOOM_FILTER_META = b"bloomFilter"
+
+
+# --8<-- [start:records]
+@lru_cache(maxsize=1)
+def metadata_record_schema() -> str:
+    """The ``HoodieMetadataRecord`` Avro schema as Hudi 1.1 embeds it in every metadata HFile and block."""
+    return resources.files("spec").joinpath("HoodieMetadataRecord.avsc").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _parsed_schema() -> Any:
+    import json
+    return fastavro.parse_schema(json.loads(metadata_record_schema()))
+
+
+def partition_identifier(partition_path: str) -> str:
+    """``HoodieTableMetadataUtil.getPartitionIdentifier``: the partition's key, ``.`` for the table's one
+    partition when it is not partitioned."""
+    return partition_path or NON_PARTITIONED_NAME
+
+
+def encode_record(key: str, listing: Listing) -> bytes:
+    """The Avro binary of one files-partition ``HoodieMetadataRecord``: type 1 for ``__all_partitions__``,
+    2 for a partition's file list; the ``key`` field empty, the other payloads null."""
+    record = {"key": "", "type": TYPE_PARTITION_LIST if key == ALL_PARTITIONS_KEY else TYPE_FILE_LIST,
+              "filesystemMetadata": {n: {"size": i.size, "isDeleted": i.is_deleted} for n, i in listing.items()}}
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, _parsed_schema(), record)
+    return out.getvalue()
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def commit_records(md: CommitMetadata) -> dict[str, dict[str, FileInfo]]:
+    """``convertMetadataToFilesPartitionRecords(HoodieCommitMetadata)``: every partition written, and per
+    partition the files its write stats name with the largest size reported for each. A delete_partition
+    replacecommit also tombstones the partitions it replaced."""
+    partitions = {partition_identifier(p): FileInfo(0) for p in md.partition_to_write_stats}
+    if md.is_replace and md.operation_type == WriteOperationType.DELETE_PARTITION.value:
+        for p in md.partition_to_replace_file_ids or {}:
+            partitions[partition_identifier(p)] = FileInfo(0, True)
+    out: dict[str, dict[str, FileInfo]] = {ALL_PARTITIONS_KEY: partitions}
+    for p, stats in md.partition_to_write_stats.items():
+        files: dict[str, FileInfo] = {}
+        for s in stats:
+            if s.path:
+                name = _file_name(s.path)
+                files[name] = FileInfo(max(s.file_size_in_bytes, files[name].size if name in files else 0))
+        out[partition_identifier(p)] = files
+    return out
+
+
+def clean_records(md: HoodieCleanMetadata) -> dict[str, dict[str, FileInfo]]:
+    """``convertMetadataToFilesPartitionRecords(HoodieCleanMetadata)``: per partition, a tombstone for every file
+    the clean deleted (its delete path patterns); the partitions it deleted, tombstoned in the partition list."""
+    out: dict[str, dict[str, FileInfo]] = {}
+    deleted = {}
+    for p, pm in md.partition_metadata.items():
+        out[partition_identifier(p)] = {_file_name(f): FileInfo(0, True) for f in pm.delete_path_patterns}
+        if pm.is_partition_deleted:
+            deleted[partition_identifier(p)] = FileInfo(0, True)
+    if deleted:
+        out[ALL_PARTITIONS_KEY] = deleted
+    return out
+
+
+def listing_records(files: Iterable[DataFile]) -> dict[str, dict[str, FileInfo]]:
+    """``initializeFilesPartition``: the partition list and every partition's files, from a listing."""
+    out: dict[str, dict[str, FileInfo]] = {ALL_PARTITIONS_KEY: {}}
+    for f in files:
+        key = partition_identifier(f.partition_path)
+        out[ALL_PARTITIONS_KEY][key] = FileInfo(0)
+        out.setdefault(key, {})[f.name] = FileInfo(f.size)
+    return out
+# --8<-- [end:records]
+
+
+# --8<-- [start:files]
+def records_hfile(records: Mapping[str, Listing], create_time_ms: int, base_file: bool) -> bytes:
+    """The HFile of ``records`` (rows sorted by key). A base file also carries the keys' DYNAMIC_V0 bloom filter
+    (10,000 entries a row, fpp 1e-9, base64 text in the ``bloomFilter`` meta block) and the file info
+    ``bloomFilterTypeCode``, ``minRecordKey`` and ``maxRecordKey`` (``HoodieAvroHFileWriter``)."""
+    entries = [KeyValue(k.encode(), encode_record(k, v)) for k, v in sorted(records.items())]
+    info: list[tuple[str, bytes]] = [("schema", metadata_record_schema().encode())]
+    metas: list[tuple[bytes, bytes]] = []
+    if base_file:
+        bloom = DynamicBloomFilter(row_entries=BLOOM_FILTER_ENTRIES, fpp=BLOOM_FILTER_FPP)
+        for k in sorted(records):
+            bloom.add(k)
+        keys = sorted(records)
+        info += [("bloomFilterTypeCode", BLOOM_FILTER_TYPE.encode()),
+                 ("minRecordKey", keys[0].encode() if keys else b""), ("maxRecordKey", keys[-1].encode() if keys else b"")]
+        metas.append((BLOOM_FILTER_META, base64.b64encode(bloom.serialize())))
+    return build_hfile(entries, info, metas, create_time_ms)
+
+
+def hfile_data_block(instant: str, records: Mapping[str, Listing], create_time_ms: int) -> LogBlock:
+    """The log block of one metadata deltacommit: an HFILE_DATA_BLOCK, header SCHEMA then INSTANT_TIME."""
+    header = ((int(HeaderKey.SCHEMA), metadata_record_schema()), (int(HeaderKey.INSTANT_TIME), instant))
+    return LogBlock(BlockType.HFILE_DATA_BLOCK, header, records_hfile(records, create_time_ms, base_file=False))
+
+
+def init_log_block(instant: str) -> LogBlock:
+    """The block a new file group's log file starts with: an empty delete block, header INSTANT_TIME."""
+    return LogBlock(BlockType.DELETE_BLOCK, ((int(HeaderKey.INSTANT_TIME), instant),), encode_delete_records([]))
+
+
+def log_file_name(instant: str, write_token: str) -> str:
+    """``.files-0000-0_<instant>.log.1_<write token>`` (table version 8+: one log file per deltacommit)."""
+    return f".{FILE_GROUP_ID}_{instant}.log.1_{write_token}"
+
+
+def base_file_name(instant: str, write_token: str) -> str:
+    """``files-0000-0_<write token>_<instant>.hfile``."""
+    return f"{FILE_GROUP_ID}_{write_token}_{instant}.hfile"
+
+
+def init_instant(existing: Iterable[str]) -> str:
+    """``generateUniqueInstantTime``: ``SOLO_COMMIT_TIMESTAMP`` plus the fewest milliseconds not on the metadata
+    table's timeline."""
+    taken = set(existing)
+    offset = 0
+    while f"{int(SOLO_COMMIT_TIMESTAMP) + offset:017d}" in taken:
+        offset += 1
+    return f"{int(SOLO_COMMIT_TIMESTAMP) + offset:017d}"
+
+
+def deltacommit_metadata(instant_files: Sequence[tuple[str, int]], num_writes: int,
+                         operation: str = WriteOperationType.UPSERT_PREPPED.value) -> CommitMetadata:
+    """The metadata table deltacommit's commit metadata: one write stat per file it wrote in ``files``."""
+    stats = tuple(write_stat(fileId=FILE_GROUP_ID, path=f"{FILES_PARTITION}/{name}", partitionPath=FILES_PARTITION,
+                             numWrites=num_writes, numInserts=num_writes if name.endswith(".hfile") else 0,
+                             totalWriteBytes=size, fileSizeInBytes=size, prevCommit=SOLO_COMMIT_TIMESTAMP)
+                  for name, size in instant_files)
+    return CommitMetadata({FILES_PARTITION: stats}, operation_type=operation)
+# --8<-- [end:files]
+
+
+# --8<-- [start:table]
+def metadata_table_config(data: TableConfig) -> TableConfig:
+    """The metadata table's ``hoodie.properties`` (``HoodieBackedTableMetadataWriter.initializeMetaClient``)."""
+    props = {
+        "hoodie.table.name": f"{data.name}_metadata",
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.table.version": str(data.table_version),
+        "hoodie.table.initial.version": str(data.table_version),
+        "hoodie.timeline.layout.version": "2",
+        "hoodie.timeline.path": "timeline",
+        "hoodie.timeline.history.path": "history",
+        "hoodie.archivelog.folder": "history",
+        "hoodie.table.recordkey.fields": "key",
+        "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+        "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+        "hoodie.populate.meta.fields": "false",
+        "hoodie.table.base.file.format": "HFILE",
+        "hoodie.record.merge.mode": "CUSTOM",
+        "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        "hoodie.datasource.write.drop.partition.columns": "false",
+    }
+    from spec.table_config import table_checksum
+    props["hoodie.table.checksum"] = str(table_checksum(None, props["hoodie.table.name"]))
+    return TableConfig(props)
+
+
+def with_partition_state(config: TableConfig, partition: str, enabled: bool) -> TableConfig:
+    """``HoodieTableConfig.setMetadataPartitionState``: ``hoodie.table.metadata.partitions`` with the partition
+    added or removed (sorted, comma-separated); removing ``files`` clears the property."""
+    names = set(config.metadata_partitions)
+    if enabled:
+        names.add(partition)
+    else:
+        names.discard(partition)
+        if partition == FILES_PARTITION:
+            names = set()
+    return config.with_props(**{"hoodie.table.metadata.partitions": ",".join(sorted(names))})
+# --8<-- [end:table]

@@ -37,11 +37,13 @@ from spec.metadata_writer import (
     deltacommit_metadata,
     hfile_data_block,
     init_instant,
+    index_definitions_without,
     init_log_block,
     listing_records,
     log_file_name,
     base_file_name,
     metadata_table_config,
+    partitions_to_delete,
     records_hfile,
     with_partition_state,
 )
@@ -82,11 +84,14 @@ def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
     """Every metadata partition but ``files`` deleted, and dropped from ``hoodie.table.metadata.partitions``
     (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has off)."""
     table = TableConfig.load(storage)
-    for name in table.metadata_partitions:
-        if name != FILES_PARTITION:
-            storage.delete_dir(posixpath.join(METADATA_TABLE_PATH, name))
-            table = with_partition_state(table, name, False)
-            _save_properties(storage, table)
+    drop = partitions_to_delete(table)
+    for name in drop:
+        storage.delete_dir(posixpath.join(METADATA_TABLE_PATH, name))
+        table = with_partition_state(table, name, False)
+        _save_properties(storage, table)
+    defs = table.get("hoodie.table.index.defs.path")
+    if drop and defs and storage.exists(defs):
+        storage.write_atomic(defs, index_definitions_without(storage.read(defs).decode(), drop).encode())
     return table
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
@@ -40,7 +41,7 @@ import fastavro
 
 from spec.avro_model import HoodieCleanMetadata
 from spec.bloom_filter import DynamicBloomFilter
-from spec.commit_metadata import CommitMetadata, WriteOperationType, write_stat
+from spec.commit_metadata import CommitMetadata, WriteOperationType, jackson_pretty, write_stat
 from spec.delete_block import encode_delete_records
 from spec.file_system_view import DataFile
 from spec.hfile import KeyValue
@@ -55,7 +56,7 @@ from spec.metadata_table import (
     FileInfo,
     Listing,
 )
-from spec.table_config import TableConfig
+from spec.table_config import TableConfig, table_checksum
 
 FILE_GROUP_ID = "files-0000-0"
 """The files partition's one file group (``HoodieTableMetadataUtil.getFileIDForFileGroup``)."""
@@ -78,7 +79,6 @@ def metadata_record_schema() -> str:
 
 @lru_cache(maxsize=1)
 def _parsed_schema() -> Any:
-    import json
     return fastavro.parse_schema(json.loads(metadata_record_schema()))
 
 
@@ -228,7 +228,6 @@ def metadata_table_config(data: TableConfig) -> TableConfig:
         "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
         "hoodie.datasource.write.drop.partition.columns": "false",
     }
-    from spec.table_config import table_checksum
     props["hoodie.table.checksum"] = str(table_checksum(None, props["hoodie.table.name"]))
     return TableConfig(props)
 
@@ -244,4 +243,25 @@ def with_partition_state(config: TableConfig, partition: str, enabled: bool) -> 
         if partition == FILES_PARTITION:
             names = set()
     return config.with_props(**{"hoodie.table.metadata.partitions": ",".join(sorted(names))})
+
+
+MAINTAINED_PARTITIONS = frozenset({FILES_PARTITION})
+"""The metadata partitions this writer keeps. Every other one (column_stats, partition_stats, record_index,
+bloom_filters, secondary and expression indexes) is deleted by its first write, as Hudi deletes the index of a
+writer that has it off (``HoodieTable.deleteMetadataIndexIfNecessary``; for secondary and expression indexes,
+which Hudi only drops on ``DROP INDEX``, as that drop does) — never left stale."""
+
+
+def partitions_to_delete(config: TableConfig) -> list[str]:
+    """The table's metadata partitions this writer does not keep, in the order the table names them."""
+    return [p for p in config.metadata_partitions if p not in MAINTAINED_PARTITIONS]
+
+
+def index_definitions_without(text: str, names: Iterable[str]) -> str:
+    """The index definitions file (``.hoodie/.index_defs/index.json``, Jackson's pretty print) without the
+    definitions of ``names`` (``HoodieTableMetaClient.deleteIndexDefinition``)."""
+    doc = json.loads(text)
+    defs = doc.get("indexDefinitions") or {}
+    doc["indexDefinitions"] = {k: v for k, v in defs.items() if k not in set(names)}
+    return jackson_pretty(doc)
 # --8<-- [end:table]

@@ -22,7 +22,7 @@ instants and properties that carry them (table versions 8 and 9).
   deltacommit of the rolled-back instant is rolled back by a rollback instant of the data rollback's time;
   no records are written.
 
-Source (Apache Hudi 1.1.x): ``HoodieBackedTableMetadataWriter``, ``HoodieTableMetadataUtil``,
+Source (Apache Hudi 1.1.x): ``HoodieBackedTableMetadataWriter``, ``HoodieTableMetadataUtil``, ``FilesIndexer``,
 ``HoodieMetadataPayload``, ``HoodieMetadataWriteUtils``, ``HoodieTableMetadata`` (``SOLO_COMMIT_TIMESTAMP``)
 and ``HoodieAvroHFileWriter``.
 """
@@ -103,20 +103,20 @@ def _file_name(path: str) -> str:
 
 
 def commit_records(md: CommitMetadata) -> dict[str, dict[str, FileInfo]]:
-    """``convertMetadataToFilesPartitionRecords(HoodieCommitMetadata)``: every partition written, and per
-    partition the files its write stats name with the largest size reported for each. A delete_partition
-    replacecommit also tombstones the partitions it replaced."""
-    partitions = {partition_identifier(p): FileInfo(0) for p in md.partition_to_write_stats}
-    if md.is_replace and md.operation_type == WriteOperationType.DELETE_PARTITION.value:
-        for p in md.partition_to_replace_file_ids or {}:
-            partitions[partition_identifier(p)] = FileInfo(0, True)
-    out: dict[str, dict[str, FileInfo]] = {ALL_PARTITIONS_KEY: partitions}
+    """``FilesIndexer.convertMetadataToFilesPartitionRecords(HoodieCommitMetadata)``: every partition written, and
+    per partition the files its write stats name with the largest size reported for each (and the CDC files
+    of its CDC stats). A delete_partition replacecommit adds nothing to the partition list: its partitions
+    leave the listing when the clean that deletes their files says so (``isPartitionDeleted``)."""
+    out: dict[str, dict[str, FileInfo]] = {
+        ALL_PARTITIONS_KEY: {partition_identifier(p): FileInfo(0) for p in md.partition_to_write_stats}}
     for p, stats in md.partition_to_write_stats.items():
         files: dict[str, FileInfo] = {}
         for s in stats:
             if s.path:
                 name = _file_name(s.path)
                 files[name] = FileInfo(max(s.file_size_in_bytes, files[name].size if name in files else 0))
+            for cdc_path, size in (s.cdc_stats or {}).items():
+                files[_file_name(cdc_path)] = FileInfo(size)
         out[partition_identifier(p)] = files
     return out
 

@@ -129,7 +129,7 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     log_bytes = encode_blocks([init_log_block(instant)])
     mdt.create_if_absent(f"{FILES_PARTITION}/{log_name}", log_bytes)
     base_name = base_file_name(instant, WRITE_TOKEN)
-    base = records_hfile(records, _now_ms(), base_file=True)
+    base = records_hfile(records, _now_ms(), base_file=True, table_version=cfg.table_version)
     mdt.create_if_absent(f"{FILES_PARTITION}/{base_name}", base)
     md = deltacommit_metadata([(log_name, len(log_bytes)), (base_name, len(base))], len(records), "BULK_INSERT_PREPPED")
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
@@ -147,7 +147,7 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     name = log_file_name(instant, WRITE_TOKEN)
-    data = encode_blocks([hfile_data_block(instant, records, _now_ms())])
+    data = encode_blocks([hfile_data_block(instant, records, _now_ms(), table_version)])
     mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
     md = deltacommit_metadata([(name, len(data))], len(records))
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),

@@ -71,15 +71,18 @@ BLOOM_FILTER_META = b"bloomFilter"
 
 
 # --8<-- [start:records]
-@lru_cache(maxsize=1)
-def metadata_record_schema() -> str:
-    """The ``HoodieMetadataRecord`` Avro schema as Hudi 1.1 embeds it in every metadata HFile and block."""
-    return resources.files("spec").joinpath("HoodieMetadataRecord.avsc").read_text(encoding="utf-8")
+@lru_cache(maxsize=4)
+def metadata_record_schema(table_version: int) -> str:
+    """The ``HoodieMetadataRecord`` Avro schema as Hudi embeds it in every metadata HFile and block: Hudi 1.0's
+    for table version 8, 1.1's (column stats with ``valueType``) for 9. A table's metadata files all carry one
+    schema — readers such as hudi-rs do not reconcile blocks written under both."""
+    name = f"HoodieMetadataRecord.v{8 if table_version == 8 else 9}.avsc"
+    return resources.files("spec").joinpath(name).read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=1)
-def _parsed_schema() -> Any:
-    return fastavro.parse_schema(json.loads(metadata_record_schema()))
+@lru_cache(maxsize=4)
+def _parsed_schema(table_version: int) -> Any:
+    return fastavro.parse_schema(json.loads(metadata_record_schema(table_version)))
 
 
 def partition_identifier(partition_path: str) -> str:
@@ -88,13 +91,13 @@ def partition_identifier(partition_path: str) -> str:
     return partition_path or NON_PARTITIONED_NAME
 
 
-def encode_record(key: str, listing: Listing) -> bytes:
+def encode_record(key: str, listing: Listing, table_version: int = 9) -> bytes:
     """The Avro binary of one files-partition ``HoodieMetadataRecord``: type 1 for ``__all_partitions__``,
     2 for a partition's file list; the ``key`` field empty, the other payloads null."""
     record = {"key": "", "type": TYPE_PARTITION_LIST if key == ALL_PARTITIONS_KEY else TYPE_FILE_LIST,
               "filesystemMetadata": {n: {"size": i.size, "isDeleted": i.is_deleted} for n, i in listing.items()}}
     out = io.BytesIO()
-    fastavro.schemaless_writer(out, _parsed_schema(), record)
+    fastavro.schemaless_writer(out, _parsed_schema(table_version), record)
     return out.getvalue()
 
 
@@ -147,12 +150,13 @@ def listing_records(files: Iterable[DataFile]) -> dict[str, dict[str, FileInfo]]
 
 
 # --8<-- [start:files]
-def records_hfile(records: Mapping[str, Listing], create_time_ms: int, base_file: bool) -> bytes:
+def records_hfile(records: Mapping[str, Listing], create_time_ms: int, base_file: bool,
+                  table_version: int = 9) -> bytes:
     """The HFile of ``records`` (rows sorted by key). A base file also carries the keys' DYNAMIC_V0 bloom filter
     (10,000 entries a row, fpp 1e-9, base64 text in the ``bloomFilter`` meta block) and the file info
     ``bloomFilterTypeCode``, ``minRecordKey`` and ``maxRecordKey`` (``HoodieAvroHFileWriter``)."""
-    entries = [KeyValue(k.encode(), encode_record(k, v)) for k, v in sorted(records.items())]
-    info: list[tuple[str, bytes]] = [("schema", metadata_record_schema().encode())]
+    entries = [KeyValue(k.encode(), encode_record(k, v, table_version)) for k, v in sorted(records.items())]
+    info: list[tuple[str, bytes]] = [("schema", metadata_record_schema(table_version).encode())]
     metas: list[tuple[bytes, bytes]] = []
     if base_file:
         bloom = DynamicBloomFilter(row_entries=BLOOM_FILTER_ENTRIES, fpp=BLOOM_FILTER_FPP)
@@ -165,10 +169,12 @@ def records_hfile(records: Mapping[str, Listing], create_time_ms: int, base_file
     return build_hfile(entries, info, metas, create_time_ms)
 
 
-def hfile_data_block(instant: str, records: Mapping[str, Listing], create_time_ms: int) -> LogBlock:
+def hfile_data_block(instant: str, records: Mapping[str, Listing], create_time_ms: int,
+                     table_version: int = 9) -> LogBlock:
     """The log block of one metadata deltacommit: an HFILE_DATA_BLOCK, header SCHEMA then INSTANT_TIME."""
-    header = ((int(HeaderKey.SCHEMA), metadata_record_schema()), (int(HeaderKey.INSTANT_TIME), instant))
-    return LogBlock(BlockType.HFILE_DATA_BLOCK, header, records_hfile(records, create_time_ms, base_file=False))
+    header = ((int(HeaderKey.SCHEMA), metadata_record_schema(table_version)), (int(HeaderKey.INSTANT_TIME), instant))
+    return LogBlock(BlockType.HFILE_DATA_BLOCK, header,
+                    records_hfile(records, create_time_ms, base_file=False, table_version=table_version))
 
 
 def init_log_block(instant: str) -> LogBlock:

@@ -24,24 +24,28 @@ from spec.avro_model import (
     format_avro_metadata,
     parse_avro_metadata,
 )
-from spec.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.commit_metadata import format_commit_metadata
 from spec.errors import HudiSpecError, UnsupportedTableVersion
 from spec.file_naming import parse_base_file_name, parse_log_file_name
 from spec.file_system_view import list_data_files
 from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.log_format import encode_blocks
-from spec.metadata_table import FILES_PARTITION, METADATA_TABLE_PATH, FileInfo, metadata_storage
+from spec.metadata_table import (
+    FILES_PARTITION,
+    METADATA_TABLE_PATH,
+    FileInfo,
+    metadata_storage,
+)
 from spec.metadata_writer import (
-    commit_records,
+    base_file_name,
     clean_records,
     deltacommit_metadata,
     hfile_data_block,
-    init_instant,
     index_definitions_without,
+    init_instant,
     init_log_block,
     listing_records,
     log_file_name,
-    base_file_name,
     metadata_table_config,
     partitions_to_delete,
     records_hfile,
@@ -176,14 +180,6 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
     return True
 
 
-def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator,
-              enable: bool | None = None) -> None:
-    """A commit, deltacommit, replacecommit or compaction about to complete, recorded in the metadata table
-    (``HoodieBackedTableMetadataWriter.update(HoodieCommitMetadata)``)."""
-    if prepare(storage, gen, enable):
-        append_deltacommit(storage, inst.requested, commit_records(md), gen)
-
-
 def rollback_instant(storage: Storage, target: str, rollback_time: str, gen: InstantTimeGenerator) -> None:
     """The metadata table's instant of a rolled-back data instant undone: its files deleted and its instant
     files removed, recorded as a rollback at the data rollback's time (as Hudi 1.x does for table version 8+)."""
@@ -269,4 +265,4 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
 
 
 __all__ = ["append_deltacommit", "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize",
-           "on_commit", "on_service_complete", "prepare", "rollback_instant"]
+           "on_service_complete", "prepare", "rollback_instant"]

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from reference import metadata_writer
+from reference import metadata_services, metadata_writer
 from reference.executors.common import compaction_plan
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
@@ -194,10 +194,10 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
 def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMetadata,
              gen: InstantTimeGenerator, metadata_enable: bool | None = None) -> None:
     """The completed instant, with the write's metadata, created only if absent; markers removed first. The
-    metadata table records the instant first (``reference.metadata_writer.on_commit``; ``metadata_enable``
+    metadata table records the instant first (``reference.metadata_services.on_commit``; ``metadata_enable``
     None keeps the table's metadata table as it is)."""
     layout = table.timeline_layout
-    metadata_writer.on_commit(storage, inst, md, gen, metadata_enable)
+    metadata_services.on_commit(storage, inst, md, gen, metadata_enable)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
     storage.delete_dir(f".hoodie/.temp/{inst.requested}")

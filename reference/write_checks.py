@@ -76,7 +76,8 @@ def combines(cfg: WriteConfig, op: str) -> bool:
 def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
     """A write's options name the table's identity (``spec.writer_utils.validate_table_config``), and the
     table has no metadata table this writer would leave stale: one of table version 6 is only written with
-    ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs (``reference.metadata_writer``)."""
+    ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
+    (``reference.metadata_writer``)."""
     wu.validate_table_config(table_identity(table), given_identity(options))
     enable = next((parse_bool(str(v)) for k, v in options.items() if canonical_key(k) == "hoodie.metadata.enable"),
                   None)
@@ -86,8 +87,9 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
             "that this writer does not maintain; writing would leave it stale for Java readers",
             hint="write with hoodie.metadata.enable=false, which deletes the metadata table as Apache Hudi does")
     if enable and table.table_version < 8:
-        raise InvalidOperation(f"this writer keeps metadata tables of table versions 8 and 9, not {table.table_version}",
-                               hint="leave hoodie.metadata.enable unset or false")
+        raise InvalidOperation(
+            f"this writer keeps metadata tables of table versions 8 and 9, not {table.table_version}",
+            hint="leave hoodie.metadata.enable unset or false")
 
 
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,

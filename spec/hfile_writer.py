@@ -23,12 +23,12 @@ from collections.abc import Iterable, Sequence
 
 from spec.errors import HFileFormatError
 from spec.hfile import (
-    BlockIndexEntry,
     BLOCK_HEADER_SIZE,
     CHECKSUMS,
     COMPRESSION_CODECS,
     PBUF_MAGIC,
     TRAILER_SIZE,
+    BlockIndexEntry,
     BlockType,
     HFile,
     HFileTrailer,

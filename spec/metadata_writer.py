@@ -39,13 +39,14 @@ from typing import Any
 
 import fastavro
 
-from spec.avro_model import HoodieCleanMetadata
+from spec.avro_model import HoodieCleanMetadata, HoodieCompactionOperation, HoodieCompactionPlan
 from spec.bloom_filter import DynamicBloomFilter
 from spec.commit_metadata import CommitMetadata, WriteOperationType, jackson_pretty, write_stat
 from spec.delete_block import encode_delete_records
 from spec.file_system_view import DataFile
 from spec.hfile import KeyValue
 from spec.hfile_writer import build_hfile
+from spec.instant import Action
 from spec.log_format import BlockType, HeaderKey, LogBlock
 from spec.metadata_table import (
     ALL_PARTITIONS_KEY,
@@ -57,6 +58,7 @@ from spec.metadata_table import (
     Listing,
 )
 from spec.table_config import TableConfig, table_checksum
+from spec.timeline import Timeline
 
 FILE_GROUP_ID = "files-0000-0"
 """The files partition's one file group (``HoodieTableMetadataUtil.getFileIDForFileGroup``)."""
@@ -162,9 +164,9 @@ def records_hfile(records: Mapping[str, Listing], create_time_ms: int, base_file
         bloom = DynamicBloomFilter(row_entries=BLOOM_FILTER_ENTRIES, fpp=BLOOM_FILTER_FPP)
         for k in sorted(records):
             bloom.add(k)
-        keys = sorted(records)
+        keys = sorted(records) or [""]
         info += [("bloomFilterTypeCode", BLOOM_FILTER_TYPE.encode()),
-                 ("minRecordKey", keys[0].encode() if keys else b""), ("maxRecordKey", keys[-1].encode() if keys else b"")]
+                 ("minRecordKey", keys[0].encode()), ("maxRecordKey", keys[-1].encode())]
         metas.append((BLOOM_FILTER_META, base64.b64encode(bloom.serialize())))
     return build_hfile(entries, info, metas, create_time_ms)
 
@@ -211,6 +213,57 @@ def deltacommit_metadata(instant_files: Sequence[tuple[str, int]], num_writes: i
                   for name, size in instant_files)
     return CommitMetadata({FILES_PARTITION: stats}, operation_type=operation)
 # --8<-- [end:files]
+
+
+# --8<-- [start:services]
+COMPACT_MAX_DELTA_COMMITS = 10
+"""``hoodie.metadata.compact.max.delta.commits`` (``HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS``)."""
+CLEANER_COMMITS_RETAINED = 3
+"""``hoodie.metadata.cleaner.commits.retained`` (``HoodieMetadataConfig.CLEANER_COMMITS_RETAINED``)."""
+
+
+def compaction_due(timeline: Timeline, max_delta_commits: int = COMPACT_MAX_DELTA_COMMITS) -> bool:
+    """``HoodieBackedTableMetadataWriter.compactIfNecessary``: the metadata table is compacted, before its next
+    deltacommit, once it has ``max_delta_commits`` completed deltacommits since its last completed compaction
+    (a ``commit`` on its timeline) or since it began."""
+    done = [i for i in timeline.instants if i.is_completed]
+    last = max((i.requested for i in done if i.action == Action.COMMIT), default="")
+    return sum(1 for i in done if i.action == Action.DELTA_COMMIT and i.requested > last) >= max_delta_commits
+
+
+def compaction_allowed(block_instants: Iterable[str], data_timeline: Timeline) -> bool:
+    """``validateCompactionScheduling``: no block to compact belongs to a data instant that has not completed
+    (its deltacommit may still be rolled back); the metadata table's own instants (``0000…``) always count."""
+    completed = {i.requested for i in data_timeline.instants if i.is_completed}
+    return all(t in completed or t.startswith("0" * 14) for t in block_instants)
+
+
+def compacted_records(merged: Mapping[str, Listing]) -> dict[str, dict[str, FileInfo]]:
+    """The records a compaction writes to the new base HFile: each key's merged listing without tombstones
+    (nothing older remains for a tombstone to hide)."""
+    return {k: {n: i for n, i in v.items() if not i.is_deleted} for k, v in merged.items()}
+
+
+def compaction_plan(base_instant: str, base_file: str | None, log_files: Sequence[str],
+                    log_bytes: int) -> HoodieCompactionPlan:
+    """The metadata compaction's plan: one operation on ``files-0000-0`` (its base file and log files)."""
+    op = HoodieCompactionOperation(
+        base_instant_time=base_instant, delta_file_paths=tuple(log_files), data_file_path=base_file,
+        file_id=FILE_GROUP_ID, partition_path=FILES_PARTITION,
+        metrics={"TOTAL_LOG_FILES": float(len(log_files)), "TOTAL_IO_MB": 0.0, "TOTAL_IO_READ_MB": 0.0,
+                 "TOTAL_LOG_FILES_SIZE": float(log_bytes), "TOTAL_IO_WRITE_MB": 0.0})
+    return HoodieCompactionPlan(operations=(op,), extra_metadata={}, version=2)
+
+
+def compaction_commit_metadata(base_name: str, base_size: int, prev_base_instant: str, records: int,
+                               log_files: int) -> CommitMetadata:
+    """The metadata compaction's ``commit``: one write stat for the new base HFile."""
+    stat = write_stat(fileId=FILE_GROUP_ID, path=f"{FILES_PARTITION}/{base_name}", partitionPath=FILES_PARTITION,
+                      prevCommit=prev_base_instant, numWrites=records, totalWriteBytes=base_size,
+                      fileSizeInBytes=base_size, totalLogFilesCompacted=log_files)
+    return CommitMetadata({FILES_PARTITION: (stat,)}, compacted=True,
+                          operation_type=WriteOperationType.COMPACT.value)
+# --8<-- [end:services]
 
 
 # --8<-- [start:table]

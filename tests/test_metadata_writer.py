@@ -323,3 +323,23 @@ def _upsert_delete_compact_clean(path: Path) -> None:
     defs = path / ".hoodie" / ".index_defs" / "index.json"
     if defs.exists():
         assert json.loads(defs.read_text())["indexDefinitions"] == {}
+
+
+def test_the_metadata_table_is_compacted_after_ten_deltacommits_and_cleaned(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    opts = _options("COPY_ON_WRITE", 9, **{"hoodie.clean.automatic": "false"})
+    writes = [t.write(pa.table({"id": [f"k{i % 3}"], "ts": [i], "p": [f"p{i % 2}"]}), "upsert", opts).instant
+              for i in range(22)]
+    mdt = Storage(str(path / METADATA_TABLE_PATH))
+    timeline = Timeline.load(mdt, 2)
+    compactions = [i for i in timeline.instants if i.action == "commit" and i.is_completed]
+    deltacommits = sorted(i.requested for i in timeline.instants if i.action == "deltacommit" and i.is_completed)
+    # the init deltacommit and nine data deltacommits, then the compaction before the tenth data deltacommit
+    assert deltacommits[:10] == ["00000000000000000", *writes[:9]]
+    assert len(compactions) == 2 and writes[9] < compactions[0].requested < writes[10]
+    assert any(i.action == "clean" and i.is_completed for i in timeline.instants)
+    bases = sorted(f.name for f in mdt.list(FILES_PARTITION) if f.name.endswith(".hfile"))
+    assert bases == sorted(f"files-0000-0_0-0-0_{c.requested}.hfile" for c in compactions)[-len(bases):]
+    _assert_consistent(path)
+    assert sorted(read_table(str(path)).column("ts").to_pylist()) == [16, 17, 18, 19, 20, 21]  # (key, partition): i % 6

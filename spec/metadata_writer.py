@@ -1,30 +1,36 @@
 """The metadata table's writer: the ``files`` partition's records for each data table action, and the files,
 instants and properties that carry them (table versions 8 and 9).
 
-- **Records** (``HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords``, ``HoodieMetadataPayload``):
-  a commit, deltacommit, replacecommit or compaction adds one ``__all_partitions__`` record naming every
-  partition it wrote (size 0) and, per partition, a file list of the file names its write stats name, each
-  with the largest size a stat gives; a clean adds, per partition, tombstones (``isDeleted``) of the files it
-  deleted, and a partition-list tombstone of the partitions it deleted. The non-partitioned table's partition
-  is ``.``. Each record is a ``HoodieMetadataRecord`` whose ``key`` field is empty (the key is the HFile row).
+- **Records** (``FilesIndexer.convertMetadataToFilesPartitionRecords``, ``HoodieMetadataPayload``): a commit,
+  deltacommit, replacecommit or compaction adds one ``__all_partitions__`` record naming every partition it
+  wrote (size 0) and, per partition, a file list of the file names its write stats name, each with the largest
+  size a stat gives; a clean adds, per partition, tombstones (``isDeleted``) of the files it deleted, and a
+  partition-list tombstone of the partitions it deleted. The non-partitioned table's partition is ``.``. Each
+  record is a ``HoodieMetadataRecord`` whose ``key`` field is empty (the key is the HFile row), written under the
+  schema of the table version's Hudi release.
 - **Initialization** (``HoodieBackedTableMetadataWriter.initializeFromFilesystem``): the metadata table is
-  created with its own ``hoodie.properties`` (``HoodieTableMetadataUtil``/``HoodieMetadataWriteUtils``:
-  merge-on-read, record key ``key``, payload ``HoodieMetadataPayload``, key generator
-  ``HOODIE_TABLE_METADATA``, base format HFILE, no meta fields, merge mode CUSTOM), and a deltacommit at the
-  first free instant of ``00000000000000000`` plus milliseconds (``generateUniqueInstantTime``) writes the file
-  group ``files-0000-0``: an empty delete block in the log file ``.files-0000-0_<init>.log.1_0-0-0`` and a base
-  HFile listing every partition and file of completed instants.
+  created with its own ``hoodie.properties`` (``HoodieMetadataWriteUtils``: merge-on-read, record key ``key``,
+  payload ``HoodieMetadataPayload``, key generator ``HOODIE_TABLE_METADATA``, base format HFILE, no meta fields,
+  merge mode CUSTOM), and a deltacommit at the first free instant of ``00000000000000000`` plus milliseconds
+  (``generateUniqueInstantTime``) writes the file group ``files-0000-0``: an empty delete block in the log file
+  ``.files-0000-0_<init>.log.1_0-0-0`` and a base HFile listing every partition and file of completed instants.
 - **Updates** (``HoodieBackedTableMetadataWriter.update``): each data instant's records are one
   HFILE_DATA_BLOCK (header SCHEMA, then INSTANT_TIME) in a new log file ``.files-0000-0_<instant>.log.1_<token>``
   committed as a deltacommit of the same instant time on the metadata table's timeline, before the data
   instant completes — so a data instant that did not complete has a deltacommit readers skip.
-- **Rollback** (``HoodieBackedTableMetadataWriter.update(HoodieRollbackMetadata)``): the metadata table's
-  deltacommit of the rolled-back instant is rolled back by a rollback instant of the data rollback's time;
-  no records are written.
+- **Rollback** (``update(HoodieRollbackMetadata)``): the metadata table's deltacommit of the rolled-back
+  instant is rolled back by a rollback instant of the data rollback's time; no records are written.
+- **Table services** (``compactIfNecessary``, ``cleanIfNecessary``, ``validateCompactionScheduling``): before a
+  deltacommit, ten completed deltacommits since the last compaction make a compaction at a new instant (a
+  ``commit`` on the metadata timeline, base HFile ``files-0000-0_<token>_<instant>.hfile``), then a clean
+  keeping three commits.
+- **Other partitions** (``HoodieTable.deleteMetadataIndexIfNecessary``, ``HoodieTableConfig``
+  ``setMetadataPartitionState``): those this writer does not keep are deleted, with their index definitions.
 
-Source (Apache Hudi 1.1.x): ``HoodieBackedTableMetadataWriter``, ``HoodieTableMetadataUtil``, ``FilesIndexer``,
-``HoodieMetadataPayload``, ``HoodieMetadataWriteUtils``, ``HoodieTableMetadata`` (``SOLO_COMMIT_TIMESTAMP``)
-and ``HoodieAvroHFileWriter``.
+Source (Apache Hudi 1.0.x for table version 8, 1.1.x for 9; the version 6 metadata table of 0.15.x is not
+written here): ``HoodieBackedTableMetadataWriter``, ``HoodieTableMetadataUtil``, ``FilesIndexer``,
+``HoodieMetadataPayload``, ``HoodieMetadataWriteUtils``, ``HoodieMetadataConfig``, ``HoodieTable``,
+``HoodieTableConfig``, ``HoodieTableMetadata`` (``SOLO_COMMIT_TIMESTAMP``) and ``HoodieAvroHFileWriter``.
 """
 
 from __future__ import annotations

@@ -143,7 +143,10 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
 
 def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator) -> None:
     """One metadata deltacommit at the data instant's time: its records as one HFILE data block in a new log
-    file of ``files-0000-0``, completed before the data instant."""
+    file of ``files-0000-0``, completed before the data instant. A metadata instant already there for the same
+    time (the data instant is re-attempted, e.g. a compaction run again after a crash) is removed first, as
+    Hudi's ``commitInternal`` rolls back a re-attempted commit."""
+    discard(storage, instant)
     mdt = metadata_storage(storage)
     table_version = TableConfig.load(mdt).table_version
     requested = new_instant(instant, Action.DELTA_COMMIT)

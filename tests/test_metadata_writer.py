@@ -343,3 +343,44 @@ def test_the_metadata_table_is_compacted_after_ten_deltacommits_and_cleaned(tmp_
     assert bases == sorted(f"files-0000-0_0-0-0_{c.requested}.hfile" for c in compactions)[-len(bases):]
     _assert_consistent(path)
     assert sorted(read_table(str(path)).column("ts").to_pylist()) == [16, 17, 18, 19, 20, 21]  # (key, partition): i % 6
+
+
+def test_a_compaction_run_again_after_a_crash_rolls_back_its_metadata_deltacommit(tmp_path: Path) -> None:
+    """The compaction's metadata deltacommit completed, the data commit did not (a crash): run again, the inflight
+    compaction is rolled back first — and with it its metadata deltacommit — then committed once more."""
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    opts = _options("MERGE_ON_READ", 9)
+    t.write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}), "insert", opts)
+    t.write(pa.table({"id": ["a"], "ts": [2], "p": ["x"]}), "upsert", opts)
+    instant = t.compact()
+    assert instant is not None
+    timeline_dir = path / ".hoodie" / "timeline"
+    (completed,) = [f for f in timeline_dir.iterdir() if f.name.startswith(f"{instant}_")]
+    completed.unlink()  # the compaction is inflight again on the data table
+    for f in (path / "x").iterdir():
+        if f.name.endswith(f"_{instant}.parquet"):
+            f.unlink()
+    assert t.run_compaction(instant) == instant
+    mdt = Timeline.load(Storage(str(path / METADATA_TABLE_PATH)), 2)
+    assert [i.action for i in mdt.instants if i.requested == instant and i.is_completed] == ["deltacommit"]
+    assert any(i.action == "rollback" and i.is_completed for i in mdt.instants)
+    _assert_consistent(path)
+    assert read_table(str(path)).column("ts").to_pylist() == [2]
+
+
+def test_a_deltacommit_written_again_replaces_the_first(tmp_path: Path) -> None:
+    """A metadata deltacommit for an instant that already has one (a re-attempted commit) replaces it."""
+    from reference.executors.common import instant_times
+    from reference.metadata_writer import append_deltacommit
+
+    path = tmp_path / "t"
+    result = HudiTable(str(path), engine="local").write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}), "insert",
+                                                        _options("COPY_ON_WRITE", 9))
+    storage = Storage(str(path))
+    mdt = Storage(str(path / METADATA_TABLE_PATH))
+    append_deltacommit(storage, result.instant, commit_records(result.metadata),
+                       instant_times(Timeline.load(mdt, 2), None))
+    assert [i.is_completed for i in Timeline.load(mdt, 2).instants if i.requested == result.instant] == [True]
+    assert len([f for f in mdt.list(FILES_PARTITION) if f"_{result.instant}.log" in f.name]) == 1
+    _assert_consistent(path)

@@ -161,15 +161,23 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
                  format_commit_metadata(md, table_version))
 
 
-def _wanted(table: TableConfig, enable: bool | None) -> bool:
-    return FILES_PARTITION in table.metadata_partitions if enable is None else enable
+def wanted(storage: Storage, table: TableConfig, enable: bool | None) -> bool:
+    """Whether the table is to have a metadata table after this instant: ``hoodie.metadata.enable`` when given;
+    unset, a table keeps its metadata table as it is, and a new table of version 8 or 9 (no completed instant
+    yet) gets one, as Hudi 1.x turns it on by default (``HoodieMetadataConfig.ENABLE``)."""
+    if enable is not None:
+        return enable
+    if FILES_PARTITION in table.metadata_partitions:
+        return True
+    return table.table_version >= 8 and not any(
+        i.is_completed for i in Timeline.load(storage, table.timeline_layout).instants)
 
 
 def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
     turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
     table = TableConfig.load(storage)
-    if not _wanted(table, enable):
+    if not wanted(storage, table, enable):
         if table.metadata_partitions or storage.exists(METADATA_TABLE_PATH):
             delete_metadata_table(storage)
         return False

@@ -27,7 +27,7 @@ from spec.avro_model import (
 from spec.commit_metadata import format_commit_metadata
 from spec.errors import HudiSpecError, UnsupportedTableVersion
 from spec.file_naming import parse_base_file_name, parse_log_file_name
-from spec.file_system_view import list_data_files
+from spec.file_system_view import DataFile, list_data_files
 from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.log_format import encode_blocks
 from spec.metadata_table import (
@@ -44,6 +44,7 @@ from spec.metadata_writer import (
     index_definitions_without,
     init_instant,
     init_log_block,
+    listed_at_initialization,
     listing_records,
     log_file_name,
     metadata_table_config,
@@ -99,8 +100,7 @@ def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
     return table
 
 
-def _completed_files(storage: Storage, timeline: Timeline) -> list:
-    done = {i.requested for i in timeline.instants if i.is_completed}
+def _completed_files(storage: Storage, timeline: Timeline) -> list[DataFile]:
     out = []
     for f in list_data_files(storage):
         try:
@@ -108,7 +108,7 @@ def _completed_files(storage: Storage, timeline: Timeline) -> list:
                        else parse_log_file_name(f.name).instant)
         except HudiSpecError:
             continue
-        if instant in done:
+        if listed_at_initialization(instant, timeline):
             out.append(f)
     return out
 

@@ -154,6 +154,17 @@ def listing_records(files: Iterable[DataFile]) -> dict[str, dict[str, FileInfo]]
         out[ALL_PARTITIONS_KEY][key] = FileInfo(0)
         out.setdefault(key, {})[f.name] = FileInfo(f.size)
     return out
+
+
+def listed_at_initialization(file_instant: str, timeline: Timeline) -> bool:
+    """``listAllPartitionsFromFilesystem``: a data file is listed when the metadata table is initialized unless
+    its instant is pending on the active timeline, or is not on it and later than its first instant (a write
+    whose instant is gone); files of archived instants (earlier than the active timeline) are listed."""
+    instant = next((i for i in timeline.instants if i.requested == file_instant), None)
+    if instant is not None:
+        return instant.is_completed
+    first = min((i.requested for i in timeline.instants), default=None)
+    return first is not None and file_instant < first
 # --8<-- [end:records]
 
 

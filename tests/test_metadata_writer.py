@@ -384,3 +384,24 @@ def test_a_deltacommit_written_again_replaces_the_first(tmp_path: Path) -> None:
     assert [i.is_completed for i in Timeline.load(mdt, 2).instants if i.requested == result.instant] == [True]
     assert len([f for f in mdt.list(FILES_PARTITION) if f"_{result.instant}.log" in f.name]) == 1
     _assert_consistent(path)
+
+
+def test_a_metadata_table_initialized_after_archival_lists_the_archived_instants_files(tmp_path: Path) -> None:
+    """Turned on for a table whose first instants are archived, the metadata table lists their files too (only
+    files of pending instants are left out)."""
+    from reference.executors.archive import archive
+    from spec.actions.archive import ArchiveConfig
+
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    off = _options("COPY_ON_WRITE", 9, **{"hoodie.metadata.enable": "false"})
+    for i in range(6):
+        t.write(pa.table({"id": [f"k{i}"], "ts": [i], "p": ["x"]}), "insert", off)
+    storage = Storage(str(path))
+    archive(storage, TableConfig.load(storage), ArchiveConfig(2, 3))
+    first = min(i.requested for i in Timeline.load(storage, 2).instants)
+    t.write(pa.table({"id": ["k9"], "ts": [9], "p": ["x"]}), "insert", ON)
+    _assert_consistent(path)
+    assert sorted(read_table(str(path)).column("id").to_pylist()) == [*(f"k{i}" for i in range(6)), "k9"]
+    assert any(f.name.endswith(".parquet") and f.name.rsplit("_", 1)[1][:17] < first
+               for f in list_table_files(storage, TableConfig.load(storage), Timeline.load(storage, 2)))

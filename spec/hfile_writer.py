@@ -9,6 +9,8 @@ deflate at level 6, then CRC32 and length, little-endian — and 4 checksum byte
 ``bytes_per_checksum`` bytes of header and payload (zero under checksum type 0, CRC32 under 1,
 CRC32C under 2). Index
 entries point at the blocks as laid out; the trailer's offsets and counts are those of the layout.
+``build_hfile`` lays a new HFile out from key/values alone, as Hudi 1.1's own writer does (file info in
+``java.util.HashMap`` order).
 
 Source (Apache Hudi hudi-io and hudi-hadoop-common, the same layout in 0.15.x, 1.0.x and 1.1.x):
 ``HFileWriterImpl``, ``HFileBlock``, ``HFileRootIndexBlock``, ``HFileFileInfoBlock``,

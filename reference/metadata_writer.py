@@ -47,6 +47,7 @@ from spec.metadata_writer import (
     listed_at_initialization,
     listing_records,
     log_file_name,
+    merged_by_compaction,
     metadata_table_config,
     partitions_to_delete,
     records_hfile,
@@ -193,34 +194,43 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
 
 def rollback_instant(storage: Storage, target: str, rollback_time: str, gen: InstantTimeGenerator) -> None:
     """The metadata table's instant of a rolled-back data instant undone: its files deleted and its instant
-    files removed, recorded as a rollback at the data rollback's time (as Hudi 1.x does for table version 8+)."""
+    files removed, recorded as a rollback at the data rollback's time (as Hudi 1.x does for table version 8+).
+    An instant a metadata compaction has already merged into a base file cannot be taken out so (Hudi refuses
+    it in ``validateRollback``): the metadata table is listed anew instead."""
     mdt = metadata_storage(storage)
+    table_version = TableConfig.load(mdt).table_version
     timeline = Timeline.load(mdt, 2)
     names = timeline.files_of(target)
     if not names:
         return
-    deleted = {p: [mdt.full(f) for f in fs] for p, fs in _instant_files(mdt, target).items()}
-    action = timeline.get(target).action if timeline.get(target) else Action.DELTA_COMMIT
-    info = HoodieInstantInfo(commit_time=target, action=action)
+    if merged_by_compaction(timeline, target):
+        initialize(storage, gen)
+        return
+    deleted = _instant_files(mdt, target)
+    target_instant = timeline.get(target)
+    info = HoodieInstantInfo(commit_time=target,
+                             action=target_instant.action if target_instant else Action.DELTA_COMMIT)
     plan = HoodieRollbackPlan(instant_to_rollback=info, rollback_requests=tuple(
-        HoodieRollbackRequest(partition_path=p, file_id="", latest_base_instant="", files_to_be_deleted=(f,),
+        HoodieRollbackRequest(partition_path=p, file_id="", latest_base_instant="", files_to_be_deleted=(mdt.full(f),),
                               log_blocks_to_be_deleted={}) for p, fs in deleted.items() for f in fs))
     requested = new_instant(rollback_time, Action.ROLLBACK)
-    _put_instant(mdt, requested, format_avro_metadata(plan, 9))
+    _put_instant(mdt, requested, format_avro_metadata(plan, table_version))
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     for fs in deleted.values():
         for f in fs:
-            mdt.delete(posixpath.relpath(f, mdt.full("")))
+            mdt.delete(f)
     for name in sorted(names, key=lambda n: parse_instant_file_name(n, 2).state, reverse=True):
         mdt.delete(posixpath.join(timeline_dir(2), name))
     md = HoodieRollbackMetadata(
         start_rollback_time=rollback_time, time_taken_in_millis=0, total_files_deleted=sum(map(len, deleted.values())),
         commits_rollback=(target,), partition_metadata={
-            p: HoodieRollbackPartitionMetadata(partition_path=p, success_delete_files=tuple(fs), failed_delete_files=(),
-                                               rollback_log_files={}, log_files_from_failed_commit={})
+            p: HoodieRollbackPartitionMetadata(partition_path=p, success_delete_files=tuple(mdt.full(f) for f in fs),
+                                               failed_delete_files=(), rollback_log_files={},
+                                               log_files_from_failed_commit={})
             for p, fs in deleted.items()}, instants_rollback=(info,))
-    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()), format_avro_metadata(md, 9))
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_avro_metadata(md, table_version))
 
 
 def _instant_files(mdt: Storage, target: str) -> dict[str, list[str]]:

@@ -255,6 +255,14 @@ def compaction_allowed(block_instants: Iterable[str], data_timeline: Timeline) -
     return all(t in completed or t.startswith("0" * 14) for t in block_instants)
 
 
+def merged_by_compaction(timeline: Timeline, instant: str) -> bool:
+    """``validateRollback``: whether the metadata instant at ``instant`` completed before the latest completed
+    metadata compaction was requested — its records are in that compaction's base file."""
+    done = timeline.get(instant)
+    last = max((i.requested for i in timeline.instants if i.action == Action.COMMIT and i.is_completed), default="")
+    return bool(done and done.is_completed and last and (done.completed or done.requested) <= last)
+
+
 def compacted_records(merged: Mapping[str, Listing]) -> dict[str, dict[str, FileInfo]]:
     """The records a compaction writes to the new base HFile: each key's merged listing without tombstones
     (nothing older remains for a tombstone to hide)."""

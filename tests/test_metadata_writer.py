@@ -40,6 +40,7 @@ from spec.metadata_writer import (
     commit_records,
     index_definitions_without,
     init_instant,
+    merged_by_compaction,
     metadata_table_config,
     records_hfile,
 )
@@ -339,10 +340,18 @@ def test_the_metadata_table_is_compacted_after_ten_deltacommits_and_cleaned(tmp_
     assert deltacommits[:10] == ["00000000000000000", *writes[:9]]
     assert len(compactions) == 2 and writes[9] < compactions[0].requested < writes[10]
     assert any(i.action == "clean" and i.is_completed for i in timeline.instants)
+    assert merged_by_compaction(timeline, writes[0]) and not merged_by_compaction(timeline, writes[-1])
     bases = sorted(f.name for f in mdt.list(FILES_PARTITION) if f.name.endswith(".hfile"))
     assert bases == sorted(f"files-0000-0_0-0-0_{c.requested}.hfile" for c in compactions)[-len(bases):]
     _assert_consistent(path)
     assert sorted(read_table(str(path)).column("ts").to_pylist()) == [16, 17, 18, 19, 20, 21]  # (key, partition): i % 6
+    # an instant a compaction merged cannot be rolled back out of the metadata table: it is listed anew
+    from reference.executors.common import instant_times
+    from reference.metadata_writer import rollback_instant
+    rollback_instant(Storage(str(path)), writes[0], "29990101000000000", instant_times(timeline, None))
+    assert Timeline.load(mdt, 2).instants[0].requested == "00000000000000000"
+    assert not any(i.action == "commit" for i in Timeline.load(mdt, 2).instants)
+    _assert_consistent(path)
 
 
 def test_a_compaction_run_again_after_a_crash_rolls_back_its_metadata_deltacommit(tmp_path: Path) -> None:

@@ -162,23 +162,21 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
                  format_commit_metadata(md, table_version))
 
 
-def wanted(storage: Storage, table: TableConfig, enable: bool | None) -> bool:
+def wanted(table: TableConfig, enable: bool | None) -> bool:
     """Whether the table is to have a metadata table after this instant: ``hoodie.metadata.enable`` when given;
-    unset, a table keeps its metadata table as it is, and a new table of version 8 or 9 (no completed instant
-    yet) gets one, as Hudi 1.x turns it on by default (``HoodieMetadataConfig.ENABLE``)."""
+    unset, the table keeps its metadata table as it is (a new table gets none: Hudi 1.x turns it on by default,
+    but hudi-rs 0.5, listing through the metadata table, drops file groups that have only log files — which
+    this writer's streaming writes make)."""
     if enable is not None:
         return enable
-    if FILES_PARTITION in table.metadata_partitions:
-        return True
-    return table.table_version >= 8 and not any(
-        i.is_completed for i in Timeline.load(storage, table.timeline_layout).instants)
+    return FILES_PARTITION in table.metadata_partitions
 
 
 def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
     turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
     table = TableConfig.load(storage)
-    if not wanted(storage, table, enable):
+    if not wanted(table, enable):
         if table.metadata_partitions or storage.exists(METADATA_TABLE_PATH):
             delete_metadata_table(storage)
         return False

@@ -164,6 +164,12 @@ SETTINGS: tuple[Setting, ...] = (
             "false deletes a table's metadata table. Unset: a table keeps its own as it is, a new table gets "
             "none (Apache Hudi 1.x defaults to true)",
             "HoodieMetadataConfig.ENABLE", "metadata_enable", parse_bool),
+    Setting("hoodie.metadata.compact.max.delta.commits", "10", "metadata table deltacommits before it is compacted "
+            "(only Hudi's default is written here)", "HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS",
+            "metadata_compact_max_delta_commits", int, choices=("10",)),
+    Setting("hoodie.metadata.cleaner.commits.retained", "3", "commits the metadata table's cleaner retains (only "
+            "Hudi's default is written here)", "HoodieMetadataConfig.CLEANER_COMMITS_RETAINED",
+            "metadata_cleaner_commits_retained", int, choices=("3",)),
     Setting("hoodie.record.merge.mode", EVENT_TIME_ORDERING, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
             "HoodieWriteConfig.RECORD_MERGE_MODE", "merge_mode", choices=(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)),
     # --- file sizing and bucketing ------------------------------------------------------------

@@ -48,6 +48,7 @@ import fastavro
 from spec.avro_model import HoodieCleanMetadata, HoodieCompactionOperation, HoodieCompactionPlan
 from spec.bloom_filter import DynamicBloomFilter
 from spec.commit_metadata import CommitMetadata, WriteOperationType, jackson_pretty, write_stat
+from spec.config_registry import default
 from spec.delete_block import encode_delete_records
 from spec.file_system_view import DataFile
 from spec.hfile import KeyValue
@@ -233,10 +234,10 @@ def deltacommit_metadata(instant_files: Sequence[tuple[str, int]], num_writes: i
 
 
 # --8<-- [start:services]
-COMPACT_MAX_DELTA_COMMITS = 10
-"""``hoodie.metadata.compact.max.delta.commits`` (``HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS``)."""
-CLEANER_COMMITS_RETAINED = 3
-"""``hoodie.metadata.cleaner.commits.retained`` (``HoodieMetadataConfig.CLEANER_COMMITS_RETAINED``)."""
+COMPACT_MAX_DELTA_COMMITS: int = default("metadata_compact_max_delta_commits")
+"""``hoodie.metadata.compact.max.delta.commits`` (``HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS``): 10."""
+CLEANER_COMMITS_RETAINED: int = default("metadata_cleaner_commits_retained")
+"""``hoodie.metadata.cleaner.commits.retained`` (``HoodieMetadataConfig.CLEANER_COMMITS_RETAINED``): 3."""
 
 
 def compaction_due(timeline: Timeline, max_delta_commits: int = COMPACT_MAX_DELTA_COMMITS) -> bool:

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from reference.executors.clean import clean
-from reference.metadata_writer import WRITE_TOKEN, append_deltacommit, prepare
+from reference.metadata_writer import append_deltacommit, prepare
 from spec.actions.clean import CleanConfig
 from spec.avro_model import format_avro_metadata
 from spec.commit_metadata import CommitMetadata, format_commit_metadata
@@ -21,6 +21,7 @@ from spec.log_scanner import scan_slice_logs
 from spec.metadata_table import FILES_PARTITION, hfile_records, merge_partition, metadata_storage
 from spec.metadata_writer import (
     CLEANER_COMMITS_RETAINED,
+    WRITE_TOKEN,
     base_file_name,
     commit_records,
     compacted_records,

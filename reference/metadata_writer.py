@@ -37,6 +37,7 @@ from spec.metadata_table import (
     metadata_storage,
 )
 from spec.metadata_writer import (
+    WRITE_TOKEN,
     base_file_name,
     clean_records,
     deltacommit_metadata,
@@ -59,7 +60,6 @@ from spec.table_config import TableConfig
 from spec.timeline import Timeline
 from spec.timeline_layout import format_instant_file_name, parse_instant_file_name, timeline_dir
 
-WRITE_TOKEN = "0-0-0"
 Records = Mapping[str, Mapping[str, FileInfo]]
 
 

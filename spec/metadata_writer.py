@@ -71,10 +71,13 @@ FILE_GROUP_ID = "files-0000-0"
 """The files partition's one file group (``HoodieTableMetadataUtil.getFileIDForFileGroup``)."""
 SOLO_COMMIT_TIMESTAMP = "0" * 17
 """The first initialization instant of a table version 8+ metadata table (``HoodieTableMetadata``)."""
-INIT_LOG_WRITE_TOKEN = "0-0-0"
-"""Write token of the empty log file a file group is initialized with."""
+WRITE_TOKEN = "0-0-0"
+"""Write token of the metadata files written here (one task); Hudi's initial empty log file has it too."""
 BLOOM_FILTER_ENTRIES = 10_000
 BLOOM_FILTER_FPP = 1e-9
+"""A base HFile's bloom filter: DYNAMIC_V0 rows of 10,000 keys at a false-positive rate of 1e-9, as every base
+HFile of the real tables holds (``HoodieAvroHFileWriter``'s filter, base64 text in the ``bloomFilter`` meta
+block)."""
 BLOOM_FILTER_TYPE = "DYNAMIC_V0"
 BLOOM_FILTER_META = b"bloomFilter"
 

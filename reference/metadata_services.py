@@ -73,7 +73,8 @@ def compact(storage: Storage, gen: InstantTimeGenerator) -> str | None:
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     name = base_file_name(instant, WRITE_TOKEN)
-    data = records_hfile(records, int(time.time() * 1000), base_file=True, table_version=cfg.table_version)
+    data = records_hfile(records, int(time.time() * 1000), base_file=True, table_version=cfg.table_version,
+                         file_name=name)
     mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
     md = compaction_commit_metadata(name, len(data), sl.base_instant, len(records), len(logs))
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),

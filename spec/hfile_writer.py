@@ -202,14 +202,19 @@ DEFAULT_BLOCK_SIZE = 1024 * 1024
 
 
 def java_hash_map_order(names: Sequence[str]) -> list[str]:
-    """The iteration order of a ``java.util.HashMap`` of fewer than 13 string keys inserted in ``names``'s order:
-    by bucket (``String.hashCode`` spread by its high half, modulo 16), then insertion order within a bucket —
-    the order Hudi 1.1's writer serializes the file info in."""
+    """The iteration order of a ``java.util.HashMap`` of string keys inserted in ``names``'s order: by bucket
+    (``String.hashCode`` spread by its high half, modulo the table size — 16, doubled while the map holds more
+    than three quarters of it), then insertion order within a bucket. Hudi 1.1 serializes the file info, and
+    the metadata records' ``filesystemMetadata`` maps, in this order."""
+    size = 16
+    while len(names) > size * 3 // 4:
+        size *= 2
+
     def bucket(name: str) -> int:
         h = 0
         for ch in name:
             h = (31 * h + ord(ch)) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & 15
+        return (h ^ (h >> 16)) & (size - 1)
     return sorted(names, key=bucket)
 
 

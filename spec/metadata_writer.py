@@ -52,7 +52,7 @@ from spec.config_registry import default
 from spec.delete_block import encode_delete_records
 from spec.file_system_view import DataFile
 from spec.hfile import KeyValue
-from spec.hfile_writer import build_hfile
+from spec.hfile_writer import build_hfile, java_hash_map_order
 from spec.instant import Action
 from spec.log_format import BlockType, HeaderKey, LogBlock
 from spec.metadata_table import (
@@ -103,11 +103,15 @@ def partition_identifier(partition_path: str) -> str:
     return partition_path or NON_PARTITIONED_NAME
 
 
-def encode_record(key: str, listing: Listing, table_version: int = 9) -> bytes:
+def encode_record(key: str, listing: Listing, table_version: int = 9, file_name: str | None = None) -> bytes:
     """The Avro binary of one files-partition ``HoodieMetadataRecord``: type 1 for ``__all_partitions__``,
-    2 for a partition's file list; the ``key`` field empty, the other payloads null."""
+    2 for a partition's file list; the ``key`` field empty, the other payloads null; the names in ``HashMap``
+    order (``spec.hfile_writer.java_hash_map_order``). A compaction's records also name their base file in
+    ``_hoodie_file_name`` (``HoodieAvroHFileWriter`` writing through a compaction's handle)."""
+    names = java_hash_map_order(list(listing))  # insertion order: the listing's
     record = {"key": "", "type": TYPE_PARTITION_LIST if key == ALL_PARTITIONS_KEY else TYPE_FILE_LIST,
-              "filesystemMetadata": {n: {"size": i.size, "isDeleted": i.is_deleted} for n, i in listing.items()}}
+              "filesystemMetadata": {n: {"size": listing[n].size, "isDeleted": listing[n].is_deleted} for n in names},
+              "_hoodie_file_name": file_name}
     out = io.BytesIO()
     fastavro.schemaless_writer(out, _parsed_schema(table_version), record)
     return out.getvalue()
@@ -174,11 +178,11 @@ def listed_at_initialization(file_instant: str, timeline: Timeline) -> bool:
 
 # --8<-- [start:files]
 def records_hfile(records: Mapping[str, Listing], create_time_ms: int, base_file: bool,
-                  table_version: int = 9) -> bytes:
+                  table_version: int = 9, file_name: str | None = None) -> bytes:
     """The HFile of ``records`` (rows sorted by key). A base file also carries the keys' DYNAMIC_V0 bloom filter
     (10,000 entries a row, fpp 1e-9, base64 text in the ``bloomFilter`` meta block) and the file info
     ``bloomFilterTypeCode``, ``minRecordKey`` and ``maxRecordKey`` (``HoodieAvroHFileWriter``)."""
-    entries = [KeyValue(k.encode(), encode_record(k, v, table_version)) for k, v in sorted(records.items())]
+    entries = [KeyValue(k.encode(), encode_record(k, v, table_version, file_name)) for k, v in sorted(records.items())]
     info: list[tuple[str, bytes]] = [("schema", metadata_record_schema(table_version).encode())]
     metas: list[tuple[bytes, bytes]] = []
     if base_file:

@@ -31,6 +31,7 @@ class WriteConfig:
     url_encode: bool = default("url_encode")
     table_version: int = default("table_version")
     merge_mode: str = default("merge_mode")
+    metadata_enable: bool | None = default("metadata_enable")
     small_file_limit: int = default("small_file_limit")
     max_file_size: int = default("max_file_size")
     insert_split_size: int = default("insert_split_size")

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from reference import metadata_services, metadata_writer
 from reference.executors.common import compaction_plan
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
@@ -191,9 +192,12 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
 
 
 def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMetadata,
-             gen: InstantTimeGenerator) -> None:
-    """The completed instant, with the write's metadata, created only if absent; markers removed first."""
+             gen: InstantTimeGenerator, metadata_enable: bool | None = None) -> None:
+    """The completed instant, with the write's metadata, created only if absent; markers removed first. The
+    metadata table records the instant first (``reference.metadata_services.on_commit``; ``metadata_enable``
+    None keeps the table's metadata table as it is)."""
     layout = table.timeline_layout
+    metadata_services.on_commit(storage, inst, md, gen, metadata_enable)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
     storage.delete_dir(f".hoodie/.temp/{inst.requested}")
@@ -227,6 +231,7 @@ def discard_own_write(storage: Storage, table: TableConfig, inst: Instant) -> No
         if ours:
             storage.delete(f.path)
     storage.delete_dir(f".hoodie/.temp/{t}")
+    metadata_writer.discard(storage, t)
     timeline = Timeline.load(storage, layout)
     for name in reversed(timeline.files_of(t)):
         storage.delete(posixpath.join(timeline_dir(layout), name))
@@ -253,7 +258,7 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
-            complete(storage, table, started, md, gen)
+            complete(storage, table, started, md, gen, cfg.metadata_enable)
             times.mark("commit")
         except BaseException:
             discard_own_write(storage, table, started)
@@ -293,7 +298,7 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",
                                         hint="the write was rolled back; retry it")
-                complete(storage, table, started, md, instant_generator(now, writer.clock))
+                complete(storage, table, started, md, instant_generator(now, writer.clock), cfg.metadata_enable)
                 times.mark("commit")
                 writer.run_inline_services(table, cfg)
                 times.mark("table services")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from reference.options import WriteConfig
 from spec import writer_utils as wu
 from spec.commit_metadata import parse_commit_metadata
-from spec.config_registry import canonical_key
+from spec.config_registry import canonical_key, parse_bool
 from spec.errors import InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.keys import KEYGEN_TYPES_BY_CLASS
 from spec.schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table
@@ -75,14 +75,21 @@ def combines(cfg: WriteConfig, op: str) -> bool:
 
 def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
     """A write's options name the table's identity (``spec.writer_utils.validate_table_config``), and the
-    table has no metadata table this writer would leave stale."""
+    table has no metadata table this writer would leave stale: one of table version 6 is only written with
+    ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
+    (``reference.metadata_writer``)."""
     wu.validate_table_config(table_identity(table), given_identity(options))
-    if table.metadata_partitions:
+    enable = next((parse_bool(str(v)) for k, v in options.items() if canonical_key(k) == "hoodie.metadata.enable"),
+                  None)
+    if table.metadata_partitions and table.table_version < 8 and enable is not False:
         raise InvalidOperation(
-            f"the table has a metadata table ({', '.join(table.metadata_partitions)}) that this writer does not "
-            "maintain; writing would leave it stale for Java readers",
-            hint="write with Apache Hudi, or disable the metadata table there first "
-                 "(which drops hoodie.table.metadata.partitions)")
+            f"the table has a version {table.table_version} metadata table ({', '.join(table.metadata_partitions)}) "
+            "that this writer does not maintain; writing would leave it stale for Java readers",
+            hint="write with hoodie.metadata.enable=false, which deletes the metadata table as Apache Hudi does")
+    if enable and table.table_version < 8:
+        raise InvalidOperation(
+            f"this writer keeps metadata tables of table versions 8 and 9, not {table.table_version}",
+            hint="leave hoodie.metadata.enable unset or false")
 
 
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,

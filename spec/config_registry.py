@@ -157,11 +157,19 @@ SETTINGS: tuple[Setting, ...] = (
             "KeyGeneratorOptions.HIVE_STYLE_PARTITIONING_ENABLE", "hive_style", parse_bool),
     Setting("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values",
             "KeyGeneratorOptions.URL_ENCODE_PARTITIONING", "url_encode", parse_bool),
-    Setting("hoodie.write.table.version", "6", "table version of a new table: 6, 8 or 9 (without a metadata "
-            "table)", "HoodieWriteConfig.WRITE_TABLE_VERSION", "table_version", int, choices=("6", "8", "9")),
-    Setting("hoodie.metadata.enable", "false", "keep a metadata table: this writer keeps none, so only false "
-            "(Apache Hudi 1.x defaults to true)", "HoodieMetadataConfig.ENABLE", "metadata_enable",
-            parse_bool, choices=("false",)),
+    Setting("hoodie.write.table.version", "6", "table version of a new table: 6, 8 or 9 (8 and 9 keep a "
+            "metadata table when hoodie.metadata.enable=true)", "HoodieWriteConfig.WRITE_TABLE_VERSION",
+            "table_version", int, choices=("6", "8", "9")),
+    Setting("hoodie.metadata.enable", None, "keep the metadata table's files partition (table versions 8 and 9); "
+            "false deletes a table's metadata table. Unset: a table keeps its own as it is, a new table gets "
+            "none (Apache Hudi 1.x defaults to true)",
+            "HoodieMetadataConfig.ENABLE", "metadata_enable", parse_bool),
+    Setting("hoodie.metadata.compact.max.delta.commits", "10", "metadata table deltacommits before it is compacted "
+            "(only Hudi's default is written here)", "HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS",
+            "metadata_compact_max_delta_commits", int, choices=("10",)),
+    Setting("hoodie.metadata.cleaner.commits.retained", "3", "commits the metadata table's cleaner retains (only "
+            "Hudi's default is written here)", "HoodieMetadataConfig.CLEANER_COMMITS_RETAINED",
+            "metadata_cleaner_commits_retained", int, choices=("3",)),
     Setting("hoodie.record.merge.mode", EVENT_TIME_ORDERING, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
             "HoodieWriteConfig.RECORD_MERGE_MODE", "merge_mode", choices=(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)),
     # --- file sizing and bucketing ------------------------------------------------------------

@@ -9,6 +9,8 @@ deflate at level 6, then CRC32 and length, little-endian — and 4 checksum byte
 ``bytes_per_checksum`` bytes of header and payload (zero under checksum type 0, CRC32 under 1,
 CRC32C under 2). Index
 entries point at the blocks as laid out; the trailer's offsets and counts are those of the layout.
+``build_hfile`` lays a new HFile out from key/values alone, as Hudi 1.1's own writer does (file info in
+``java.util.HashMap`` order).
 
 Source (Apache Hudi hudi-io and hudi-hadoop-common, the same layout in 0.15.x, 1.0.x and 1.1.x):
 ``HFileWriterImpl``, ``HFileBlock``, ``HFileRootIndexBlock``, ``HFileFileInfoBlock``,
@@ -28,6 +30,7 @@ from spec.hfile import (
     COMPRESSION_CODECS,
     PBUF_MAGIC,
     TRAILER_SIZE,
+    BlockIndexEntry,
     BlockType,
     HFile,
     HFileTrailer,
@@ -188,3 +191,85 @@ def format_hfile(hf: HFile) -> bytes:
                                hint="build the trailer from the blocks as laid out")
     return bytes(out) + encode_trailer(t)
 # --8<-- [end:hfile]
+
+
+# --8<-- [start:build]
+HUDI_COMPARATOR = "org.apache.hudi.io.storage.HoodieHBaseKVComparator"
+HUDI_TRAILER_FIELDS = frozenset({1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12})
+"""The trailer fields Hudi 1.1's own writer serializes (no total uncompressed bytes, no encryption key)."""
+DEFAULT_BLOCK_SIZE = 1024 * 1024
+"""Hudi's HFile block size: a data block is closed once it holds at least this many uncompressed bytes."""
+
+
+def java_hash_map_order(names: Sequence[str]) -> list[str]:
+    """The iteration order of a ``java.util.HashMap`` of string keys inserted in ``names``'s order: by bucket
+    (``String.hashCode`` spread by its high half, modulo the table size — 16, doubled while the map holds more
+    than three quarters of it), then insertion order within a bucket. Hudi 1.1 serializes the file info, and
+    the metadata records' ``filesystemMetadata`` maps, in this order."""
+    size = 16
+    while len(names) > size * 3 // 4:
+        size *= 2
+
+    def bucket(name: str) -> int:
+        h = 0
+        for ch in name:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (size - 1)
+    return sorted(names, key=bucket)
+
+
+def build_hfile(entries: Sequence[KeyValue], user_info: Sequence[tuple[str, bytes]] = (),
+                meta_blocks: Sequence[tuple[bytes, bytes]] = (), create_time_ms: int = 0,
+                block_size: int = DEFAULT_BLOCK_SIZE) -> bytes:
+    """An HFile as Hudi 1.1's writer (``HFileWriterImpl``) lays one out: the entries (sorted by row) in GZ data
+    blocks of about ``block_size`` uncompressed bytes, the named meta blocks, a root data index keyed by each
+    block's first row, the file info — ``user_info`` (e.g. ``schema``) then ``hfile.LASTKEY``,
+    ``hfile.AVG_KEY_LEN`` / ``hfile.AVG_VALUE_LEN`` (integer means of the row and value lengths),
+    ``KEY_VALUE_VERSION`` 1, ``MAX_MEMSTORE_TS_KEY`` 0 and ``hfile.CREATE_TIME_TS``, in ``HashMap`` order — and a
+    minor-version-0 trailer whose ``uncompressed_data_index_size`` is the data blocks' uncompressed size (as
+    Hudi 1.1 writes it)."""
+    ordered = sorted(entries, key=lambda e: e.row)
+    counts: list[int] = []
+    size = 0
+    for e in ordered:
+        if not counts or size >= block_size:
+            counts.append(0)
+            size = 0
+        counts[-1] += 1
+        size += 8 + len(encode_key(e)) + len(e.value) + 1
+    codec, ck, bpc = "GZ", 0, 16384
+    at, start, index, data_bytes = 0, 0, [], 0
+    for count in counts:
+        payload = encode_data_block(ordered[start:start + count])
+        data_bytes += len(payload)
+        block = encode_block(BlockType.DATA, payload, -1, codec, ck, bpc)
+        index.append((at, len(block), struct.pack(">h", len(ordered[start].row)) + ordered[start].row))
+        at += len(block)
+        start += count
+    metas = []
+    for name, payload in meta_blocks:
+        block = encode_block(BlockType.META, payload, -1, codec, ck, bpc)
+        metas.append((at, len(block), name))
+        at += len(block)
+    load_on_open = at
+    at += len(encode_block(BlockType.ROOT_INDEX, encode_root_index(index), -1, codec, ck, bpc))
+    at += len(encode_block(BlockType.ROOT_INDEX, encode_root_index(metas), -1, codec, ck, bpc))
+    n = len(ordered)
+    last = ordered[-1].row if ordered else b""
+    auto = [("hfile.LASTKEY", struct.pack(">h", len(last)) + last if ordered else b""),
+            ("hfile.AVG_KEY_LEN", struct.pack(">i", sum(len(e.row) for e in ordered) // n if n else 0)),
+            ("hfile.AVG_VALUE_LEN", struct.pack(">i", sum(len(e.value) for e in ordered) // n if n else 0)),
+            ("KEY_VALUE_VERSION", struct.pack(">i", 1)), ("MAX_MEMSTORE_TS_KEY", struct.pack(">q", 0)),
+            ("hfile.CREATE_TIME_TS", struct.pack(">q", create_time_ms))]
+    info = dict([*user_info, *auto])
+    trailer = HFileTrailer(3, 0, file_info_offset=at, load_on_open_data_offset=load_on_open,
+                           uncompressed_data_index_size=data_bytes, data_index_count=len(index),
+                           meta_index_count=len(metas), entry_count=n, num_data_index_levels=1,
+                           comparator_class_name=HUDI_COMPARATOR, compression_codec=codec,
+                           present=HUDI_TRAILER_FIELDS)
+    hf = HFile(trailer, tuple(BlockIndexEntry(o, s, k) for o, s, k in index),
+               tuple(BlockIndexEntry(o, s, k) for o, s, k in metas),
+               {k: info[k] for k in java_hash_map_order(list(info))}, tuple(ordered), tuple(counts),
+               tuple(p for _, p in meta_blocks), ck, bpc)
+    return format_hfile(hf)
+# --8<-- [end:build]

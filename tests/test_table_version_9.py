@@ -14,8 +14,6 @@ import pytest
 from reference.api import HudiTable
 from reference.cli import EXIT_BAD_INPUT, main
 from spec.errors import (
-    InvalidConfig,
-    InvalidOperation,
     InvalidTable,
     UnsupportedBaseFileFormat,
     UnsupportedTable,
@@ -73,20 +71,15 @@ def _files(path: Path) -> list[tuple[Path, int]]:
 
 
 def test_writes_to_real_version_9_tables(v9_table: RealTable, real_table_copy: Any) -> None:
-    """A table with a metadata table is refused (our writer would leave it stale) and left as it was; one
-    without takes an upsert, which hudi-rs then reads as our reader does."""
+    """Every table takes an upsert, which hudi-rs then reads as our reader does (through the metadata table
+    where there is one, which the writer keeps: ``tests/test_metadata_writer.py``)."""
     path = real_table_copy(v9_table)
     snapshot = read_table(str(path))
     row = snapshot.slice(0, 1).drop_columns([c for c in snapshot.column_names if c.startswith("_hoodie_")])
     row = row.set_column(row.column_names.index("txn_ts"), "txn_ts", pa.array([10**15], pa.int64()))
     table = HudiTable(str(path), engine="local")
-    if v9_table.manifest["mdt_partitions"] != "-":
-        before = _files(path)
-        with pytest.raises(InvalidOperation, match="metadata table"):
-            table.write(row, "upsert")
-        assert _files(path) == before
-        return
     table.write(row, "upsert")
+    assert ("files" in TableConfig.load(str(path)).metadata_partitions) == (v9_table.manifest["mdt_partitions"] != "-")
     after = read_table(str(path))
     assert after.num_rows == snapshot.num_rows
     assert as_multiset(hudi_rs_read(str(path))) == as_multiset(after)
@@ -117,13 +110,19 @@ def test_a_metadata_table_is_the_one_table_with_hfile_base_files() -> None:
     assert not TableConfig.create("t", record_key_fields=("id",)).is_metadata_table
 
 
-def test_asking_for_a_metadata_table_is_refused(tmp_path: Path) -> None:
-    """Apache Hudi 1.x keeps a metadata table by default; this writer keeps none, so it refuses to be asked."""
+def test_a_new_version_9_table_has_a_metadata_table_when_asked(tmp_path: Path) -> None:
+    """``hoodie.metadata.enable=true`` gives a new version 9 table a metadata table (its files partition);
+    unset or false, none (Hudi 1.x's default is true: see the metadata table page for why not here)."""
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
                "hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"}
-    with pytest.raises(InvalidConfig, match=r"hoodie\.metadata\.enable"):
-        HudiTable(str(tmp_path / "t"), engine="local").write(pa.table({"id": ["a"]}), "insert", options)
-    assert not (tmp_path / "t" / ".hoodie").exists()
-    HudiTable(str(tmp_path / "t"), engine="local").write(
-        pa.table({"id": ["a"]}), "insert", {**options, "hoodie.metadata.enable": "false"})
-    assert TableConfig.load(str(tmp_path / "t")).metadata_partitions == ()
+    HudiTable(str(tmp_path / "t"), engine="local").write(pa.table({"id": ["a"]}), "insert", options)
+    assert TableConfig.load(str(tmp_path / "t")).metadata_partitions == ("files",)
+    assert as_multiset(hudi_rs_read(str(tmp_path / "t"))) == as_multiset(read_table(str(tmp_path / "t")))
+    unset = {k: v for k, v in options.items() if k != "hoodie.metadata.enable"}
+    for version, enable, kept in (("9", None, False), ("9", "false", False), ("6", None, False)):
+        path = tmp_path / f"u{version}{enable}"
+        given = {"hoodie.metadata.enable": enable} if enable else {}
+        opts = {**unset, "hoodie.write.table.version": version, **given}
+        HudiTable(str(path), engine="local").write(pa.table({"id": ["a"]}), "insert", opts)
+        assert TableConfig.load(str(path)).metadata_partitions == (("files",) if kept else ())
+        assert (path / ".hoodie" / "metadata").exists() == kept

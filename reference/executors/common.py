@@ -59,7 +59,10 @@ def write_instant(storage: Storage, inst: Instant, layout: int, data: bytes = b"
 
 def complete_instant(storage: Storage, table: TableConfig, inst: Instant, gen: InstantTimeGenerator,
                      data: bytes) -> Instant:
-    """Move an inflight instant to COMPLETED (layout 2: with a completion time from the generator)."""
+    """Move an inflight instant to COMPLETED (layout 2: with a completion time from the generator); the metadata
+    table records a clean, rollback or restore first (``reference.metadata_writer.on_service_complete``)."""
+    from reference import metadata_writer
+    metadata_writer.on_service_complete(storage, inst, data, gen)
     done = inst.transition(State.COMPLETED, completed=gen.next() if table.timeline_layout >= 2 else None)
     write_instant(storage, done, table.timeline_layout, data)
     return done

@@ -1,0 +1,287 @@
+"""The metadata table kept up to date by the writer: created, updated on every data table instant before it
+completes, rolled back with it, re-listed after a restore, or deleted when ``hoodie.metadata.enable`` is false.
+
+The records, names, properties and instants are ``spec.metadata_writer``'s; this module writes them, inside the
+data table's transaction (under its lock), before the data instant's completed file. The metadata partitions this
+writer does not maintain (column_stats, partition_stats, record_index, bloom_filters, secondary and expression
+indexes) are deleted as Hudi's ``HoodieTable.deleteMetadataIndexIfNecessary`` deletes an index its writer has
+turned off, and dropped from ``hoodie.table.metadata.partitions``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Mapping
+
+from spec.avro_model import (
+    HoodieCleanMetadata,
+    HoodieInstantInfo,
+    HoodieRollbackMetadata,
+    HoodieRollbackPartitionMetadata,
+    HoodieRollbackPlan,
+    HoodieRollbackRequest,
+    format_avro_metadata,
+    parse_avro_metadata,
+)
+from spec.commit_metadata import format_commit_metadata
+from spec.errors import HudiSpecError, UnsupportedTableVersion
+from spec.file_naming import parse_base_file_name, parse_log_file_name
+from spec.file_system_view import DataFile, list_data_files
+from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
+from spec.log_format import encode_blocks
+from spec.metadata_table import (
+    FILES_PARTITION,
+    METADATA_TABLE_PATH,
+    FileInfo,
+    metadata_storage,
+)
+from spec.metadata_writer import (
+    WRITE_TOKEN,
+    base_file_name,
+    clean_records,
+    deltacommit_metadata,
+    hfile_data_block,
+    index_definitions_without,
+    init_instant,
+    init_log_block,
+    listed_at_initialization,
+    listing_records,
+    log_file_name,
+    merged_by_compaction,
+    metadata_table_config,
+    partitions_to_delete,
+    records_hfile,
+    with_partition_state,
+)
+from spec.partition_metadata import PartitionMetadata
+from spec.storage import Storage
+from spec.table_config import TableConfig
+from spec.timeline import Timeline
+from spec.timeline_layout import format_instant_file_name, parse_instant_file_name, timeline_dir
+
+Records = Mapping[str, Mapping[str, FileInfo]]
+
+
+def _put_instant(mdt: Storage, inst: Instant, data: bytes = b"") -> None:
+    mdt.create_if_absent(posixpath.join(timeline_dir(2), format_instant_file_name(inst, 2)), data)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _save_properties(storage: Storage, config: TableConfig) -> None:
+    storage.write_atomic(".hoodie/hoodie.properties", config.to_bytes())
+
+
+def delete_metadata_table(storage: Storage) -> None:
+    """``HoodieTableMetadataUtil.deleteMetadataTable``: the metadata table's folder deleted, then
+    ``hoodie.table.metadata.partitions`` cleared (the table is listed from storage again)."""
+    table = TableConfig.load(storage)
+    storage.delete_dir(METADATA_TABLE_PATH)
+    if table.get("hoodie.table.metadata.partitions") or table.get("hoodie.table.metadata.partitions.inflight"):
+        props = {k: v for k, v in table.props.items()
+                 if k not in ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")}
+        _save_properties(storage, TableConfig(props))
+
+
+def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
+    """Every metadata partition but ``files`` deleted, and dropped from ``hoodie.table.metadata.partitions``
+    (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has off)."""
+    table = TableConfig.load(storage)
+    drop = partitions_to_delete(table)
+    for name in drop:
+        storage.delete_dir(posixpath.join(METADATA_TABLE_PATH, name))
+        table = with_partition_state(table, name, False)
+        _save_properties(storage, table)
+    defs = table.get("hoodie.table.index.defs.path")
+    if drop and defs and storage.exists(defs):
+        storage.write_atomic(defs, index_definitions_without(storage.read(defs).decode(), drop).encode())
+    return table
+
+
+def _completed_files(storage: Storage, timeline: Timeline) -> list[DataFile]:
+    out = []
+    for f in list_data_files(storage):
+        try:
+            instant = (parse_base_file_name(f.name).instant if not f.name.startswith(".")
+                       else parse_log_file_name(f.name).instant)
+        except HudiSpecError:
+            continue
+        if listed_at_initialization(instant, timeline):
+            out.append(f)
+    return out
+
+
+def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
+    """``initializeFromFilesystem``: the metadata table created and its files partition filled from a listing of
+    the files completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``."""
+    table = TableConfig.load(storage)
+    storage.delete_dir(METADATA_TABLE_PATH)
+    mdt = metadata_storage(storage)
+    cfg = metadata_table_config(table)
+    mdt.write_atomic(".hoodie/hoodie.properties", cfg.to_bytes())
+    mdt.mkdirs(timeline_dir(2))
+    instant = init_instant(())
+    requested = new_instant(instant, Action.DELTA_COMMIT)
+    _put_instant(mdt, requested)
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    mdt.write_atomic(f"{FILES_PARTITION}/.hoodie_partition_metadata", PartitionMetadata(instant, 1).format())
+    records = listing_records(_completed_files(storage, Timeline.load(storage, table.timeline_layout)))
+    log_name = log_file_name(instant, WRITE_TOKEN)
+    log_bytes = encode_blocks([init_log_block(instant)])
+    mdt.create_if_absent(f"{FILES_PARTITION}/{log_name}", log_bytes)
+    base_name = base_file_name(instant, WRITE_TOKEN)
+    base = records_hfile(records, _now_ms(), base_file=True, table_version=cfg.table_version)
+    mdt.create_if_absent(f"{FILES_PARTITION}/{base_name}", base)
+    md = deltacommit_metadata([(log_name, len(log_bytes)), (base_name, len(base))], len(records), "BULK_INSERT_PREPPED")
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, cfg.table_version))
+    _save_properties(storage, with_partition_state(TableConfig.load(storage), FILES_PARTITION, True))
+
+
+def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator) -> None:
+    """One metadata deltacommit at the data instant's time: its records as one HFILE data block in a new log
+    file of ``files-0000-0``, completed before the data instant. A metadata instant already there for the same
+    time (the data instant is re-attempted, e.g. a compaction run again after a crash) is removed first, as
+    Hudi's ``commitInternal`` rolls back a re-attempted commit."""
+    discard(storage, instant)
+    mdt = metadata_storage(storage)
+    table_version = TableConfig.load(mdt).table_version
+    requested = new_instant(instant, Action.DELTA_COMMIT)
+    _put_instant(mdt, requested)
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    name = log_file_name(instant, WRITE_TOKEN)
+    data = encode_blocks([hfile_data_block(instant, records, _now_ms(), table_version)])
+    mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
+    md = deltacommit_metadata([(name, len(data))], len(records))
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, table_version))
+
+
+def wanted(table: TableConfig, enable: bool | None) -> bool:
+    """Whether the table is to have a metadata table after this instant: ``hoodie.metadata.enable`` when given;
+    unset, the table keeps its metadata table as it is (a new table gets none: Hudi 1.x turns it on by default,
+    but hudi-rs 0.5, listing through the metadata table, drops file groups that have only log files — which
+    this writer's streaming writes make)."""
+    if enable is not None:
+        return enable
+    return FILES_PARTITION in table.metadata_partitions
+
+
+def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
+    """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
+    turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
+    table = TableConfig.load(storage)
+    if not wanted(table, enable):
+        if table.metadata_partitions or storage.exists(METADATA_TABLE_PATH):
+            delete_metadata_table(storage)
+        return False
+    if table.table_version < 8:
+        raise UnsupportedTableVersion(
+            f"this writer keeps the metadata table of table versions 8 and 9, not of version {table.table_version}",
+            hint="write with hoodie.metadata.enable=false (which deletes the metadata table), or upgrade the table")
+    table = drop_unmaintained_partitions(storage)
+    if FILES_PARTITION not in table.metadata_partitions:
+        initialize(storage, gen)
+    return True
+
+
+def rollback_instant(storage: Storage, target: str, rollback_time: str, gen: InstantTimeGenerator) -> None:
+    """The metadata table's instant of a rolled-back data instant undone: its files deleted and its instant
+    files removed, recorded as a rollback at the data rollback's time (as Hudi 1.x does for table version 8+).
+    An instant a metadata compaction has already merged into a base file cannot be taken out so (Hudi refuses
+    it in ``validateRollback``): the metadata table is listed anew instead."""
+    mdt = metadata_storage(storage)
+    table_version = TableConfig.load(mdt).table_version
+    timeline = Timeline.load(mdt, 2)
+    names = timeline.files_of(target)
+    if not names:
+        return
+    if merged_by_compaction(timeline, target):
+        initialize(storage, gen)
+        return
+    deleted = _instant_files(mdt, target)
+    target_instant = timeline.get(target)
+    info = HoodieInstantInfo(commit_time=target,
+                             action=target_instant.action if target_instant else Action.DELTA_COMMIT)
+    plan = HoodieRollbackPlan(instant_to_rollback=info, rollback_requests=tuple(
+        HoodieRollbackRequest(partition_path=p, file_id="", latest_base_instant="", files_to_be_deleted=(mdt.full(f),),
+                              log_blocks_to_be_deleted={}) for p, fs in deleted.items() for f in fs))
+    requested = new_instant(rollback_time, Action.ROLLBACK)
+    _put_instant(mdt, requested, format_avro_metadata(plan, table_version))
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    for fs in deleted.values():
+        for f in fs:
+            mdt.delete(f)
+    for name in sorted(names, key=lambda n: parse_instant_file_name(n, 2).state, reverse=True):
+        mdt.delete(posixpath.join(timeline_dir(2), name))
+    md = HoodieRollbackMetadata(
+        start_rollback_time=rollback_time, time_taken_in_millis=0, total_files_deleted=sum(map(len, deleted.values())),
+        commits_rollback=(target,), partition_metadata={
+            p: HoodieRollbackPartitionMetadata(partition_path=p, success_delete_files=tuple(mdt.full(f) for f in fs),
+                                               failed_delete_files=(), rollback_log_files={},
+                                               log_files_from_failed_commit={})
+            for p, fs in deleted.items()}, instants_rollback=(info,))
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_avro_metadata(md, table_version))
+
+
+def _instant_files(mdt: Storage, target: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for part in mdt.list("", recursive=False):
+        if not part.is_dir or part.name == ".hoodie":
+            continue
+        for f in mdt.list(part.name):
+            try:
+                inst = (parse_log_file_name(f.name).instant if f.name.startswith(".")
+                        else parse_base_file_name(f.name).instant)
+            except HudiSpecError:
+                continue
+            if inst == target:
+                out.setdefault(part.name, []).append(f.path)
+    return out
+
+
+def discard(storage: Storage, instant: str) -> None:
+    """A data write undone on the spot (it failed in this process): its metadata deltacommit, if any, removed
+    with its files, so the metadata table is as it was."""
+    if not storage.exists(METADATA_TABLE_PATH + "/.hoodie/hoodie.properties"):
+        return
+    mdt = metadata_storage(storage)
+    names = Timeline.load(mdt, 2).files_of(instant)
+    if not names:
+        return
+    for paths in _instant_files(mdt, instant).values():
+        for path in paths:
+            mdt.delete(path)
+    for name in sorted(names, key=lambda n: parse_instant_file_name(n, 2).state, reverse=True):
+        mdt.delete(posixpath.join(timeline_dir(2), name))
+
+
+def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: InstantTimeGenerator) -> None:
+    """A clean, rollback or restore about to complete, recorded in the metadata table when the table has one:
+    a clean's deleted files as tombstones (``update(HoodieCleanMetadata)``); a rollback as the rollback of the
+    metadata table's instant of each rolled-back instant; a restore by listing the table anew (the metadata table
+    re-initialized, as Hudi re-bootstraps one out of step with its data table)."""
+    table = TableConfig.load(storage)
+    if FILES_PARTITION not in table.metadata_partitions or table.table_version < 8:
+        return
+    if inst.action == Action.CLEAN:
+        drop_unmaintained_partitions(storage)
+        append_deltacommit(storage, inst.requested, clean_records(parse_avro_metadata(data, HoodieCleanMetadata)),
+                           gen)
+    elif inst.action == Action.ROLLBACK:
+        md = parse_avro_metadata(data, HoodieRollbackMetadata)
+        for target in md.commits_rollback:
+            rollback_instant(storage, target, inst.requested, gen)
+    elif inst.action == Action.RESTORE:
+        initialize(storage, gen)
+
+
+__all__ = ["append_deltacommit", "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize",
+           "on_service_complete", "prepare", "rollback_instant"]

@@ -160,7 +160,8 @@ def target_sizes(results: Sequence[JobResult]) -> list[int]:
 
 
 def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
-    """The run as markdown: how it was measured, Spark start, then one table per row count."""
+    """The run as markdown: how it was measured, Spark start, one table per row count, then the targets
+    (``bench.targets``) and the scale jobs."""
     m, v = info.machine, info.versions
     out = [
         f"Measured by `{info.command}` from {info.started} to {info.finished} (UTC) on {m['platform']}, "
@@ -179,6 +180,19 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
         out += ["**warm s**: the same job run a second time in the same process on a fresh copy of its input "
                 "(Spark: the session's Python workers started and its plans compiled by the first run); "
                 "**warm ratio** divides it by the warm seconds of the job in **vs**.", ""]
+    for n in dict.fromkeys(r.n for r in results):
+        shape = UpsertShape(n)
+        out += [f"#### {n:,} rows",
+                "",
+                f"Upsert batch: {shape.batch:,} rows ({shape.updates:,} updates, {shape.inserts:,} new keys); "
+                f"after it a table holds {shape.rows_after:,} rows.",
+                "",
+                markdown_table([r for r in results if r.n == n]),
+                ""]
+        steps = steps_table([r for r in results if r.n == n])
+        if steps:
+            out += [f"Where our writes spent their time at {n:,} rows (seconds per step of the write path, "
+                    "from `WriteResult.step_seconds`):", "", steps, ""]
     from bench.targets import targets_table
 
     sizes = target_sizes(results)
@@ -194,19 +208,6 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
                 "the driver's peak RSS is that of the timed operation alone (both high-water marks reset just "
                 "before it): the Python process and the driver JVM, executors not included. Seconds per step "
                 "from `WriteResult.step_seconds` (compaction has none).", "", scale, ""]
-    for n in dict.fromkeys(r.n for r in results):
-        shape = UpsertShape(n)
-        out += [f"#### {n:,} rows",
-                "",
-                f"Upsert batch: {shape.batch:,} rows ({shape.updates:,} updates, {shape.inserts:,} new keys); "
-                f"after it a table holds {shape.rows_after:,} rows.",
-                "",
-                markdown_table([r for r in results if r.n == n]),
-                ""]
-        steps = steps_table([r for r in results if r.n == n])
-        if steps:
-            out += [f"Where our writes spent their time at {n:,} rows (seconds per step of the write path, "
-                    "from `WriteResult.step_seconds`):", "", steps, ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -219,7 +219,8 @@ class SparkEngine(Engine):
         """The batch tagged with each record's file group, looked up in one Spark task per partition
         (``reference.index.lookup_partition``: BLOOM footer pruning, or SIMPLE): the driver ships each
         partition's (file id, base file) list, as Hudi's driver holds the partitions' file listings, and
-        never holds a key. The located rows are persisted: the profile and the handles join them."""
+        never holds a key. The located rows are persisted (and computed here, so the lookup's time is its
+        own step's): the profile and the handles join them."""
         files = {p: base_files(view, p) for p in {g.partition_path for g in view.groups}}
 
         def lookup(keys: pa.Table) -> pa.Table:
@@ -229,6 +230,7 @@ class SparkEngine(Engine):
 
         located = self.persist(frame.select(PARTITION_PATH, RECORD_KEY).groupBy(PARTITION_PATH)
                                .applyInArrow(lookup, _INDEX_SCHEMA))
+        located.count()  # the lookup runs now, in its own job (its time is the index lookup's, not the profile's)
         return _joined(frame, located, delete)
 
     def partitions(self, frame: Any) -> set[str]:

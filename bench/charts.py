@@ -154,8 +154,9 @@ def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds
     if v_hi <= v_lo:
         v_hi = v_lo * 10
 
-    def x_of(n: float) -> float:
-        return left + (math.log10(n) - math.log10(n_lo)) / (math.log10(n_hi) - math.log10(n_lo)) * plot_w
+    def x_of(n: float) -> float:  # the points kept off the edges, so their labels fit beside them
+        span = math.log10(n_hi) - math.log10(n_lo)
+        return left + 20 + (math.log10(n) - math.log10(n_lo)) / span * (plot_w - 110)
 
     def y_of(v: float) -> float:
         return top + plot_h - (math.log10(v) - math.log10(v_lo)) / (math.log10(v_hi) - math.log10(v_lo)) * plot_h

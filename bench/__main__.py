@@ -1,7 +1,12 @@
 """``make bench`` / ``python -m bench``: every job side by side in one run.
 
-    python -m bench [--rows 1000000 5000000] [--only JOB ...] [--out FILE] [--skip-slow-peers]
-                    [--docs FILE | --no-docs] [--work DIR] [--timeout SECONDS] [--list]
+    python -m bench [--rows 1000000 5000000] [--scale-rows 1000000 5000000 20000000] [--only JOB ...]
+                    [--out FILE] [--skip-slow-peers] [--docs FILE | --no-docs] [--work DIR]
+                    [--timeout SECONDS] [--list]
+
+With no options it runs the published set: every job at 1M and 5M rows, and the scale jobs (the
+Spark engine on a standalone cluster, its driver's memory) at 1M, 5M and 20M. Given ``--rows`` alone,
+the scale jobs run at those row counts too.
 
 Prints each job's result as it finishes, then the table; writes the JSON to ``--out`` (default
 ``bench/results/<UTC time>.json``, git-ignored) and the table between the markers of
@@ -22,14 +27,19 @@ from bench import requests as object_store_requests
 from bench.harness import JobResult, all_jobs, run_all, work_dir
 from bench.jobs import OK, ROOT, SLOW_PEER_ROWS
 
-DEFAULT_ROWS = [1_000_000]
+DEFAULT_ROWS = [1_000_000, 5_000_000]
+DEFAULT_SCALE_ROWS = [1_000_000, 5_000_000, 20_000_000]
 DEFAULT_DOCS = ROOT / "docs" / "performance.md"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     jobs = all_jobs()
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS, help="row counts (default 1000000)")
+    parser.add_argument("--rows", type=int, nargs="+", default=None,
+                        help="row counts (default 1000000 5000000)")
+    parser.add_argument("--scale-rows", type=int, nargs="+", default=None,
+                        help="row counts of the scale jobs (default 1000000 5000000 20000000; with --rows "
+                             "alone, those row counts)")
     parser.add_argument("--only", nargs="+", choices=list(jobs), metavar="JOB",
                         help="run only these jobs (see --list)")
     parser.add_argument("--out", type=Path, default=None,
@@ -46,8 +56,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-requests", action="store_true",
                         help="do not count object-store requests per operation (bench.requests)")
     args = parser.parse_args(argv)
-    if any(n < 10 for n in args.rows):
-        parser.error("--rows: every row count must be at least 10")
+    if args.scale_rows is None:
+        args.scale_rows = DEFAULT_SCALE_ROWS if args.rows is None else args.rows
+    if args.rows is None:
+        args.rows = DEFAULT_ROWS
+    if any(n < 10 for n in [*args.rows, *args.scale_rows]):
+        parser.error("--rows, --scale-rows: every row count must be at least 10")
     return args
 
 
@@ -99,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with work_dir(args.work) as work:
             results = run_all(jobs, args.rows, work, args.timeout, args.skip_slow_peers, _progress,
-                              keep=args.work is not None)
+                              keep=args.work is not None, scale_rows=args.scale_rows)
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)

@@ -3,7 +3,8 @@
 Drawn from the results JSON the bench writes beside the performance page (``docs/performance.json``,
 ``report.page_json_path``), so the charts show the numbers of the table above them. Plain SVG, no
 plotting library: one horizontal bar per job and row count on a logarithmic axis (the jobs span
-three orders of magnitude), a job without a number labelled with why.
+three orders of magnitude), a job without a number labelled with why; and the scale jobs' curves
+(seconds and the driver's peak memory against rows, ``curve_svg``).
 
 ``python -m bench.charts --from-page docs/performance.md`` rebuilds that JSON from the page's own
 table, for a run whose JSON was not kept.
@@ -122,10 +123,69 @@ def chart_svg(results: Sequence[Mapping[str, Any]], metric: str = "seconds") -> 
     return canvas.render()
 
 
+CURVES = {"scale_seconds": ("seconds", "s", lambda r: r.get("seconds")),
+          "scale_driver_mb": ("driver peak RSS (Python + JVM)", "MB",
+                              lambda r: (r["extra"]["driver_python_peak_kb"] + r["extra"]["driver_jvm_peak_kb"]) / 1024
+                              if "driver_jvm_peak_kb" in (r.get("extra") or {}) else None)}
+
+
+def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds") -> str:
+    """The scale jobs' curve of ``metric`` (a key of ``CURVES``) against rows: one line per job, both axes
+    logarithmic (a straight line of slope 1 is cost linear in rows); each point labelled with its value
+    and, for the seconds, the table's file groups."""
+    label, unit, value_of = CURVES[metric]
+    points: dict[str, list[tuple[int, float, Mapping[str, Any]]]] = {}
+    for r in results:
+        if r.get("status") == "ok" and "file_groups" in (r.get("extra") or {}) and value_of(r):
+            points.setdefault(str(r["job"]), []).append((int(r["n"]), float(value_of(r)), r))
+    width, height, left, top, plot_w, plot_h = 860, 330, 70, 50, 560, 230
+    canvas = Canvas(width, height, f"Benchmark: scale, {label}")
+    canvas.text(10, 18, f"{label} ({unit}, log scale) against rows (log scale): the Spark engine on a standalone "
+                "cluster", size=13, bold=True)
+    if not points:
+        canvas.text(left, top + 20, "no scale job ran", size=11, fill=MUTED, italic=True)
+        return canvas.render()
+    ns = [n for ps in points.values() for n, _, _ in ps]
+    vs = [v for ps in points.values() for _, v, _ in ps]
+    n_lo, n_hi = _nice(min(ns), down=True), _nice(max(ns), down=False)
+    v_lo, v_hi = _nice(min(vs), down=True), _nice(max(vs) * 1.2, down=False)
+    if n_hi <= n_lo:
+        n_hi = n_lo * 10
+    if v_hi <= v_lo:
+        v_hi = v_lo * 10
+
+    def x_of(n: float) -> float:  # the points kept off the edges, so their labels fit beside them
+        span = math.log10(n_hi) - math.log10(n_lo)
+        return left + 20 + (math.log10(n) - math.log10(n_lo)) / span * (plot_w - 110)
+
+    def y_of(v: float) -> float:
+        return top + plot_h - (math.log10(v) - math.log10(v_lo)) / (math.log10(v_hi) - math.log10(v_lo)) * plot_h
+
+    for t in _log_ticks(v_lo, v_hi):
+        canvas.line(left, y_of(t), left + plot_w, y_of(t), stroke="#e1e6ec")
+        canvas.text(left - 6, y_of(t) + 3, f"{t:g}", size=10, anchor="end", fill=MUTED, mono=True)
+    for n in sorted(set(ns)):
+        canvas.line(x_of(n), top, x_of(n), top + plot_h, stroke="#e1e6ec")
+        canvas.text(x_of(n), top + plot_h + 14, f"{n:,}", size=10, anchor="middle", fill=MUTED, mono=True)
+    for i, (job, ps) in enumerate(points.items()):
+        colour = ROW_COLOURS[i % len(ROW_COLOURS)]
+        ps.sort()
+        canvas.path(" ".join(f"{'M' if k == 0 else 'L'}{x_of(n):.1f},{y_of(v):.1f}" for k, (n, v, _) in enumerate(ps)),
+                    stroke=colour, width=1.8)
+        for n, v, r in ps:
+            canvas.circle(x_of(n), y_of(v), 3, fill=colour)
+            groups = f", {r['extra']['file_groups']} groups" if metric == "scale_seconds" else ""
+            canvas.text(x_of(n) + 5, y_of(v) - 4, f"{v:,.1f}{groups}", size=8.5, fill=INK)
+        canvas.rect(left + plot_w + 16, top + i * 18, 12, 10, fill=colour, stroke="none", rx=1)
+        canvas.text(left + plot_w + 33, top + i * 18 + 9, job.removeprefix("hudi_spec_cluster_"), size=10.5, mono=True)
+    return canvas.render()
+
+
 def charts_from_json(path: Path) -> dict[str, str]:
-    """Per metric, the chart of the results JSON at ``path``."""
+    """Per metric, the chart of the results JSON at ``path`` (the bar charts, then the scale curves)."""
     results = json.loads(path.read_text())["results"]
-    return {metric: chart_svg(results, metric) for metric in ("seconds", "peak_rss_mb")}
+    charts = {metric: chart_svg(results, metric) for metric in ("seconds", "peak_rss_mb")}
+    return {**charts, **{metric: curve_svg(results, metric) for metric in CURVES}}
 
 
 def main(argv: list[str] | None = None) -> int:

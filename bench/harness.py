@@ -62,10 +62,10 @@ from bench.jobs import (
 
 
 def all_jobs() -> dict[str, Job]:
-    """Every job in table order: Spark start, our writer's entries, then the peers."""
-    from bench import ours, peers
+    """Every job in table order: Spark start, our writer's entries, the peers, then the scale jobs."""
+    from bench import cluster, ours, peers
 
-    jobs = [*peers.STARTUP_JOBS, *ours.JOBS, *peers.JOBS]
+    jobs = [*peers.STARTUP_JOBS, *ours.JOBS, *peers.JOBS, *cluster.JOBS]
     registry = {j.name: j for j in jobs}
     if len(registry) != len(jobs):
         raise ValueError("two benchmark jobs share a name")
@@ -133,7 +133,7 @@ def _child_step(step: str, job_name: str, n: int, work: Path) -> dict[str, Any]:
         return {"status": FAILED, "reason": f"warm run's rows check: saw {again.rows_seen}, "
                                             f"expected {again.rows_expected}"}
     return {"status": OK, "seconds": m.seconds, "warm_seconds": again.seconds if again is not None else None,
-            "steps": m.steps, "warm_steps": again.steps if again is not None else None,
+            "steps": m.steps, "warm_steps": again.steps if again is not None else None, "extra": m.extra,
             "rows": m.rows, "rows_seen": m.rows_seen, "rows_expected": m.rows_expected,
             "bytes": bytes_on_disk(m.table) if m.table is not None and m.table.exists() else None,
             "self_peak_kb": _self_peak_kb(),
@@ -291,7 +291,7 @@ def run_job(job: Job, n: int, work: Path, timeout: float, skip_reason: str | Non
     peak_kb = int(r["self_peak_kb"]) + int(r["descendants_peak_kb"])
     res.peak_rss_mb = round(peak_kb / 1024, 1)
     res.extra = {"self_peak_kb": r["self_peak_kb"], "wait4_maxrss_kb": out.maxrss_kb,
-                 "descendants_peak_kb": r["descendants_peak_kb"]}
+                 "descendants_peak_kb": r["descendants_peak_kb"], **(r.get("extra") or {})}
     if res.rows_check == "mismatch":
         res.status, res.reason = FAILED, f"rows check: saw {res.rows_seen:,}, expected {res.rows_expected:,}"
     return res
@@ -331,15 +331,26 @@ def skip_reason(job: Job, n: int, skip_slow_peers: bool) -> str | None:
     return None
 
 
+def runs_at(job: Job, n: int, rows: Sequence[int], scale_rows: Sequence[int] | None) -> bool:
+    """Whether ``job`` runs at ``n`` rows: a scale job at the scale row counts (``rows`` when none are
+    given), every other job at ``rows``."""
+    return n in (scale_rows if job.scale and scale_rows is not None else rows)
+
+
 def run_all(jobs: Sequence[Job], rows: Sequence[int], work: Path, timeout: float, skip_slow_peers: bool,
-            progress: Callable[[JobResult], None] = lambda r: None, keep: bool = False) -> list[JobResult]:
-    """Every job at every row count, one at a time; each job's table removed after it (and each row
-    count's inputs and cached tables after that row count) to bound disk use, unless ``keep``."""
+            progress: Callable[[JobResult], None] = lambda r: None, keep: bool = False,
+            scale_rows: Sequence[int] | None = None) -> list[JobResult]:
+    """Every job at every row count it runs at (``runs_at``), smallest count first, one at a time; each
+    job's table removed after it (and each row count's inputs and cached tables after that row count)
+    to bound disk use, unless ``keep``."""
     results: list[JobResult] = []
-    for n in rows:
+    for n in sorted({*rows, *(scale_rows or ())}):
+        selected = [j for j in jobs if runs_at(j, n, rows, scale_rows)]
+        if not selected:
+            continue
         folder = work / str(n)
         write_inputs(n, folder / "inputs")
-        for job in jobs:
+        for job in selected:
             r = run_job(job, n, folder, timeout, skip_reason(job, n, skip_slow_peers))
             if not keep:
                 shutil.rmtree(folder / "tables" / job.name, ignore_errors=True)

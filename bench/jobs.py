@@ -94,6 +94,7 @@ class Measurement:
     rows_seen: int | None = None
     rows_expected: int | None = None
     steps: dict[str, float] | None = None  # our writes: seconds per step of the write path (WriteResult)
+    extra: dict[str, Any] | None = None  # further figures of the job (e.g. a cluster job's driver peaks), kept as is
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class Job:
     vs: str | None = None  # the job whose seconds this one's are divided by (same row count)
     slow: bool = False  # a slow peer: skipped above SLOW_PEER_ROWS when --skip-slow-peers is given
     warm: bool = False  # the run step runs twice in one process: the second run's seconds are the warm ones
+    scale: bool = False  # runs at the scale row counts (--scale-rows), not at --rows: the curve of size
     note: str = ""
 
 

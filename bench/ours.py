@@ -19,9 +19,10 @@ shows it as "not available: <reason>".
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.jobs import (
     READ,
@@ -37,6 +38,8 @@ from bench.jobs import (
     spark_session,
     timed,
 )
+
+T = TypeVar("T")
 
 TABLE_NAME = "bench"
 # Hudi's defaults: nothing but the benchmark's fields
@@ -136,12 +139,40 @@ def needs(build: Callable[[Context], Path]) -> Callable[[Context], None]:
 
 # --- writes ---------------------------------------------------------------------------------------
 
+_HOOKS: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+
+def with_operation_hooks(start: Callable[[], None], stop: Callable[[], None], fn: Callable[[], T]) -> T:
+    """``fn()`` with ``start`` called just before each timed operation of ours and ``stop`` just after it
+    (e.g. to read the driver's peak memory of the operation alone)."""
+    _HOOKS.append((start, stop))
+    try:
+        return fn()
+    finally:
+        _HOOKS.pop()
+
+
+def _timed_op(fn: Callable[[], T]) -> tuple[float, T, dict[str, Any]]:
+    """``timed(fn)``, the hooks around it, and the CPU seconds this Python process spent in it (user and
+    system, every thread: for the local engine the whole write; for Spark the driver's Python side)."""
+    for start, _ in _HOOKS:
+        start()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    seconds, value = timed(fn)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    for _, stop in reversed(_HOOKS):
+        stop()
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, value, {"python_cpu_seconds": round(cpu, 3)}
+
+
 def _timed_write(path: Path, table: Callable[[Path], Any], data: Any, operation: str, options: dict[str, str],
                  rows: int, rows_expected: int) -> Measurement:
     """One write timed alone (the table opened and the input loaded before the timer), its rows counted after."""
     writer = table(path)
-    seconds, result = timed(lambda: writer.write(data, operation, options))
-    return Measurement(seconds, rows, path, count_rows(path), rows_expected, steps=dict(result.step_seconds))
+    seconds, result, extra = _timed_op(lambda: writer.write(data, operation, options))
+    return Measurement(seconds, rows, path, count_rows(path), rows_expected, steps=dict(result.step_seconds),
+                       extra=extra)
 
 
 def _engine(local: bool) -> tuple[Callable[[Path], Any], Callable[[Path], Any]]:
@@ -189,9 +220,9 @@ def _compaction(ctx: Context, job: str, local: bool) -> Measurement:
     _require_compaction()
     path = ctx.copy_of(mor_upserted(ctx), job)
     table = local_table(path) if local else hudi_table(path)
-    seconds, _ = timed(lambda: table.compact(OPTIONS))  # Hudi's default codec, as the writes
+    seconds, _, extra = _timed_op(lambda: table.compact(OPTIONS))  # Hudi's default codec, as the writes
     rows = count_rows(path)
-    return Measurement(seconds, rows, path, rows, ctx.shape.rows_after)
+    return Measurement(seconds, rows, path, rows, ctx.shape.rows_after, extra=extra)
 
 
 def compaction(ctx: Context) -> Measurement:

@@ -117,8 +117,51 @@ def steps_table(results: Sequence[JobResult]) -> str:
     return "\n".join(lines)
 
 
+def _scale_jobs() -> set[str]:
+    from bench.harness import all_jobs
+
+    return {name for name, job in all_jobs().items() if job.scale}
+
+
+def _mb(kb: Any) -> str:
+    return "" if kb is None else f"{int(kb) / 1024:,.0f}"
+
+
+def scale_table(results: Sequence[JobResult]) -> str:
+    """The scale jobs at each of their row counts: seconds, the ratio to local[2], the table's file groups,
+    the driver's peak RSS (its Python process and its JVM) and the seconds of each step."""
+    from reference.step_times import StepTimes
+
+    scale = _scale_jobs()
+    rows = [r for r in results if r.job in scale]
+    if not rows:
+        return ""
+    columns = ["job", "rows", "file groups", "seconds", "vs local[2]", "driver Python peak MB", "driver JVM peak MB",
+               *StepTimes.STEPS]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in sorted(rows, key=lambda r: (r.job, r.n)):
+        if r.status != OK:
+            lines.append("| " + " | ".join([r.job, _int(r.n), f"{r.status}: {r.reason}".replace("|", "/"),
+                                            *[""] * (len(columns) - 3)]) + " |")
+            continue
+        steps = r.steps or {}
+        ex = r.extra
+        lines.append("| " + " | ".join([r.job, _int(r.n), _int(ex.get("file_groups")), _num(r.seconds),
+                                        "" if r.ratio is None else f"{r.ratio:.2f}x",
+                                        _mb(ex.get("driver_python_peak_kb")), _mb(ex.get("driver_jvm_peak_kb")),
+                                        *[_num(steps.get(s)) for s in StepTimes.STEPS]]) + " |")
+    return "\n".join(lines)
+
+
+def target_sizes(results: Sequence[JobResult]) -> list[int]:
+    """The row counts the targets are judged at: those of every job but the scale jobs."""
+    scale = _scale_jobs()
+    return list(dict.fromkeys(r.n for r in results if r.job not in scale))
+
+
 def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
-    """The run as markdown: how it was measured, Spark start, then one table per row count."""
+    """The run as markdown: how it was measured, Spark start, one table per row count, then the targets
+    (``bench.targets``) and the scale jobs."""
     m, v = info.machine, info.versions
     out = [
         f"Measured by `{info.command}` from {info.started} to {info.finished} (UTC) on {m['platform']}, "
@@ -150,6 +193,21 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
         if steps:
             out += [f"Where our writes spent their time at {n:,} rows (seconds per step of the write path, "
                     "from `WriteResult.step_seconds`):", "", steps, ""]
+    from bench.targets import targets_table
+
+    sizes = target_sizes(results)
+    if sizes:
+        out += ["#### Targets", "",
+                "Each target's ratio at each row count, first run and warm (the second run in the same process), "
+                "computed from this run's seconds by `bench/targets.py`:", "",
+                targets_table(result_dicts(results), sizes), ""]
+    scale = scale_table(results)
+    if scale:
+        out += ["#### Scale: the Spark engine on a standalone cluster", "",
+                "A master and a worker started from pyspark's distribution, the driver in this job's process; "
+                "the driver's peak RSS is that of the timed operation alone (both high-water marks reset just "
+                "before it): the Python process and the driver JVM, executors not included. Seconds per step "
+                "from `WriteResult.step_seconds` (compaction has none).", "", scale, ""]
     return "\n".join(out).rstrip() + "\n"
 
 

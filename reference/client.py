@@ -220,7 +220,10 @@ class WriteClient:
         dedupe = combines(cfg, op)
         ordering = table.ordering_field if op != "delete" else None
         bloom = op in ("upsert", "delete") and cfg.index_type == "BLOOM"
-        if dedupe and not bloom:
+        # the Spark engine looks keys up in its tasks, after deduplicating as Hudi does; the local engine
+        # here, where a batch without a repeated key skips the dedupe
+        in_tasks = op in ("upsert", "delete") and engine.locates_in_tasks
+        if dedupe and (in_tasks or not bloom):
             df = engine.dedupe(df, ordering)
         if dedupe or op in ("upsert", "delete"):
             df = engine.persist(df)  # read by the index lookup, the workload profile and the handles
@@ -228,7 +231,10 @@ class WriteClient:
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
         located: pa.Table | None = None
         counts: Mapping[tuple[str, str | None], int] | None = None
-        if bloom:
+        if in_tasks:
+            self._label(f"commit {instant}: index lookup")
+            df = engine.locate(df, self.path, view, bloom, op == "delete")
+        elif bloom:
             self._label(f"commit {instant}: index lookup")
             keys = engine.keys(df)
             if dedupe:
@@ -239,7 +245,8 @@ class WriteClient:
             counts = engine.counts_of_keys(keys, located, op == "delete")
         elif op in ("upsert", "delete"):
             located = simple_index(self.storage, view)
-        df = engine.tag(df, located, op == "delete")
+        if not in_tasks:
+            df = engine.tag(df, located, op == "delete")
         times.mark("index lookup")
         if op in ("insert_overwrite", "insert_overwrite_table"):
             incoming_parts = engine.partitions(df)

@@ -75,6 +75,16 @@ class Engine(Protocol):
         and the delete flag; a delete keeps only the records the table holds."""
         ...
 
+    locates_in_tasks: bool
+    """Whether the index lookup of an upsert or delete runs where the batch is (``locate``) rather than
+    on the client's side (``keys``, ``reference.index``, then ``tag``)."""
+
+    def locate(self, frame: Any, base_path: str, view: Any, bloom: bool, delete: bool) -> Any:
+        """The deduplicated batch tagged with each record's file group (``FILE_ID``, null for a new key)
+        and the delete flag, the lookup run by the engine's tasks (BLOOM when ``bloom``, else SIMPLE)
+        against ``view``'s latest base files; a delete keeps only the records found."""
+        ...
+
     def partitions(self, frame: Any) -> set[str]:
         """The distinct partition paths of the batch."""
         ...

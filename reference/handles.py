@@ -141,7 +141,7 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, buck
     table = table.replace_schema_metadata(None)
     if storage.scheme.write_transactional:  # one PUT is atomic: the file is written whole, under its name
         sink = pa.BufferOutputStream()
-        with pq.ParquetWriter(sink, table.schema, compression=ctx.compression) as writer:
+        with pq.ParquetWriter(sink, table.schema, **writer_compression(ctx.compression)) as writer:
             if armed("mid_base_file", bucket):  # a crash half way through the file: nothing reaches the store
                 writer.write_table(table.slice(0, table.num_rows // 2))
                 die()

@@ -11,7 +11,7 @@ Both give the same answer; BLOOM reads far fewer bytes when a write touches few 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -86,16 +86,38 @@ def might_contain(positions: np.ndarray, bits: np.ndarray, alive: np.ndarray) ->
     return alive
 
 
-def _bloom_partition(storage: Storage, view: FileSystemView, partition: str,
+def base_files(view: FileSystemView, partition: str) -> list[tuple[str, str]]:
+    """(file id, base file path) of each latest slice of ``partition`` that has a base file: all a
+    partition's lookup needs of the view."""
+    return [(sl.file_id, sl.base_file.path) for sl in view.latest_slices([partition]) if sl.base_file is not None]
+
+
+def lookup_partition(storage: Storage, files: Sequence[tuple[str, str]], partition: str, keys: pa.Array,
+                     bloom: bool) -> pa.Table:
+    """(partition, key, file id) of the incoming ``keys`` of one partition found in its base ``files``
+    (``base_files``): by footer pruning (BLOOM), or by reading every file's keys (SIMPLE). Runs where the
+    keys are (e.g. in a Spark task): nothing but ``files`` comes from the driver."""
+    keys = pc.unique(keys.cast(pa.string()).drop_null())
+    if bloom:
+        parts = _bloom_partition(storage, files, partition, keys)[0]
+    else:
+        parts = []
+        for file_id, path in files:
+            stored = _keys_of(storage, path)
+            hits = stored.filter(pc.is_in(stored, value_set=keys))
+            if len(hits):
+                parts.append(_rows(partition, hits, file_id))
+    return pa.concat_tables(parts) if parts else EMPTY.empty_table()
+
+
+def _bloom_partition(storage: Storage, files: Sequence[tuple[str, str]], partition: str,
                      keys_arr: pa.Array) -> tuple[list[pa.Table], int, int, int]:
     """One partition's lookup: (located rows, files, footers read, key files read)."""
     parts: list[pa.Table] = []
-    slices = [sl for sl in view.latest_slices([partition]) if sl.base_file is not None]
     footers = key_files = 0
     positions: np.ndarray | None = None
-    for sl in slices:
-        assert sl.base_file is not None
-        meta = storage.parquet_file(sl.base_file.path).metadata.metadata or {}
+    for file_id, path in files:
+        meta = storage.parquet_file(path).metadata.metadata or {}
         footers += 1
         candidates = keys_arr
         lo, hi = meta.get(b"hoodie_min_record_key"), meta.get(b"hoodie_max_record_key")
@@ -116,13 +138,13 @@ def _bloom_partition(storage: Storage, view: FileSystemView, partition: str,
             candidates = keys_arr.filter(pa.array(mask_all))
         if not len(candidates):
             continue
-        stored = _keys_of(storage, sl.base_file.path)
+        stored = _keys_of(storage, path)
         key_files += 1
         # the file's keys that are candidates (a set of the few candidates, probed by the file's keys)
         hits = stored.filter(pc.is_in(stored, value_set=candidates))
         if len(hits):
-            parts.append(_rows(partition, hits, sl.file_id))
-    return parts, len(slices), footers, key_files
+            parts.append(_rows(partition, hits, file_id))
+    return parts, len(files), footers, key_files
 
 
 def bloom_index(storage: Storage, view: FileSystemView,
@@ -133,9 +155,10 @@ def bloom_index(storage: Storage, view: FileSystemView,
     workers = min(len(by_partition), os.cpu_count() or 1, 4)
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-index") as pool:
-            results = list(pool.map(lambda item: _bloom_partition(storage, view, *item), by_partition.items()))
+            results = list(pool.map(lambda item: _bloom_partition(storage, base_files(view, item[0]), *item),
+                                    by_partition.items()))
     else:
-        results = [_bloom_partition(storage, view, p, k) for p, k in by_partition.items()]
+        results = [_bloom_partition(storage, base_files(view, p), p, k) for p, k in by_partition.items()]
     parts = [t for r in results for t in r[0]]
     table = pa.concat_tables(parts) if parts else EMPTY.empty_table()
     return table, IndexStats(sum(r[1] for r in results), sum(r[2] for r in results), sum(r[3] for r in results))

@@ -221,6 +221,12 @@ class LocalEngine(Engine):
     def tag(self, frame: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
         return tag(frame, located, delete)
 
+    locates_in_tasks = False
+    """The client looks the batch's keys up (``reference.index``) and tags the batch with them (``tag``)."""
+
+    def locate(self, frame: pa.Table, base_path: str, view: Any, bloom: bool, delete: bool) -> pa.Table:
+        raise NotImplementedError("the local engine's lookup is the client's (locates_in_tasks is False)")
+
     def partitions(self, frame: pa.Table) -> set[str]:
         return set(pc.unique(frame.column(PARTITION_PATH)).to_pylist())
 

@@ -20,12 +20,15 @@ import pyarrow.compute as pc
 from reference.bulk_insert import BULK_INSERT_TASK
 from reference.engine import Engine, Task
 from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
+from reference.index import base_files, lookup_partition
 from reference.partitioning import counts, route_batch, tag
 from spec.errors import InvalidOperation, InvalidRecord
+from spec.file_system_view import FileSystemView
 from spec.keys import check_record_keys, writes_complex_keys
 from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
 from spec.partitioner import BucketAssignment
 from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from spec.storage import Storage
 from spec.table_config import TableConfig
 
 _INDEX_SCHEMA = "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string"
@@ -81,6 +84,17 @@ def _check_rows(table: TableConfig, rows: list[Any]) -> None:
     whether (``bad``) it holds a bad key."""
     check_record_keys([None for r in rows if r["bad"]][:1], table.record_key_fields)
     check_partition_paths([r[PARTITION_PATH] for r in rows], table.partition_fields)
+
+
+def _joined(frame: Any, index: Any, delete: bool) -> Any:
+    """``frame`` left-joined with the index's (partition, key, file id) rows; a delete keeps only the
+    records found."""
+    from pyspark.sql import functions as F
+
+    frame = frame.join(index, on=[PARTITION_PATH, RECORD_KEY], how="left")
+    if delete:
+        frame = frame.filter(F.col(FILE_ID).isNotNull())
+    return frame.withColumn(DELETE_FLAG, F.lit(delete))
 
 
 def arrow_schema(df: Any) -> pa.Schema:
@@ -208,14 +222,31 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
 
         if located is None:
-            frame = frame.withColumn(FILE_ID, F.lit(None).cast("string"))
-        else:
-            index = (self.spark.createDataFrame(located) if located.num_rows
-                     else self.spark.createDataFrame([], _INDEX_SCHEMA))
-            frame = frame.join(index, on=[PARTITION_PATH, RECORD_KEY], how="left")
-            if delete:
-                frame = frame.filter(F.col(FILE_ID).isNotNull())
-        return frame.withColumn(DELETE_FLAG, F.lit(delete))
+            return frame.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE_FLAG, F.lit(delete))
+        index = (self.spark.createDataFrame(located) if located.num_rows
+                 else self.spark.createDataFrame([], _INDEX_SCHEMA))
+        return _joined(frame, index, delete)
+
+    locates_in_tasks = True
+    """The index lookup runs in Spark tasks (``locate``): no key of the batch or the table reaches the driver."""
+
+    def locate(self, frame: Any, base_path: str, view: FileSystemView, bloom: bool, delete: bool) -> Any:
+        """The batch tagged with each record's file group, looked up in one Spark task per partition
+        (``reference.index.lookup_partition``: BLOOM footer pruning, or SIMPLE): the driver ships each
+        partition's (file id, base file) list, as Hudi's driver holds the partitions' file listings, and
+        never holds a key. The located rows are persisted (and computed here, so the lookup's time is its
+        own step's): the profile and the handles join them."""
+        files = {p: base_files(view, p) for p in {g.partition_path for g in view.groups}}
+
+        def lookup(keys: pa.Table) -> pa.Table:
+            partition = keys.column(PARTITION_PATH)[0].as_py()
+            return lookup_partition(Storage(base_path), files.get(partition, []), partition,
+                                    keys.column(RECORD_KEY).combine_chunks(), bloom)
+
+        located = self.persist(frame.select(PARTITION_PATH, RECORD_KEY).groupBy(PARTITION_PATH)
+                               .applyInArrow(lookup, _INDEX_SCHEMA))
+        located.count()  # the lookup runs now, in its own job (its time is the index lookup's, not the profile's)
+        return _joined(frame, located, delete)
 
     def partitions(self, frame: Any) -> set[str]:
         return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}

@@ -308,3 +308,86 @@ def test_recorded_command_names_no_output_folder() -> None:
 
     assert measured_args(["--rows", "1000", "--out", "x/r.json", "--work=w", "--only", "a", "--docs", "p.md"]) == [
         "--rows", "1000", "--only", "a"]
+
+
+# --- the published set, the scale jobs and the targets ------------------------------------------------------
+
+
+def test_the_published_set_is_the_default_and_rows_alone_sets_the_scale_too() -> None:
+    from bench.__main__ import DEFAULT_ROWS, DEFAULT_SCALE_ROWS, parse_args
+    from bench.harness import runs_at
+
+    plain = parse_args([])
+    assert (plain.rows, plain.scale_rows) == (DEFAULT_ROWS, DEFAULT_SCALE_ROWS) == (
+        [1_000_000, 5_000_000], [1_000_000, 5_000_000, 20_000_000])
+    small = parse_args(["--rows", "100"])
+    assert (small.rows, small.scale_rows) == ([100], [100])
+    both = parse_args(["--rows", "100", "--scale-rows", "100", "400"])
+    assert both.scale_rows == [100, 400]
+    jobs = all_jobs()
+    cluster, local = jobs["hudi_spec_cluster_cow_upsert"], jobs["hudi_spec_cow_upsert"]
+    assert cluster.scale and not local.scale and cluster.vs == local.name
+    assert [n for n in (100, 400) if runs_at(cluster, n, [100], [100, 400])] == [100, 400]
+    assert [n for n in (100, 400) if runs_at(local, n, [100], [100, 400])] == [100]
+
+
+def test_every_target_compares_two_jobs_of_the_bench() -> None:
+    from bench.targets import TARGETS
+
+    jobs = all_jobs()
+    assert len(TARGETS) == 13
+    for t in TARGETS:
+        assert t.job in jobs and t.base in jobs, t
+        assert t.limit is None or 0 < t.limit <= 2.0
+
+
+def _r(job: str, seconds: float | None, warm: float | None = None, status: str = OK, n: int = N,
+       steps: dict[str, float] | None = None) -> dict[str, Any]:
+    return {"job": job, "n": n, "status": status, "reason": None if status == OK else "why", "seconds": seconds,
+            "warm_seconds": warm, "engine": "e", "steps": steps, "warm_steps": steps}
+
+
+def test_targets_are_judged_from_the_results_first_and_warm() -> None:
+    from bench.targets import MET, MISSED, TARGETS, targets_table, verdicts
+
+    results = [_r("delta_rs_merge", 2.0, 1.0), _r("hudi_spec_local_mor_upsert", 1.8, 1.2,
+                                                  steps={"handles": 0.9, "index lookup": 0.2}),
+               _r("hudi_spec_local_cow_upsert", 3.0, 1.5), _r("hudi_spec_local_cow_upsert_tuned", None, status=FAILED),
+               _r("hudi_spec_bulk_insert", 4.0, 2.0), _r("hudi_spec_cluster_bulk_insert", 6.0)]
+    by = {(v.target.job, v.n): v for v in verdicts(results, [N])}
+    assert len(by) == len(TARGETS)
+    mor = by[("hudi_spec_local_mor_upsert", N)]  # 0.9x first, 1.2x warm against a limit of 1.0x
+    assert (mor.result, round(mor.first or 0, 2), round(mor.warm or 0, 2)) == (MISSED, 0.9, 1.2)
+    assert "warm 1.20x > 1.00x" in mor.why and "first" not in mor.why.split(";")[0]
+    assert "slowest step: handles, 0.90 s of 1.10 s" in mor.why
+    cow = by[("hudi_spec_local_cow_upsert", N)]  # 1.5x / 1.5x against 2.0x
+    assert cow.result == MET and cow.why == "first 1.50x ≤ 2.00x, warm 1.50x ≤ 2.00x"
+    assert by[("hudi_spec_local_cow_upsert_tuned", N)].result == FAILED
+    assert by[("hudi_spec_local_mor_upsert_tuned", N)].result == "not run"
+    cluster = by[("hudi_spec_cluster_bulk_insert", N)]  # no limit: it completed; the ratio to local[2] shown
+    assert (cluster.result, cluster.first, cluster.warm) == (MET, 1.5, None)
+    assert by[("hudi_spec_bulk_insert", N)].result == "not run"  # its baseline did not run
+    table = targets_table(results, [N])
+    assert table.count("\n") == len(TARGETS) + 1 and "| 0.90x | 1.20x | **missed** |" in table
+
+
+def test_the_scale_table_and_curves_show_the_driver_and_the_file_groups() -> None:
+    from bench.charts import charts_from_json, curve_svg
+
+    def cluster(n: int, seconds: float, groups: int) -> JobResult:
+        r = JobResult("hudi_spec_cluster_cow_upsert", "c", UPSERT, n, OK, seconds=seconds, ratio=1.25,
+                      steps={"index lookup": 1.0, "handles": seconds - 1.0})
+        r.extra = {"file_groups": groups, "driver_python_peak_kb": 200 * 1024, "driver_jvm_peak_kb": 800 * 1024}
+        return r
+
+    results = [cluster(1_000, 2.0, 10), cluster(4_000, 5.0, 20), JobResult("x", "e", WRITE, 1_000, OK, seconds=1.0)]
+    table = report.scale_table(results)
+    assert "| hudi_spec_cluster_cow_upsert | 4,000 | 20 | 5.00 | 1.25x | 200 | 800 |" in table
+    assert "| x |" not in table and report.target_sizes(results) == [1_000]
+    dicts = report.result_dicts(results)
+    svg = curve_svg(dicts, "scale_seconds")
+    assert svg.count("<circle") == 2 and "20 groups" in svg and "cow_upsert" in svg
+    assert "1,000" in curve_svg(dicts, "scale_driver_mb")  # 1,000 MB at both sizes: the driver did not grow
+    assert "no scale job ran" in curve_svg(dicts[2:], "scale_seconds")
+    page = Path(__file__).resolve().parents[1] / "docs" / "performance.json"
+    assert set(charts_from_json(page)) == {"seconds", "peak_rss_mb", "scale_seconds", "scale_driver_mb"}

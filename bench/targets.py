@@ -1,0 +1,124 @@
+"""The performance targets, and whether a run met them: a table computed from the run's results, never typed.
+
+A target divides one job's seconds by another's at the same row count, first run and warm run
+(each where both jobs have it), and compares the ratio with its limit; a target without a limit only
+asks that the job complete (its ratio to the other job is shown). The verdict's reason comes from the
+numbers too: the ratio against the limit and, for a miss, the step of our write path that took longest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench.jobs import OK
+
+MET, MISSED = "met", "missed"
+
+
+@dataclass(frozen=True)
+class Target:
+    """``job``'s seconds over ``base``'s at the same row count must be at most ``limit`` (none: the job
+    must complete)."""
+
+    name: str
+    job: str
+    base: str
+    limit: float | None
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("local engine, Hudi's defaults: MOR upsert ≤ 1.0x delta-rs merge", "hudi_spec_local_mor_upsert",
+           "delta_rs_merge", 1.0),
+    Target("local engine, Hudi's defaults: COW upsert ≤ 2.0x delta-rs merge", "hudi_spec_local_cow_upsert",
+           "delta_rs_merge", 2.0),
+    Target("local engine, snappy: MOR upsert ≤ 0.5x delta-rs merge", "hudi_spec_local_mor_upsert_tuned",
+           "delta_rs_merge", 0.5),
+    Target("local engine, snappy: COW upsert ≤ 1.0x delta-rs merge", "hudi_spec_local_cow_upsert_tuned",
+           "delta_rs_merge", 1.0),
+    Target("Spark engine: bulk_insert ≤ 1.2x plain Spark partitioned parquet write", "hudi_spec_bulk_insert",
+           "spark_parquet_write", 1.2),
+    Target("Spark engine: COW upsert ≤ 1.0x plain Spark naive full rewrite", "hudi_spec_cow_upsert",
+           "spark_naive_full_rewrite", 1.0),
+    Target("Spark engine: MOR upsert ≤ 0.5x plain Spark naive full rewrite", "hudi_spec_mor_upsert",
+           "spark_naive_full_rewrite", 0.5),
+    Target("standalone cluster: bulk_insert completes (ratio to local[2])", "hudi_spec_cluster_bulk_insert",
+           "hudi_spec_bulk_insert", None),
+    Target("standalone cluster: COW upsert completes (ratio to local[2])", "hudi_spec_cluster_cow_upsert",
+           "hudi_spec_cow_upsert", None),
+    Target("standalone cluster: MOR upsert completes (ratio to local[2])", "hudi_spec_cluster_mor_upsert",
+           "hudi_spec_mor_upsert", None),
+    Target("standalone cluster: compaction completes (ratio to local[2])", "hudi_spec_cluster_compaction",
+           "hudi_spec_compaction", None),
+    Target("spec reader ≤ 1.0x hudi-rs, COW snapshot", "hudi_spec_snapshot_read_spec_engine",
+           "hudi_rs_read_our_cow_table", 1.0),
+    Target("spec reader ≤ 1.0x hudi-rs, MOR snapshot", "hudi_spec_mor_snapshot_read_spec_engine",
+           "hudi_rs_read_our_mor_table", 1.0),
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One target at one row count."""
+
+    target: Target
+    n: int
+    first: float | None
+    warm: float | None
+    result: str  # met, missed, or why there is no number ("not run", "failed: ...")
+    why: str
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def _slowest_step(r: Mapping[str, Any]) -> str:
+    steps = r.get("warm_steps") or r.get("steps") or {}
+    if not steps:
+        return ""
+    name, seconds = max(steps.items(), key=lambda kv: kv[1])
+    return f"; its slowest step: {name}, {seconds:.2f} s of {sum(steps.values()):.2f} s"
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}x"
+
+
+def judge(target: Target, n: int, by: Mapping[tuple[str, int], Mapping[str, Any]]) -> Verdict:
+    """The verdict of ``target`` at ``n`` rows from the results (``(job, n)`` to its result dict)."""
+    job, base = by.get((target.job, n)), by.get((target.base, n))
+    for name, r in ((target.job, job), (target.base, base)):
+        if r is None:
+            return Verdict(target, n, None, None, "not run", f"{name} did not run at {n:,} rows")
+        if r["status"] != OK:
+            return Verdict(target, n, None, None, str(r["status"]), f"{name}: {r['status']}: {r.get('reason')}")
+    assert job is not None and base is not None
+    first = _ratio(job.get("seconds"), base.get("seconds"))
+    warm = _ratio(job.get("warm_seconds"), base.get("warm_seconds"))
+    if target.limit is None:
+        return Verdict(target, n, first, warm, MET,
+                       f"completed, rows checked; {job['seconds']:.2f} s against {base['seconds']:.2f} s on "
+                       f"{base['engine']}")
+    ratios = [(label, v) for label, v in (("first", first), ("warm", warm)) if v is not None]
+    over = [f"{label} {v:.2f}x > {target.limit:.2f}x" for label, v in ratios if v > target.limit]
+    if not over:
+        return Verdict(target, n, first, warm, MET,
+                       ", ".join(f"{label} {v:.2f}x ≤ {target.limit:.2f}x" for label, v in ratios))
+    return Verdict(target, n, first, warm, MISSED, ", ".join(over) + _slowest_step(job))
+
+
+def verdicts(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> list[Verdict]:
+    """Every target at every row count of ``sizes``."""
+    by = {(str(r["job"]), int(r["n"])): r for r in results}
+    return [judge(t, n, by) for t in TARGETS for n in sizes]
+
+
+def targets_table(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> str:
+    """The targets as a markdown table: target, rows, first and warm ratio, met or missed, and why."""
+    lines = ["| target | rows | first | warm | result | why |", "|---|---|---|---|---|---|"]
+    for v in verdicts(results, sizes):
+        cells = [v.target.name, f"{v.n:,}", _x(v.first), _x(v.warm), f"**{v.result}**", v.why]
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return "\n".join(lines)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from pathlib import Path
 
 import fastavro
 
@@ -85,3 +86,8 @@ def test_the_schemas_parse_and_round_trip_a_files_record() -> None:
         buf.seek(0)
         assert fastavro.schemaless_reader(buf, parsed) == record
 
+
+def test_the_schema_files_are_gone() -> None:
+    """The schema is defined in code, not shipped as a copied schema file."""
+    spec_dir = Path(__file__).resolve().parents[1] / "spec"
+    assert not list(spec_dir.glob("*.avsc"))

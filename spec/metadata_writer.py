@@ -40,7 +40,6 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import fastavro
@@ -55,6 +54,7 @@ from spec.hfile import KeyValue
 from spec.hfile_writer import build_hfile, java_hash_map_order
 from spec.instant import Action
 from spec.log_format import BlockType, HeaderKey, LogBlock
+from spec.metadata_record_schema import metadata_record_schema_json
 from spec.metadata_table import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -83,13 +83,12 @@ BLOOM_FILTER_META = b"bloomFilter"
 
 
 # --8<-- [start:records]
-@lru_cache(maxsize=4)
 def metadata_record_schema(table_version: int) -> str:
     """The ``HoodieMetadataRecord`` Avro schema as Hudi embeds it in every metadata HFile and block: Hudi 1.0's
-    for table version 8, 1.1's (column stats with ``valueType``) for 9. A table's metadata files all carry one
-    schema — readers such as hudi-rs do not reconcile blocks written under both."""
-    name = f"HoodieMetadataRecord.v{8 if table_version == 8 else 9}.avsc"
-    return resources.files("spec").joinpath(name).read_text(encoding="utf-8")
+    for table version 8, 1.1's (column stats with ``valueType``) for 9 (``spec.metadata_record_schema``). A
+    table's metadata files all carry one schema — readers such as hudi-rs do not reconcile blocks written under
+    both."""
+    return metadata_record_schema_json(8 if table_version == 8 else 9)
 
 
 @lru_cache(maxsize=4)

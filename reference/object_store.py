@@ -18,8 +18,9 @@ The client is configured the standard AWS way: ``AWS_ENDPOINT_URL`` (or ``AWS_EN
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spec.errors import InvalidConfig
@@ -132,4 +133,16 @@ def _factory() -> ObjectStore:
 
 register_object_store(("s3", "s3a"), _factory)
 
-__all__ = ["S3ObjectStore"]
+def object_store_env() -> dict[str, str]:
+    """The driver's AWS settings (endpoint, region, keys), shipped with every Spark task that reaches
+    storage: a task's environment is the one its session started with, which may lack them."""
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+
+
+def adopt_env(env: Mapping[str, str]) -> None:
+    """In a task: take the driver's settings it lacks (a task reaches the object store as the driver does)."""
+    for key, value in env.items():
+        os.environ.setdefault(key, value)
+
+
+__all__ = ["S3ObjectStore", "adopt_env", "object_store_env"]

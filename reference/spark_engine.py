@@ -10,7 +10,6 @@ Spark task a bucket runs its handle (``groupBy(bucket).applyInArrow``). The loca
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from reference.bulk_insert import BULK_INSERT_TASK
 from reference.engine import Engine, Task
 from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
 from reference.index import base_files, lookup_partition
+from reference.object_store import adopt_env, object_store_env
 from reference.partitioning import counts, route_batch, tag
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.file_system_view import FileSystemView
@@ -113,18 +113,6 @@ def task_token() -> tuple[int, str]:
     ctx = TaskContext.get()
     assert ctx is not None, "called outside a Spark task"
     return ctx.partitionId(), f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
-
-
-def object_store_env() -> dict[str, str]:
-    """The driver's AWS settings (endpoint, region, keys), shipped with every task that reaches storage:
-    a Spark task's environment is the one its session started with, which may lack them."""
-    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
-
-
-def adopt_env(env: Mapping[str, str]) -> None:
-    """In a task: take the driver's settings it lacks (a task reaches the object store as the driver does)."""
-    for key, value in env.items():
-        os.environ.setdefault(key, value)
 
 
 def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:
@@ -237,8 +225,10 @@ class SparkEngine(Engine):
         never holds a key. The located rows are persisted (and computed here, so the lookup's time is its
         own step's): the profile and the handles join them."""
         files = {p: base_files(view, p) for p in {g.partition_path for g in view.groups}}
+        env = object_store_env()
 
         def lookup(keys: pa.Table) -> pa.Table:
+            adopt_env(env)
             partition = keys.column(PARTITION_PATH)[0].as_py()
             return lookup_partition(Storage(base_path), files.get(partition, []), partition,
                                     keys.column(RECORD_KEY).combine_chunks(), bloom)
@@ -328,5 +318,5 @@ class SparkEngine(Engine):
             self._persisted.pop().unpersist()
 
 
-__all__ = ["SparkEngine", "adopt_env", "arrow_schema", "key_columns", "object_store_env", "run_buckets",
+__all__ = ["SparkEngine", "arrow_schema", "key_columns", "run_buckets",
            "validate_keys"]

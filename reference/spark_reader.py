@@ -44,12 +44,12 @@ rows, where ``read_table`` returns a table without columns. With no slice chosen
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from reference.object_store import adopt_env, object_store_env
 from spec.log_scanner import scan_slice_logs
 from spec.merge import MergeMode
 from spec.query_plan import PartitionFilter, QueryPlan, check_columns
@@ -107,8 +107,10 @@ def _log_only_schemas(spark: Any, reader: TableReader, plan: QueryPlan, indexes:
     """Schemas of slices without a base file: each task merges its slice's logs and returns the
     schema (serialized) when the merge leaves rows."""
     out_schema = pa.schema([("index", pa.int64()), ("schema", pa.binary())])
+    env = object_store_env()
 
     def schemas(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        adopt_env(env)
         for batch in batches:
             found: list[tuple[int, bytes]] = []
             for k in batch.column(0).to_pylist():
@@ -193,11 +195,10 @@ def _merged_frame(spark: Any, reader: TableReader, plan: QueryPlan, indexes: lis
                   spark_schema: Any) -> Any:
     """The merged rows of the slices ``indexes``: one slice a partition, merged by ``spec`` in the task."""
 
-    env = _object_store_env()
+    env = object_store_env()
 
     def merge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for key, value in env.items():  # a task reaches the object store as the driver does
-            os.environ.setdefault(key, value)
+        adopt_env(env)  # a task reaches the object store as the driver does
         for batch in batches:
             for k in batch.column(0).to_pylist():
                 table = _slice_rows(reader, plan, k)
@@ -206,11 +207,6 @@ def _merged_frame(spark: Any, reader: TableReader, plan: QueryPlan, indexes: lis
 
     return _one_per_partition(spark, indexes).mapInArrow(merge, spark_schema)
 # --8<-- [end:merged_frame]
-
-
-def _object_store_env() -> dict[str, str]:
-    """The driver's AWS settings (endpoint, region, keys) for tasks whose environment lacks them."""
-    return {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
 
 
 def _one_per_partition(spark: Any, indexes: list[int]) -> Any:

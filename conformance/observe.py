@@ -36,7 +36,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from conformance.adapter import DEFAULT_LAYERS, Query, RawGroup, TableUnderTest
+from conformance.adapter import DEFAULT_LAYERS, NotSupported, Query, RawGroup, TableUnderTest
 from conformance.ops import Case, to_json
 from spec.errors import HudiSpecError, InvalidOperation
 from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
@@ -313,17 +313,17 @@ def observe(adapter: TableUnderTest, norm: Normalizer, layers: Sequence[str] = D
         obs["L1"] = {"outcome": outcome, "timeline": timeline}
     try:  # group labels follow the layout even when L2 is not compared
         layout = observe_layout(adapter, norm)
-    except NotImplementedError:
+    except (NotImplementedError, NotSupported):
         layout = None
     if "L2" in offered and layout is not None:
         obs["L2"] = layout
     if "L0" in offered:
         obs["L0"] = observe_rows(adapter, norm, plan)
     if "L3" in offered:
-        with contextlib.suppress(NotImplementedError):
+        with contextlib.suppress(NotImplementedError, NotSupported):
             obs["L3"] = observe_files(adapter, norm)
     if "L4" in offered:
-        with contextlib.suppress(NotImplementedError):
+        with contextlib.suppress(NotImplementedError, NotSupported):
             obs["L4"] = observe_ledger(adapter, norm)
     return obs
 

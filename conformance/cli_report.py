@@ -36,7 +36,7 @@ def run(args: Any) -> int:
         matrix = run_matrix(args.impl or DEFAULT_IMPLS, cases, version, args.writer,
                             progress=lambda line: print(line, file=sys.stderr))
         if args.departures:
-            from conformance.report import hudi_rs_departures
+            from conformance.departures import hudi_rs_departures
 
             matrix["departures"] = hudi_rs_departures(args.fixtures)
         runs.append(matrix)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.hudi_spark import BUNDLE_ENV
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.cli import main
-from conformance.report import factory_for, merge_matrices, reader_departures, render_matrix
+from conformance.departures import reader_departures
+from conformance.report import factory_for, merge_matrices, render_matrix
 from conformance.runner import load_cases
 from spec.errors import InvalidOperation
 
@@ -127,3 +129,11 @@ def test_the_site_shows_a_committed_real_run() -> None:
     assert all(departures.values())
     page = (ROOT / "docs" / "conformance-matrix.md").read_text()
     assert "<!-- hudi-spec:matrix -->" in page
+    spec = importlib.util.spec_from_file_location("hudi_spec_docs_hooks", ROOT / "docs" / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    built = hooks.on_page_markdown(page, None, None, None)  # what the site build shows
+    assert "<!-- hudi-spec:matrix -->" not in built
+    assert f"Corpus version **{manifest['corpus_version']}**" in built
+    assert "| `departures/pending-compaction-mor-v6-to-step-4` |" in built

@@ -131,14 +131,17 @@ def test_a_version_2_program_answering_reads_is_observed_in_its_layout() -> None
 
 
 def test_a_version_1_program_answering_reads_still_runs_without_layout() -> None:
-    through_exec = _run_rows("--protocol 1", ROWS_SUBSET[:1])
-    (case,) = through_exec.cases
-    layers = {r.layer: r for r in case.layers}
-    assert case.verdict == Verdict.PASS and through_exec.adapter == "reference_local_exec_rows_v1"
-    assert layers["L0"].verdict == layers["L1"].verdict == Verdict.PASS
-    assert layers["L2"].verdict == Verdict.SKIP
-    assert "not supported by reference_local_exec_rows_v1: it does not answer `layout` (protocol 1" in \
-        layers["L2"].detail
+    """Without a layout, file groups are labelled from the snapshot's rows: a write splitting into two
+    groups still reads as the model's g1 and g2."""
+    through_exec = _run_rows("--protocol 1", (ROWS_SUBSET[0], "insert-split-cow-v6"))
+    assert through_exec.adapter == "reference_local_exec_rows_v1" and len(through_exec.cases) == 2
+    for case in through_exec.cases:
+        layers = {r.layer: r for r in case.layers}
+        assert case.verdict == Verdict.PASS, case.diff
+        assert layers["L0"].verdict == layers["L1"].verdict == Verdict.PASS
+        assert layers["L2"].verdict == Verdict.SKIP
+        assert "not supported by reference_local_exec_rows_v1: it does not answer `layout` (protocol 1" in \
+            layers["L2"].detail
 
 
 def test_a_version_1_writer_of_a_directory_still_passes() -> None:

@@ -119,12 +119,18 @@ def config_capabilities(config: CreateTable) -> set[str]:
 
 def required_capabilities(case: Case) -> frozenset[str]:
     """Every capability a case needs (``expect_error`` needs none: the harness checks it)."""
-    return frozenset(config_capabilities(case.config).union(*(op_capabilities(op) for op in case.ops)))
+    return frozenset(config_capabilities(case.config).union(
+        *(op_capabilities(op) for op in case.ops if not isinstance(op, CreateTable))))
 
 
 def missing_capabilities(case: Case, capabilities: frozenset[str]) -> list[str]:
     """The capabilities a case needs that an adapter lacks, sorted (empty: the case can run)."""
     return sorted(required_capabilities(case) - capabilities)
+
+
+class NotSupported(Exception):
+    """An implementation cannot answer this read at all (a program whose protocol has no such request):
+    the layer it feeds is reported as not supported by the implementation, never as a crash."""
 
 
 # --8<-- [start:table_under_test]
@@ -144,6 +150,8 @@ class TableUnderTest:
     unavailable: str | None = None
     """Why the implementation cannot run here (a missing jar, a missing program): every case is then
     SKIPped with this reason."""
+    unobserved: Mapping[str, str] = {}
+    """Optional: per layer the adapter is not observed in, why (shown as that layer's SKIP reason)."""
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         """Create the table a case runs on (``workdir`` is a fresh, empty directory)."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -14,19 +16,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--writer", default="reference", help="the adapter that writes a reader's tables")
     p.add_argument("--fixtures", default="fixtures", help="the corpus folder (default: fixtures)")
     p.add_argument("--case", action="append", default=[], help="only cases whose id contains this (repeatable)")
+    p.add_argument("--departures", action="store_true", help="also export the corpus with hudi-rs's departures and "
+                   "list the exported tables and queries hudi-rs reads differently (needs the hudi package)")
+    p.add_argument("--merge", action="append", default=[], metavar="RUN.json",
+                   help="a run's JSON to merge with this one (repeatable; with no --impl, only merge them)")
     p.add_argument("--json", default=None, help="write the matrix as JSON here")
     p.add_argument("--markdown", default=None, help="write the Markdown page here (default: print it)")
     p.set_defaults(handler=run)
 
 
 def run(args: Any) -> int:
-    from conformance.report import DEFAULT_IMPLS, corpus, render_matrix, run_matrix, write_matrix
+    from conformance.report import DEFAULT_IMPLS, corpus, merge_matrices, render_matrix, run_matrix, write_matrix
 
-    cases, version = corpus(args.fixtures)
-    if args.case:
-        cases = [c for c in cases if any(part in c.case.id for part in args.case)]
-    matrix = run_matrix(args.impl or DEFAULT_IMPLS, cases, version, args.writer,
-                        progress=lambda line: print(line, file=sys.stderr))
+    runs = [json.loads(Path(m).read_text()) for m in args.merge]
+    if args.impl or not runs:
+        cases, version = corpus(args.fixtures)
+        if args.case:
+            cases = [c for c in cases if any(part in c.case.id for part in args.case)]
+        matrix = run_matrix(args.impl or DEFAULT_IMPLS, cases, version, args.writer,
+                            progress=lambda line: print(line, file=sys.stderr))
+        if args.departures:
+            from conformance.departures import hudi_rs_departures
+
+            matrix["departures"] = hudi_rs_departures(args.fixtures)
+        runs.append(matrix)
+    matrix = merge_matrices(runs)
     write_matrix(matrix, args.json, args.markdown)
     if not args.markdown:
         print(render_matrix(matrix))

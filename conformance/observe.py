@@ -36,7 +36,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from conformance.adapter import DEFAULT_LAYERS, Query, RawGroup, TableUnderTest
+from conformance.adapter import DEFAULT_LAYERS, NotSupported, Query, RawGroup, TableUnderTest
 from conformance.ops import Case, to_json
 from spec.errors import HudiSpecError, InvalidOperation
 from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
@@ -302,6 +302,29 @@ def observe_ledger(adapter: TableUnderTest, norm: Normalizer) -> dict[str, Any]:
                                  for rule, name, t, key in ledger_violations(led.files, led.known))}
 
 
+def learn_groups_from_rows(adapter: TableUnderTest, norm: Normalizer) -> None:
+    """Group labels from the snapshot's rows, for an implementation that cannot show its layout: each
+    file group by the same sort key as ``observe_layout`` uses, as far as rows tell it (the instant of
+    the file the rows name, or of the rows' oldest commit for a log record naming its group alone; the
+    keys the group holds)."""
+    try:
+        rows = adapter.rows(Query("snapshot"))
+    except HudiSpecError:
+        return
+    groups: dict[str, tuple[str, list[str]]] = {}
+    for row in rows:
+        name, key, time = (str(row.get(c) or "") for c in (FILE_NAME, RECORD_KEY, COMMIT_TIME))
+        if is_base_file_name(name):
+            fid, instant = parse_base_file_name(name).file_id, parse_base_file_name(name).instant
+        elif is_log_file_name(name):
+            fid, instant = parse_log_file_name(name).file_id, parse_log_file_name(name).instant
+        else:
+            fid, instant = name, time
+        first, keys = groups.get(fid, (instant, []))
+        groups[fid] = (min(first, instant), [*keys, key])
+    norm.learn_groups(((instant, tuple(sorted(keys)), fid), fid) for fid, (instant, keys) in groups.items() if fid)
+
+
 def observe(adapter: TableUnderTest, norm: Normalizer, layers: Sequence[str] = DEFAULT_LAYERS,
             plan: QueryPlan | None = None, outcome: str = "ok") -> Observation:
     """Observe the adapter's table in the given layers (those the adapter offers). The timeline is
@@ -313,17 +336,19 @@ def observe(adapter: TableUnderTest, norm: Normalizer, layers: Sequence[str] = D
         obs["L1"] = {"outcome": outcome, "timeline": timeline}
     try:  # group labels follow the layout even when L2 is not compared
         layout = observe_layout(adapter, norm)
-    except NotImplementedError:
+    except (NotImplementedError, NotSupported):
         layout = None
+        if "L0" in offered:
+            learn_groups_from_rows(adapter, norm)
     if "L2" in offered and layout is not None:
         obs["L2"] = layout
     if "L0" in offered:
         obs["L0"] = observe_rows(adapter, norm, plan)
     if "L3" in offered:
-        with contextlib.suppress(NotImplementedError):
+        with contextlib.suppress(NotImplementedError, NotSupported):
             obs["L3"] = observe_files(adapter, norm)
     if "L4" in offered:
-        with contextlib.suppress(NotImplementedError):
+        with contextlib.suppress(NotImplementedError, NotSupported):
             obs["L4"] = observe_ledger(adapter, norm)
     return obs
 

@@ -29,7 +29,7 @@ SYMBOLS: Final = {"PASS": "pass", "FAIL": "**FAIL**", "XFAIL": "known failure", 
 def factory_for(impl: str, writer: str) -> Callable[[], TableUnderTest]:
     """The adapter factory of ``impl``; a reader class taking a ``writer`` gets ``writer``'s factory."""
     factory = resolve_impl(impl, writer)
-    if isinstance(factory, type) and "writer" in inspect.signature(factory.__init__).parameters:
+    if isinstance(factory, type) and "writer" in inspect.signature(factory).parameters:
         return functools.partial(factory, resolve_impl(writer))
     return factory
 
@@ -37,8 +37,10 @@ def factory_for(impl: str, writer: str) -> Callable[[], TableUnderTest]:
 def _entry(impl: str, result: RunResult) -> dict[str, Any]:
     cases = {f"{c.suite}/{c.case_id}": {"verdict": str(c.verdict), "reason": c.reason or _first_lines(c.diff)}
              for c in result.cases}
+    executed = next((c for c in result.cases if c.verdict != Verdict.SKIP), None)
+    layers = {r.layer: r.detail if r.verdict == Verdict.SKIP else "" for r in executed.layers} if executed else {}
     return {"impl": impl, "name": result.adapter, "counts": {str(v): result.count(v) for v in Verdict},
-            "cases": cases}
+            "cases": cases, "layers": layers}
 
 
 def _first_lines(diff: str, width: int = 240) -> str:
@@ -49,7 +51,8 @@ def _first_lines(diff: str, width: int = 240) -> str:
 
 def run_matrix(impls: Sequence[str], cases: Sequence[FixtureCase], corpus_version: Any, writer: str = "reference",
                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Every implementation against ``cases``: the matrix as JSON."""
+    """Every implementation against ``cases``: the matrix as JSON (per implementation its counts, per
+    case the verdict and reason, and per layer why it is not observed, empty when it is)."""
     entries = []
     for impl in impls:
         factory = factory_for(impl, writer)
@@ -89,11 +92,57 @@ def render_matrix(matrix: Mapping[str, Any]) -> str:
     for case in matrix["cases"]:
         cells = [SYMBOLS[e["cases"][case]["verdict"]] if case in e["cases"] else "—" for e in impls]
         lines.append(f"| `{case}` | " + " | ".join(cells) + " |")
+    lines += _departures_section(matrix.get("departures"))
+    lines += ["", "## Layers each implementation is observed in", "",
+              "| implementation | observed in | not observed, and why |", "|---|---|---|"]
+    for e in impls:
+        layers = e.get("layers") or {}
+        seen = ", ".join(layer for layer, why in layers.items() if not why) or "—"
+        unseen = "; ".join(f"{layer}: {why}" for layer, why in layers.items() if why) or "—"
+        lines.append(f"| `{e['name']}` | {seen} | {_cell(unseen)} |")
     skips = {e["name"]: r["reason"] for e in impls for r in e["cases"].values() if r["verdict"] == "SKIP"}
     if skips:
         lines += ["", "Skips, by implementation (the first reason):", ""]
         lines += [f"- `{name}`: {_cell(reason)}" for name, reason in skips.items()]
     return "\n".join(lines) + "\n"
+
+
+def _departures_section(departures: Mapping[str, Any] | None) -> list[str]:
+    """The departures of a reader, each an exported table and the queries it reads wrong."""
+    if not departures:
+        return []
+    lines = ["", f"## `{departures['reader']}` departures, reproducible from the export alone", "",
+             f"Export the corpus with `{departures['export']}`; for each table below, read "
+             "`OUT/<table>/table` with the parameters of each named query in `OUT/<table>/index.json` and "
+             "compare with `OUT/<table>/expected/<query>.parquet` (rows as a multiset). The `departures/` "
+             "tables are minimal: the case cut at the step where the reader first departs.", "",
+             "| exported table | queries read differently | reason |", "|---|---|---|"]
+    for t in departures["tables"]:
+        queries = ", ".join(f"`{q}`" for q in t["queries"])
+        lines.append(f"| `{t['table']}` | {queries} | {_cell(t['reason']) or '—'} |")
+    return lines
+
+
+def merge_matrices(matrices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Runs of the same corpus made apart (a slow engine on its own) as one matrix: the implementations of
+    each in order, the latest date. Runs of different corpus versions, cases or writers do not merge."""
+    from spec.errors import InvalidOperation
+
+    first = matrices[0]
+    for m in matrices[1:]:
+        for key in ("corpus_version", "cases", "writer"):
+            if m[key] != first[key]:
+                raise InvalidOperation(f"the runs differ in {key}: {str(first[key])[:80]} vs {str(m[key])[:80]}",
+                                       hint="merge only runs of the same corpus, cases and writer")
+    impls = [e for m in matrices for e in m["implementations"]]
+    names = [e["name"] for e in impls]
+    if len(set(names)) != len(names):
+        raise InvalidOperation(f"an implementation is in two runs: {names}", hint="merge each run once")
+    merged = {**first, "date": max(m["date"] for m in matrices), "implementations": impls}
+    departures = [m["departures"] for m in matrices if m.get("departures")]
+    if departures:
+        merged["departures"] = departures[-1]
+    return merged
 
 
 def write_matrix(matrix: Mapping[str, Any], json_out: str | Path | None, md_out: str | Path | None) -> None:

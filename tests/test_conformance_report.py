@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.hudi_spark import BUNDLE_ENV
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.cli import main
-from conformance.report import factory_for, render_matrix
+from conformance.departures import reader_departures
+from conformance.report import factory_for, merge_matrices, render_matrix
+from conformance.runner import load_cases
+from spec.errors import InvalidOperation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,6 +50,56 @@ def test_failures_and_known_failures_are_listed_with_their_reasons() -> None:
     assert "| `s/a` | **FAIL** |" in page
 
 
+def test_layers_not_observed_and_departures_are_on_the_page() -> None:
+    matrix = {"corpus_version": 3, "date": "2026-01-01", "writer": "reference", "cases": ["s/a"],
+              "implementations": [{"impl": "x", "name": "x", "counts": {"PASS": 1, "FAIL": 0, "SKIP": 0, "XFAIL": 0},
+                                   "cases": {"s/a": {"verdict": "PASS", "reason": ""}},
+                                   "layers": {"L0": "", "L1": "", "L2": "not supported by x: no layout"}}],
+              "departures": {"reader": "hudi_rs", "export": "hudi-conformance export OUT --departures",
+                             "tables": [{"table": "departures/c-to-step-2", "queries": ["incremental-start-1"],
+                                         "reason": "a bug"}]}}
+    page = render_matrix(matrix)
+    assert "| `x` | L0, L1 | L2: not supported by x: no layout |" in page
+    assert "| `departures/c-to-step-2` | `incremental-start-1` | a bug |" in page
+
+
+def _export_of_one_query(folder: Path, rows: list[dict[str, object]]) -> None:
+    (folder / "t" / "expected").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / "t" / "expected" / "snapshot.parquet")
+    (folder / "t" / "index.json").write_text(json.dumps({"table": "table", "queries": [
+        {"name": "snapshot", "kind": "snapshot", "expected": "expected/snapshot.parquet", "row_count": len(rows)},
+        {"name": "gone", "kind": "time_travel", "expect_error": "instant_not_found"}]}))
+    (folder / "index.json").write_text(json.dumps({"tables": [{"name": "t", "index": "t/index.json"}]}))
+
+
+def test_a_reader_is_checked_against_an_export_alone(tmp_path: Path) -> None:
+    rows = [{"_hoodie_record_key": "1", "v": 1.5}, {"_hoodie_record_key": "2", "v": None}]
+    _export_of_one_query(tmp_path, rows)
+    asked: list[tuple[str, str]] = []
+
+    def right(table: str, q: dict[str, object]) -> pa.Table:
+        asked.append((table, str(q["name"])))
+        return pa.Table.from_pylist(rows[::-1])
+
+    assert reader_departures(tmp_path, right) == []
+    assert asked == [(str(tmp_path / "t" / "table"), "snapshot")]
+    found = reader_departures(tmp_path, lambda t, q: pa.Table.from_pylist(rows[:1]))
+    assert found == [{"table": "t", "queries": ["snapshot"], "reason": ""}]
+    assert reader_departures(tmp_path, lambda t, q: None) == found  # no rows
+
+
+def test_runs_merge_only_when_they_are_of_the_same_corpus() -> None:
+    def run(name: str, version: int = 3, date: str = "2026-01-01") -> dict[str, object]:
+        return {"corpus_version": version, "date": date, "writer": "w", "cases": ["s/a"],
+                "implementations": [{"name": name}]}
+
+    merged = merge_matrices([run("a"), run("b", date="2026-01-02")])
+    assert [e["name"] for e in merged["implementations"]] == ["a", "b"] and merged["date"] == "2026-01-02"
+    for bad in ([run("a"), run("b", version=2)], [run("a"), run("a")]):
+        with pytest.raises(InvalidOperation):
+            merge_matrices(bad)
+
+
 def test_a_reader_writes_with_the_writer_given() -> None:
     adapter = factory_for("hudi_rs", "reference_local")()
     assert isinstance(adapter, HudiRsAdapter) and isinstance(adapter.writer, ReferenceLocalAdapter)
@@ -51,14 +107,33 @@ def test_a_reader_writes_with_the_writer_given() -> None:
 
 def test_the_site_shows_a_committed_real_run() -> None:
     matrix = json.loads((ROOT / "docs" / "conformance-matrix.json").read_text())
+    manifest = json.loads((ROOT / "fixtures" / "MANIFEST.json").read_text())
+    assert matrix["corpus_version"] == manifest["corpus_version"]  # a run of the corpus as it is now
+    assert matrix["cases"] == [f"{fc.suite}/{fc.case.id}" for fc in load_cases(ROOT / "fixtures", with_expected=False)]
     names = {e["name"] for e in matrix["implementations"]}
-    assert {"spec", "reference_local", "reference_local_exec", "hudi_rs", "hudi_rs_exec", "hudi_spark"} <= names
+    assert {"spec", "reference", "reference_local", "reference_local_exec", "reference_local_exec_rows_v1",
+            "hudi_rs", "hudi_rs_exec", "hudi_spark"} <= names
     for e in matrix["implementations"]:
         assert sum(e["counts"].values()) == len(matrix["cases"]) == len(e["cases"])
         if e["name"] != "hudi_spark":
-            assert e["counts"]["PASS"] > 0
-    by_name = {e["name"]: e["cases"] for e in matrix["implementations"]}
-    assert by_name["hudi_rs"] == by_name["hudi_rs_exec"]  # the same results through the process protocol
-    assert by_name["reference_local"] == by_name["reference_local_exec"]
+            assert e["counts"]["PASS"] > 0 and e["counts"]["FAIL"] == 0
+    by_name = {e["name"]: e for e in matrix["implementations"]}
+    assert by_name["hudi_rs"]["cases"] == by_name["hudi_rs_exec"]["cases"]  # the same through the protocol
+    assert by_name["reference_local"]["cases"] == by_name["reference_local_exec"]["cases"]
+    assert by_name["hudi_spark"]["counts"]["SKIP"] == len(matrix["cases"])
+    assert BUNDLE_ENV in next(iter(by_name["hudi_spark"]["cases"].values()))["reason"]
+    assert "protocol 1" in by_name["reference_local_exec_rows_v1"]["layers"]["L2"]  # not supported, not a crash
+    departures = {t["table"]: t["queries"] for t in matrix["departures"]["tables"]}
+    assert {"departures/insert-upsert-delete-mor-v6-to-step-2", "departures/pending-compaction-mor-v6-to-step-4"} \
+        <= set(departures)
+    assert all(departures.values())
     page = (ROOT / "docs" / "conformance-matrix.md").read_text()
     assert "<!-- hudi-spec:matrix -->" in page
+    spec = importlib.util.spec_from_file_location("hudi_spec_docs_hooks", ROOT / "docs" / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    built = hooks.on_page_markdown(page, None, None, None)  # what the site build shows
+    assert "<!-- hudi-spec:matrix -->" not in built
+    assert f"Corpus version **{manifest['corpus_version']}**" in built
+    assert "| `departures/pending-compaction-mor-v6-to-step-4` |" in built

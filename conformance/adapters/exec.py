@@ -1,11 +1,13 @@
 """An implementation in any language, as a program speaking the process protocol (``--impl exec:CMD``).
 
-The protocol (docs/conformance-protocol.md, version 1): JSON lines over the program's stdin and
-stdout, one response per request — ``hello`` (protocol version, role, capabilities), then per case
-``create`` and one ``apply`` per operation (a write's records in a JSON Lines or Parquet file), and
-``read`` / ``timeline`` for programs that answer reads themselves. A writer with ``reads:
-directory`` is observed by reading its table directory (``DirectoryReads``); a reader is paired with
-a writer adapter (``--writer``, by default the reference) and observed in L0.
+The protocol (docs/conformance-protocol.md, versions 1 and 2): JSON lines over the program's stdin
+and stdout, one response per request — ``hello`` (protocol version, role, capabilities), then per
+case ``create`` and one ``apply`` per operation (a write's records in a JSON Lines or Parquet file),
+and ``read`` / ``timeline`` (and, from version 2, ``layout``) for programs that answer reads
+themselves. A writer with ``reads: directory`` is observed by reading its table directory
+(``DirectoryReads``, the archived timeline included); a reader is paired with a writer adapter
+(``--writer``, by default the reference) and observed in L0. A layer a program cannot be observed in
+(a version-1 program answering reads itself has no ``layout``) is SKIPped as not supported by it.
 
 One program serves a whole run: ``ExecFactory`` starts it on first use and hands every case's
 adapter the same session.
@@ -27,10 +29,14 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from conformance.adapter import (
+    LAYERS,
     DirectoryReads,
+    NotSupported,
     Query,
+    RawGroup,
     RawLayout,
     RawRows,
+    RawSlice,
     RawTimeline,
     TableUnderTest,
     resolve_impl,
@@ -39,7 +45,10 @@ from conformance.ops import CreateTable, to_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidConfig
 from spec.operations import Operation
 
-PROTOCOL_VERSIONS: Final = (1,)
+PROTOCOL_VERSIONS: Final = (1, 2)
+ANSWERS: Final = {1: ("timeline",), 2: ("timeline", "layout")}
+"""The reads a ``reads: rows`` writer answers by protocol version (unless its ``hello`` lists fewer)."""
+ANSWER_LAYERS: Final = {"timeline": "L1", "layout": "L2"}
 KIND_COLUMN: Final = "_conformance_kind"
 """The field of a stream checkpoint's records file that says ``upsert`` or ``delete``."""
 TIMEOUT: Final = 900.0
@@ -61,6 +70,9 @@ class Hello:
     capabilities: frozenset[str]
     record_formats: tuple[str, ...]
     known_failures: Mapping[str, str] = field(default_factory=dict)
+    answers: frozenset[str] = frozenset(ANSWERS[1])
+    """The observation requests a ``reads: rows`` writer answers (``timeline``, and ``layout`` from
+    version 2)."""
 
 
 def parse_hello(msg: Mapping[str, Any]) -> Hello:
@@ -76,8 +88,14 @@ def parse_hello(msg: Mapping[str, Any]) -> Hello:
     formats = tuple(f for f in msg.get("record_formats", ["json"]) if f in ("json", "parquet"))
     if not formats:
         raise ProtocolError("hello: record_formats names neither json nor parquet")
-    return Hello(1, str(msg.get("name", "exec")), role, reads, frozenset(map(str, msg.get("capabilities", []))),
-                 formats, {str(k): str(v) for k, v in dict(msg.get("known_failures", {})).items()})
+    version = int(msg["protocol"])
+    answers = msg.get("answers", list(ANSWERS[version])) if version >= 2 else list(ANSWERS[1])
+    if not isinstance(answers, list) or not set(answers) <= set(ANSWERS[version]) or "timeline" not in answers:
+        raise ProtocolError(f"hello: answers {answers!r}: a list of {list(ANSWERS[version])}, timeline always "
+                            "among them")
+    return Hello(version, str(msg.get("name", "exec")), role, reads, frozenset(map(str, msg.get("capabilities", []))),
+                 formats, {str(k): str(v) for k, v in dict(msg.get("known_failures", {})).items()},
+                 frozenset(map(str, answers)))
 
 
 class ExecSession:
@@ -233,22 +251,39 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
         self.steps = 0
 
     # what the program declared
-    @property  # type: ignore[override]
-    def name(self) -> str:
+    @property
+    def name(self) -> str:  # type: ignore[override]
         return self.hello_.name
 
-    @property  # type: ignore[override]
-    def capabilities(self) -> frozenset[str]:
+    @property
+    def capabilities(self) -> frozenset[str]:  # type: ignore[override]
         return self.writer.capabilities if self.writer is not None else self.hello_.capabilities
 
-    @property  # type: ignore[override]
-    def layers(self) -> frozenset[str]:
+    @property
+    def layers(self) -> frozenset[str]:  # type: ignore[override]
         if self.writer is not None:
             return frozenset({"L0"})
-        return frozenset({"L0", "L1", "L2", "L3", "L4"} if self.hello_.reads == "directory" else {"L0", "L1"})
+        if self.hello_.reads == "directory":
+            return frozenset(LAYERS)
+        return frozenset({"L0", *(ANSWER_LAYERS[a] for a in self.hello_.answers)})
 
-    @property  # type: ignore[override]
-    def known_failures(self) -> Mapping[str, str]:
+    @property
+    def unobserved(self) -> Mapping[str, str]:  # type: ignore[override]
+        """Why each layer the program is not observed in is not (a reader's, or what a program answering
+        reads itself does not answer)."""
+        if self.writer is not None:
+            return {layer: f"not supported by {self.name}: a reader is compared in its rows (L0) alone"
+                    for layer in LAYERS if layer != "L0"}
+        missing = {layer: f"not supported by {self.name}: it answers reads itself (reads: rows), and "
+                   f"the protocol has no request for {layer}" for layer in ("L3", "L4")}
+        for answer, layer in ANSWER_LAYERS.items():
+            if layer not in self.layers:
+                missing[layer] = (f"not supported by {self.name}: it does not answer `{answer}` (protocol "
+                                  f"{self.hello_.protocol}{'; version 2 adds it' if self.hello_.protocol < 2 else ''})")
+        return {} if self.hello_.reads == "directory" else dict(sorted(missing.items()))
+
+    @property
+    def known_failures(self) -> Mapping[str, str]:  # type: ignore[override]
         """The program's; for a reader, the writer's too (the reader sees the writer's table)."""
         if self.writer is not None:
             return {**dict(self.writer.known_failures), **self.hello_.known_failures}
@@ -288,7 +323,22 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
             return out
         if self.hello_.reads == "directory":
             return DirectoryReads.layout(self)
-        raise NotImplementedError
+        if "layout" not in self.hello_.answers:
+            raise NotSupported(self.unobserved["L2"])
+        answer = self.session.request("layout", table_path=self.path)
+        return parse_layout(answer.get("layout"))
+
+    def archived_times(self) -> frozenset[str]:
+        """The archived instants the program's table directory holds (its archived timeline, read with the
+        reference's reader of it: the specification has none)."""
+        from reference.executors.archive import archived_instants
+        from spec.storage import Storage
+        from spec.table_config import TableConfig
+
+        storage = Storage(self.path)
+        if not storage.exists(".hoodie/hoodie.properties"):
+            return frozenset()
+        return frozenset(i.requested for i in archived_instants(storage, TableConfig.load(storage)))
 
     def rows(self, query: Query) -> RawRows:
         if self.writer is None and self.hello_.reads == "directory":
@@ -304,6 +354,22 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+
+
+def parse_layout(obj: Any) -> RawLayout:
+    """A ``layout`` answer (partition path → file groups, each ``{file_id, slices: [{base_instant,
+    has_base, log_versions}], keys}``) as the suite observes it; ProtocolError when malformed."""
+    try:
+        return {str(partition): [RawGroup(str(g["file_id"]),
+                                          tuple(RawSlice(str(s["base_instant"]), bool(s["has_base"]),
+                                                         tuple(int(v) for v in s.get("log_versions", ())))
+                                                for s in g["slices"]),
+                                          tuple(str(k) for k in g.get("keys", ())))
+                                 for g in groups]
+                for partition, groups in dict(obj).items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ProtocolError(f"layout: {str(obj)[:200]!r} is not partition → [{{file_id, slices: [{{base_instant, "
+                            f"has_base, log_versions}}], keys}}] ({type(err).__name__}: {err})") from err
 
 
 def read_rows(path: str | None) -> RawRows:

@@ -207,7 +207,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.table = "t"
 
     @property
-    def unavailable(self) -> str | None:
+    def unavailable(self) -> str | None:  # type: ignore[override]
         if self.jar is not None:
             return None
         return (f"no hudi-spark bundle: set {BUNDLE_ENV} to the hudi-spark bundle jar of your Spark version "

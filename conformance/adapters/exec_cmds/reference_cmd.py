@@ -3,9 +3,13 @@
 Written against docs/conformance-protocol.md alone: it reads requests from stdin, answers on stdout,
 and applies each operation with the reference's conformance entry points
 (``ReferenceLocalAdapter`` / ``ReferenceSparkAdapter``, which call ``reference.client`` and the
-reference's services). It answers ``reads: directory``: the suite reads the table it writes.
+reference's services). By default it answers ``reads: directory``: the suite reads the table it
+writes. With ``--reads rows`` it answers the reads itself (``read``, ``timeline`` and, from protocol
+version 2, ``layout``), with the reference's reader of its own table; ``--protocol 1`` makes it speak
+version 1 only (as a program written before version 2 would).
 
-    python -m conformance.adapters.exec_cmds.reference_cmd [--engine local|spark]
+    python -m conformance.adapters.exec_cmds.reference_cmd [--engine local|spark] [--reads directory|rows]
+        [--protocol 1|2]
 
 Anything the reference or Spark prints goes to stderr: stdout is the protocol's.
 """
@@ -60,15 +64,21 @@ def decode_op(obj: dict[str, Any]) -> Any:
 
 
 class ReferenceProgram:
-    """The program's state: the reference adapter of the current table."""
+    """The program's state: the reference adapter of the current table, how it is read, and the
+    protocol version agreed in ``hello``."""
 
-    def __init__(self, engine: str) -> None:
+    def __init__(self, engine: str, reads: str = "directory", max_protocol: int = 2) -> None:
         from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceSparkAdapter
 
         self.cls = ReferenceLocalAdapter if engine == "local" else ReferenceSparkAdapter
+        self.reads = reads
+        self.max_protocol = max_protocol
+        self.protocol = 0
         self.table: Any = None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        from spec.errors import InvalidOperation
+
         kind = request["type"]
         if kind == "hello":
             return self.hello(request)
@@ -77,18 +87,49 @@ class ReferenceProgram:
         if kind == "apply":
             self.table.apply(decode_op(request["op"]))
             return {}
-        from spec.errors import InvalidOperation
-
-        raise InvalidOperation(f"unknown request {kind!r}", hint="this program answers hello, create and apply")
+        answers = {"read": 1, "timeline": 1, "layout": 2} if self.reads == "rows" else {}
+        if answers.get(kind, self.protocol + 1) <= self.protocol:
+            answer: dict[str, Any] = getattr(self, f"answer_{kind}")(request)
+            return answer
+        raise InvalidOperation(f"unknown request {kind!r} (protocol {self.protocol}, reads {self.reads})",
+                               hint=f"this program answers hello, create, apply{''.join(', ' + a for a in answers)}")
 
     def hello(self, request: dict[str, Any]) -> dict[str, Any]:
-        if 1 not in request.get("protocol_versions", []):
-            from spec.errors import InvalidOperation
+        from spec.errors import InvalidOperation
 
-            raise InvalidOperation("this program speaks protocol 1 only")
-        return {"protocol": 1, "name": f"{self.cls.name}_exec", "role": "writer", "reads": "directory",
+        offered = [v for v in request.get("protocol_versions", []) if isinstance(v, int) and v <= self.max_protocol]
+        if not offered:
+            raise InvalidOperation(f"this program speaks protocol 1 to {self.max_protocol}, the suite offered "
+                                   f"{request.get('protocol_versions')}")
+        self.protocol = max(offered)
+        suffix = "_exec" if self.reads == "directory" else f"_exec_rows_v{self.protocol}"
+        return {"protocol": self.protocol, "name": f"{self.cls.name}{suffix}", "role": "writer", "reads": self.reads,
                 "capabilities": sorted(self.cls.capabilities), "record_formats": ["json", "parquet"],
                 "known_failures": dict(self.cls.known_failures)}
+
+    # the reads (``reads: rows``): the reference's reader of the table it wrote
+    def answer_read(self, request: dict[str, Any]) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from conformance.adapter import Query
+
+        q = request["query"]
+        rows = self.table.rows(Query(q["kind"], q.get("as_of"), q.get("begin"), q.get("end")))
+        if not rows:
+            return {"rows_file": None}
+        pq.write_table(pa.Table.from_pylist([dict(r) for r in rows]), request["rows_path"])
+        return {"rows_file": request["rows_path"]}
+
+    def answer_timeline(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"timeline": [list(i) for i in self.table.timeline()]}
+
+    def answer_layout(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"layout": {partition: [{"file_id": g.file_id, "keys": list(g.keys),
+                                        "slices": [{"base_instant": s.base_instant, "has_base": s.has_base,
+                                                    "log_versions": list(s.log_versions)} for s in g.slices]}
+                                       for g in groups]
+                           for partition, groups in self.table.layout().items()}}
 
     def create(self, request: dict[str, Any]) -> dict[str, Any]:
         from conformance.ops import CreateTable, from_json
@@ -119,9 +160,12 @@ def protocol_stdout() -> IO[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--engine", choices=("local", "spark"), default="spark")
+    parser.add_argument("--reads", choices=("directory", "rows"), default="directory",
+                        help="rows: answer read, timeline and layout requests itself")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="the highest version to speak")
     args = parser.parse_args(argv)
     out = protocol_stdout()
-    program = ReferenceProgram(args.engine)
+    program = ReferenceProgram(args.engine, args.reads, args.protocol)
     serve(iter(sys.stdin.readline, ""), out, program.handle)
     return 0
 

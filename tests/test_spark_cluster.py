@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,57 +26,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for(log: Path, text: str, proc: subprocess.Popen[bytes], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if log.exists() and text in log.read_text(errors="replace"):
-            return
-        if proc.poll() is not None:
-            break
-        time.sleep(0.5)
-    tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-    raise AssertionError(f"{text!r} not in {log.name} after {seconds:.0f} s:\n{tail}")
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``spark://127.0.0.1:PORT`` of a running master with one registered worker (2 cores)."""
-    pyspark = pytest.importorskip("pyspark")
-    home = Path(pyspark.__file__).parent
-    logs = tmp_path_factory.mktemp("cluster")
-    env = {**os.environ, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_WORKER_DIR": str(logs / "work")}
-    port = _free_port()
-    url = f"spark://127.0.0.1:{port}"
-    spark_class = str(home / "bin" / "spark-class")
-    started: list[subprocess.Popen[bytes]] = []
-    try:
-        with open(logs / "master.log", "wb") as out:
-            master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                       "--port", str(port), "--webui-port", "0"], env=env, stdout=out,
-                                      stderr=subprocess.STDOUT)
-        started.append(master)
-        _wait_for(logs / "master.log", "I have been elected leader", master, 120)
-        with open(logs / "worker.log", "wb") as out:
-            worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host",
-                                       "127.0.0.1", "--cores", "2", "--memory", "2g", "--webui-port", "0"],
-                                      env=env, stdout=out, stderr=subprocess.STDOUT)
-        started.append(worker)
-        _wait_for(logs / "worker.log", "Successfully registered with master", worker, 120)
+    """``spark://127.0.0.1:PORT`` of a running master with one registered worker (2 cores, 2 GB), the bench's
+    ``standalone_cluster``."""
+    from bench.cluster import standalone_cluster
+
+    with standalone_cluster(tmp_path_factory.mktemp("cluster"), cores=2, memory="2g") as url:
         yield url
-    finally:
-        for proc in reversed(started):
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 @pytest.mark.parametrize(("table_type", "version"), [("COPY_ON_WRITE", 6), ("MERGE_ON_READ", 6),

@@ -185,22 +185,44 @@ def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = Non
     if lock is not None and not locked:
         return _clean_beside_writers(storage, table, config or CleanConfig(), now, clock, lock, rollback_failed)
     with maybe_locked(storage, locked, "clean"):
-        cfg = config or CleanConfig()
-        finished = tuple(finish_pending_cleans(storage, table, clock))
-        timeline = timeline_of(storage, table)
-        if now is None:
-            now = format_instant_time(datetime.fromtimestamp((clock or time.time)(), UTC))
-        started = now_millis(None)
-        plan = plan_table_clean(storage, table, cfg, now, timeline)
-        if plan.is_empty:
-            return CleanResult(None, plan, {}, finished)
-        gen = instant_times(timeline, clock)
-        t = gen.next()
-        record = cleaner_plan_record(storage, plan)
-        requested = Instant(t, Action.CLEAN, State.REQUESTED)
-        write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
-        deleted = _execute_clean(storage, table, timeline, requested, record, gen, started)
-        return CleanResult(t, plan, deleted, finished)
+        s = _schedule_clean(storage, table, config or CleanConfig(), now, clock)
+        if s.requested is None or s.record is None or s.gen is None:
+            return CleanResult(None, s.plan, {}, s.finished)
+        deleted = _execute_clean(storage, table, s.timeline, s.requested, s.record, s.gen, s.started)
+        return CleanResult(s.requested.requested, s.plan, deleted, s.finished)
+
+
+@dataclass(frozen=True)
+class _Scheduled:
+    """A clean scheduled: the pending cleans finished first, the timeline it was planned on, its plan and,
+    unless the plan is empty, its requested instant (written), plan record and instant time generator."""
+
+    finished: tuple[str, ...]
+    timeline: Timeline
+    plan: CleanPlan
+    started: int
+    requested: Instant | None = None
+    record: HoodieCleanerPlan | None = None
+    gen: InstantTimeGenerator | None = None
+
+
+def _schedule_clean(storage: Storage, table: TableConfig, cfg: CleanConfig, now: str | None,
+                    clock: Clock | None) -> _Scheduled:
+    """Finish pending cleans, plan a clean and, when it deletes anything, write its requested instant
+    (``CleanPlanActionExecutor``): the caller holds the lock."""
+    finished = tuple(finish_pending_cleans(storage, table, clock))
+    timeline = timeline_of(storage, table)
+    if now is None:
+        now = format_instant_time(datetime.fromtimestamp((clock or time.time)(), UTC))
+    started = now_millis(None)
+    plan = plan_table_clean(storage, table, cfg, now, timeline)
+    if plan.is_empty:
+        return _Scheduled(finished, timeline, plan, started)
+    gen = instant_times(timeline, clock)
+    requested = Instant(gen.next(), Action.CLEAN, State.REQUESTED)
+    record = cleaner_plan_record(storage, plan)
+    write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
+    return _Scheduled(finished, timeline, plan, started, requested, record, gen)
 
 
 def _clean_beside_writers(storage: Storage, table: TableConfig, cfg: CleanConfig, now: str | None,
@@ -212,21 +234,11 @@ def _clean_beside_writers(storage: Storage, table: TableConfig, cfg: CleanConfig
     with table_lock(storage, "schedule clean", lock):
         if rollback_failed is not None:
             rollback_failed(table, timeline_of(storage, table))
-        finished = tuple(finish_pending_cleans(storage, table, clock))
-        timeline = timeline_of(storage, table)
-        if now is None:
-            now = format_instant_time(datetime.fromtimestamp((clock or time.time)(), UTC))
-        started = now_millis(None)
-        plan = plan_table_clean(storage, table, cfg, now, timeline)
-        if plan.is_empty:
-            return CleanResult(None, plan, {}, finished)
-        gen = instant_times(timeline, clock)
-        t = gen.next()
-        record = cleaner_plan_record(storage, plan)
-        requested = Instant(t, Action.CLEAN, State.REQUESTED)
-        write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
-    deleted = _execute_clean(storage, table, timeline, requested, record, gen, started, lock, clock)
-    return CleanResult(t, plan, deleted, finished)
+        s = _schedule_clean(storage, table, cfg, now, clock)
+    if s.requested is None or s.record is None or s.gen is None:
+        return CleanResult(None, s.plan, {}, s.finished)
+    deleted = _execute_clean(storage, table, s.timeline, s.requested, s.record, s.gen, s.started, lock, clock)
+    return CleanResult(s.requested.requested, s.plan, deleted, s.finished)
 
 
 __all__ = ["CLEAN_PLAN_VERSION", "CleanResult", "clean", "cleaner_plan_record", "finish_pending_cleans",

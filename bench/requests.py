@@ -88,17 +88,12 @@ def measure() -> list[RequestCount]:
     """Start a local S3 server, run every operation on a fresh bucket, and count its requests. Run it in
     a process that has not reached S3 yet (``run_in_subprocess``): a process makes one S3 client, for
     the endpoint it first reaches."""
-    import os
-
     import pyarrow as pa
 
     from reference.api import HudiTable
-    from tests.s3_server import S3Server
+    from tests.s3_server import running_s3_server
 
-    server = S3Server()
-    saved = {k: os.environ.get(k) for k in server.env}
-    os.environ.update(server.env)
-    try:
+    with running_s3_server() as server:
         def options(table_type: str) -> dict[str, str]:
             return {"hoodie.table.name": "req", "hoodie.datasource.write.recordkey.field": "id",
                     "hoodie.datasource.write.precombine.field": "ts",
@@ -133,13 +128,6 @@ def measure() -> list[RequestCount]:
         out.append(counted("mor_upsert", lambda: m.write(rows(range(ROWS), 2), "upsert", mo)))
         out.append(counted("mor_compaction", lambda: m.compact(mo)))
         return out
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        server.stop()
 
 
 def markdown(counts: list[RequestCount]) -> str:

@@ -244,20 +244,10 @@ def real_table(request: pytest.FixtureRequest, real_tables: list[RealTable]) -> 
 def s3_server() -> Iterator[Any]:
     """A local S3-API server (moto, 127.0.0.1, a free port) for the session, reached as a user reaches
     S3: the standard AWS environment variables are set for the session (and restored after it)."""
-    from tests.s3_server import S3Server
+    from tests.s3_server import running_s3_server
 
-    server = S3Server()
-    saved = {k: os.environ.get(k) for k in server.env}
-    os.environ.update(server.env)
-    try:
+    with running_s3_server() as server:
         yield server
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        server.stop()
 
 
 @pytest.fixture

@@ -8,9 +8,11 @@ environment variables (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,3 +99,21 @@ class S3Server:
 
     def stop(self) -> None:
         self._server.stop()
+
+
+@contextmanager
+def running_s3_server() -> Iterator[S3Server]:
+    """A server for the block, reached as a user reaches S3: the standard AWS variables are set while it
+    runs and restored (or removed) after it stops."""
+    server = S3Server()
+    saved = {k: os.environ.get(k) for k in server.env}
+    os.environ.update(server.env)
+    try:
+        yield server
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()

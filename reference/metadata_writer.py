@@ -41,6 +41,7 @@ from spec.metadata_writer import (
     base_file_name,
     clean_records,
     deltacommit_metadata,
+    enabled_by_default,
     hfile_data_block,
     index_definitions_without,
     init_instant,
@@ -162,21 +163,24 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
                  format_commit_metadata(md, table_version))
 
 
-def wanted(table: TableConfig, enable: bool | None) -> bool:
+def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     """Whether the table is to have a metadata table after this instant: ``hoodie.metadata.enable`` when given;
-    unset, the table keeps its metadata table as it is (a new table gets none: Hudi 1.x turns it on by default,
-    but hudi-rs 0.5, listing through the metadata table, drops file groups that have only log files — which
-    this writer's streaming writes make)."""
+    unset, a table keeps its metadata table as it is, and a ``new`` one (no completed instant yet) gets one as
+    Hudi's default says for its version (``spec.metadata_writer.enabled_by_default``: versions 8 and 9 yes,
+    6 no)."""
     if enable is not None:
         return enable
-    return FILES_PARTITION in table.metadata_partitions
+    if FILES_PARTITION in table.metadata_partitions:
+        return True
+    return new and enabled_by_default(table.table_version)
 
 
 def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
     turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
     table = TableConfig.load(storage)
-    if not wanted(table, enable):
+    new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
+    if not wanted(table, enable, new):
         if table.metadata_partitions or storage.exists(METADATA_TABLE_PATH):
             delete_metadata_table(storage)
         return False

@@ -158,11 +158,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values",
             "KeyGeneratorOptions.URL_ENCODE_PARTITIONING", "url_encode", parse_bool),
     Setting("hoodie.write.table.version", "6", "table version of a new table: 6, 8 or 9 (8 and 9 keep a "
-            "metadata table when hoodie.metadata.enable=true)", "HoodieWriteConfig.WRITE_TABLE_VERSION",
+            "metadata table unless hoodie.metadata.enable=false)", "HoodieWriteConfig.WRITE_TABLE_VERSION",
             "table_version", int, choices=("6", "8", "9")),
     Setting("hoodie.metadata.enable", None, "keep the metadata table's files partition (table versions 8 and 9); "
-            "false deletes a table's metadata table. Unset: a table keeps its own as it is, a new table gets "
-            "none (Apache Hudi 1.x defaults to true)",
+            "false deletes a table's metadata table. Unset: a table keeps its own as it is; a new table of version "
+            "8 or 9 gets one (Apache Hudi's default, true), a new version 6 table none (Hudi 0.15 would create "
+            "one; this writer does not write version 6 metadata tables)",
             "HoodieMetadataConfig.ENABLE", "metadata_enable", parse_bool),
     Setting("hoodie.metadata.compact.max.delta.commits", "10", "metadata table deltacommits before it is compacted "
             "(only Hudi's default is written here)", "HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS",

@@ -24,6 +24,9 @@ instants and properties that carry them (table versions 8 and 9).
   deltacommit, ten completed deltacommits since the last compaction make a compaction at a new instant (a
   ``commit`` on the metadata timeline, base HFile ``files-0000-0_<token>_<instant>.hfile``), then a clean
   keeping three commits.
+- **Default** (``HoodieMetadataConfig.ENABLE``, true): a new table of version 8 or 9 gets the metadata table
+  unless ``hoodie.metadata.enable=false`` (``enabled_by_default``); a new version 6 table gets none, as this
+  writer does not write that version's metadata table (Hudi 0.15.x would create one).
 - **Other partitions** (``HoodieTable.deleteMetadataIndexIfNecessary``, ``HoodieTableConfig``
   ``setMetadataPartitionState``): those this writer does not keep are deleted, with their index definitions.
 
@@ -334,6 +337,21 @@ def with_partition_state(config: TableConfig, partition: str, enabled: bool) -> 
         if partition == FILES_PARTITION:
             names = set()
     return config.with_props(**{"hoodie.table.metadata.partitions": ",".join(sorted(names))})
+
+
+WRITTEN_TABLE_VERSIONS = frozenset({8, 9})
+"""The table versions whose metadata table this writer keeps (the version 6 one of Hudi 0.15.x is not written)."""
+
+
+def enabled_by_default(table_version: int) -> bool:
+    """Whether a new table gets a metadata table when ``hoodie.metadata.enable`` is not given.
+
+    Hudi's ``HoodieMetadataConfig.ENABLE`` defaults to true (since 0.11.0, so on Hudi 0.15.x for table version 6
+    as on 1.x for versions 8 and 9): a table's first commit initializes its ``files`` partition. Here a new
+    version 8 or 9 table gets one as Hudi 1.x does; a new version 6 table gets none — the one departure from
+    Hudi's default, since this writer does not write the version 6 metadata table
+    (``WRITTEN_TABLE_VERSIONS``)."""
+    return table_version in WRITTEN_TABLE_VERSIONS
 
 
 MAINTAINED_PARTITIONS = frozenset({FILES_PARTITION})

@@ -25,7 +25,7 @@ from reference.executors.restore import restore
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
 from spec.actions.clean import CleanConfig
-from spec.errors import InvalidOperation
+from spec.errors import InvalidOperation, UnsupportedTableVersion
 from spec.hfile import parse_hfile
 from spec.hfile_writer import build_hfile
 from spec.log_format import BlockType, read_blocks
@@ -37,7 +37,9 @@ from spec.metadata_table import (
     list_table_files,
 )
 from spec.metadata_writer import (
+    SOLO_COMMIT_TIMESTAMP,
     commit_records,
+    enabled_by_default,
     index_definitions_without,
     init_instant,
     merged_by_compaction,
@@ -244,6 +246,54 @@ def test_a_version_6_table_refuses_the_metadata_table_and_is_left_as_it_was(tmp_
     with pytest.raises(InvalidOperation, match="metadata"):
         t.write(pa.table({"id": ["b"], "ts": [1], "p": ["x"]}), "insert", ON)
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == before
+
+
+# --- the default: Hudi's HoodieMetadataConfig.ENABLE ----------------------------------------------------------
+
+
+def test_metadata_is_on_by_default_for_the_written_versions_only() -> None:
+    assert [v for v in (6, 8, 9) if enabled_by_default(v)] == [8, 9]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_new_table_gets_the_metadata_table_by_default_as_in_hudi_1(tmp_path: Path, version: int) -> None:
+    """``hoodie.metadata.enable`` unset: Hudi 1.x's default (true) initializes the files partition with the
+    first commit, and every later commit has its deltacommit."""
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    opts = {k: v for k, v in _options("MERGE_ON_READ", version).items() if k != "hoodie.metadata.enable"}
+    t.write(pa.table({"id": ["a", "b"], "ts": [1, 1], "p": ["x", "y"]}), "insert", opts)
+    t.write(pa.table({"id": ["a"], "ts": [2], "p": ["x"]}), "upsert", {})
+    assert TableConfig.load(str(path)).metadata_partitions == (FILES_PARTITION,)
+    data = [i.requested for i in Timeline.load(str(path)).commits_timeline().completed().instants]
+    mdt = Timeline.load(str(path / METADATA_TABLE_PATH), 2).completed().instants
+    assert [i.requested for i in mdt if i.requested != SOLO_COMMIT_TIMESTAMP] == data
+    _assert_consistent(path)
+
+
+def test_a_new_version_6_table_gets_none_a_departure_from_hudi_0_15(tmp_path: Path) -> None:
+    """Hudi 0.15 would create a version 6 metadata table (its default is true too); this writer does not write
+    one, so a new version 6 table gets none unless asked — and asking is refused."""
+    path = tmp_path / "t"
+    opts = {k: v for k, v in _options("COPY_ON_WRITE", 6).items() if k != "hoodie.metadata.enable"}
+    with pytest.raises(UnsupportedTableVersion, match="version 6"):
+        HudiTable(str(path), engine="local").write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}), "insert",
+                                                   {**opts, **ON})
+    assert not path.exists()
+    HudiTable(str(path), engine="local").write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}), "insert", opts)
+    assert TableConfig.load(str(path)).metadata_partitions == ()
+    assert not (path / METADATA_TABLE_PATH).exists()
+
+
+def test_an_existing_table_without_one_keeps_none_while_the_option_is_unset(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    t.write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}), "insert",
+            _options("COPY_ON_WRITE", 9, **{"hoodie.metadata.enable": "false"}))
+    t.write(pa.table({"id": ["b"], "ts": [1], "p": ["x"]}), "insert", {})
+    assert TableConfig.load(str(path)).metadata_partitions == ()
+    assert not (path / METADATA_TABLE_PATH).exists()
+    assert sorted(read_table(str(path)).column("id").to_pylist()) == ["a", "b"]
 
 
 def test_commit_records_take_the_largest_size_of_a_file() -> None:

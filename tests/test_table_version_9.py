@@ -110,16 +110,16 @@ def test_a_metadata_table_is_the_one_table_with_hfile_base_files() -> None:
     assert not TableConfig.create("t", record_key_fields=("id",)).is_metadata_table
 
 
-def test_a_new_version_9_table_has_a_metadata_table_when_asked(tmp_path: Path) -> None:
-    """``hoodie.metadata.enable=true`` gives a new version 9 table a metadata table (its files partition);
-    unset or false, none (Hudi 1.x's default is true: see the metadata table page for why not here)."""
+def test_a_new_version_9_table_has_a_metadata_table_unless_told_false(tmp_path: Path) -> None:
+    """A new version 9 table gets a metadata table (its files partition) with ``hoodie.metadata.enable`` true
+    or unset (Hudi 1.x's default, true); false, none; a new version 6 table none when unset."""
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
                "hoodie.write.table.version": "9", "hoodie.metadata.enable": "true"}
     HudiTable(str(tmp_path / "t"), engine="local").write(pa.table({"id": ["a"]}), "insert", options)
     assert TableConfig.load(str(tmp_path / "t")).metadata_partitions == ("files",)
     assert as_multiset(hudi_rs_read(str(tmp_path / "t"))) == as_multiset(read_table(str(tmp_path / "t")))
     unset = {k: v for k, v in options.items() if k != "hoodie.metadata.enable"}
-    for version, enable, kept in (("9", None, False), ("9", "false", False), ("6", None, False)):
+    for version, enable, kept in (("9", None, True), ("9", "false", False), ("6", None, False)):
         path = tmp_path / f"u{version}{enable}"
         given = {"hoodie.metadata.enable": enable} if enable else {}
         opts = {**unset, "hoodie.write.table.version": version, **given}

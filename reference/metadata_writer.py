@@ -25,7 +25,7 @@ from spec.avro_model import (
     parse_avro_metadata,
 )
 from spec.commit_metadata import format_commit_metadata
-from spec.errors import HudiSpecError, UnsupportedTableVersion
+from spec.errors import HudiSpecError, InvalidOperation, UnsupportedTableVersion
 from spec.file_naming import parse_base_file_name, parse_log_file_name
 from spec.file_system_view import DataFile, list_data_files
 from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
@@ -267,6 +267,19 @@ def discard(storage: Storage, instant: str) -> None:
         mdt.delete(posixpath.join(timeline_dir(2), name))
 
 
+def check_service_keeps_it(table: TableConfig, service: str) -> None:
+    """A table service (clean, rollback, restore, compaction) runs only where this writer keeps the metadata
+    table: on a table of version 6 that has one (written by Apache Hudi 0.x), the service would change the
+    table's files and leave the metadata table's listing stale, so it is refused before anything is written."""
+    if table.metadata_partitions and table.table_version < 8:
+        raise InvalidOperation(
+            f"cannot {service}: the table has a version {table.table_version} metadata table "
+            f"({', '.join(table.metadata_partitions)}) that this writer does not maintain, and the {service} would "
+            "leave it stale for Java readers; nothing was changed",
+            hint="write once with hoodie.metadata.enable=false (which deletes the metadata table as Apache Hudi "
+                 "does), or run the service with Apache Hudi")
+
+
 def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: InstantTimeGenerator) -> None:
     """A clean, rollback or restore about to complete, recorded in the metadata table when the table has one:
     a clean's deleted files as tombstones (``update(HoodieCleanMetadata)``); a rollback as the rollback of the
@@ -287,5 +300,5 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
         initialize(storage, gen)
 
 
-__all__ = ["append_deltacommit", "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize",
-           "on_service_complete", "prepare", "rollback_instant"]
+__all__ = ["append_deltacommit", "check_service_keeps_it", "delete_metadata_table", "discard",
+           "drop_unmaintained_partitions", "initialize", "on_service_complete", "prepare", "rollback_instant"]

@@ -248,6 +248,40 @@ def test_a_version_6_table_refuses_the_metadata_table_and_is_left_as_it_was(tmp_
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == before
 
 
+def test_table_services_refuse_a_version_6_metadata_table_they_would_leave_stale(tmp_path: Path) -> None:
+    """A version 6 table with a metadata table (as Apache Hudi 0.x writes one) is not cleaned, rolled back,
+    restored or compacted by this writer, which does not keep version 6 metadata tables: each is refused with
+    nothing changed. Written once with the metadata table off (deleting it, as Hudi does), the services run."""
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    opts = _options("MERGE_ON_READ", 6, **{"hoodie.metadata.enable": "false", "hoodie.cleaner.commits.retained": "1",
+                                           "hoodie.clean.automatic": "false", "hoodie.compact.inline": "false"})
+    for ts in (1, 2, 3):
+        t.write(pa.table({"id": ["a", "b"], "ts": [ts, ts], "p": ["x", "y"]}), "upsert", opts)
+    storage = Storage(str(path))
+    savepoint_create(storage, TableConfig.load(storage))
+    t.write(pa.table({"id": ["a"], "ts": [4], "p": ["x"]}), "upsert", opts)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.table.metadata.partitions=files\n")  # as Hudi 0.x leaves it
+    table = TableConfig.load(storage)
+    assert table.metadata_partitions == (FILES_PARTITION,)
+    savepoint = next(i.requested for i in Timeline.load(storage).instants if i.action == "savepoint")
+    before = {p.relative_to(path): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+              and ".locks" not in p.parts}
+    for name, run in [("clean", lambda: t.clean(opts)), ("roll back", lambda: rollback(storage, table)),
+                      ("restore", lambda: restore(storage, table, savepoint)), ("compact", lambda: t.compact(opts))]:
+        with pytest.raises(InvalidOperation, match=f"cannot {name}: .*version 6 metadata table") as err:
+            run()
+        assert "hoodie.metadata.enable=false" in (err.value.hint or "")
+        after = {p.relative_to(path): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+                 and ".locks" not in p.parts}
+        assert after == before, f"{name} changed the table"
+    t.write(pa.table({"id": ["b"], "ts": [5], "p": ["y"]}), "upsert", opts)  # enable=false: the metadata table goes
+    assert TableConfig.load(storage).metadata_partitions == ()
+    assert t.compact(opts) is not None
+    t.clean(opts)  # runs: no metadata table left to go stale
+
+
 # --- the default: Hudi's HoodieMetadataConfig.ENABLE ----------------------------------------------------------
 
 

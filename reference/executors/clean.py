@@ -36,6 +36,7 @@ from reference.executors.common import (
 )
 from reference.faults import fault_point
 from reference.lock import maybe_locked, table_lock
+from reference.metadata_writer import check_service_keeps_it
 from spec.actions.clean import CleanConfig, CleanPlan, plan_clean
 from spec.actions.compaction import compaction_base_instants
 from spec.avro_model import (
@@ -182,6 +183,7 @@ def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = Non
     under the LAZY failed-writes policy, ``CleanerUtils.rollbackFailedWrites``: only writes whose
     heartbeat expired).
     """
+    check_service_keeps_it(table, "clean")
     if lock is not None and not locked:
         return _clean_beside_writers(storage, table, config or CleanConfig(), now, clock, lock, rollback_failed)
     with maybe_locked(storage, locked, "clean"):

@@ -49,6 +49,7 @@ from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
 from reference.lock import maybe_locked, table_lock
+from reference.metadata_writer import check_service_keeps_it
 from reference.transaction import Writer, complete, instant_generator, mark_inflight, request
 from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
@@ -167,6 +168,7 @@ def _table(client: Compactor) -> TableConfig:
     table = client.table_config()
     if table is None:
         raise InvalidOperation(f"there is no Hudi table at {client.path}", hint="write to it first")
+    check_service_keeps_it(table, "compact")
     return table
 
 

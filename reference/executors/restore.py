@@ -21,6 +21,7 @@ from reference.executors.common import (
 )
 from reference.executors.rollback import plan_table_rollback, rollback_plan_record, undo
 from reference.lock import maybe_locked
+from reference.metadata_writer import check_service_keeps_it
 from spec.actions.restore import plan_restore
 from spec.avro_model import (
     HoodieInstantInfo,
@@ -50,6 +51,7 @@ def restore(storage: Storage, table: TableConfig, savepoint_time: str, *,
     """Restore the table to a savepoint: every data-writing instant after it (completed or pending,
     compactions included) is undone newest first under one restore instant; savepoints after it go
     too. The table then reads exactly as it read at the savepoint."""
+    check_service_keeps_it(table, "restore")
     with maybe_locked(storage, locked, "restore"):
         timeline = timeline_of(storage, table)
         targets = plan_restore(timeline, savepoint_time)

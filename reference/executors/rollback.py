@@ -30,6 +30,7 @@ from reference.executors.common import (
 )
 from reference.faults import fault_point
 from reference.lock import maybe_locked
+from reference.metadata_writer import check_service_keeps_it
 from spec.actions.file_refs import GroupId
 from spec.actions.rollback import (
     RollbackPlan,
@@ -193,6 +194,7 @@ def rollback(storage: Storage, table: TableConfig, instant_time: str | None = No
     Rollbacks a crash left pending are finished first, from their plans; when one of them undid
     the instant asked for (or no instant was named), that finished rollback is the result.
     """
+    check_service_keeps_it(table, "roll back")
     with maybe_locked(storage, locked, "rollback"):
         resumed = finish_pending_rollbacks(storage, table, clock=clock)
         for r in reversed(resumed):

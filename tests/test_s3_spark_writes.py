@@ -13,11 +13,8 @@ import pytest
 from conformance.ops import CreateTable
 from reference.api import HudiTable
 from spec.model import Env, TableModel
-from spec.model.queries import snapshot
 from spec.operations import Compact, Write
-from spec.reader import read_table
-from tests.hudi_rs import hudi_rs_read
-from tests.test_s3_writes import _options, _rec, _triples
+from tests.test_s3_writes import _options, _rec, check_against_model
 
 pytestmark = pytest.mark.spark
 
@@ -36,10 +33,7 @@ def _spark_steps(path: str, s3_server: Any, spark: Any, table_type: str, version
     options = _options(table_type, version)
 
     def check(step: str) -> None:
-        predicted = _triples(snapshot(model.state))
-        assert _triples(read_table(path).to_pylist()) == predicted, step
-        theirs = hudi_rs_read(path, storage_options=s3_server.storage_options())
-        assert _triples(theirs.to_pylist() if theirs is not None else []) == predicted, f"hudi-rs after {step}"
+        check_against_model(path, model, s3_server, step)
 
     for op, batch in STEPS:
         table.write(spark.createDataFrame(pa.Table.from_pylist(batch).to_pandas()), op, options)

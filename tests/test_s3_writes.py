@@ -65,6 +65,14 @@ def _triples(rows: Any) -> list[tuple[str, str, str]]:
     return sorted((r["_hoodie_partition_path"], r["_hoodie_record_key"], r["v"]) for r in rows)
 
 
+def check_against_model(path: str, model: TableModel, s3_server: Any, step: str) -> None:
+    """After ``step``, the spec reader and hudi-rs (given the server as storage options) read the model's snapshot."""
+    predicted = _triples(snapshot(model.state))
+    assert _triples(read_table(path).to_pylist()) == predicted, step
+    theirs = hudi_rs_read(path, storage_options=s3_server.storage_options())
+    assert _triples(theirs.to_pylist() if theirs is not None else []) == predicted, f"hudi-rs after {step}"
+
+
 def _every_step(path: str, s3_server: Any, table_type: str, version: int) -> None:
     config = CreateTable(table_type=table_type, table_version=version, partition_fields=("city",),
                          clean_commits_retained=1)
@@ -73,10 +81,7 @@ def _every_step(path: str, s3_server: Any, table_type: str, version: int) -> Non
     options = _options(table_type, version)
 
     def check(step: str) -> None:
-        predicted = _triples(snapshot(model.state))
-        assert _triples(read_table(path).to_pylist()) == predicted, step
-        theirs = hudi_rs_read(path, storage_options=s3_server.storage_options())
-        assert _triples(theirs.to_pylist() if theirs is not None else []) == predicted, f"hudi-rs after {step}"
+        check_against_model(path, model, s3_server, step)
 
     for op, batch in STEPS:
         table.write(pa.Table.from_pylist(batch), op, options)
@@ -117,10 +122,7 @@ def _services(path: str, s3_server: Any, table_type: str, version: int) -> None:
                "hoodie.archive.automatic": "false"}
 
     def check(step: str) -> None:
-        predicted = _triples(snapshot(model.state))
-        assert _triples(read_table(path).to_pylist()) == predicted, step
-        theirs = hudi_rs_read(path, storage_options=s3_server.storage_options())
-        assert _triples(theirs.to_pylist() if theirs is not None else []) == predicted, f"hudi-rs after {step}"
+        check_against_model(path, model, s3_server, step)
 
     def write(op: str, batch: list[dict[str, Any]]) -> None:
         table.write(pa.Table.from_pylist(batch), op, options)

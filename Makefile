@@ -6,7 +6,8 @@ export NO_MKDOCS_2_WARNING := 1
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-BENCH_ARGS ?= --rows 1000000 5000000
+# empty: the published set (every job at 1M and 5M rows, the scale jobs at 1M, 5M and 20M; python -m bench --help)
+BENCH_ARGS ?=
 # the tests run on two pytest-xdist workers (one Spark session each, local[2]), whole files per worker;
 # a worker that dies is not replaced (the run stops, naming the test): xdist's file-by-file scheduling
 # can hang when it replaces a crashed worker (pytest-xdist issue 1378)

@@ -142,6 +142,14 @@ def test_reference_passes_every_case_but_its_known_failures(spark: Any, cases: d
     assert run.ok and run.count(Verdict.SKIP) == 0
 
 
+@pytest.mark.parametrize("case_id", CI_SUBSET)
+def test_the_local_engine_passes_representative_cases(spark: Any, cases: dict[str, FixtureCase], case_id: str) -> None:
+    """The CI subset on the reference with ``engine="local"``; the whole corpus is the slow test below."""
+    result = run_case(cases[case_id], lambda: ReferenceLocalAdapter(spark))
+    assert result.verdict == Verdict.PASS, result.diff
+
+
+@pytest.mark.slow
 def test_the_local_engine_passes_every_case_but_the_known_failures(spark: Any, cases: dict[str, FixtureCase]) -> None:
     """The whole corpus on the reference with ``engine="local"`` (batch writes and compaction without
     Spark; the session serves the streams): the same verdicts as on Spark."""

@@ -18,7 +18,9 @@ files it must read (a base file to merge or index; for compaction the base and t
 each file it writes (a base file, or a new log file: no appends on object stores); take the table
 lock (read and conditional write, 2) and release it (1); the instant files it must create (requested
 and inflight, then completed: 3; a clean's deletes are one request per file). Hudi's write markers
-and its heartbeats add requests on top that the minimum leaves out.
+and its heartbeats add requests on top that the minimum leaves out. The tables are new version 8
+tables, so they have a metadata table (Hudi 1.x's default), whose requests the counts include and the
+minimum leaves out.
 
 Run ``python -m bench.requests`` for the table alone; ``python -m bench`` records it in
 ``docs/performance.md`` (between ``REQUESTS_BEGIN`` and ``REQUESTS_END``) and its JSON.

@@ -10,6 +10,13 @@ requests). This client does what ``spec.storage`` asks of an object store in one
   ``S3StorageLockClient`` renews and releases its lock;
 - ``put``, ``get``, ``head``, ``delete`` (``DeleteObjects``, up to 1000 keys a request).
 
+A conditional write whose response is lost is sent again by botocore's retries; the second attempt
+then fails its condition against the first one's object (412), though the write went through. So
+each conditional write carries a token of its own as user metadata (``x-amz-meta-hudi-spec-write``),
+and a 412 is read back with one ``HEAD``: the object holding this write's token means the write won.
+Without that, a writer that created an instant or took the lock would report a conflict, leaving
+an orphan requested instant or a lock held by no one until it expired.
+
 The client is configured the standard AWS way: ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``),
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` or any other boto3 credential source, and
 ``AWS_REGION``/``AWS_DEFAULT_REGION``. Importing ``reference`` registers it for ``s3://`` and
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +41,8 @@ CONDITIONAL_CONFLICT = 409
 DELETE_BATCH = 1000
 """``DeleteObjects`` takes at most 1000 keys."""
 CONFLICT_RETRIES = 5
+WRITE_TOKEN = "hudi-spec-write"
+"""The user-metadata key of a conditional write's own token (sent as ``x-amz-meta-hudi-spec-write``)."""
 
 _clients: dict[int, Any] = {}
 _clients_lock = threading.Lock()
@@ -96,16 +106,29 @@ class S3ObjectStore:
 
     def _conditional(self, path: str, data: bytes, **condition: str) -> str | None:
         bucket, key = _split(path)
+        token = uuid.uuid4().hex
         for _ in range(CONFLICT_RETRIES):
             try:
-                return str(self.client.put_object(Bucket=bucket, Key=key, Body=data, **condition)["ETag"])
+                return str(self.client.put_object(Bucket=bucket, Key=key, Body=data,
+                                                  Metadata={WRITE_TOKEN: token}, **condition)["ETag"])
             except Exception as err:
                 status = _status(err)
                 if status == PRECONDITION_FAILED:
-                    return None
+                    return self._landed(bucket, key, token)
                 if status != CONDITIONAL_CONFLICT:
                     raise
-        return None  # still contended: another writer's conditional write to this key went through
+        return self._landed(bucket, key, token)  # still contended: whose write went through?
+
+    def _landed(self, bucket: str, key: str, token: str) -> str | None:
+        """The object's ETag when it holds the write of ``token`` (an earlier attempt of this very write
+        went through, its response lost); None when another writer's write is there, or none is."""
+        try:
+            r = self.client.head_object(Bucket=bucket, Key=key)
+        except Exception as err:
+            if _status(err) == 404:
+                return None
+            raise
+        return str(r["ETag"]) if r.get("Metadata", {}).get(WRITE_TOKEN) == token else None
 
     def put_if_absent(self, path: str, data: bytes) -> str | None:
         return self._conditional(path, data, IfNoneMatch="*")

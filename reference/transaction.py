@@ -35,6 +35,7 @@ from reference.faults import armed, die, fault_point
 from reference.heartbeat import Heartbeat, live_heartbeats
 from reference.lock import StorageBasedLock, table_lock
 from reference.step_times import StepTimes
+from spec.actions.archive import ArchiveConfig
 from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
 from spec.conflict_resolution import (
     ConcurrentOperation,
@@ -50,6 +51,7 @@ from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_f
 from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.log_format import read_blocks
+from spec.service_configs import archive_config
 from spec.storage import Storage
 from spec.table_config import MERGE_ON_READ, TableConfig
 from spec.timeline import Timeline
@@ -192,12 +194,14 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
 
 
 def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMetadata,
-             gen: InstantTimeGenerator, metadata_enable: bool | None = None) -> None:
+             gen: InstantTimeGenerator, metadata_enable: bool | None = None,
+             archive: ArchiveConfig | None = None) -> None:
     """The completed instant, with the write's metadata, created only if absent; markers removed first. The
     metadata table records the instant first (``reference.metadata_services.on_commit``; ``metadata_enable``
-    None keeps the table's metadata table as it is)."""
+    None keeps the table's metadata table as it is; ``archive``, the writer's archival config, sets the
+    metadata table's)."""
     layout = table.timeline_layout
-    metadata_services.on_commit(storage, inst, md, gen, metadata_enable)
+    metadata_services.on_commit(storage, inst, md, gen, metadata_enable, archive)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
     storage.delete_dir(f".hoodie/.temp/{inst.requested}")
@@ -258,7 +262,7 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
-            complete(storage, table, started, md, gen, cfg.metadata_enable)
+            complete(storage, table, started, md, gen, cfg.metadata_enable, archive_config(cfg))
             times.mark("commit")
         except BaseException:
             discard_own_write(storage, table, started)
@@ -298,7 +302,8 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",
                                         hint="the write was rolled back; retry it")
-                complete(storage, table, started, md, instant_generator(now, writer.clock), cfg.metadata_enable)
+                complete(storage, table, started, md, instant_generator(now, writer.clock), cfg.metadata_enable,
+                         archive_config(cfg))
                 times.mark("commit")
                 writer.run_inline_services(table, cfg)
                 times.mark("table services")

@@ -24,6 +24,12 @@ instants and properties that carry them (table versions 8 and 9).
   deltacommit, ten completed deltacommits since the last compaction make a compaction at a new instant (a
   ``commit`` on the metadata timeline, base HFile ``files-0000-0_<token>_<instant>.hfile``), then a clean
   keeping three commits.
+- **Archival** (``HoodieMetadataWriteUtils.createMetadataWriteConfig``, ``TimelineArchiverV2``,
+  ``TimelineUtils.getEarliestInstantForMetadataArchival``): after its table services the metadata table's
+  timeline is archived like a merge-on-read table's, keeping one commit more than its data table at each end
+  (``metadata_archive_config``), nothing from its data table's earliest commit or pending instant on
+  (``earliest_for_metadata_archival``) and nothing from its own latest compaction on
+  (``metadata_archival_retains``, which says why).
 - **Default** (``HoodieMetadataConfig.ENABLE``, true): a new table of version 8 or 9 gets the metadata table
   unless ``hoodie.metadata.enable=false`` (``enabled_by_default``); a new version 6 table gets none, as this
   writer does not write that version's metadata table (Hudi 0.15.x would create one).
@@ -47,6 +53,7 @@ from typing import Any
 
 import fastavro
 
+from spec.actions.archive import ArchiveConfig
 from spec.avro_model import HoodieCleanMetadata, HoodieCompactionOperation, HoodieCompactionPlan
 from spec.bloom_filter import DynamicBloomFilter
 from spec.commit_metadata import CommitMetadata, WriteOperationType, jackson_pretty, write_stat
@@ -259,17 +266,73 @@ def compaction_due(timeline: Timeline, max_delta_commits: int = COMPACT_MAX_DELT
 
 
 def compaction_allowed(block_instants: Iterable[str], data_timeline: Timeline) -> bool:
-    """``validateCompactionScheduling``: no block to compact belongs to a data instant that has not completed
-    (its deltacommit may still be rolled back); the metadata table's own instants (``0000…``) always count."""
-    completed = {i.requested for i in data_timeline.instants if i.is_completed}
-    return all(t in completed or t.startswith("0" * 14) for t in block_instants)
+    """``compactIfNecessary``: no block to compact belongs to a data instant still pending on the data timeline
+    (requested or inflight there, completed on the metadata table: it may yet be rolled back, and with it its
+    deltacommit). Hudi 1.x compacts only up to just before the earliest such instant; this writer waits until
+    there is none. A data instant archived from the data timeline is not pending: its blocks are compacted
+    (a block counted as pending because its instant was archived would hold compaction back for ever)."""
+    pending = {i.requested for i in data_timeline.instants if not i.is_completed}
+    return not any(t in pending for t in block_instants)
+
+
+def metadata_archive_config(data: ArchiveConfig) -> ArchiveConfig:
+    """``HoodieMetadataWriteUtils.createMetadataWriteConfig``: the metadata table keeps one commit more than its
+    data table at each end (``hoodie.keep.min.commits`` + 1, ``hoodie.keep.max.commits`` + 1; by default 21
+    and 31)."""
+    return ArchiveConfig(data.keep_min_commits + 1, data.keep_max_commits + 1)
+
+
+def earliest_for_metadata_archival(data_timeline: Timeline) -> str | None:
+    """``TimelineUtils.getEarliestInstantForMetadataArchival`` (archival beyond savepoints off): the earlier of the
+    data table's first commit, deltacommit, replacecommit or clustering, in any state, and its first instant of
+    any action not completed. The metadata table archives nothing from there on: a rollback of a data instant
+    still on the data timeline must find its deltacommit. Clean and rollback instants do not count, so an old
+    completed clean cannot hold the metadata timeline back. None for an empty data timeline."""
+    commits = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.CLUSTERING)
+    first_commit = next((i.requested for i in data_timeline.instants if i.action in commits), None)
+    first_pending = next((i.requested for i in data_timeline.instants if not i.is_completed), None)
+    return min((t for t in (first_commit, first_pending) if t is not None), default=None)
+
+
+def latest_compaction(timeline: Timeline) -> str | None:
+    """``HoodieBackedTableMetadata.getLatestCompactionTime``: the requested time of the metadata table's latest
+    completed compaction (a ``commit`` on its timeline); None before its first."""
+    return max((i.requested for i in timeline.instants if i.action == Action.COMMIT and i.is_completed), default=None)
+
+
+def metadata_archival_retains(timeline: Timeline, data_timeline: Timeline) -> tuple[str, ...] | None:
+    """The instants the metadata table's archival keeps with all that follows (``plan_archive``'s ``retain``),
+    or None when it archives nothing: its latest compaction (``latest_compaction``; None before the first),
+    the earliest deltacommit that completed after that compaction was requested, and its data table's earliest
+    commit or pending instant (``earliest_for_metadata_archival``).
+
+    A deltacommit requested before the compaction but completed after it belongs to the compaction's new
+    slice (slices follow completion times from table version 8 on), and Hudi 1.x counts it among the
+    deltacommits since the compaction (``CompactionUtils.getDeltaCommitsSinceLatestCompaction``:
+    ``findInstantsModifiedAfterByCompletionTime``). This writer compacts the metadata table while a data
+    instant commits, before that instant's deltacommit, so each compaction is followed by one such deltacommit.
+
+    Hudi holds back the *data* table's archival behind the metadata table's latest compaction
+    (``TimelineArchiverV2``: "do not archive instants which are more recent than the last compaction on the
+    metadata table"), so that every block not yet compacted belongs to an instant still on one of the two
+    active timelines, which is what Hudi's readers accept (``HoodieTableMetadataUtil.getValidInstantTimestamps``).
+    This writer archives the data table as its model does, without that bound; it holds back the metadata
+    table's archival at its latest compaction instead, which keeps the same guarantee: no deltacommit whose
+    blocks are not yet compacted leaves the metadata table's active timeline."""
+    last = latest_compaction(timeline)
+    if last is None:
+        return None
+    since = [i.requested for i in timeline.instants if i.action == Action.DELTA_COMMIT and i.is_completed
+             and (i.completed or i.requested) > last and i.requested != last]
+    earliest = earliest_for_metadata_archival(data_timeline)
+    return (min([last, *since]),) if earliest is None else (min([last, *since]), earliest)
 
 
 def merged_by_compaction(timeline: Timeline, instant: str) -> bool:
     """``validateRollback``: whether the metadata instant at ``instant`` completed before the latest completed
     metadata compaction was requested — its records are in that compaction's base file."""
     done = timeline.get(instant)
-    last = max((i.requested for i in timeline.instants if i.action == Action.COMMIT and i.is_completed), default="")
+    last = latest_compaction(timeline)
     return bool(done and done.is_completed and last and (done.completed or done.requested) <= last)
 
 

@@ -20,14 +20,17 @@ from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.checker import check_table
 from conformance.runner import FixtureCase, Verdict, run_case
 from reference.api import HudiTable
+from reference.executors.archive import archived_instants
 from reference.executors.clean import clean
 from reference.executors.restore import restore
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
+from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.errors import InvalidOperation, UnsupportedTableVersion
 from spec.hfile import parse_hfile
 from spec.hfile_writer import build_hfile
+from spec.instant import Action, Instant, State
 from spec.log_format import BlockType, read_blocks
 from spec.metadata_table import (
     FILES_PARTITION,
@@ -39,10 +42,14 @@ from spec.metadata_table import (
 from spec.metadata_writer import (
     SOLO_COMMIT_TIMESTAMP,
     commit_records,
+    earliest_for_metadata_archival,
     enabled_by_default,
     index_definitions_without,
     init_instant,
+    latest_compaction,
     merged_by_compaction,
+    metadata_archival_retains,
+    metadata_archive_config,
     metadata_table_config,
     records_hfile,
 )
@@ -440,6 +447,96 @@ def test_the_metadata_table_is_compacted_after_ten_deltacommits_and_cleaned(tmp_
     assert Timeline.load(mdt, 2).instants[0].requested == "00000000000000000"
     assert not any(i.action == "commit" for i in Timeline.load(mdt, 2).instants)
     _assert_consistent(path)
+
+
+# --- archival of the metadata table's timeline -------------------------------------------------------
+
+C, R, INF = State.COMPLETED, State.REQUESTED, State.INFLIGHT
+
+
+def _t(short: str) -> str:
+    return f"20240101000000{short}"
+
+
+def _timeline(*instants: tuple[str, Action, State]) -> Timeline:
+    return Timeline(tuple(Instant(_t(t), a, s) for t, a, s in instants), 2)
+ROLLBACK, CLEAN, COMMIT = Action.ROLLBACK, Action.CLEAN, Action.COMMIT
+
+
+@pytest.mark.parametrize(("instants", "expected"), [
+    ((), None),
+    # an earlier requested clean before the commits
+    ((("001", ROLLBACK, C), ("002", CLEAN, C), ("003", CLEAN, R), ("010", COMMIT, C),
+      ("011", Action.REPLACE_COMMIT, C), ("012", Action.CLUSTERING, R)), "003"),
+    # no inflight instants
+    ((("001", ROLLBACK, C), ("002", CLEAN, C), ("003", CLEAN, C), ("010", COMMIT, C),
+      ("011", Action.REPLACE_COMMIT, C), ("012", Action.CLUSTERING, R)), "010"),
+    # rollbacks only
+    ((("001", ROLLBACK, C), ("002", ROLLBACK, C), ("003", ROLLBACK, INF)), "003"),
+    ((("001", ROLLBACK, C), ("002", ROLLBACK, C), ("003", ROLLBACK, C)), None),
+    # with a savepoint (archival beyond savepoints off)
+    ((("001", ROLLBACK, C), ("003", COMMIT, C), ("003", Action.SAVEPOINT, C), ("010", COMMIT, C),
+      ("011", COMMIT, C)), "003"),
+])
+def test_the_metadata_table_archives_nothing_from_its_data_tables_earliest_commit_or_pending_instant(
+        instants: tuple[tuple[str, Action, State], ...], expected: str | None) -> None:
+    """The cases of Hudi's ``TestTimelineUtils.testGetEarliestInstantForMetadataArchival`` (its times 001, 002, …
+    as the last digits of full instant times)."""
+    assert earliest_for_metadata_archival(_timeline(*instants)) == (None if expected is None else _t(expected))
+
+
+def test_the_metadata_table_archives_nothing_before_its_first_compaction_nor_after_its_latest() -> None:
+    data = _timeline(("020", Action.DELTA_COMMIT, C), ("021", Action.DELTA_COMMIT, C))
+    uncompacted = _timeline(("000", Action.DELTA_COMMIT, C), ("010", Action.DELTA_COMMIT, C))
+    assert latest_compaction(uncompacted) is None and metadata_archival_retains(uncompacted, data) is None
+    compacted = _timeline(("000", Action.DELTA_COMMIT, C), ("010", Action.DELTA_COMMIT, C), ("015", COMMIT, C),
+                          ("020", Action.DELTA_COMMIT, C), ("030", COMMIT, INF))
+    assert latest_compaction(compacted) == _t("015")  # completed compactions only
+    assert metadata_archival_retains(compacted, data) == (_t("015"), _t("020"))
+    assert metadata_archival_retains(compacted, _timeline()) == (_t("015"),)
+    # a deltacommit requested before the compaction and completed after it is in the compaction's slice: kept
+    late = Timeline((Instant(_t("000"), Action.DELTA_COMMIT, C, completed=_t("001")),
+                     Instant(_t("010"), Action.DELTA_COMMIT, C, completed=_t("017")),
+                     Instant(_t("015"), COMMIT, C, completed=_t("016"))), 2)
+    assert metadata_archival_retains(late, data) == (_t("010"), _t("020"))
+
+
+def test_the_metadata_table_keeps_one_commit_more_than_its_data_table() -> None:
+    assert metadata_archive_config(ArchiveConfig()) == ArchiveConfig(21, 31)  # Hudi's defaults, 20 and 30, + 1
+    assert metadata_archive_config(ArchiveConfig(2, 3)) == ArchiveConfig(3, 4)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_the_metadata_timeline_is_archived_behind_its_data_table(tmp_path: Path, table_type: str) -> None:
+    """Thirty upserts: the metadata table's timeline is archived to its LSM history as its data table's is,
+    never from the data table's earliest commit on, never the deltacommits its next compaction counts, and no
+    instant is lost between the active and the archived timeline; the table reads the same everywhere."""
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    opts = _options(table_type, 8, **{"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                                      "hoodie.cleaner.commits.retained": "1"})
+    writes = [t.write(pa.table({"id": [f"k{i % 4}"], "ts": [i], "p": [f"p{i % 2}"]}), "upsert", opts).instant
+              for i in range(30)]
+    mdt = Storage(str(path / METADATA_TABLE_PATH))
+    mdt_cfg = TableConfig.load(mdt)
+    active = Timeline.load(mdt, 2)
+    archived = archived_instants(mdt, mdt_cfg)
+    assert archived, "the metadata timeline grew past its limit and was not archived"
+    assert len(active.commits_timeline().instants) < len(writes) // 2
+    # never from the data table's earliest commit or pending instant on
+    earliest = earliest_for_metadata_archival(Timeline.load(Storage(str(path)), 2))
+    assert earliest is not None and max(a.requested for a in archived) < earliest
+    # nothing lost: every data write's deltacommit is active or archived, completed
+    seen = {a.requested: a.state for a in archived} | {i.requested: i.state.value for i in active.instants}
+    assert all(seen.get(w) == State.COMPLETED.value for w in writes), [w for w in writes if w not in seen]
+    # nothing that completed after the latest compaction was requested: those deltacommits' log files are in
+    # the compaction's slice, their blocks not compacted yet
+    last = latest_compaction(active)
+    assert last is not None and [a.requested for a in archived if (a.completed or a.requested) > last] == []
+    retain = metadata_archival_retains(active, Timeline.load(Storage(str(path)), 2))
+    assert retain is not None and earliest in retain and max(a.requested for a in archived) < min(retain) <= last
+    _assert_consistent(path)
+    assert sorted(read_table(str(path)).column("ts").to_pylist()) == [26, 27, 28, 29]
 
 
 def test_a_compaction_run_again_after_a_crash_rolls_back_its_metadata_deltacommit(tmp_path: Path) -> None:

@@ -124,6 +124,39 @@ def test_conditional_replace_needs_the_current_version(where: str, s3_server: An
     assert storage.read_versioned(".hoodie/.locks/absent.json") is None
 
 
+def _lose_the_first_response(storage: Storage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the client send every put twice, as botocore's retry does when a response is lost: the first
+    attempt reaches the server, its answer is dropped, and the second attempt's answer is returned."""
+    client = storage.store.client  # type: ignore[union-attr]
+    put = client.put_object
+
+    def put_twice(**kwargs: Any) -> Any:
+        put(**kwargs)
+        return put(**kwargs)
+
+    monkeypatch.setattr(client, "put_object", put_twice)
+
+
+def test_a_conditional_write_retried_after_a_lost_response_is_known_to_have_won(
+        s3_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    storage = Storage(s3_path)
+    v0 = storage.put_if_absent(".hoodie/.locks/x.json", b"zero")
+    _lose_the_first_response(storage, monkeypatch)
+    # the retry of a create finds the object its first attempt made: this write won, not another
+    storage.create_if_absent(".hoodie/001.commit.requested", b"mine")
+    assert storage.read(".hoodie/001.commit.requested") == b"mine"
+    # the same for a replace: the retry's If-Match fails against the version the first attempt wrote
+    assert v0 is not None
+    v1 = storage.put_if_match(".hoodie/.locks/x.json", b"one", v0)
+    assert v1 is not None and storage.read_versioned(".hoodie/.locks/x.json") == (b"one", v1)
+    # and another writer's object is still another writer's: the loser is told so
+    monkeypatch.undo()
+    with pytest.raises(WriteConflict):
+        Storage(s3_path).create_if_absent(".hoodie/001.commit.requested", b"theirs")
+    assert Storage(s3_path).put_if_match(".hoodie/.locks/x.json", b"two", v0) is None
+    assert storage.read(".hoodie/001.commit.requested") == b"mine"
+
+
 def test_delete_dir_and_exists_on_s3(s3_path: str) -> None:
     storage = Storage(s3_path)
     for name in ("d/a", "d/b/c", "e"):

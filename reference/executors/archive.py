@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,12 +226,14 @@ def archive_files(storage: Storage) -> list[str]:
 
 
 def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None = None,
-            compaction: CompactionConfig | None = None, *, locked: bool = False) -> ArchiveResult:
-    """Archive what ``plan_archive`` chooses (v6: the archived log; v8: the LSM history). Nothing
-    chosen: nothing written."""
+            compaction: CompactionConfig | None = None, *, locked: bool = False,
+            retain: Collection[str] = ()) -> ArchiveResult:
+    """Archive what ``plan_archive`` chooses (v6: the archived log; v8: the LSM history), holding back
+    ``retain`` and what follows it. Nothing chosen: nothing written."""
     with maybe_locked(storage, locked, "archive"):
         timeline = Timeline.load(storage, table.timeline_layout)
-        chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig())
+        chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig(),
+                              retain)
         chosen = hold_back_uncleaned_replaces(chosen, replaced_groups(storage, timeline, chosen), live_groups(storage))
         if not chosen:
             return ArchiveResult(())

@@ -36,7 +36,7 @@ class ArchiveConfig:
 
 # --8<-- [start:archive_plan]
 def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = COPY_ON_WRITE,
-                 compaction: CompactionConfig | None = None) -> tuple[Instant, ...]:
+                 compaction: CompactionConfig | None = None, retain: Collection[str] = ()) -> tuple[Instant, ...]:
     """The instants archival moves off the active timeline (HoodieTimelineArchiver), oldest first.
 
     When there are more than ``keep_max_commits`` completed commits, the oldest are archived until
@@ -44,7 +44,9 @@ def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = CO
     before the oldest pending write (so the timeline keeps no holes) and, on MOR (NUM_COMMITS
     compaction trigger), at the delta commits a future compaction trigger still counts. Completed
     clean and rollback instants older than the newest archived commit go with them (``compaction``:
-    the table's compaction trigger, HoodieCompactionConfig's defaults when None).
+    the table's compaction trigger, HoodieCompactionConfig's defaults when None). ``retain`` holds
+    further earliest instants to retain, by requested time (a metadata table's: its data table's
+    earliest commit or pending instant, ``spec.metadata_writer.earliest_for_metadata_archival``).
     """
     compaction = compaction or CompactionConfig()
     commits = list(timeline.commits_timeline().instants)
@@ -67,6 +69,7 @@ def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = CO
             anchor = deltas[len(deltas) - compaction.max_delta_commits]
         if anchor is not None:
             limit.append(anchor.requested)
+    limit.extend(retain)
     bound = min(limit) if limit else None
     eligible = [c for c in commits if bound is None or c.requested < bound]
     archived = eligible[: len(commits) - config.keep_min_commits]

@@ -104,11 +104,12 @@ def base_tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     return get
 
 
-def run_killed_write(path: Path, table_type: str, version: int, point: str) -> subprocess.CompletedProcess[str]:
+def run_killed_write(path: Path, table_type: str, version: int, point: str,
+                     engine: str = "spark") -> subprocess.CompletedProcess[str]:
     """Run the write in a new session (its own process group, which the fault kills whole)."""
     env = {**os.environ, FAULT_ENV: point, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "crash_child.py"), str(path), "upsert",
-                             json.dumps(KILLED), json.dumps(options(table_type, version))],
+                             json.dumps(KILLED), json.dumps(options(table_type, version)), engine],
                             env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=300)
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -116,11 +117,14 @@ def run_killed_write(path: Path, table_type: str, version: int, point: str) -> s
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: int, point: str) -> None:
+def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: int, point: str,
+                engine: str = "spark") -> None:
+    """The write killed at ``point`` on ``engine`` (Spark: the driver, its JVM and workers killed together),
+    then the next write on the same engine."""
     path = work / "t"
     shutil.copytree(base, path)
     before = _rows(read_table(str(path)))
-    done = run_killed_write(path, table_type, version, point)
+    done = run_killed_write(path, table_type, version, point, engine)
     assert done.returncode == -signal.SIGKILL, f"the writer was not killed at {point}: {done.stderr[-2000:]}"
     pending = Timeline.load(str(path)).pending_writes().instants
     assert pending, "the killed write left no pending instant"
@@ -128,7 +132,8 @@ def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: in
     assert _rows(read_table(str(path))) == before
     assert _rows(hudi_rs_read(str(path))) == before
     # 2. the next write rolls it back and succeeds
-    WriteClient(str(path), spark).write(pa.Table.from_pylist(NEXT), "upsert", options(table_type, version))
+    client = WriteClient(str(path), spark) if engine == "spark" else WriteClient(str(path), engine=engine)
+    client.write(pa.Table.from_pylist(NEXT), "upsert", options(table_type, version))
     expected = _model_rows(table_type, version, [*BASE, NEXT])
     assert _rows(read_table(str(path))) == expected
     assert _rows(hudi_rs_read(str(path))) == expected
@@ -150,15 +155,19 @@ def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: in
     assert rollbacks[0].requested > next_write > pending[0].requested
 
 
-CI_TRIALS = [("COPY_ON_WRITE", 6 if i % 2 else 8, p) for i, p in enumerate(COW_POINTS)] + \
-            [("MERGE_ON_READ", 8 if i % 2 else 6, p) for i, p in enumerate(MOR_POINTS)] + \
-            [("MERGE_ON_READ", 8, "mid_log_block")]
+# In `make test`: every fault point of both table types and both versions once, on the local engine
+# (seconds a trial), and three on Spark, whose trials start a JVM in the killed process (about twenty
+# seconds each); every point on Spark under `make slow` (the random trials below).
+CI_TRIALS = [("COPY_ON_WRITE", 6 if i % 2 else 8, p, "local") for i, p in enumerate(COW_POINTS)] + \
+            [("MERGE_ON_READ", 8 if i % 2 else 6, p, "local") for i, p in enumerate(MOR_POINTS)] + \
+            [("MERGE_ON_READ", 8, "mid_log_block", "local"), ("COPY_ON_WRITE", 6, "mid_base_file", "spark"),
+             ("MERGE_ON_READ", 8, "mid_commit", "spark"), ("MERGE_ON_READ", 6, "mid_log_block", "spark")]
 
 
-@pytest.mark.parametrize(("table_type", "version", "point"), CI_TRIALS)
+@pytest.mark.parametrize(("table_type", "version", "point", "engine"), CI_TRIALS)
 def test_killed_write_loses_nothing(spark: Any, base_tables: Any, tmp_path: Path, table_type: str, version: int,
-                                    point: str) -> None:
-    crash_trial(spark, base_tables(table_type, version), tmp_path, table_type, version, point)
+                                    point: str, engine: str) -> None:
+    crash_trial(spark, base_tables(table_type, version), tmp_path, table_type, version, point, engine)
 
 
 @pytest.mark.slow

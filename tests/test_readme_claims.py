@@ -192,8 +192,8 @@ def test_files_counts_and_links_the_readme_names() -> None:
     manifest = json.loads((ROOT / "fixtures" / "MANIFEST.json").read_text())
     assert f"{manifest['cases']} cases" in README
     fuzz = (ROOT / "tests" / "test_log_format_corrupt.py").read_text()
-    assert "2,000 cases" in README and "_fuzz(corpus, 2_000" in fuzz
-    assert "100,000 with `make slow`" in README and "_fuzz(corpus, 100_000" in fuzz
+    assert "2,000 cases" in README and "_fuzz, corpus, 2_000" in fuzz
+    assert "100,000 with `make slow`" in README and "_fuzz, corpus, 100_000" in fuzz
     for link in re.findall(r"\]\(((?:docs|tests)/[^)#]+)", README):
         assert (ROOT / link).is_file(), link
 

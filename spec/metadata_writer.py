@@ -256,13 +256,19 @@ CLEANER_COMMITS_RETAINED: int = default("metadata_cleaner_commits_retained")
 """``hoodie.metadata.cleaner.commits.retained`` (``HoodieMetadataConfig.CLEANER_COMMITS_RETAINED``): 3."""
 
 
+def latest_compaction(timeline: Timeline) -> str | None:
+    """``HoodieBackedTableMetadata.getLatestCompactionTime``: the requested time of the metadata table's latest
+    completed compaction (a ``commit`` on its timeline); None before its first."""
+    return max((i.requested for i in timeline.instants if i.action == Action.COMMIT and i.is_completed), default=None)
+
+
 def compaction_due(timeline: Timeline, max_delta_commits: int = COMPACT_MAX_DELTA_COMMITS) -> bool:
     """``HoodieBackedTableMetadataWriter.compactIfNecessary``: the metadata table is compacted, before its next
     deltacommit, once it has ``max_delta_commits`` completed deltacommits since its last completed compaction
     (a ``commit`` on its timeline) or since it began."""
-    done = [i for i in timeline.instants if i.is_completed]
-    last = max((i.requested for i in done if i.action == Action.COMMIT), default="")
-    return sum(1 for i in done if i.action == Action.DELTA_COMMIT and i.requested > last) >= max_delta_commits
+    last = latest_compaction(timeline) or ""
+    return sum(1 for i in timeline.instants if i.is_completed and i.action == Action.DELTA_COMMIT
+               and i.requested > last) >= max_delta_commits
 
 
 def compaction_allowed(block_instants: Iterable[str], data_timeline: Timeline) -> bool:
@@ -294,12 +300,6 @@ def earliest_for_metadata_archival(data_timeline: Timeline) -> str | None:
     return min((t for t in (first_commit, first_pending) if t is not None), default=None)
 
 
-def latest_compaction(timeline: Timeline) -> str | None:
-    """``HoodieBackedTableMetadata.getLatestCompactionTime``: the requested time of the metadata table's latest
-    completed compaction (a ``commit`` on its timeline); None before its first."""
-    return max((i.requested for i in timeline.instants if i.action == Action.COMMIT and i.is_completed), default=None)
-
-
 def metadata_archival_retains(timeline: Timeline, data_timeline: Timeline) -> tuple[str, ...] | None:
     """The instants the metadata table's archival keeps with all that follows (``plan_archive``'s ``retain``),
     or None when it archives nothing: its latest compaction (``latest_compaction``; None before the first),
@@ -324,8 +324,9 @@ def metadata_archival_retains(timeline: Timeline, data_timeline: Timeline) -> tu
         return None
     since = [i.requested for i in timeline.instants if i.action == Action.DELTA_COMMIT and i.is_completed
              and (i.completed or i.requested) > last and i.requested != last]
+    start = min([last, *since])
     earliest = earliest_for_metadata_archival(data_timeline)
-    return (min([last, *since]),) if earliest is None else (min([last, *since]), earliest)
+    return (start,) if earliest is None else (start, earliest)
 
 
 def merged_by_compaction(timeline: Timeline, instant: str) -> bool:

@@ -45,8 +45,8 @@ def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = CO
     compaction trigger), at the delta commits a future compaction trigger still counts. Completed
     clean and rollback instants older than the newest archived commit go with them (``compaction``:
     the table's compaction trigger, HoodieCompactionConfig's defaults when None). ``retain`` holds
-    further earliest instants to retain, by requested time (a metadata table's: its data table's
-    earliest commit or pending instant, ``spec.metadata_writer.earliest_for_metadata_archival``).
+    further earliest instants to retain, by requested time (a metadata table's: its latest compaction
+    and its data table's earliest commit or pending instant, ``spec.metadata_writer.metadata_archival_retains``).
     """
     compaction = compaction or CompactionConfig()
     commits = list(timeline.commits_timeline().instants)

@@ -85,10 +85,10 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
     _m("log-seqno-descending", H, "                    seq += 1", "                    seq -= 1", "sequence numbers",
        "log records numbered downwards", "insert-upsert-delete-logs-mor-v6"),
     _m("copied-rows-new-commit-time", H,
-       "        parts.append(kept.set_column(kept.schema.get_field_index(FILE_NAME), FILE_NAME,",
-       "        kept = kept.set_column(kept.schema.get_field_index(COMMIT_TIME), COMMIT_TIME,"
-       " _constant(ctx.instant, kept.num_rows))\n"
-       "        parts.append(kept.set_column(kept.schema.get_field_index(FILE_NAME), FILE_NAME,",
+       "        parts.append(merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,",
+       "        merged = merged.set_column(merged.schema.get_field_index(COMMIT_TIME), COMMIT_TIME,"
+       " _constant(ctx.instant, merged.num_rows))\n"
+       "        parts.append(merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,",
        "commit times", "rows copied into a merged base file take the new commit time",
        "insert-upsert-delete-cow-v6", "bulk-insert-upsert-cow-v6"),
     _m("log-commit-time-base-instant", H, "records.append({COMMIT_TIME: ctx.instant,",

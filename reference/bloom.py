@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -105,25 +105,72 @@ def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: 
     return out
 
 
-def footer(keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,
-           fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str]:
-    """The DYNAMIC_V0 filter of ``keys`` as footer key/values (same bytes as the spec's filter)."""
-    bits, hashes = bit_size(row_entries, fpp), num_hashes(bit_size(row_entries, fpp), row_entries)
-    pos = positions_by_hash(keys, hashes, bits)
-    # which row each key lands in, and the count in the last row (the dynamic filter's bookkeeping):
-    # a new row every ``row_entries`` keys until the rows hold ``max_entries``; then the last row
-    # takes the rest, its count starting again from 0 every ``row_entries`` keys
-    n = len(keys)
+def _layout(n: int, row_entries: int, max_entries: int) -> tuple[int, int]:
+    """The dynamic filter's bookkeeping after ``n`` keys: how many rows it has, and the keys counted in
+    its last row. A new row opens every ``row_entries`` keys until the rows hold ``max_entries``; then
+    the last row takes the rest, its count starting again from 0 every ``row_entries`` keys."""
     max_rows = max(1, -(-max_entries // row_entries))
     rows = min(max(1, -(-n // row_entries)), max_rows)
-    count = (n - 1) % row_entries + 1 if n else 0
+    return rows, (n - 1) % row_entries + 1 if n else 0
+
+
+def _footer_of(rows_on: list[np.ndarray], start: int, keys: Sequence[str] | pa.Array | pa.ChunkedArray,
+               row_entries: int, fpp: float, max_entries: int) -> dict[str, str]:
+    """The filter whose rows' bits are ``rows_on`` after ``start`` keys, with ``keys`` added after them
+    (key ``i`` of the whole sequence lands in row ``min(i // row_entries, last row)``)."""
+    bits, hashes = bit_size(row_entries, fpp), num_hashes(bit_size(row_entries, fpp), row_entries)
     nbytes = (bits + 7) // 8
+    pos = positions_by_hash(keys, hashes, bits)
+    n = start + len(keys)
+    rows, count = _layout(n, row_entries, max_entries)
     out = [struct.pack(">iibiiii", -1, hashes, MURMUR_HASH, bits, row_entries, count, rows)]
     for r in range(rows):
-        on = np.zeros(nbytes * 8, dtype=bool)
-        first = r * row_entries  # the keys of a row are a run of the keys, in order
-        last = n if r == rows - 1 else first + row_entries
+        on = rows_on[r] if r < len(rows_on) else np.zeros(nbytes * 8, dtype=bool)
+        first = max(r * row_entries - start, 0)  # the keys of a row are a run of the keys, in order
+        last = len(keys) if r == rows - 1 else max((r + 1) * row_entries - start, 0)
         on[pos[:, first:last].ravel()] = True
         data = np.packbits(on, bitorder="little")  # bit i is bit i % 8 of byte i // 8
         out += [struct.pack(">iibi", -1, hashes, MURMUR_HASH, bits), data.tobytes()]
     return {FOOTER_KEY: base64.b64encode(b"".join(out)).decode("ascii"), FOOTER_TYPE_KEY: DYNAMIC_V0}
+
+
+def footer(keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,
+           fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str]:
+    """The DYNAMIC_V0 filter of ``keys`` as footer key/values (same bytes as the spec's filter)."""
+    return _footer_of([], 0, keys, row_entries, fpp, max_entries)
+
+
+def extended_footer(stored: Mapping[bytes, bytes] | None, stored_keys: int,
+                    keys: Sequence[str] | pa.Array | pa.ChunkedArray, row_entries: int = DEFAULT_NUM_ENTRIES,
+                    fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str] | None:
+    """The footer filter of a file whose keys are a stored file's ``stored_keys`` keys, in their order,
+    followed by ``keys``: the stored file's filter (``stored``: its footer metadata) with ``keys``
+    added, the same bytes as ``footer`` of the whole sequence (``spec.bloom_filter``: adding a key only
+    sets bits of the current row). None when the stored filter cannot be continued: absent, not a
+    ``DYNAMIC_V0`` filter of these settings, or its bookkeeping does not match ``stored_keys``."""
+    if not stored or stored.get(FOOTER_TYPE_KEY.encode()) != DYNAMIC_V0.encode() \
+            or FOOTER_KEY.encode() not in stored or not stored_keys:
+        return None
+    try:
+        raw = base64.b64decode(stored[FOOTER_KEY.encode()], validate=True)
+        header = struct.unpack_from(">iibiiii", raw, 0)
+    except (ValueError, struct.error):
+        return None
+    bits = bit_size(row_entries, fpp)
+    hashes = num_hashes(bits, row_entries)
+    nbytes = (bits + 7) // 8
+    rows, count = _layout(stored_keys, row_entries, max_entries)
+    row_header = struct.pack(">iibi", -1, hashes, MURMUR_HASH, bits)
+    at = struct.calcsize(">iibiiii")
+    if header != (-1, hashes, MURMUR_HASH, bits, row_entries, count, rows) \
+            or len(raw) != at + rows * (len(row_header) + nbytes):
+        return None
+    rows_on = []
+    for _ in range(rows):
+        if raw[at:at + len(row_header)] != row_header:
+            return None
+        at += len(row_header)
+        data = np.frombuffer(raw, dtype=np.uint8, count=nbytes, offset=at)
+        rows_on.append(np.unpackbits(data, bitorder="little").astype(bool))
+        at += nbytes
+    return _footer_of(rows_on, stored_keys, keys, row_entries, fpp, max_entries)

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reference.avro_columns import block_content, encode_records
+from reference.bloom import extended_footer
 from reference.bloom import footer as bloom_footer
 from reference.faults import armed, die
 from spec.append_handle import (
@@ -128,14 +129,17 @@ def writer_compression(codec: str) -> dict[str, Any]:
     return {"compression": c.codec, "compression_level": c.level}
 
 
-def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, bucket: int | None = None) -> int:
+def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, bucket: int | None = None,
+           bloom: Mapping[str, str] | None = None) -> int:
+    """Write base file ``rel`` with Hudi's footer: the Avro schema, the min and max record keys and the
+    bloom filter of its keys (``bloom`` where the caller has it already, else built from the keys)."""
     keys = table.column(RECORD_KEY)
     footer = {b"parquet.avro.schema": ctx.avro_schema_json.encode(), b"writer.model.name": b"avro"}
     if table.num_rows:
         footer[b"hoodie_min_record_key"] = str(pc.min(keys).as_py()).encode()
         footer[b"hoodie_max_record_key"] = str(pc.max(keys).as_py()).encode()
         # the bloom filter Apache Hudi's BLOOM index reads from every candidate file
-        footer.update({k.encode(): v.encode() for k, v in bloom_footer(keys).items()})
+        footer.update({k.encode(): v.encode() for k, v in (bloom or bloom_footer(keys)).items()})
     # footer entries go straight into the parquet key/value metadata (not into the Arrow schema, which
     # pyarrow would store a second time, base64-encoded, under ARROW:schema)
     table = table.replace_schema_metadata(None)
@@ -193,8 +197,13 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
                     data_schema: pa.Schema) -> dict[str, Any]:
     """A create or merge handle: write one bucket's base file and return its write stat.
 
-    Rows of the old base file whose keys are not touched are copied column-wise with their meta
-    values (only ``_hoodie_file_name`` changes); only touched keys are merged record by record.
+    A merge writes the rows in the order Hudi's ``HoodieMergeHandle`` does: the old base file's rows in
+    file order, each touched key's merged record in its place (``write(oldRecord)``), then the incoming
+    records no old row held (``writeIncomingRecords``); sequence numbers count the records this commit
+    writes, in that order. Untouched rows are copied column-wise with their meta values (only
+    ``_hoodie_file_name`` changes). Where every old row keeps its place, the new file's bloom filter is
+    the old file's with the inserted keys added (``reference.bloom.extended_footer``): the bytes a filter
+    of all its keys, in file order, has.
     """
     spec = ctx.buckets[bucket]
     storage = Storage(ctx.base_path)
@@ -205,41 +214,67 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     out_schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(data_schema))
     deleted = (incoming.column(DELETE_FLAG) if DELETE_FLAG in incoming.column_names
                else pa.array([False] * incoming.num_rows))
-    inc_keys = incoming.column(RECORD_KEY).cast(pa.string())
-    parts: list[pa.Table] = []
-    fresh_rows: list[Mapping[str, Any]] = []
-    fresh_rows_table: pa.Table | None = None
-    inserts = updates = deletes = 0
     new_inserts = incoming.filter(pc.invert(deleted))
-    if spec.old_base is not None and ctx.concat:
-        # Hudi's HoodieConcatHandle: the old rows as they are, then every incoming record, no merge by key
-        old = _conform(storage.read_parquet(spec.old_base), out_schema)
-        parts.append(old.set_column(old.schema.get_field_index(FILE_NAME), FILE_NAME, _constant(name, old.num_rows)))
-    elif spec.old_base is not None:
-        old = storage.read_parquet(spec.old_base)
-        old_keys = old.column(RECORD_KEY).cast(pa.string())
-        touched = pc.is_in(old_keys, value_set=inc_keys.combine_chunks())
-        kept = _conform(old.filter(pc.invert(touched)), out_schema)
-        # the incoming keys the file holds: the touched keys (a set of those few, not of the whole file)
-        hits = pc.is_in(inc_keys, value_set=old_keys.filter(touched).combine_chunks())
-        new_inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
-        kept_winners: list[Mapping[str, Any]] = []
-        contested = old.filter(touched)
-        fast = _merge_columnwise(contested, incoming.filter(hits), deleted.filter(hits), ctx.rule)
-        if fast is not None:
-            winners, losers = fast
-            updates = losers.num_rows
-            if winners.num_rows:
-                kept = pa.concat_tables([kept, _conform(winners, out_schema)])
-            if losers.num_rows:
-                with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()),
-                                       pa.field(PARTITION_PATH, pa.string())])
-                fresh_rows_table = _conform(losers, with_keys)
-        contested_old = {} if fast is not None else {str(r[RECORD_KEY]): r for r in contested.to_pylist()}
-        pairs = () if fast is not None else zip(incoming.filter(hits).to_pylist(), deleted.filter(hits).to_pylist(),
-                                                strict=True)
-        for row, is_delete in pairs:
-            stored = contested_old[str(row[RECORD_KEY])]
+    merged: pa.Table | None = None
+    stored_footer: Mapping[bytes, bytes] | None = None
+    kept_in_order = False  # the stored file's keys, every one in its place, start the new file
+    updates = deletes = 0
+    if spec.old_base is not None:
+        stored = storage.parquet_file(spec.old_base)
+        old, stored_footer = stored.read(), stored.metadata.metadata
+        if ctx.concat:  # Hudi's HoodieConcatHandle: the old rows as they are, then every incoming record
+            merged, kept_in_order = _conform(old, out_schema), True
+        else:
+            merged, new_inserts, updates, deletes, kept_in_order = _merge_with_stored(
+                old, incoming, deleted, ctx, task_partition, name, out_schema, data_schema)
+    parts: list[pa.Table] = []
+    if merged is not None:
+        parts.append(merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
+                                       _constant(name, merged.num_rows)))
+    if new_inserts.num_rows:  # sequence numbers after the merged records'
+        parts.append(_fresh(new_inserts, ctx, task_partition, updates, name, data_schema))
+    table = pa.concat_tables(parts) if parts else out_schema.empty_table()
+    bloom = None
+    if ctx.sort_by_key:
+        table = table.sort_by([(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")])
+    elif kept_in_order and merged is not None:
+        bloom = extended_footer(stored_footer, merged.num_rows, table.column(RECORD_KEY).slice(merged.num_rows))
+    inserts = new_inserts.num_rows
+    size = _write(storage, rel, table, ctx, bucket, bloom)
+    return {
+        "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,
+        "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
+        "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
+    }
+
+
+def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray, ctx: HandleContext,
+                       task_partition: int, name: str, out_schema: pa.Schema, data_schema: pa.Schema
+                       ) -> tuple[pa.Table, pa.Table, int, int, bool]:
+    """The old base file's rows merged with the incoming records that touch their keys, in the old
+    file's order (each result in the place of its key's first row), with the incoming records that are
+    inserts. Returns (the merged rows, the inserts, the updates written, the deletes, whether every old
+    row kept its place: no row removed or added)."""
+    old_keys = old.column(RECORD_KEY).cast(pa.string()).combine_chunks()
+    inc_keys = incoming.column(RECORD_KEY).cast(pa.string()).combine_chunks()
+    touched = pc.is_in(old_keys, value_set=inc_keys)
+    # the incoming keys the file holds: the touched keys (a set of those few, not of the whole file)
+    hits = pc.is_in(inc_keys, value_set=old_keys.filter(touched))
+    inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
+    contested, arriving, arriving_deleted = old.filter(touched), incoming.filter(hits), deleted.filter(hits)
+    with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
+    updates = deletes = 0
+    fast = _merge_columnwise(contested, arriving, arriving_deleted, ctx.rule)
+    if fast is not None:
+        stored_wins, incoming_wins = fast
+        stored_wins, incoming_wins = _conform(stored_wins, out_schema), _conform(incoming_wins, with_keys)
+        updates = incoming_wins.num_rows
+    else:  # record by record (``spec.merge``)
+        stored_by_key = {str(r[RECORD_KEY]): r for r in contested.to_pylist()}
+        kept_rows: list[Mapping[str, Any]] = []
+        fresh_rows: list[Mapping[str, Any]] = []
+        for row, is_delete in zip(arriving.to_pylist(), arriving_deleted.to_pylist(), strict=True):
+            stored = stored_by_key[str(row[RECORD_KEY])]
             if is_delete:
                 deletes += 1
                 continue
@@ -250,32 +285,26 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
                 updates += 1
                 fresh_rows.append(row)
             else:
-                kept_winners.append(stored)
-        if kept_winners:
-            kept = pa.concat_tables([kept, _conform(pa.Table.from_pylist(kept_winners), out_schema)])
-        parts.append(kept.set_column(kept.schema.get_field_index(FILE_NAME), FILE_NAME,
-                                     _constant(name, kept.num_rows)))
-    inserts = new_inserts.num_rows
-    counter = 0
-    if fresh_rows_table is not None:
-        parts.append(_fresh(fresh_rows_table, ctx, task_partition, counter, name, data_schema))
-        counter += fresh_rows_table.num_rows
-    if fresh_rows:
-        with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
-        updated = pa.Table.from_pylist([{c: r.get(c) for c in with_keys.names} for r in fresh_rows], schema=with_keys)
-        parts.append(_fresh(updated, ctx, task_partition, counter, name, data_schema))
-        counter += updated.num_rows
-    if new_inserts.num_rows:
-        parts.append(_fresh(new_inserts, ctx, task_partition, counter, name, data_schema))
-    table = pa.concat_tables(parts) if parts else out_schema.empty_table()
-    if ctx.sort_by_key:
-        table = table.sort_by([(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")])
-    size = _write(storage, rel, table, ctx, bucket)
-    return {
-        "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,
-        "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
-        "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
-    }
+                kept_rows.append(stored)
+        stored_wins = _conform(pa.Table.from_pylist(kept_rows), out_schema) if kept_rows else out_schema.empty_table()
+        incoming_wins = pa.Table.from_pylist([{c: r.get(c) for c in with_keys.names} for r in fresh_rows],
+                                             schema=with_keys)
+    untouched = np.flatnonzero(~np.asarray(touched.to_numpy(zero_copy_only=False), dtype=bool))
+
+    def places(rows: pa.Table) -> np.ndarray:
+        return np.asarray(pc.index_in(rows.column(RECORD_KEY).cast(pa.string()), value_set=old_keys)
+                          .to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    fresh_places = places(incoming_wins)
+    in_order = np.argsort(fresh_places, kind="stable")  # sequence numbers follow the file's order
+    fresh = _fresh(incoming_wins.take(pa.array(in_order)), ctx, task_partition, 0, name, data_schema)
+    # one take from the old rows, the stored winners and the fresh rows, each row to its key's place
+    at = np.concatenate([untouched, places(stored_wins), fresh_places[in_order]])
+    rows = np.concatenate([untouched, old.num_rows + np.arange(stored_wins.num_rows + fresh.num_rows)])
+    merged = pa.concat_tables([_conform(old, out_schema), stored_wins, fresh])
+    merged = merged.take(pa.array(rows[np.argsort(at, kind="stable")]))
+    kept_in_order = len(at) == old.num_rows and bool(np.array_equal(np.sort(at), np.arange(old.num_rows)))
+    return merged, inserts, updates, deletes, kept_in_order
 
 
 def _merge_columnwise(stored: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,

@@ -13,8 +13,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference.bloom import footer
-from spec.bloom_filter import FOOTER_KEY, DynamicBloomFilter, bit_size, build_filter, from_footer, murmur, num_hashes
+from reference.bloom import extended_footer, footer
+from spec.bloom_filter import (
+    FOOTER_KEY,
+    FOOTER_TYPE_KEY,
+    DynamicBloomFilter,
+    bit_size,
+    build_filter,
+    from_footer,
+    murmur,
+    num_hashes,
+)
 from tests.conftest import RealTable
 
 
@@ -41,6 +50,54 @@ def test_vectorized_filter_equals_the_spec(keys: list[str]) -> None:
     for k in keys:
         spec_filter.add(k)
     assert footer(keys, 40, 1e-9, 100) == spec_filter.to_footer()
+
+
+def _as_footer(value: dict[str, str]) -> dict[bytes, bytes]:
+    return {k.encode(): v.encode() for k, v in value.items()}
+
+
+@given(st.lists(st.text(max_size=14), min_size=1, max_size=130), st.lists(st.text(max_size=14), max_size=130))
+def test_a_stored_filter_extended_is_the_filter_of_all_its_keys(stored: list[str], added: list[str]) -> None:
+    """A merged file that keeps every stored key in its place and appends inserts carries the stored
+    filter with the inserts added: the same bytes as the filter built from all its keys, in order, across
+    the dynamic filter's new rows and its last row's count starting over (rows of 40, at most 100 keys)."""
+    extended = extended_footer(_as_footer(footer(stored, 40, 1e-9, 100)), len(stored), added, 40, 1e-9, 100)
+    assert extended == footer(stored + added, 40, 1e-9, 100)
+
+
+def test_extending_the_default_filter_across_its_rows() -> None:
+    """Hudi's defaults (rows of 60,000 keys, at most 100,000): stored files ending before, at and after a
+    row's end, extended past the next row's end and past the maximum."""
+    keys = [f"key-{i:07d}" for i in range(130_001)]
+    for stored, total in ((59_990, 60_020), (60_000, 60_001), (100_000, 130_001), (1, 5)):
+        base = _as_footer(footer(keys[:stored]))
+        assert extended_footer(base, stored, keys[stored:total]) == footer(keys[:total]), (stored, total)
+
+
+def test_a_filter_that_cannot_be_continued_is_rebuilt() -> None:
+    """No stored filter, another filter type, a count of keys the filter does not hold, other settings
+    or damaged bytes: ``extended_footer`` declines (the handle builds the filter from every key)."""
+    keys = [f"k{i}" for i in range(50)]
+    stored = _as_footer(footer(keys, 40, 1e-9, 100))
+    assert extended_footer(None, 50, ["x"], 40, 1e-9, 100) is None
+    assert extended_footer({**stored, FOOTER_TYPE_KEY.encode(): b"SIMPLE"}, 50, ["x"], 40, 1e-9, 100) is None
+    assert extended_footer(stored, 49, ["x"], 40, 1e-9, 100) is None
+    assert extended_footer(stored, 50, ["x"]) is None  # Hudi's default settings, not the file's
+    damaged = stored[FOOTER_KEY.encode()][:-8]
+    assert extended_footer({**stored, FOOTER_KEY.encode(): damaged}, 50, ["x"], 40, 1e-9, 100) is None
+    assert extended_footer(stored, 50, ["x"], 40, 1e-9, 100) == footer([*keys, "x"], 40, 1e-9, 100)
+
+
+def test_real_footers_extend_as_their_keys_plus_the_added(real_table: RealTable) -> None:
+    """A filter Apache Hudi wrote continues as Hudi's writer would continue it: extended by new keys, it is
+    the filter of the file's keys, in file order, then the new ones."""
+    added = [f"added-{i}" for i in range(25)]
+    for f in sorted(real_table.path.rglob("*.parquet")):
+        meta = pq.ParquetFile(f).metadata.metadata or {}
+        if FOOTER_KEY.encode() not in meta:
+            continue
+        keys = pq.read_table(f, columns=["_hoodie_record_key"]).column(0).to_pylist()
+        assert extended_footer(meta, len(keys), added) == footer(keys + added)
 
 
 def test_murmur_known_values() -> None:

@@ -267,6 +267,63 @@ def test_fast_paths_write_the_bytes_the_record_rules_write(tmp_path: Path, monke
         "_hoodie_record_key"))
 
 
+def test_a_merge_keeps_the_old_files_order_and_continues_its_bloom_filter(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hudi's merge handle writes the old file's rows in their order, each touched key's merged record in
+    its place, then the inserts; the records this commit writes are numbered in that order. Where every
+    old row keeps its place, the new file's bloom filter is the old one continued, byte for byte the
+    filter of all its keys in file order; after a delete it is built again from the keys."""
+    from reference.bloom import footer
+    from spec.bloom_filter import FOOTER_KEY
+
+    continued: list[bool] = []
+    real = handles.extended_footer
+
+    def spy(*args: Any) -> Any:
+        out = real(*args)
+        continued.append(out is not None)
+        return out
+
+    monkeypatch.setattr(handles, "extended_footer", spy)
+    path = tmp_path / "t"
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts"}
+    table = HudiTable(str(path), engine="local")
+    first = [{"id": f"k{(i * 37) % 100:03d}", "ts": 5, "v": float(i)} for i in range(100)]  # not in key order
+    table.write(pa.Table.from_pylist(first), "insert", opts)
+
+    def latest() -> tuple[pa.Table, dict[bytes, bytes]]:
+        view = FileSystemView.load(Storage(str(path)))
+        (group,) = view.groups
+        f = pq.ParquetFile(path / group.slices[-1].base_file.path)
+        return f.read(), f.metadata.metadata
+
+    old, _ = latest()
+    old_keys = old.column("_hoodie_record_key").to_pylist()
+    # k090..k099 lose to the stored rows (older ts), the rest of the touched keys win; n000.. are inserts
+    batch = [{"id": k, "ts": 1 if k >= "k090" else 9, "v": -1.0} for k in sorted(old_keys)[::3]]
+    batch += [{"id": f"n{i:03d}", "ts": 9, "v": 0.0} for i in range(7)]
+    result = table.write(pa.Table.from_pylist(batch[::-1]), "upsert", opts)
+    new, meta = latest()
+    keys = new.column("_hoodie_record_key").to_pylist()
+    assert keys[: len(old_keys)] == old_keys and sorted(keys[len(old_keys):]) == [f"n{i:03d}" for i in range(7)]
+    instant = result.instant
+    won = {r["id"] for r in batch if r["ts"] == 9}
+    rows = new.to_pylist()
+    assert [r["_hoodie_record_key"] for r in rows if r["_hoodie_commit_time"] == instant] == [
+        k for k in keys if k in won]
+    numbers = [int(r["_hoodie_commit_seqno"].rsplit("_", 1)[1]) for r in rows if r["_hoodie_commit_time"] == instant]
+    assert numbers == list(range(len(won)))
+    assert continued == [True] and meta[FOOTER_KEY.encode()].decode() == footer(keys)[FOOTER_KEY]
+
+    gone = {keys[3], keys[50]}
+    table.write(pa.Table.from_pylist([{"id": k, "ts": 9, "v": 0.0} for k in gone]), "delete", opts)
+    after, meta = latest()
+    assert after.column("_hoodie_record_key").to_pylist() == [k for k in keys if k not in gone]
+    assert continued == [True] and meta[FOOTER_KEY.encode()].decode() == footer(
+        after.column("_hoodie_record_key"))[FOOTER_KEY]
+
+
 # --- the two engines leave the same table -----------------------------------------------------------------
 
 def _groups(path: Path) -> dict[tuple[str, str], list[str]]:

@@ -10,12 +10,16 @@ Hudi's defaults, serialized and Base64-encoded (checked bit for bit on real file
 - a key's positions: ``h = murmur(key bytes, seed=h)`` chained from seed 0, thirty times;
   position ``|h % bits|`` (Java remainder);
 - ``murmur`` is Hadoop's 32-bit MurmurHash2 variant (little-endian 4-byte blocks; tail bytes
-  sign-extended).
+  sign-extended);
+- keys are added in the order the file's rows are written; a merged base file holds the old file's
+  rows in their order (touched keys merged in place), then the new keys, so where no old row was
+  removed its filter is the old file's with the new keys added.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 ``HoodieDynamicBoundedBloomFilter``, ``InternalDynamicBloomFilter`` and ``InternalBloomFilter``
-(``org.apache.hudi.common.bloom``), ``MurmurHash`` (``org.apache.hudi.common.util.hash``) and
-``BloomFilterFactory``.
+(``org.apache.hudi.common.bloom``), ``MurmurHash`` (``org.apache.hudi.common.util.hash``),
+``BloomFilterFactory`` and ``HoodieMergeHandle`` (``org.apache.hudi.io``: ``write(oldRecord)``,
+``writeIncomingRecords``).
 """
 
 from __future__ import annotations

@@ -23,8 +23,10 @@ from spec.bloom_filter import (
     FOOTER_TYPE_KEY,
     MURMUR_HASH,
     bit_size,
+    deserialize_dynamic,
     num_hashes,
 )
+from spec.errors import MetadataFormatError
 
 _M = np.uint32(0x5BD1E995)
 
@@ -153,24 +155,16 @@ def extended_footer(stored: Mapping[bytes, bytes] | None, stored_keys: int,
         return None
     try:
         raw = base64.b64decode(stored[FOOTER_KEY.encode()], validate=True)
-        header = struct.unpack_from(">iibiiii", raw, 0)
-    except (ValueError, struct.error):
+        held = deserialize_dynamic(raw)
+    except (ValueError, MetadataFormatError):
         return None
     bits = bit_size(row_entries, fpp)
     hashes = num_hashes(bits, row_entries)
-    nbytes = (bits + 7) // 8
     rows, count = _layout(stored_keys, row_entries, max_entries)
-    row_header = struct.pack(">iibi", -1, hashes, MURMUR_HASH, bits)
-    at = struct.calcsize(">iibiiii")
-    if header != (-1, hashes, MURMUR_HASH, bits, row_entries, count, rows) \
-            or len(raw) != at + rows * (len(row_header) + nbytes):
+    # the spec's parse, held to its format byte for byte (markers, hash type, no trailing bytes)
+    if held.serialize() != raw or (held.row_entries, held.current_row_count, len(held.rows)) != (
+            row_entries, count, rows) or any((r.bits, r.hashes) != (bits, hashes) for r in held.rows):
         return None
-    rows_on = []
-    for _ in range(rows):
-        if raw[at:at + len(row_header)] != row_header:
-            return None
-        at += len(row_header)
-        data = np.frombuffer(raw, dtype=np.uint8, count=nbytes, offset=at)
-        rows_on.append(np.unpackbits(data, bitorder="little").astype(bool))
-        at += nbytes
+    rows_on = [np.unpackbits(np.frombuffer(bytes(r.data), dtype=np.uint8), bitorder="little").astype(bool)
+               for r in held.rows]
     return _footer_of(rows_on, stored_keys, keys, row_entries, fpp, max_entries)

@@ -37,7 +37,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy spec
+	$(BIN)/mypy
 
 imports: $(STAMP)
 	$(BIN)/lint-imports

@@ -16,7 +16,7 @@ import argparse
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +123,8 @@ def chart_svg(results: Sequence[Mapping[str, Any]], metric: str = "seconds") -> 
     return canvas.render()
 
 
-CURVES = {"scale_seconds": ("seconds", "s", lambda r: r.get("seconds")),
+_Curve = tuple[str, str, Callable[[Mapping[str, Any]], Any]]
+CURVES: dict[str, _Curve] = {"scale_seconds": ("seconds", "s", lambda r: r.get("seconds")),
           "scale_driver_mb": ("driver peak RSS (Python + JVM)", "MB",
                               lambda r: (r["extra"]["driver_python_peak_kb"] + r["extra"]["driver_jvm_peak_kb"]) / 1024
                               if "driver_jvm_peak_kb" in (r.get("extra") or {}) else None)}

@@ -123,7 +123,7 @@ def driver_peaks(jvm: int) -> dict[str, int]:
 def file_groups(path: Path) -> int:
     """The file groups of the table at ``path`` (its latest file system view)."""
     from reference.executors.common import load_table, timeline_of
-    from spec.file_system_view import FileSystemView
+    from spec.file_group.file_system_view import FileSystemView
 
     storage, table = load_table(str(path))
     return len(FileSystemView.load(storage, table, timeline_of(storage, table)).groups)

@@ -79,7 +79,7 @@ def local_table(path: Path) -> Any:
 
 def count_rows(path: Path) -> int:
     """Rows of a table's snapshot, counted by the spec reader (only the key column is read)."""
-    from spec.reader import read_table
+    from spec.read.reader import read_table
 
     return int(read_table(str(path), columns=["_hoodie_record_key"]).num_rows)
 
@@ -236,7 +236,7 @@ def compaction_local(ctx: Context) -> Measurement:
 # --- reads of our tables --------------------------------------------------------------------------
 
 def _spec_read(path: Path, ctx: Context) -> Measurement:
-    from spec.reader import read_table
+    from spec.read.reader import read_table
 
     seconds, table = timed(lambda: read_table(str(path)))
     return Measurement(seconds, table.num_rows, path, table.num_rows, ctx.shape.rows_after)
@@ -323,7 +323,7 @@ JOBS: tuple[Job, ...] = (
         note="MOR table after the upsert (small-file limit 0, so it has logs): every log into new base files, gzip"),
     Job("hudi_spec_local_compaction", LOCAL_ENGINE, SERVICE, compaction_local, prepare=prepare_compaction,
         note="the same compaction on threads of one process, no Spark; gzip"),
-    Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
+    Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.read.reader", READ,
         lambda c: _spec_read(cow_upserted(c), c), prepare=needs(cow_upserted),
         vs="hudi_rs_read_our_cow_table", warm=True, note="COW table after the upsert"),
     Job("hudi_spec_snapshot_read_spark_engine", "hudi-spec reference.spark_reader (Spark)", READ,
@@ -332,7 +332,7 @@ JOBS: tuple[Job, ...] = (
     Job("hudi_rs_read_our_cow_table", "hudi-rs", READ, lambda c: _hudi_rs_read(cow_upserted(c), c),
         prepare=needs(cow_upserted), vs="pyarrow_dataset_read",
         warm=True, note="COW table after the upsert"),
-    Job("hudi_spec_mor_snapshot_read_spec_engine", "hudi-spec spec.reader", READ,
+    Job("hudi_spec_mor_snapshot_read_spec_engine", "hudi-spec spec.read.reader", READ,
         lambda c: _spec_read(mor_upserted(c), c), prepare=needs(mor_upserted),
         vs="hudi_rs_read_our_mor_table", warm=True,
         note="MOR table after the upsert (small-file limit 0: base files + logs)"),

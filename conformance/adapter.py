@@ -15,7 +15,8 @@ Rules:
   refuses an operation; an ``expect_error`` case step checks its kind.
 - ``expect_error`` is handled by the harness, never passed to an adapter.
 - An adapter that writes a table directory can leave the reads to ``DirectoryReads``, which reads
-  it with the spec's own reader (``spec.reader``, ``spec.file_system_view``, ``spec.timeline``), so
+  it with the spec's own reader (``spec.read.reader``, ``spec.file_group.file_system_view``,
+  ``spec.timeline.active_timeline``), so
   any implementation that writes a table on disk is observed the same way.
 """
 
@@ -27,9 +28,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from conformance.ops import Case, CreateTable, to_json
-from spec.ledger import Ledger
-from spec.operations import ExpectError, Operation, OperationHandler, Write, dispatch
-from spec.storage import Storage
+from spec.model.operations import ExpectError, Operation, OperationHandler, Write, dispatch
+from spec.storage.hoodie_storage import Storage
+from spec.write.ledger import Ledger
 
 LAYERS: Final = ("L0", "L1", "L2", "L3", "L4")
 """L0 rows, L1 timeline, L2 layout, L3 bytes (file names and block sequences; opt-in), L4 ledger (commit
@@ -101,7 +102,7 @@ _NEEDS: Final = _Needs()
 
 
 def op_capabilities(op: Operation) -> frozenset[str]:
-    """The capabilities an operation needs (``spec.operations.dispatch`` over ``_Needs``)."""
+    """The capabilities an operation needs (``spec.model.operations.dispatch`` over ``_Needs``)."""
     return dispatch(_NEEDS, op)
 
 
@@ -176,7 +177,7 @@ class TableUnderTest:
         raise NotImplementedError
 
     def ledger(self) -> Ledger:
-        """L4: the table's ledger (``spec.ledger.Ledger``: data files with their meta columns, the
+        """L4: the table's ledger (``spec.write.ledger.Ledger``: data files with their meta columns, the
         instants that account for them, commit summaries, compaction plans). Optional: adapters
         without it are not observed in L4."""
         raise NotImplementedError
@@ -193,8 +194,8 @@ class DirectoryReads:
     path: str
 
     def timeline(self) -> RawTimeline:
-        from spec.table_config import TableConfig
-        from spec.timeline import Timeline
+        from spec.config.table_config import TableConfig
+        from spec.timeline.active_timeline import Timeline
 
         storage = Storage(self.path)
         if not storage.exists(".hoodie/hoodie.properties"):
@@ -203,8 +204,8 @@ class DirectoryReads:
         return tuple((i.requested, str(i.action), str(i.state), i.completed) for i in tl.instants)
 
     def layout(self) -> RawLayout:
-        from spec.file_system_view import FileSystemView
-        from spec.reader import TableReader
+        from spec.file_group.file_system_view import FileSystemView
+        from spec.read.reader import TableReader
 
         storage = Storage(self.path)
         if not storage.exists(".hoodie/hoodie.properties"):
@@ -223,7 +224,7 @@ class DirectoryReads:
         return out
 
     def rows(self, query: Query) -> RawRows:
-        from spec.reader import read_table
+        from spec.read.reader import read_table
 
         storage = Storage(self.path)
         if not storage.exists(".hoodie/hoodie.properties"):
@@ -233,9 +234,9 @@ class DirectoryReads:
         return table.to_pylist() if table.num_columns else []
 
     def files(self) -> Mapping[str, Sequence[tuple[str, tuple[tuple[str, str], ...]]]]:
-        from spec.file_naming import is_log_file_name
-        from spec.file_system_view import list_data_files
-        from spec.log_format import read_log_file
+        from spec.file_group.file_naming import is_log_file_name
+        from spec.file_group.file_system_view import list_data_files
+        from spec.file_group.log_file.log_format import read_log_file
 
         storage = Storage(self.path)
         out: dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]] = {}
@@ -260,7 +261,7 @@ class DirectoryReads:
 
 def _block_kind(record: Any) -> tuple[str, str]:
     """A log block as L3 compares it: its kind (data, delete, command, corrupt) and its instant."""
-    from spec.log_format import BlockType
+    from spec.file_group.log_file.log_format import BlockType
 
     block = record.block
     if block is None:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from conformance.ops import Case, CreateTable, Op
-from spec.operations import Write
+from spec.model.operations import Write
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 BOTH_TYPES: Final = (COW, MOR)

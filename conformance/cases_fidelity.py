@@ -14,7 +14,7 @@ from conformance.case_kit import COW, MOR, Builder, rec, w
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.ops import Case, Op
-from spec.operations import ExpectError, Write
+from spec.model.operations import ExpectError, Write
 
 WRITE_OPERATIONS_ALL: Final = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table", "upsert",
                                "delete")
@@ -65,7 +65,7 @@ def null_ordering_and_partitions(tt: str, v: int) -> Case:
 def bulk_insert_sort_mode(mode: str) -> Builder:
     """bulk_insert under one ``hoodie.bulkinsert.sort.mode``: no workload profile, so a batch larger
     than the insert sizing's file (record size estimate 100, max file size 1000) still gives one file
-    per partition path of its one input partition (``spec.bulk_insert``)."""
+    per partition path of its one input partition (``spec.write.bulk_insert``)."""
     def build(tt: str, v: int) -> Case:
         return _case(f"bulk-insert-{mode.lower().replace('_', '-')}", tt, v,
                      f"bulk_insert with hoodie.bulkinsert.sort.mode={mode}: one new file group per partition path, "
@@ -78,7 +78,7 @@ def bulk_insert_sort_mode(mode: str) -> Builder:
 
 
 def schema_changes(tt: str, v: int) -> Case:
-    """Column types across writes (``spec.schema_evolution``)."""
+    """Column types across writes (``spec.schema.evolution``)."""
     return _case("schema-change", tt, v, "a column evolves long → double → string (older files read by casting), "
                  "a long written into the string column is written as a string, a boolean is refused",
                  ["write:upsert", "schema", "expect_error"], _config(tt, v),
@@ -91,7 +91,7 @@ def schema_changes(tt: str, v: int) -> Case:
 
 
 def option_conflicts(tt: str, v: int) -> Case:
-    """Write options against the table's hoodie.properties (``spec.writer_utils``)."""
+    """Write options against the table's hoodie.properties (``spec.write.writer_utils``)."""
     other_type = MOR if tt == COW else COW
     other_version = "8" if v == 6 else "6"
     conflicting = (("hoodie.datasource.write.table.type", other_type),

@@ -11,7 +11,7 @@ from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import rec, w
 from conformance.ops import Case
-from spec.operations import Archive, Compact, ExpectError
+from spec.model.operations import Archive, Compact, ExpectError
 
 # --- suite: writes ---------------------------------------------------------------------------------
 

@@ -33,20 +33,20 @@ import posixpath
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
-from spec.commit_metadata import parse_commit_metadata
+from spec.config.table_config import LAYOUT_V1, TableConfig
 from spec.errors import HudiSpecError, UnsupportedTable
-from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_system_view import DataFile, FileSystemView, list_data_files
-from spec.instant import Action
-from spec.log_format import read_blocks
-from spec.metadata_table import METADATA_TABLE_PATH, list_table_files, uses_metadata_table
-from spec.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
-from spec.reader import TableReader
-from spec.schema import COMMIT_TIME, RECORD_KEY
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import LAYOUT_V1, parse_instant_file_name, read_instant_content, timeline_dir
+from spec.file_group.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_group.file_system_view import DataFile, FileSystemView, list_data_files
+from spec.file_group.log_file.log_format import read_blocks
+from spec.file_group.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
+from spec.metadata.metadata_table import METADATA_TABLE_PATH, list_table_files, uses_metadata_table
+from spec.read.reader import TableReader
+from spec.schema.table_schema import COMMIT_TIME, RECORD_KEY
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.instant import Action
+from spec.timeline.layout import parse_instant_file_name, read_instant_content, timeline_dir
 
 KNOWN_TIMELINE_ENTRIES = {
     "hoodie.properties", "hoodie.properties.backup", ".aux", ".temp", ".schema", ".heartbeat", "archived",

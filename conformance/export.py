@@ -92,7 +92,7 @@ def export_golden(golden: Golden, expected: Mapping[str, Any], folder: Path) -> 
     """One golden table into ``folder``: the table, its expected rows per query and its index."""
     import pyarrow.parquet as pq
 
-    from spec.reader import read_table
+    from spec.read.reader import read_table
 
     diffs = check_golden(golden, expected)
     wrong = {layer: d.render() for layer, d in diffs.items() if not d.ok}

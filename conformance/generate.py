@@ -51,7 +51,7 @@ from conformance.cases_ledger import (
 )
 from conformance.ops import Case, case_from_json, case_to_json
 from spec.errors import InvalidOperation
-from spec.operations import (
+from spec.model.operations import (
     Archive,
     Clean,
     Compact,

@@ -32,8 +32,8 @@ from conformance.diff import LayerDiff, diff_step
 from conformance.observe import Normalizer, fixed_times, observe, plan_of
 from conformance.ops import Case, CreateTable, Op, case_from_json, case_to_json
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
-from spec.avro_schemas import AVRO_MAGIC, read_container, write_container
 from spec.errors import InvalidOperation
+from spec.timeline.avro_schemas import AVRO_MAGIC, read_container, write_container
 
 TABLES: Final = "tables"
 

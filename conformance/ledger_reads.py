@@ -1,4 +1,4 @@
-"""The ledger (``spec.ledger``) of a table directory, read with the spec's own readers: every data
+"""The ledger (``spec.write.ledger``) of a table directory, read with the spec's own readers: every data
 file's meta columns and log blocks, the instants of the active timeline (any state) plus the archived
 ones the caller names, each completed write's commit metadata, each compaction plan and each clean
 plan on the active timeline. What any implementation that writes a table on disk is observed with in L4."""
@@ -9,19 +9,19 @@ import posixpath
 from collections.abc import Iterable
 
 from spec.actions.compaction import CompactionOperation, compaction_plan_of
-from spec.avro_model import HoodieCleanerPlan, HoodieCompactionPlan, parse_avro_metadata
-from spec.commit_metadata import parse_commit_metadata
-from spec.delete_block import decode_delete_records
-from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_system_view import DataFile, list_data_files
-from spec.instant import Action, Instant, State
-from spec.ledger import BlockRows, CommitSummary, FileRows, Ledger, StatCounts
-from spec.log_blocks import decode_records
-from spec.log_format import BlockType, read_log_file
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.config.table_config import TableConfig
+from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_group.file_system_view import DataFile, list_data_files
+from spec.file_group.log_file.delete_block import decode_delete_records
+from spec.file_group.log_file.log_blocks import decode_records
+from spec.file_group.log_file.log_format import BlockType, read_log_file
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import HoodieCleanerPlan, HoodieCompactionPlan, parse_avro_metadata
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.instant import Action, Instant, State
+from spec.timeline.layout import read_instant_content
+from spec.write.ledger import BlockRows, CommitSummary, FileRows, Ledger, StatCounts
 
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key")
 WRITES = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT)

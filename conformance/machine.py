@@ -29,8 +29,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from conformance.adapter import TableUnderTest
 from conformance.ops import CreateTable, Op
 from conformance.runner import Lockstep
-from spec.config_registry import default
-from spec.operations import (
+from spec.config.registry import default
+from spec.model.operations import (
     Archive,
     Clean,
     Compact,

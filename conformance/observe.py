@@ -15,7 +15,7 @@ Layers (``conformance.adapter.LAYERS``):
   file or not, log file versions) and the keys of the latest slice.
 - **L3 files** (opt-in) — per partition the data file names (labels, no write token) and, for log
   files, the sequence of block kinds and instants.
-- **L4 ledger** — what the table says about who wrote what (``spec.ledger``): per completed write or
+- **L4 ledger** — what the table says about who wrote what (``spec.write.ledger``): per completed write or
   compaction its commit metadata (operation type, compacted flag, per file its numWrites, numInserts,
   numUpdateWrites, numDeletes, the replaced file groups); per compaction instant its plan (group, base
   file, log files); per clean instant the files its plan deletes; and the invariants every data file
@@ -39,8 +39,8 @@ from typing import Any, Final
 from conformance.adapter import DEFAULT_LAYERS, NotSupported, Query, RawGroup, TableUnderTest
 from conformance.ops import Case, to_json
 from spec.errors import HudiSpecError, InvalidOperation
-from spec.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.ledger import ledger_violations
+from spec.file_group.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.write.ledger import ledger_violations
 
 COMMIT_TIME: Final = "_hoodie_commit_time"
 COMMIT_SEQNO: Final = "_hoodie_commit_seqno"
@@ -279,7 +279,7 @@ def observe_files(adapter: TableUnderTest, norm: Normalizer) -> dict[str, list[l
 
 def observe_ledger(adapter: TableUnderTest, norm: Normalizer) -> dict[str, Any]:
     """L4: commit summaries and compaction plans by instant label, group and file labels; the sorted
-    list of invariant violations (``spec.ledger.ledger_violations``)."""
+    list of invariant violations (``spec.write.ledger.ledger_violations``)."""
     led = adapter.ledger()
     commits: dict[str, Any] = {}
     for t in sorted(led.commits):

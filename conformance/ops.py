@@ -1,8 +1,8 @@
 """The case language: a table configuration, the operations on it, and their JSON codec.
 
 A conformance case is a table configuration (``CreateTable``) plus a list of operations, the
-frozen dataclasses of ``spec.operations`` (the vocabulary the model and every adapter execute
-through ``spec.operations.dispatch``). An operation's JSON form is an object whose ``"op"`` member
+frozen dataclasses of ``spec.model.operations`` (the vocabulary the model and every adapter execute
+through ``spec.model.operations.dispatch``). An operation's JSON form is an object whose ``"op"`` member
 names it (``"write"``, ``"compact"``, ...) and whose other members are its fields. The vocabulary
 is closed, like WebAssembly's script commands: an unknown ``"op"``, an unknown member or a value of
 the wrong type is rejected with ``InvalidOperation``, never ignored.
@@ -16,8 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, TypeAlias
 
-from spec.config_registry import BY_NAME, CLEAN_POLICIES, KEEP_LATEST_COMMITS, default, inferred_key_generator
-from spec.operations import (
+from spec.config.registry import BY_NAME, CLEAN_POLICIES, KEEP_LATEST_COMMITS, default, inferred_key_generator
+from spec.config.table_config import (
+    EVENT_TIME_ORDERING,
+    MERGE_ON_READ,
+    WRITABLE_TABLE_VERSIONS,
+)
+from spec.model.operations import (
     Archive,
     Clean,
     Compact,
@@ -35,11 +40,6 @@ from spec.operations import (
     check_positive,
     invalid,
 )
-from spec.table_config import (
-    EVENT_TIME_ORDERING,
-    MERGE_ON_READ,
-    WRITABLE_TABLE_VERSIONS,
-)
 
 TABLE_TYPES: Final = BY_NAME["table_type"].choices
 KEY_GENERATORS: Final = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
@@ -49,7 +49,7 @@ MERGE_MODES: Final = BY_NAME["merge_mode"].choices
 # --8<-- [start:create_table]
 @dataclass(frozen=True)
 class CreateTable:
-    """The table a case runs on. Each setting is the registry's (``spec.config_registry``: the key it
+    """The table a case runs on. Each setting is the registry's (``spec.config.registry``: the key it
     stands for and Hudi's default) except where noted.
 
     The case's own defaults: a table named ``t`` keyed by ``id`` and ordered by ``ts``;

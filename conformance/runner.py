@@ -30,7 +30,7 @@ from conformance.diff import LayerDiff, diff_step, render_step
 from conformance.observe import Normalizer, Observation, QueryPlan, describe_op, fixed_times, observe, plan_of
 from conformance.ops import Case, CreateTable, Op, case_from_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
-from spec.operations import ExpectError
+from spec.model.operations import ExpectError
 
 
 class Verdict(StrEnum):

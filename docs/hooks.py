@@ -1,11 +1,11 @@
 """MkDocs hooks of the spec site: pages generated from the code at build time, so they cannot drift.
 
 ``<!-- hudi-spec:options -->`` on a page is replaced by the table of every write option of the
-settings registry (``spec.config_registry.WRITER_OPTIONS``): key, default, accepted values and
+settings registry (``spec.config.registry.WRITER_OPTIONS``): key, default, accepted values and
 meaning, with the aliases each key is also known by.
 
 ``<!-- hudi-spec:settings -->`` is replaced by the table of every setting of the registry
-(``spec.config_registry.SETTINGS``): key, default, the Hudi ``ConfigProperty`` that declares it
+(``spec.config.registry.SETTINGS``): key, default, the Hudi ``ConfigProperty`` that declares it
 and the name it is carried as.
 
 ``<!-- hudi-spec:matrix -->`` is replaced by the conformance matrix rendered from the committed
@@ -49,7 +49,7 @@ def _default(value: str | None) -> str:
 
 def options_table() -> str:
     """The markdown table of the writer's options, in registry order."""
-    from spec.config_registry import WRITER_OPTIONS
+    from spec.config.registry import WRITER_OPTIONS
 
     lines = ["| option | default | values | meaning |", "|---|---|---|---|"]
     for opt in WRITER_OPTIONS:
@@ -63,7 +63,7 @@ def options_table() -> str:
 
 def settings_table() -> str:
     """The markdown table of every setting of the registry, in registry order."""
-    from spec.config_registry import SETTINGS
+    from spec.config.registry import SETTINGS
 
     lines = ["| key | default | declared by | carried as | writer option |", "|---|---|---|---|---|"]
     for s in SETTINGS:

@@ -5,12 +5,12 @@ as an inline SVG figure (no script, nothing fetched when the page is viewed), fo
 picture has one, by its Mermaid source in a folded block:
 
 - ``timeline-states VERSION``: the instant state machine of a table version, from
-  ``spec.instant.TRANSITIONS`` and ``REVERSIONS``;
+  ``spec.timeline.instant.TRANSITIONS`` and ``REVERSIONS``;
 - ``file-groups``: the file groups of the golden table ``FILE_GROUP_TABLE`` (written by our writer),
   from its file system view; its Mermaid is what ``hudi-spec fsview TABLE --output mermaid`` prints;
-- ``log-block``: the block frame of ``spec.log_format.BLOCK_FIELDS`` and the first block of a real
+- ``log-block``: the block frame of ``spec.file_group.log_file.log_format.BLOCK_FIELDS`` and the first block of a real
   log file of that table, cut along it;
-- ``buckets``: the partitioner's worked example, from ``spec.partitioner.assign_buckets``;
+- ``buckets``: the partitioner's worked example, from ``spec.write.partitioner.assign_buckets``;
 - ``bench METRIC``: the benchmark chart of ``seconds`` or ``peak_rss_mb`` from the results JSON beside
   the performance page.
 """
@@ -37,15 +37,15 @@ def timeline_states(version: str | None) -> Picture:
 
     v = int(version or 8)
     return (state_machine_svg(v), f"Instant states and the files they leave, table version {v}: drawn from "
-            "<code>TRANSITIONS</code> and <code>REVERSIONS</code> in <code>spec/timeline.py</code>.",
+            "<code>TRANSITIONS</code> and <code>REVERSIONS</code> in <code>spec/timeline/active_timeline.py</code>.",
             state_machine_mermaid(v))
 
 
 def file_groups(_: str | None) -> Picture:
     """The file groups of the golden table over its timeline."""
     from reference.diagrams.fsview import fsview_mermaid, fsview_svg
-    from spec.file_system_view import FileSystemView
-    from spec.storage import Storage
+    from spec.file_group.file_system_view import FileSystemView
+    from spec.storage.hoodie_storage import Storage
 
     storage = Storage(str(FILE_GROUP_TABLE))
     view = FileSystemView.load(storage)
@@ -59,8 +59,8 @@ def file_groups(_: str | None) -> Picture:
 def log_block(_: str | None) -> Picture:
     """The frame, and the first block of the golden table's first log file."""
     from reference.diagrams.log_layout import block_layout_svg
-    from spec.log_format import read_log_file
-    from spec.storage import Storage
+    from spec.file_group.log_file.log_format import read_log_file
+    from spec.storage.hoodie_storage import Storage
 
     storage = Storage(str(FILE_GROUP_TABLE))
     path = sorted(p.relative_to(FILE_GROUP_TABLE).as_posix() for p in FILE_GROUP_TABLE.glob("*/.*.log.*"))[0]

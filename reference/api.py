@@ -18,9 +18,9 @@ import pyarrow as pa
 
 from reference.client import WriteClient, WriteResult
 from reference.executors.clean import CleanResult
-from spec.reader import read_table
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
+from spec.config.table_config import TableConfig
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
 
 
 class HudiTable:
@@ -77,7 +77,7 @@ class HudiTable:
         table lock only to plan and to complete, so writers write while it deletes."""
         from reference.executors.clean import clean
         from reference.options import parse_options
-        from spec.service_configs import clean_config
+        from spec.write.service_configs import clean_config
 
         cfg = parse_options(dict(options or {}))
         if not cfg.optimistic:

@@ -1,6 +1,7 @@
-"""Avro binary encoding of Arrow columns, all records at once — the fast path of ``spec.log_blocks``.
+"""Avro binary encoding of Arrow columns, all records at once — the fast path of
+``spec.file_group.log_file.log_blocks``.
 
-``spec.log_blocks.encode_avro_records`` is the rule: one record at a time through fastavro. For flat
+``spec.file_group.log_file.log_blocks.encode_avro_records`` is the rule: one record at a time through fastavro. For flat
 record schemas of primitive fields this module produces the same bytes column by column with numpy:
 
 - ``int`` / ``long`` (and ``date``, ``timestamp-millis``, ``timestamp-micros``): zig-zag varints;
@@ -25,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spec.log_format import DATA_BLOCK_VERSION
+from spec.file_group.log_file.log_format import DATA_BLOCK_VERSION
 
 Runs = tuple[np.ndarray, np.ndarray]
 """Per-record byte runs: (length of each record's run, all runs' bytes concatenated in record order)."""
@@ -156,7 +157,7 @@ def _field_runs(avro_type: Any, col: pa.Array) -> Runs | None:
 
 def encode_records(table: pa.Table, schema_json: str) -> Runs | None:
     """Every row's Avro binary encoding under ``schema_json`` (a flat record), or None when the schema
-    or a column is not covered (then ``spec.log_blocks.encode_avro_records`` must encode)."""
+    or a column is not covered (then ``spec.file_group.log_file.log_blocks.encode_avro_records`` must encode)."""
     schema = json.loads(schema_json)
     if not isinstance(schema, Mapping) or schema.get("type") != "record":
         return None

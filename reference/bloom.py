@@ -1,6 +1,6 @@
 """Bloom filters for base-file footers, vectorized with numpy.
 
-The rule is ``spec.bloom_filter`` (pure Python, checked bit for bit on real files); this module
+The rule is ``spec.file_group.bloom_filter`` (pure Python, checked bit for bit on real files); this module
 computes the same filter for many keys at once, grouping keys by byte length and running the
 murmur rounds on uint32 arrays. Tests assert both give identical bytes.
 """
@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from spec.bloom_filter import (
+from spec.errors import MetadataFormatError
+from spec.file_group.bloom_filter import (
     DEFAULT_FPP,
     DEFAULT_MAX_ENTRIES,
     DEFAULT_NUM_ENTRIES,
@@ -26,7 +27,6 @@ from spec.bloom_filter import (
     deserialize_dynamic,
     num_hashes,
 )
-from spec.errors import MetadataFormatError
 
 _M = np.uint32(0x5BD1E995)
 
@@ -79,7 +79,7 @@ def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.nda
 
 def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
     """Bit positions of every key, one row per hash (hashes × n, int32), as
-    ``spec.bloom_filter.positions`` computes them: Hadoop's ``Math.abs(h % bits)`` of each hash of the
+    ``spec.file_group.bloom_filter.positions`` computes them: Hadoop's ``Math.abs(h % bits)`` of each hash of the
     chain, in 32 bits as Java does."""
     data, starts, lengths = _utf8_rows(keys)
     out = np.empty((hashes, len(starts)), dtype=np.int32)
@@ -147,7 +147,7 @@ def extended_footer(stored: Mapping[bytes, bytes] | None, stored_keys: int,
                     fpp: float = DEFAULT_FPP, max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, str] | None:
     """The footer filter of a file whose keys are a stored file's ``stored_keys`` keys, in their order,
     followed by ``keys``: the stored file's filter (``stored``: its footer metadata) with ``keys``
-    added, the same bytes as ``footer`` of the whole sequence (``spec.bloom_filter``: adding a key only
+    added, the same bytes as ``footer`` of the whole sequence (``spec.file_group.bloom_filter``: adding a key only
     sets bits of the current row). None when the stored filter cannot be continued: absent, not a
     ``DYNAMIC_V0`` filter of these settings, or its bookkeeping does not match ``stored_keys``."""
     if not stored or stored.get(FOOTER_TYPE_KEY.encode()) != DYNAMIC_V0.encode() \

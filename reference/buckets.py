@@ -15,19 +15,19 @@ import pyarrow as pa
 
 from reference.handles import BucketSpec, HandleContext
 from reference.options import WriteConfig
-from spec.append_handle import AppendHandleConfig
-from spec.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, parse_commit_metadata, write_stat
-from spec.file_naming import parse_base_file_name
-from spec.file_system_view import FileGroup, FileSystemView
-from spec.instant import Action
-from spec.merge import MergeRule
-from spec.partition_metadata import PARTITION_METADATA_FILE, PartitionMetadata, partition_depth
-from spec.partitioner import BucketAssignment, SmallFile, SmallFileCandidate, select_small_files
-from spec.schema import avro_schema_from_arrow, record_name_for_table, with_meta_fields
-from spec.storage import Storage
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.file_group.file_naming import parse_base_file_name
+from spec.file_group.file_system_view import FileGroup, FileSystemView
+from spec.file_group.partition_metadata import PARTITION_METADATA_FILE, PartitionMetadata, partition_depth
+from spec.read.merge import MergeRule
+from spec.schema.table_schema import avro_schema_from_arrow, record_name_for_table, with_meta_fields
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import NULL_COMMIT, CommitMetadata, WriteStat, parse_commit_metadata, write_stat
+from spec.timeline.instant import Action
+from spec.timeline.layout import read_instant_content
+from spec.write.append_handle import AppendHandleConfig
+from spec.write.partitioner import BucketAssignment, SmallFile, SmallFileCandidate, select_small_files
 
 
 def bucket_specs(assignment: BucketAssignment, view: FileSystemView, small_ids: set[str],
@@ -100,7 +100,7 @@ def write_partition_metadata(storage: Storage, partitions: set[str], instant: st
 
 def small_files(view: FileSystemView, cfg: WriteConfig,
                 busy: Mapping[tuple[str, str], str]) -> dict[str, list[SmallFile]]:
-    """Per partition, the small files inserts may go to (``spec.partitioner`` COW and MOR rules;
+    """Per partition, the small files inserts may go to (``spec.write.partitioner`` COW and MOR rules;
     ``busy`` groups are under a pending compaction)."""
     mor = view.config.table_type == MERGE_ON_READ
     by_partition: dict[str, list[SmallFileCandidate]] = {}

@@ -1,12 +1,12 @@
-"""bulk_insert on the reference: a create handle per file ``spec.bulk_insert`` names for the input
+"""bulk_insert on the reference: a create handle per file ``spec.write.bulk_insert`` names for the input
 partitions the batch came in (a Spark DataFrame's partitions; the local engine's table is one)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from spec.bulk_insert import bulk_insert_files
-from spec.partitioner import Bucket, BucketAssignment
+from spec.write.bulk_insert import bulk_insert_files
+from spec.write.partitioner import Bucket, BucketAssignment
 
 BULK_INSERT_TASK = "bulk_insert:"
 """The routing token a bulk insert's records carry in the file id column: ``bulk_insert:<input
@@ -17,7 +17,7 @@ in, or 0 for the local engine's one batch."""
 
 def bulk_insert_assignment(counts: Mapping[tuple[str, str | None], int], sort_mode: str,
                            new_file_id: Callable[[], str]) -> BucketAssignment:
-    """A bulk insert's buckets by ``spec.bulk_insert``: a create handle per file
+    """A bulk insert's buckets by ``spec.write.bulk_insert``: a create handle per file
     ``bulk_insert_files`` names for the input partitions the records came in (their tokens, from
     ``with_input_partition``); every token routes to the bucket of its file."""
     tokens = sorted((str(fid), p) for p, fid in counts if counts[(p, fid)])

@@ -6,7 +6,7 @@
 4. prepare records: dedupe by key on the ordering field; tag each with its current file group
    (the index: keys read from the latest base files);
 5. partition records: the WorkloadProfile counts records per (partition, file group) — from the
-   keys the BLOOM index brought to the driver, else by a Spark aggregation; ``spec.partitioner``
+   keys the BLOOM index brought to the driver, else by a Spark aggregation; ``spec.write.partitioner``
    assigns buckets, each record gets its bucket;
 6. write storage: one Spark task per bucket runs a create or merge handle (``handles.py``);
 7. update the index (nothing to do: the keys live in the base files);
@@ -50,18 +50,18 @@ from reference.step_times import StepTimes
 from reference.table_creation import new_table_config, table_created_by
 from reference.transaction import Clock
 from reference.write_checks import check_against_table, check_schema, combines
-from spec.commit_metadata import CommitMetadata
+from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord, InvalidTable
-from spec.file_naming import make_file_id
-from spec.file_system_view import FileSystemView, list_data_files, missing_latest_files
-from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
-from spec.instant import Action
-from spec.partitioner import WorkloadProfile, assign_buckets, average_record_size
-from spec.schema import PARTITION_PATH, RECORD_KEY
-from spec.service_configs import archive_config, clean_config, compaction_config, partitioner_config
-from spec.storage import Storage
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
+from spec.file_group.file_naming import make_file_id
+from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
+from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
+from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import CommitMetadata
+from spec.timeline.instant import Action
+from spec.write.partitioner import WorkloadProfile, assign_buckets, average_record_size
+from spec.write.service_configs import archive_config, clean_config, compaction_config, partitioner_config
 
 ENGINES = ("spark", "local")
 """Where a write's data steps run (``reference.engine.Engine``): Spark jobs, or pyarrow in this process."""
@@ -188,7 +188,7 @@ class WriteClient:
 
     def check_timeline_files(self, table: TableConfig, timeline: Timeline) -> None:
         """Before a write: every file the latest file slices need by the timeline is there
-        (``spec.file_system_view.missing_latest_files``); a missing one stops the write, which would
+        (``spec.file_group.file_system_view.missing_latest_files``); a missing one stops the write, which would
         otherwise write the keys it held a second time."""
         missing = missing_latest_files(self.storage, timeline, list_data_files(self.storage))
         if missing:

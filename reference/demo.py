@@ -11,7 +11,7 @@ The demo needs nothing but this repository (and Java for Spark). With a Spark se
    instants, time travel to an earlier instant — with the Spark reader, the spec reader and hudi-rs;
 4. shows a sample of the rows and the timeline (``hudi-spec timeline``).
 
-After every step the Spark reader, the spec reader (``spec.reader``) and hudi-rs (the ``hudi``
+After every step the Spark reader, the spec reader (``spec.read.reader``) and hudi-rs (the ``hudi``
 package) must read the same rows, and those rows must be the ones the demo meant to write; if they
 ever differ the demo says where and exits with status 1. The table is left in ``--path`` (default:
 a new temporary folder) for ``hudi-spec`` to look at.
@@ -42,8 +42,8 @@ from reference import progress
 from reference.cli import main as cli
 from reference.commands._output import emit_table
 from reference.progress import spark_progress
-from spec.reader import read_table
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
 
 # =============================================================================================
 # The dataset
@@ -191,7 +191,7 @@ class Readers:
 
         ours = read_table(self.path, query, **kw)  # type: ignore[arg-type]
         reference = canonical(ours)
-        df = read_spark(self.spark, self.path, query, **kw)  # type: ignore[arg-type]
+        df = read_spark(self.spark, self.path, query, **kw)
         spark_rows = canonical(df.toArrow() if df.columns else None)
         readers: list[tuple[str, list[str]]] = [("the Spark reader", spark_rows)]
         if self.use_hudi_rs:
@@ -271,7 +271,7 @@ def run(path: Path, version: int = 6, rows: int = 3000, spark: Any = None) -> De
     from reference.executors.common import load_table
     from reference.spark import get_or_create_session
     from spec.actions.clean import CleanConfig
-    from spec.config_registry import KEEP_LATEST_COMMITS
+    from spec.config.registry import KEEP_LATEST_COMMITS
 
     steps = Steps()
     trips = Trips()

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from reference.handles import HandleContext
-from spec.partitioner import BucketAssignment
-from spec.table_config import TableConfig
+from spec.config.table_config import TableConfig
+from spec.write.partitioner import BucketAssignment
 
 Task = Callable[[str, str], dict[str, Any]]
 """One task of ``Engine.run_tasks``: (its payload, its write token) → a write stat."""
@@ -54,7 +54,7 @@ class Engine(Protocol):
 
     def with_keys(self, frame: Any, config: TableConfig) -> Any:
         """``_hoodie_record_key`` and ``_hoodie_partition_path`` added by the table's key generator; each key
-        and each partition path is checked (``spec.keys.check_record_keys``, ``check_partition_paths``)
+        and each partition path is checked (``spec.keygen.key_generators.check_record_keys``, ``check_partition_paths``)
         before anything is written."""
         ...
 

@@ -2,14 +2,14 @@
 
 - create handle: a new file group — every incoming record becomes a row of a new base file;
 - merge handle: an existing file group — the old base file's rows merged with the incoming
-  records (updates replace or lose to the stored row per ``spec.merge``, deletes remove it,
+  records (updates replace or lose to the stored row per ``spec.read.merge``, deletes remove it,
   inserts routed to this small file are added), written as the group's next base file;
 - concat handle: an ``insert`` routed to a small file — the old rows as they are, then every
   incoming record, none merged by key (Hudi's ``HoodieConcatHandle``, chosen when
   ``hoodie.merge.allow.duplicate.on.inserts`` is on, its default since 0.15.0);
 - append handle (merge-on-read): an existing file group's updates and deletes appended to a new
   log file of its latest slice as Avro data blocks and one delete block, buffered, split and
-  rolled over by ``spec.append_handle``'s rules; nothing is merged (readers and compaction merge).
+  rolled over by ``spec.write.append_handle``'s rules; nothing is merged (readers and compaction merge).
 
 Every row gets the five meta columns; rows copied unchanged keep their commit time and
 sequence number (only ``_hoodie_file_name`` changes), as Hudi's merge handle does.
@@ -31,7 +31,16 @@ from reference.avro_columns import block_content, encode_records
 from reference.bloom import extended_footer
 from reference.bloom import footer as bloom_footer
 from reference.faults import armed, die
-from spec.append_handle import (
+from spec.config.parquet_codec import parquet_compression
+from spec.file_group.file_naming import BaseFileName, parse_log_file_name
+from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.log_blocks import avro_data_block
+from spec.file_group.log_file.log_format import LogBlock, encode_blocks
+from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
+from spec.schema.table_schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.commit_metadata import NULL_COMMIT
+from spec.write.append_handle import (
     AppendHandleConfig,
     LogRecordOp,
     PlannedBlock,
@@ -39,15 +48,6 @@ from spec.append_handle import (
     plan_appends,
     plan_log_files,
 )
-from spec.commit_metadata import NULL_COMMIT
-from spec.delete_block import delete_block, delete_record
-from spec.file_naming import BaseFileName, parse_log_file_name
-from spec.log_blocks import avro_data_block
-from spec.log_format import LogBlock, encode_blocks
-from spec.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
-from spec.parquet_codec import parquet_compression
-from spec.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
-from spec.storage import Storage
 
 DELETE_FLAG = "__hudi_spec_is_delete"
 BUCKET = "__hudi_spec_bucket"
@@ -123,7 +123,7 @@ def _constant(value: str, n: int) -> pa.Array:
 
 def writer_compression(codec: str) -> dict[str, Any]:
     """The ``compression`` and ``compression_level`` pyarrow's parquet writer is given for Hudi's
-    ``hoodie.parquet.compression.codec`` (``spec.parquet_codec``: gzip at zlib's level 6, as parquet-mr
+    ``hoodie.parquet.compression.codec`` (``spec.config.parquet_codec``: gzip at zlib's level 6, as parquet-mr
     writes it, not Arrow's default 9; zstd at parquet-mr's 3)."""
     c = parquet_compression(codec)
     return {"compression": c.codec, "compression_level": c.level}
@@ -269,7 +269,7 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
         stored_wins, incoming_wins = fast
         stored_wins, incoming_wins = _conform(stored_wins, out_schema), _conform(incoming_wins, with_keys)
         updates = incoming_wins.num_rows
-    else:  # record by record (``spec.merge``)
+    else:  # record by record (``spec.read.merge``)
         stored_by_key = {str(r[RECORD_KEY]): r for r in contested.to_pylist()}
         kept_rows: list[Mapping[str, Any]] = []
         fresh_rows: list[Mapping[str, Any]] = []
@@ -354,7 +354,7 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
                       write_token: str, data_schema: pa.Schema) -> list[dict[str, Any]]:
     """An append handle: one file group's records as log blocks, one write stat per log file.
 
-    Records are taken in record-key order; ``spec.append_handle.plan_appends`` decides the blocks
+    Records are taken in record-key order; ``spec.write.append_handle.plan_appends`` decides the blocks
     (data blocks flushed as the buffer fills, then the remaining data block and one delete block on
     close) and ``plan_log_files`` where the log rolls over, by the encoded size of each append.
     Data records carry the five meta fields (``_hoodie_file_name`` is the file id); a delete from the

@@ -1,4 +1,4 @@
-"""A pending write's heartbeat (Hudi's ``HoodieHeartbeatClient``); the rules are ``spec.heartbeat``'s.
+"""A pending write's heartbeat (Hudi's ``HoodieHeartbeatClient``); the rules are ``spec.storage.heartbeat``'s.
 
 A writer under optimistic concurrency control starts a heartbeat right after it creates its requested
 instant (under the table lock, so no other writer ever sees the instant without it): the file
@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 import time
 
-from spec.heartbeat import HEARTBEAT_FOLDER, heartbeat_file, is_heartbeat_expired
-from spec.storage import Storage
+from spec.storage.heartbeat import HEARTBEAT_FOLDER, heartbeat_file, is_heartbeat_expired
+from spec.storage.hoodie_storage import Storage
 
 
 class Heartbeat:

@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reference.bloom import positions_by_hash
-from spec.bloom_filter import FOOTER_KEY, from_footer
-from spec.file_system_view import FileSystemView
-from spec.schema import PARTITION_PATH, RECORD_KEY
-from spec.storage import Storage
+from spec.file_group.bloom_filter import FOOTER_KEY, from_footer
+from spec.file_group.file_system_view import FileSystemView
+from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
+from spec.storage.hoodie_storage import Storage
 
 FILE_ID = "__file_id"
 EMPTY = pa.schema([(PARTITION_PATH, pa.string()), (RECORD_KEY, pa.string()), (FILE_ID, pa.string())])

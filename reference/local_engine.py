@@ -24,13 +24,13 @@ from reference.bulk_insert import BULK_INSERT_TASK
 from reference.engine import Engine, Task
 from reference.handles import BUCKET, FILE_ID, HandleContext, run_handle
 from reference.partitioning import counts, route_batch, tag
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.key_values import java_string
-from spec.keys import check_record_keys, writes_complex_keys
-from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
-from spec.partitioner import BucketAssignment
-from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
-from spec.table_config import TableConfig
+from spec.keygen.key_generators import check_record_keys, writes_complex_keys
+from spec.keygen.key_values import java_string
+from spec.keygen.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
+from spec.schema.table_schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from spec.write.partitioner import BucketAssignment
 
 SEQ = "__seq"
 ARROW_TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(),
@@ -71,7 +71,7 @@ def normalize(table: pa.Table) -> pa.Table:
 
 def _as_text(col: pa.ChunkedArray) -> pa.ChunkedArray | pa.Array:
     """A key or partition column as text: strings and integers by Arrow's cast (the same text as
-    Java's), other types by ``spec.key_values.java_string`` one value at a time."""
+    Java's), other types by ``spec.keygen.key_values.java_string`` one value at a time."""
     t = col.type
     if pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t):
         return col.cast(pa.string())
@@ -112,7 +112,7 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
 
 
 def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
-    """``spec.partition_path.escape_path_name`` on a column: ``%`` first, so that no escape is escaped twice."""
+    """``spec.keygen.partition_path.escape_path_name`` on a column: ``%`` first, so that no escape is escaped twice."""
     for c in ESCAPE_ORDER:
         text = pc.replace_substring(text, c, f"%{ord(c):02X}")
     return text

@@ -1,6 +1,6 @@
 """The table lock, kept on storage as Apache Hudi 1.x keeps it (``StorageBasedLockProvider``).
 
-The rules are ``spec.storage_lock``'s: the lock is ``.hoodie/.locks/table_lock.json``, holding
+The rules are ``spec.storage.lock``'s: the lock is ``.hoodie/.locks/table_lock.json``, holding
 ``{"expired", "validUntil", "owner"}``, and is only written conditionally (``Storage.put_if_absent``
 and ``Storage.put_if_match``: ``If-None-Match``/``If-Match`` on S3, a hard link and a
 compare-and-swap under ``flock`` on local files), so Apache Hudi's writers and ours exclude each other
@@ -35,8 +35,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 
 from spec.errors import WriteConflict
-from spec.storage import Storage
-from spec.storage_lock import (
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import (
     LOCK_FILE,
     StorageLockConfig,
     StorageLockData,

@@ -2,7 +2,7 @@
 deltacommit, the metadata table is compacted when due and then cleaned, and its timeline archived when it has
 grown past its limit, as Hudi's metadata writer does (``performTableServices``).
 
-Source rules: ``spec.metadata_writer`` (``compaction_due``, ``compaction_allowed``, ``compacted_records``,
+Source rules: ``spec.metadata.writer`` (``compaction_due``, ``compaction_allowed``, ``compacted_records``,
 ``compaction_plan``, ``metadata_archive_config``, ``earliest_for_metadata_archival``); the cleaner and the
 archiver are the data table's (``reference.executors.clean``, ``reference.executors.archive``) run on the
 metadata table.
@@ -19,13 +19,11 @@ from reference.metadata_writer import append_deltacommit, prepare
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.actions.compaction import CompactionConfig
-from spec.avro_model import format_avro_metadata
-from spec.commit_metadata import CommitMetadata, format_commit_metadata
-from spec.file_system_view import FileSystemView, list_data_files
-from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
-from spec.log_scanner import scan_slice_logs
-from spec.metadata_table import FILES_PARTITION, hfile_records, merge_partition, metadata_storage
-from spec.metadata_writer import (
+from spec.config.table_config import TableConfig
+from spec.file_group.file_system_view import FileSystemView, list_data_files
+from spec.file_group.log_file.scanner import scan_slice_logs
+from spec.metadata.metadata_table import FILES_PARTITION, hfile_records, merge_partition, metadata_storage
+from spec.metadata.writer import (
     CLEANER_COMMITS_RETAINED,
     COMPACT_MAX_DELTA_COMMITS,
     WRITE_TOKEN,
@@ -40,10 +38,12 @@ from spec.metadata_writer import (
     metadata_archive_config,
     records_hfile,
 )
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, timeline_dir
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import format_avro_metadata
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
+from spec.timeline.layout import format_instant_file_name, timeline_dir
 
 
 def _put_instant(mdt: Storage, inst: Instant, data: bytes = b"") -> None:
@@ -58,7 +58,7 @@ def _latest_slice(mdt: Storage, cfg: TableConfig) -> tuple[Timeline, Any]:
 
 
 def compact(storage: Storage, gen: InstantTimeGenerator) -> Timeline:
-    """``compactIfNecessary`` then ``cleanIfNecessary``: when ``spec.metadata_writer.compaction_due`` and
+    """``compactIfNecessary`` then ``cleanIfNecessary``: when ``spec.metadata.writer.compaction_due`` and
     ``compaction_allowed``, the files partition's latest slice merged into a new base HFile by a compaction at a
     new instant (requested with its plan, inflight, completed as a ``commit``), then the metadata table cleaned
     (KEEP_LATEST_COMMITS, ``CLEANER_COMMITS_RETAINED``). The metadata table's timeline after them."""

@@ -1,7 +1,7 @@
 """The metadata table kept up to date by the writer: created, updated on every data table instant before it
 completes, rolled back with it, re-listed after a restore, or deleted when ``hoodie.metadata.enable`` is false.
 
-The records, names, properties and instants are ``spec.metadata_writer``'s; this module writes them, inside the
+The records, names, properties and instants are ``spec.metadata.writer``'s; this module writes them, inside the
 data table's transaction (under its lock), before the data instant's completed file. The metadata partitions this
 writer does not maintain (column_stats, partition_stats, record_index, bloom_filters, secondary and expression
 indexes) are deleted as Hudi's ``HoodieTable.deleteMetadataIndexIfNecessary`` deletes an index its writer has
@@ -14,29 +14,19 @@ import posixpath
 import time
 from collections.abc import Mapping
 
-from spec.avro_model import (
-    HoodieCleanMetadata,
-    HoodieInstantInfo,
-    HoodieRollbackMetadata,
-    HoodieRollbackPartitionMetadata,
-    HoodieRollbackPlan,
-    HoodieRollbackRequest,
-    format_avro_metadata,
-    parse_avro_metadata,
-)
-from spec.commit_metadata import format_commit_metadata
+from spec.config.table_config import TableConfig
 from spec.errors import HudiSpecError, InvalidOperation, UnsupportedTableVersion
-from spec.file_naming import parse_base_file_name, parse_log_file_name
-from spec.file_system_view import DataFile, list_data_files
-from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
-from spec.log_format import encode_blocks
-from spec.metadata_table import (
+from spec.file_group.file_naming import parse_base_file_name, parse_log_file_name
+from spec.file_group.file_system_view import DataFile, list_data_files
+from spec.file_group.log_file.log_format import encode_blocks
+from spec.file_group.partition_metadata import PartitionMetadata
+from spec.metadata.metadata_table import (
     FILES_PARTITION,
     METADATA_TABLE_PATH,
     FileInfo,
     metadata_storage,
 )
-from spec.metadata_writer import (
+from spec.metadata.writer import (
     WRITE_TOKEN,
     base_file_name,
     clean_records,
@@ -55,11 +45,21 @@ from spec.metadata_writer import (
     records_hfile,
     with_partition_state,
 )
-from spec.partition_metadata import PartitionMetadata
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, parse_instant_file_name, timeline_dir
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
+    HoodieCleanMetadata,
+    HoodieInstantInfo,
+    HoodieRollbackMetadata,
+    HoodieRollbackPartitionMetadata,
+    HoodieRollbackPlan,
+    HoodieRollbackRequest,
+    format_avro_metadata,
+    parse_avro_metadata,
+)
+from spec.timeline.commit_metadata import format_commit_metadata
+from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
+from spec.timeline.layout import format_instant_file_name, parse_instant_file_name, timeline_dir
 
 Records = Mapping[str, Mapping[str, FileInfo]]
 
@@ -166,7 +166,7 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
 def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     """Whether the table is to have a metadata table after this instant: ``hoodie.metadata.enable`` when given;
     unset, a table keeps its metadata table as it is, and a ``new`` one (no completed instant yet) gets one as
-    Hudi's default says for its version (``spec.metadata_writer.enabled_by_default``: versions 8 and 9 yes,
+    Hudi's default says for its version (``spec.metadata.writer.enabled_by_default``: versions 8 and 9 yes,
     6 no)."""
     if enable is not None:
         return enable

@@ -1,7 +1,7 @@
-"""S3's single-request and conditional writes, carried out with boto3 (``spec.storage.ObjectStore``).
+"""S3's single-request and conditional writes, carried out with boto3 (``spec.storage.hoodie_storage.ObjectStore``).
 
 ``pyarrow.fs`` cannot write conditionally, and writes every object as a multipart upload (three
-requests). This client does what ``spec.storage`` asks of an object store in one request each:
+requests). This client does what ``spec.storage.hoodie_storage`` asks of an object store in one request each:
 
 - ``put_if_absent``: ``PutObject`` with ``If-None-Match: *`` — S3 answers 412 when the key exists,
   so of any number of writers racing for one key exactly one creates it (Hudi's
@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spec.errors import InvalidConfig
-from spec.storage import ObjectStore, register_object_store
+from spec.storage.hoodie_storage import ObjectStore, register_object_store
 
 PRECONDITION_FAILED = 412
 """S3's answer to a failed ``If-None-Match`` / ``If-Match`` condition (``S3StorageLockClient``)."""
@@ -77,7 +77,7 @@ def _status(err: Exception) -> int:
 
 
 class S3ObjectStore:
-    """``spec.storage.ObjectStore`` on S3 through boto3."""
+    """``spec.storage.hoodie_storage.ObjectStore`` on S3 through boto3."""
 
     def __init__(self) -> None:
         self.client = _client()

@@ -1,6 +1,6 @@
 """The ``hoodie.*`` write options users know from Hudi on Spark, validated into one ``WriteConfig``.
 
-The options, their defaults, aliases and checks are the registry's (``spec.config_registry``):
+The options, their defaults, aliases and checks are the registry's (``spec.config.registry``):
 unknown ``hoodie.*`` keys are warned about (never silently dropped); other keys are ignored;
 a known key with a bad value raises ``InvalidConfig`` naming the key and what it takes.
 """
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from spec.config_registry import OPTIMISTIC_CONCURRENCY_CONTROL, default, inferred_key_generator, resolve_settings
-from spec.storage_lock import StorageLockConfig
+from spec.config.registry import OPTIMISTIC_CONCURRENCY_CONTROL, default, inferred_key_generator, resolve_settings
+from spec.storage.lock import StorageLockConfig
 
 
 @dataclass(frozen=True)

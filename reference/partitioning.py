@@ -1,8 +1,8 @@
 """Steps 4 and 5 for many records at once, on Arrow columns: each record's file group from the index
-(``tag``), the workload profile (``counts``), and each record's bucket, by ``spec.partitioner.route``'s
+(``tag``), the workload profile (``counts``), and each record's bucket, by ``spec.write.partitioner.route``'s
 rule (``route_batch``).
 
-The rule is ``spec.partitioner`` (one record at a time, written to be read); this module applies it
+The rule is ``spec.write.partitioner`` (one record at a time, written to be read); this module applies it
 to Arrow columns with numpy: an update goes to its file group's UPDATE bucket; an insert's bucket
 is where ``floorMod(md5 hash, partition inserts) / partition inserts`` falls among the partition's
 cumulative insert weights (``searchsorted`` left = Java ``binarySearch``: an exact hit is that
@@ -20,12 +20,12 @@ import pyarrow.compute as pc
 
 from reference.handles import DELETE_FLAG, FILE_ID
 from spec.errors import InvalidRecord
-from spec.partitioner import BucketAssignment
-from spec.schema import PARTITION_PATH, RECORD_KEY
+from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
+from spec.write.partitioner import BucketAssignment
 
 
 def key_hashes(keys: list[str]) -> np.ndarray:
-    """``spec.partitioner.key_hash`` of every key: the first 8 MD5 bytes, little-endian, signed."""
+    """``spec.write.partitioner.key_hash`` of every key: the first 8 MD5 bytes, little-endian, signed."""
     digests = b"".join(hashlib.md5(k.encode("utf-8")).digest()[:8] for k in keys)
     return np.frombuffer(digests, dtype="<i8")
 

@@ -14,17 +14,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spec.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
-from spec.delete_block import delete_block, delete_record
-from spec.file_naming import BaseFileName, LogFileName
-from spec.instant import Action, Instant, State
-from spec.log_blocks import avro_data_block
-from spec.log_format import encode_blocks
-from spec.partition_metadata import PartitionMetadata, partition_depth
-from spec.schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table, with_meta_fields
-from spec.storage import Storage
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline_layout import format_instant_file_name, timeline_dir
+from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.file_group.file_naming import BaseFileName, LogFileName
+from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.log_blocks import avro_data_block
+from spec.file_group.log_file.log_format import encode_blocks
+from spec.file_group.partition_metadata import PartitionMetadata, partition_depth
+from spec.schema.table_schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table, with_meta_fields
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, write_stat
+from spec.timeline.instant import Action, Instant, State
+from spec.timeline.layout import format_instant_file_name, timeline_dir
 
 TABLE = "trips"
 FILE_ID = "5f0c6a5e-2c1a-4d3b-9a1e-7b3f0d2a9c41-0"

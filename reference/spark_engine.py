@@ -22,14 +22,14 @@ from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_h
 from reference.index import base_files, lookup_partition
 from reference.object_store import adopt_env, object_store_env
 from reference.partitioning import counts, route_batch, tag
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.file_system_view import FileSystemView
-from spec.keys import check_record_keys, writes_complex_keys
-from spec.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
-from spec.partitioner import BucketAssignment
-from spec.schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
-from spec.storage import Storage
-from spec.table_config import TableConfig
+from spec.file_group.file_system_view import FileSystemView
+from spec.keygen.key_generators import check_record_keys, writes_complex_keys
+from spec.keygen.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
+from spec.schema.table_schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
+from spec.storage.hoodie_storage import Storage
+from spec.write.partitioner import BucketAssignment
 
 _INDEX_SCHEMA = "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string"
 SPARK_TYPES = {"int": "int", "long": "bigint", "float": "float", "double": "double", "string": "string"}
@@ -55,7 +55,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     for field in table.partition_fields:
         value = F.col(field).cast("string")
         value = F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION)).otherwise(value)
-        if table.url_encode_partitions:  # spec.partition_path.escape_path_name, "%" first
+        if table.url_encode_partitions:  # spec.keygen.partition_path.escape_path_name, "%" first
             for c in ESCAPE_ORDER:
                 value = F.replace(value, F.lit(c), F.lit(f"%{ord(c):02X}"))
         segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
@@ -64,8 +64,9 @@ def key_columns(df: Any, table: TableConfig) -> Any:
 
 
 def validate_keys(df: Any, table: TableConfig) -> None:
-    """A null or empty record key (``spec.keys.check_record_keys``), or a partition path
-    ``spec.partition_path.check_partition_paths`` refuses, is refused: one Spark job brings the distinct partition
+    """A null or empty record key (``spec.keygen.key_generators.check_record_keys``), or a partition path
+    ``spec.keygen.partition_path.check_partition_paths`` refuses, is refused: one Spark job brings the distinct
+    partition
     paths and whether any key is bad to the driver."""
     from pyspark.sql import functions as F
 
@@ -73,14 +74,15 @@ def validate_keys(df: Any, table: TableConfig) -> None:
 
 
 def _bad_key() -> Any:
-    """The column: this record's key is null or empty (the keys ``spec.keys.check_record_keys`` refuses)."""
+    """The column: this record's key is null or empty (the keys ``spec.keygen.key_generators.check_record_keys``
+    refuses)."""
     from pyspark.sql import functions as F
 
     return F.col(RECORD_KEY).isNull() | (F.col(RECORD_KEY) == "")
 
 
 def _check_rows(table: TableConfig, rows: list[Any]) -> None:
-    """The key checks of ``spec.keys`` on the rows of one aggregation: per group its partition path and
+    """The key checks of ``spec.keygen.key_generators`` on the rows of one aggregation: per group its partition path and
     whether (``bad``) it holds a bad key."""
     check_record_keys([None for r in rows if r["bad"]][:1], table.record_key_fields)
     check_partition_paths([r[PARTITION_PATH] for r in rows], table.partition_fields)
@@ -174,7 +176,8 @@ class SparkEngine(Engine):
         return frame
 
     def with_keys(self, frame: Any, config: TableConfig) -> Any:
-        """The key columns; they are checked (``spec.keys.check_record_keys``, ``check_partition_paths``)
+        """The key columns; they are checked (``spec.keygen.key_generators.check_record_keys``,
+        ``check_partition_paths``)
         by the first job that reads them — the index's key collection, or the workload profile — not by
         a job of their own."""
         self._config = config

@@ -1,6 +1,6 @@
-"""The Spark reader: every query type of ``spec.reader`` as a Spark DataFrame.
+"""The Spark reader: every query type of ``spec.read.reader`` as a Spark DataFrame.
 
-``read_spark(spark, path, query, ...)`` answers the same queries as ``spec.reader.read_table`` —
+``read_spark(spark, path, query, ...)`` answers the same queries as ``spec.read.reader.read_table`` —
 snapshot, read-optimized, incremental ``(begin, end]`` and time travel (``as_of``), on
 copy-on-write and merge-on-read tables — and returns a DataFrame with the same columns in the
 same order and the same rows (row order is Spark's).
@@ -8,7 +8,7 @@ same order and the same rows (row order is Spark's).
 How a query runs:
 
 1. **Planning, on the driver**: the table's config and timeline are loaded once and the query is
-   planned by the spec reader's own planner (``spec.query_plan.plan_query``, through
+   planned by the spec reader's own planner (``spec.read.query_plan.plan_query``, through
    ``TableReader.plan``): its checks, then the file slices it reads — the latest visible slice of
    every file group (as of ``as_of`` for time travel), partition pruning, slices without a base
    file dropped for read-optimized, and for incremental only the file groups written by the
@@ -25,14 +25,14 @@ How a query runs:
    pyspark does not ship; there every slice is read as in step 4, through pyarrow inside the tasks,
    the way the writer reaches the store (the driver's ``AWS_*`` settings go with the tasks).
 4. **Merging, in Spark tasks**: merge-on-read slices with log files become a DataFrame of one row
-   per slice, spread one slice per partition; ``mapInArrow`` runs ``spec.log_scanner`` and
-   ``spec.slice_merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
+   per slice, spread one slice per partition; ``mapInArrow`` runs ``spec.file_group.log_file.scanner`` and
+   ``spec.read.slice_merge`` (``TableReader.read_slice``) for its slice and yields Arrow batches. The work
    is distributed per file group; the driver never sees a row.
 5. Incremental queries keep the rows whose ``_hoodie_commit_time`` is one of the window's
    instants (Spark filter), then ``columns`` are selected.
 
 Bad input raises the spec reader's typed errors (``spec.errors.InvalidOperation``, from the same
-checks: ``spec.query_plan``) on the driver, before any job runs: an unknown query type, a malformed
+checks: ``spec.read.query_plan``) on the driver, before any job runs: an unknown query type, a malformed
 instant, ``as_of`` with an incremental query, a missing column, an incremental query on a table
 without meta fields, and a merge the specification does not define (a custom payload or merge mode
 with log blocks to apply).
@@ -50,12 +50,12 @@ from typing import Any
 import pyarrow as pa
 
 from reference.object_store import adopt_env, object_store_env
-from spec.log_scanner import scan_slice_logs
-from spec.merge import MergeMode
-from spec.query_plan import PartitionFilter, QueryPlan, check_columns
-from spec.reader import TableReader
-from spec.schema import COMMIT_TIME
-from spec.storage import Storage
+from spec.file_group.log_file.scanner import scan_slice_logs
+from spec.read.merge import MergeMode
+from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns
+from spec.read.reader import TableReader
+from spec.schema.table_schema import COMMIT_TIME
+from spec.storage.hoodie_storage import Storage
 
 __all__ = ["conform", "plan_schema", "read_spark"]
 
@@ -148,7 +148,7 @@ def _quoted(name: str) -> str:
 def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: str | None = None,
                begin: str | None = None, end: str | None = None, columns: Sequence[str] | None = None,
                partition_filter: PartitionFilter = None) -> Any:
-    """Read a table with one query type as a Spark DataFrame (the rows ``spec.reader.read_table`` reads).
+    """Read a table with one query type as a Spark DataFrame (the rows ``spec.read.reader.read_table`` reads).
 
     ``query`` is ``snapshot`` (with ``as_of`` for time travel), ``read_optimized`` or ``incremental``
     (``begin`` exclusive, ``end`` inclusive); ``columns`` selects columns; ``partition_filter`` is a

@@ -1,8 +1,8 @@
-"""Streaming writes: one commit per checkpoint, file groups from ``spec.stream_buckets``.
+"""Streaming writes: one commit per checkpoint, file groups from ``spec.write.stream_buckets``.
 
 A streaming writer (Hudi's Flink writer, ``BucketAssigner`` and ``StreamWriteFunction``; here driven by Spark
 Structured Streaming's ``foreachBatch``) commits once per checkpoint — one micro-batch is one
-checkpoint. Each record goes to the bucket ``spec.stream_buckets.StreamBucketAssigner`` gives it:
+checkpoint. Each record goes to the bucket ``spec.write.stream_buckets.StreamBucketAssigner`` gives it:
 
 - a key the table holds goes to its file group (U);
 - a new key goes to a small file, else to the partition's current new file group while it has
@@ -44,18 +44,18 @@ from reference.options import WriteConfig, parse_options
 from reference.spark_engine import SparkEngine, key_columns, validate_keys
 from reference.table_creation import new_table_config, table_created_by
 from reference.write_checks import check_against_table, check_schema
-from spec.commit_metadata import CommitMetadata, parse_commit_metadata
-from spec.file_system_view import FileSystemView
-from spec.instant import Action
-from spec.merge import IS_DELETED_FIELD
-from spec.partitioner import average_record_size
-from spec.reader import TableReader
-from spec.schema import PARTITION_PATH, RECORD_KEY
-from spec.service_configs import partitioner_config
-from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.file_group.file_system_view import FileSystemView
+from spec.read.merge import IS_DELETED_FIELD
+from spec.read.reader import TableReader
+from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import CommitMetadata, parse_commit_metadata
+from spec.timeline.instant import Action
+from spec.timeline.layout import read_instant_content
+from spec.write.partitioner import average_record_size
+from spec.write.service_configs import partitioner_config
+from spec.write.stream_buckets import StreamBucketAssigner, StreamFileGroup
 
 CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 """The extra-metadata key under which each streaming commit records its micro-batch."""

@@ -12,12 +12,12 @@ from contextlib import contextmanager
 import pyarrow as pa
 
 from reference.options import WriteConfig
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidConfig
-from spec.schema import avro_schema_from_arrow, record_name_for_table
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import HISTORY_DIRS, timeline_dir
+from spec.schema.table_schema import avro_schema_from_arrow, record_name_for_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.layout import HISTORY_DIRS, timeline_dir
 
 
 def new_table_config(cfg: WriteConfig, schema: pa.Schema) -> TableConfig:

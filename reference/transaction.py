@@ -10,11 +10,11 @@ Two concurrency modes, as Hudi's ``hoodie.write.concurrency.mode``:
 - **optimistic concurrency control**: the lock is held only while the instant is created (failed
   writes rolled back, the requested and inflight instants written, a heartbeat started) and again
   while the write commits (``TransactionManager.beginTransaction``/``endTransaction``). At commit the
-  timeline is read again and ``spec.conflict_resolution`` decides
+  timeline is read again and ``spec.timeline.conflict_resolution`` decides
   (``TransactionUtils.resolveWriteConflictIfAny``): a write whose file groups were touched by an
   instant that completed after it started rolls back its own files and raises ``WriteConflict``
   naming that instant. Failed writes are rolled back lazily (``LAZY``): only those whose heartbeat
-  expired (``spec.heartbeat``), so one writer never undoes another live writer's instant.
+  expired (``spec.storage.heartbeat``), so one writer never undoes another live writer's instant.
 
 A write that raises after its instant started is undone on the spot (``discard_own_write``): the
 table is byte for byte as it was.
@@ -36,8 +36,15 @@ from reference.heartbeat import Heartbeat, live_heartbeats
 from reference.lock import StorageBasedLock, table_lock
 from reference.step_times import StepTimes
 from spec.actions.archive import ArchiveConfig
-from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
-from spec.conflict_resolution import (
+from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.errors import HudiSpecError, WriteConflict
+from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_group.log_file.log_format import read_blocks
+from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
+from spec.timeline.conflict_resolution import (
     ConcurrentOperation,
     GroupId,
     candidate_instants,
@@ -46,16 +53,9 @@ from spec.conflict_resolution import (
     find_write_conflict,
     operations_of,
 )
-from spec.errors import HudiSpecError, WriteConflict
-from spec.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
-from spec.instant import Action, Instant, InstantTimeGenerator, State, new_instant
-from spec.log_format import read_blocks
-from spec.service_configs import archive_config
-from spec.storage import Storage
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, read_instant_content, timeline_dir
+from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
+from spec.timeline.layout import format_instant_file_name, read_instant_content, timeline_dir
+from spec.write.service_configs import archive_config
 
 if TYPE_CHECKING:
     from reference.options import WriteConfig
@@ -321,7 +321,7 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
                            completed_at_start: frozenset[str], table: TableConfig | None = None) -> None:
     """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
     after this write started (or a table service scheduled after it) touched one of its file groups;
-    the candidates by ``table``'s version and type (``spec.conflict_resolution.candidate_instants``)."""
+    the candidates by ``table``'s version and type (``spec.timeline.conflict_resolution.candidate_instants``)."""
     version, mor = (table.table_version, table.table_type == MERGE_ON_READ) if table is not None else (6, False)
     candidates = candidate_instants(timeline, inst.requested, completed_at_start, version, mor)
     metadata: dict[str, CommitMetadata] = {}

@@ -1,6 +1,6 @@
 """What a write checks before it starts, on either engine: its options against the table's
-(``spec.writer_utils``), its batch's column types against the table's schema
-(``spec.schema_evolution``), null ordering values where it combines (``spec.model.writes.combines``)."""
+(``spec.write.writer_utils``), its batch's column types against the table's schema
+(``spec.schema.evolution``), null ordering values where it combines (``spec.model.writes.combines``)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,24 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from reference.options import WriteConfig
-from spec import writer_utils as wu
-from spec.commit_metadata import parse_commit_metadata
-from spec.config_registry import canonical_key, parse_bool
+from spec.config.registry import canonical_key, parse_bool
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord, SchemaMismatch
-from spec.keys import KEYGEN_TYPES_BY_CLASS
-from spec.schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table
-from spec.schema_evolution import PROMOTIONS, reconcile_type
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
+from spec.schema.evolution import PROMOTIONS, reconcile_type
+from spec.schema.table_schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.layout import read_instant_content
+from spec.write import writer_utils as wu
 
 if TYPE_CHECKING:
     from reference.engine import Engine
 
 
 def table_identity(table: TableConfig) -> dict[str, str]:
-    """The table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
+    """The table's identity properties by write-option key (``spec.write.writer_utils.IDENTITY``)."""
     out = {wu.TABLE_NAME: table.name, wu.TABLE_TYPE: table.table_type,
            wu.RECORD_KEY: ",".join(table.record_key_fields), wu.PARTITION_PATH: ",".join(table.partition_fields),
            wu.HIVE_STYLE: str(table.hive_style_partitioning).lower(),
@@ -74,7 +74,7 @@ def combines(cfg: WriteConfig, op: str) -> bool:
 
 
 def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
-    """A write's options name the table's identity (``spec.writer_utils.validate_table_config``), and the
+    """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), and the
     table has no metadata table this writer would leave stale: one of table version 6 is only written with
     ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
     (``reference.metadata_writer``)."""
@@ -95,7 +95,7 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,
                  op: str) -> Any:
     """The batch checked against the table's latest schema before anything is written
-    (``spec.schema_evolution``): key, partition and ordering fields present; no column of the table
+    (``spec.schema.evolution``): key, partition and ordering fields present; no column of the table
     dropped; each column's type the table's, a promotion of it (the batch's values are cast to the
     table's type) or a type it promotes to (the column evolves); anything else ``SchemaMismatch``."""
     names = engine.columns(frame)

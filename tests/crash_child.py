@@ -21,7 +21,7 @@ from reference.executors.compaction import compact
 from reference.executors.rollback import rollback
 from reference.faults import PGID_ENV
 from reference.options import parse_options
-from spec.service_configs import clean_config
+from spec.write.service_configs import clean_config
 
 
 def main() -> int:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_system_view import list_data_files
-from spec.metadata_table import METADATA_TABLE_PATH
-from spec.storage import Storage
-from spec.table_config import TableConfig
+from spec.config.table_config import TableConfig
+from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_group.file_system_view import list_data_files
+from spec.metadata.metadata_table import METADATA_TABLE_PATH
+from spec.storage.hoodie_storage import Storage
 
 
 def hudi_rs_read(path: str, *, read_optimized: bool = False, as_of: str | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from spec.instant import Action, Instant, State
+from spec.timeline.instant import Action, Instant, State
 
 digits = "0123456789"
 

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.append_handle import (
+from spec.errors import InvalidConfig, InvalidRecord
+from spec.file_group.file_naming import LogFileName
+from spec.write.append_handle import (
     AppendHandleConfig,
     LogRecordOp,
     PlannedBlock,
@@ -15,8 +17,6 @@ from spec.append_handle import (
     plan_appends,
     roll_over,
 )
-from spec.errors import InvalidConfig, InvalidRecord
-from spec.file_naming import LogFileName
 
 FID = "0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0"
 BASE, T2, T3 = "20250126040823628", "20250126060846931", "20250126070000000"

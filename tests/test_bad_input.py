@@ -22,7 +22,7 @@ import pytest
 
 from reference.client import WriteClient
 from spec.errors import HudiSpecError, InvalidConfig, InvalidRecord, SchemaMismatch
-from spec.storage_lock import LOCKS_FOLDER
+from spec.storage.lock import LOCKS_FOLDER
 
 VERSIONS = (6, 8)
 TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
@@ -131,8 +131,8 @@ def test_bad_input_is_refused_and_the_table_is_unchanged(tmp_path_factory: pytes
 
 @pytest.mark.parametrize("value", ["a\nb", "a/b", "x%y", "é:ü"])
 def test_url_encoded_partition_values_are_written_as_hudi_escapes_them(tmp_path: Path, value: str) -> None:
-    from spec.partition_path import escape_path_name
-    from spec.reader import read_table
+    from spec.keygen.partition_path import escape_path_name
+    from spec.read.reader import read_table
     from tests.hudi_rs import hudi_rs_read
 
     path = tmp_path / "t"

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reference.bloom import extended_footer, footer
-from spec.bloom_filter import (
+from spec.file_group.bloom_filter import (
     FOOTER_KEY,
     FOOTER_TYPE_KEY,
     DynamicBloomFilter,

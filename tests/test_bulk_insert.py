@@ -1,11 +1,11 @@
-"""``spec.bulk_insert``: the files a bulk insert writes for a given input partitioning and sort mode."""
+"""``spec.write.bulk_insert``: the files a bulk insert writes for a given input partitioning and sort mode."""
 
 from __future__ import annotations
 
 import pytest
 
-from spec.bulk_insert import bulk_insert_files
 from spec.errors import InvalidConfig
+from spec.write.bulk_insert import bulk_insert_files
 
 INPUTS = [["a", "b", "a"], ["b", "c"]]
 KEYS = [["3", "1", "2"], ["5", "4"]]

@@ -11,7 +11,7 @@ import pytest
 from conformance.checker import check_table
 from conformance.cli import main
 from conformance.cli_check import EXIT_UNSUPPORTED
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
 from tests.conftest import RealTable
 
 

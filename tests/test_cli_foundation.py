@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reference.cli import main
-from spec.table_config import TableConfig
+from spec.config.table_config import TableConfig
 from tests.conftest import RealTable
 
 
@@ -18,7 +18,8 @@ def _tables_in(root: Path) -> list[Path]:
 
 
 def _listing(table: Path) -> dict[str, list[str]]:
-    """requested time -> timeline file names, read straight from the folder (independent of spec.timeline)."""
+    """requested time -> timeline file names, read straight from the folder (independent of
+    spec.timeline.active_timeline)."""
     layout = int(TableConfig.load(str(table)).props["hoodie.timeline.layout.version"])
     folder = table / ".hoodie" / ("timeline" if layout == 2 else "")
     out: dict[str, list[str]] = {}

@@ -16,8 +16,8 @@ import pytest
 
 from reference import demo
 from reference.cli import main
-from spec.reader import read_table
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
 from tests.conftest import RealTable
 
 REAL = ("quickstart_trips_table/mor/avro/v8_trips_8i3u1d", "sample_table/mor/parquet/v6_nonpartitioned_rollback")

@@ -8,12 +8,12 @@ import time
 import pytest
 
 from reference.cli import main
-from spec.commit_metadata import parse_commit_metadata
-from spec.file_system_view import FileSystemView
-from spec.instant import Instant
-from spec.storage import Storage
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, timeline_dir
+from spec.file_group.file_system_view import FileSystemView
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.instant import Instant
+from spec.timeline.layout import format_instant_file_name, timeline_dir
 from tests.conftest import RealTable
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reference.cli import main
-from spec.log_format import read_blocks
+from spec.file_group.log_file.log_format import read_blocks
 from tests.conftest import RealTable
 
 

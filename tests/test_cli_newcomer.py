@@ -23,9 +23,9 @@ import pytest
 from reference import demo, sample_tables
 from reference.cli import EXIT_CODES, main
 from reference.commands import _output
-from spec.instant import Instant
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, timeline_dir
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Instant
+from spec.timeline.layout import format_instant_file_name, timeline_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -44,7 +44,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
     from reference.executors.clean import clean
     from reference.executors.common import load_table
     from spec.actions.clean import CleanConfig
-    from spec.config_registry import KEEP_LATEST_COMMITS
+    from spec.config.registry import KEEP_LATEST_COMMITS
 
     out = {}
     for version in (6, 8):

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from reference.cli import main
-from spec.reader import read_table
+from spec.read.reader import read_table
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset
 

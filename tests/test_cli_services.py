@@ -13,12 +13,12 @@ import pytest
 
 from reference.cli import main
 from reference.sample_tables import INSERT_T, UPDATE_T, build_table
-from spec.commit_metadata import CommitMetadata, format_commit_metadata
-from spec.instant import Action, format_instant_time
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.table_config import COPY_ON_WRITE, TableConfig
-from spec.timeline import Timeline
+from spec.config.table_config import COPY_ON_WRITE, TableConfig
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.timeline.instant import Action, format_instant_time
 from tests.conftest import RealTable
 
 

@@ -15,13 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.avro_schemas import (
+from spec.errors import MetadataFormatError
+from spec.timeline.avro_schemas import (
     commit_metadata_schema,
     read_container,
     replace_commit_metadata_schema,
     schema_json,
 )
-from spec.commit_metadata import (
+from spec.timeline.commit_metadata import (
     AVRO_STAT_FIELDS,
     NULL_COMMIT,
     STAT_FIELDS,
@@ -36,8 +37,7 @@ from spec.commit_metadata import (
     parse_commit_metadata,
     write_stat,
 )
-from spec.errors import MetadataFormatError
-from spec.instant import State
+from spec.timeline.instant import State
 from tests.conftest import RealTable
 from tests.test_plans import timeline_files
 

@@ -21,9 +21,9 @@ import pytest
 from conformance.checker import check_table
 from reference.client import WriteClient
 from spec.errors import InvalidConfig, WriteConflict
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
 from tests import concurrent_writer
 
 OCC = {"hoodie.table.name": "occ", "hoodie.datasource.write.recordkey.field": "id",

@@ -16,7 +16,7 @@ from reference.options import WriteConfig, parse_options
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.actions.compaction import CompactionConfig
-from spec.config_registry import (
+from spec.config.registry import (
     ALIASES,
     BY_KEY,
     BY_NAME,
@@ -27,8 +27,8 @@ from spec.config_registry import (
     resolve_settings,
 )
 from spec.errors import InvalidConfig
-from spec.partitioner import PartitionerConfig
-from spec.service_configs import archive_config, clean_config, compaction_config, partitioner_config
+from spec.write.partitioner import PartitionerConfig
+from spec.write.service_configs import archive_config, clean_config, compaction_config, partitioner_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,4 +137,4 @@ def test_the_null_partition_is_declared_once() -> None:
     literal = "__HIVE_DEFAULT_" + "PARTITION__"
     declaring = [p.relative_to(ROOT).as_posix() for d in ("spec", "reference", "conformance", "bench")
                  for p in (ROOT / d).rglob("*.py") if re.search(rf"= \"{literal}\"", p.read_text())]
-    assert declaring == ["spec/partition_path.py"]
+    assert declaring == ["spec/keygen/partition_path.py"]

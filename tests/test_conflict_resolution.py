@@ -1,12 +1,17 @@
-"""The conflict rules of optimistic concurrency control (``spec.conflict_resolution``), as pure functions:
+"""The conflict rules of optimistic concurrency control (``spec.timeline.conflict_resolution``), as pure functions:
 which instants a committing writer checks, by table version and type, and when a compaction may be
 scheduled beside a pending write."""
 
 from __future__ import annotations
 
-from spec.conflict_resolution import ConcurrentOperation, candidate_instants, has_conflict, may_schedule_compaction
-from spec.instant import Action, Instant, State
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.conflict_resolution import (
+    ConcurrentOperation,
+    candidate_instants,
+    has_conflict,
+    may_schedule_compaction,
+)
+from spec.timeline.instant import Action, Instant, State
 
 T0, T1, T2, T3, T4 = (f"2026010100000{i}000" for i in range(5))
 

@@ -18,7 +18,7 @@ import spec.model.writes
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.ops import CreateTable, Op
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
-from spec.operations import Write
+from spec.model.operations import Write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

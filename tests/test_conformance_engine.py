@@ -32,7 +32,7 @@ from conformance.runner import (
     run_cases,
 )
 from spec.errors import InvalidConfig, InvalidOperation
-from spec.operations import WRITE_OPERATIONS, ExpectError, Rollback, Write
+from spec.model.operations import WRITE_OPERATIONS, ExpectError, Rollback, Write
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"

@@ -30,7 +30,7 @@ from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case, run_cases
 from spec.errors import InstantNotFound
-from spec.operations import Stream, StreamRecord, Write
+from spec.model.operations import Stream, StreamRecord, Write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REFERENCE_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.reference_cmd --engine local"

@@ -59,7 +59,7 @@ def check_reader(folder: Path, read: Reader) -> dict[str, list[str]]:
 # --- readers ----------------------------------------------------------------------------------------
 
 def spec_reader(table: str, q: dict[str, Any]) -> pa.Table:
-    from spec.reader import read_table
+    from spec.read.reader import read_table
 
     kind = "snapshot" if q["kind"] == "time_travel" else q["kind"]
     return read_table(table, kind, as_of=q.get("as_of"), begin=q.get("begin"), end=q.get("end"))

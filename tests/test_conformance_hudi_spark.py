@@ -15,7 +15,7 @@ from conformance.adapters.hudi_spark import BUNDLE_ENV, CAPABILITIES, HudiSparkA
 from conformance.ops import CreateTable
 from conformance.runner import Verdict, load_cases, run_cases
 from spec.errors import InvalidOperation
-from spec.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write
+from spec.model.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MOR = CreateTable(table_type="MERGE_ON_READ", table_version=8, partition_fields=("p",), clean_commits_retained=2,

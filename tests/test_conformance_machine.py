@@ -26,7 +26,7 @@ from conformance.generate import write_regression
 from conformance.machine import PROFILES, LockstepMachine, MachineOptions, machine_for, profile_settings, run_machine
 from conformance.ops import OP_NAMES, Op
 from conformance.runner import FixtureCase, Lockstep, Verdict, load_cases, run_case
-from spec.operations import Compact, ExpectError, Write
+from spec.model.operations import Compact, ExpectError, Write
 
 
 def test_spec_adapter_passes_the_ci_profile() -> None:

@@ -104,7 +104,7 @@ def test_a_crash_that_a_killed_process_cannot_stage_is_refused(spark: Any, tmp_p
     """``crash`` after some but not all of a write's files: the adapter says so instead of passing."""
     from conformance.ops import Case
     from conformance.runner import execute
-    from spec.operations import Crash, Write
+    from spec.model.operations import Crash, Write
 
     rec = [{"id": i, "ts": 1, "p": p, "v": "x"} for i, p in ((1, "a"), (2, "b"))]
     case = Case("partial-crash", config=CreateTable(partition_fields=("p",)),

@@ -35,16 +35,16 @@ from conformance.checker import check_table
 from conformance.ops import CreateTable
 from reference.client import WriteClient
 from reference.faults import FAULT_ENV
-from spec.avro_model import HoodieRollbackMetadata, parse_avro_metadata
-from spec.instant import Action
 from spec.model import Env, TableModel
+from spec.model.operations import Write
 from spec.model.queries import snapshot
-from spec.operations import Write
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.storage_lock import LOCK_FILE
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import LOCK_FILE
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import HoodieRollbackMetadata, parse_avro_metadata
+from spec.timeline.instant import Action
+from spec.timeline.layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark

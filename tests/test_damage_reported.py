@@ -15,10 +15,10 @@ import pytest
 from reference.cli import main
 from reference.client import WriteClient
 from spec.errors import CorruptBlock, InvalidTable, MetadataFormatError
-from spec.instant import Action, State
-from spec.log_scanner import SkippedBlock
-from spec.reader import read_table
-from spec.timeline import Timeline
+from spec.file_group.log_file.scanner import SkippedBlock
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action, State
 from tests.test_bad_input import options, refused_unchanged, rows, snapshot
 
 KINDS = [(tt, v) for tt in ("COPY_ON_WRITE", "MERGE_ON_READ") for v in (6, 8)]

@@ -12,8 +12,8 @@ import pytest
 
 from conformance.checker import check_table
 from reference import demo
-from spec.instant import Action
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action
 
 pytestmark = pytest.mark.spark
 

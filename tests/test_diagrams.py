@@ -1,6 +1,6 @@
 """The site's pictures are drawn from the rules and tables they show, so a changed input changes them.
 
-- the timeline state machine follows ``spec.timeline``'s transition tables (a toy table, or the
+- the timeline state machine follows ``spec.timeline.active_timeline``'s transition tables (a toy table, or the
   spec's patched, draws differently), and its Mermaid names only states it declares;
 - the file-group picture and ``hudi-spec fsview --output mermaid|svg`` follow the table on disk;
 - the log block picture cuts a real block along ``BLOCK_FIELDS`` at the offsets the encoder writes;
@@ -20,7 +20,7 @@ from types import MappingProxyType, ModuleType
 
 import pytest
 
-import spec.instant as timeline_rules
+import spec.timeline.instant as timeline_rules
 from bench.charts import chart_svg, results_from_page
 from reference.cli import main
 from reference.diagrams.buckets import WorkedExample, buckets_svg
@@ -28,11 +28,19 @@ from reference.diagrams.fsview import fsview_mermaid, fsview_svg
 from reference.diagrams.log_layout import block_layout_svg
 from reference.diagrams.timeline import moves, state_machine_mermaid, state_machine_svg
 from spec.errors import IllegalStateTransition
-from spec.file_system_view import FileSystemView
-from spec.instant import Action, State, check_transition
-from spec.log_format import BLOCK_FIELDS, BlockType, LogBlock, block_parts, encode_block, read_blocks, read_log_file
-from spec.partitioner import PartitionProfile, WorkloadProfile
-from spec.storage import Storage
+from spec.file_group.file_system_view import FileSystemView
+from spec.file_group.log_file.log_format import (
+    BLOCK_FIELDS,
+    BlockType,
+    LogBlock,
+    block_parts,
+    encode_block,
+    read_blocks,
+    read_log_file,
+)
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.instant import Action, State, check_transition
+from spec.write.partitioner import PartitionProfile, WorkloadProfile
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "fixtures" / "tables" / "compaction-logs-mor-v8" / "table"

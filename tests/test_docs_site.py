@@ -70,7 +70,7 @@ def test_nav_lists_every_page() -> None:
 
 
 def test_options_page_is_generated_from_the_registry() -> None:
-    from spec.config_registry import WRITER_OPTIONS as REGISTRY
+    from spec.config.registry import WRITER_OPTIONS as REGISTRY
 
     spec = importlib.util.spec_from_file_location("hudi_spec_docs_hooks", DOCS / "hooks.py")
     assert spec is not None and spec.loader is not None

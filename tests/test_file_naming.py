@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import InvalidName
-from spec.file_naming import (
+from spec.file_group.file_naming import (
     BaseFileName,
     LogFileName,
     is_base_file_name,

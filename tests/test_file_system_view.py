@@ -1,4 +1,5 @@
-"""File groups and slices (spec.file_system_view): the visibility and slicing rules of docs/spec/file_system_view.md on
+"""File groups and slices (spec.file_group.file_system_view): the visibility and slicing rules of
+docs/spec/file_system_view.md on
 hand-made listings, then every real table's latest slices against hudi-rs's ``get_file_slices``."""
 
 from __future__ import annotations
@@ -7,12 +8,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from spec.file_naming import parse_log_file_name
-from spec.file_system_view import DataFile, FileSlice, FileSystemView, build_file_groups, list_data_files
-from spec.reader import TableReader
-from spec.storage import Storage
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
+from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.file_group.file_naming import parse_log_file_name
+from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView, build_file_groups, list_data_files
+from spec.read.reader import TableReader
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
 from tests.conftest import RealTable
 
 T1, T2, T3, T4, T5 = (f"2025010100000{i}000" for i in range(1, 6))

@@ -1,4 +1,4 @@
-"""Bloom filter vectors ported from Apache Hudi's unit tests (``spec.bloom_filter``).
+"""Bloom filter vectors ported from Apache Hudi's unit tests (``spec.file_group.bloom_filter``).
 
 Source: ``TestInternalDynamicBloomFilter`` (hudi-common): how the dynamic filter adds rows as keys
 arrive, stops at its maximum, finds every key it was given, and survives serialization.
@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from spec.bloom_filter import DynamicBloomFilter, deserialize_dynamic
+from spec.file_group.bloom_filter import DynamicBloomFilter, deserialize_dynamic
 from tests.hudi_vectors import Source, Vector, ids
 
 DYNAMIC = Source("TestInternalDynamicBloomFilter", "",

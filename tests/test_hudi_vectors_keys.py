@@ -1,4 +1,4 @@
-"""Key generator vectors ported from Apache Hudi's unit tests (``spec.keys``).
+"""Key generator vectors ported from Apache Hudi's unit tests (``spec.keygen.key_generators``).
 
 Sources: ``TestSimpleKeyGenerator``, ``TestComplexKeyGenerator``, ``TestCustomKeyGenerator``,
 ``TestTimestampBasedKeyGenerator`` (hudi-spark-client) and ``TestKeyGenUtils`` (hudi-client-common).
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from spec.errors import InvalidConfig, InvalidRecord
-from spec.keys import key_generator_from_config
+from spec.keygen.key_generators import key_generator_from_config
 from tests.hudi_vectors import Source, Vector, ids
 
 _SPARK = "hudi-client/hudi-spark-client/src/test/java/org/apache/hudi/keygen/"

@@ -1,4 +1,5 @@
-"""File naming and instant vectors ported from Apache Hudi's unit tests (``spec.file_naming``, ``spec.timeline``).
+"""File naming and instant vectors ported from Apache Hudi's unit tests (``spec.file_group.file_naming``,
+``spec.timeline.active_timeline``).
 
 Sources: ``TestFSUtils`` (hudi-hadoop-common: base and log file names, their parts and the log
 file order), ``TestHoodieInstant``, ``TestHoodieInstantTimeGenerator`` and ``TestHoodieActiveTimeline``
@@ -13,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from spec.file_naming import (
+from spec.config.table_config import LAYOUT_V1
+from spec.file_group.file_naming import (
     BaseFileName,
     is_base_file_name,
     is_log_file_name,
@@ -21,9 +23,9 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.instant import Action, Instant, State, format_instant_time
-from spec.timeline import Timeline
-from spec.timeline_layout import LAYOUT_V1, parse_instant_file_name
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action, Instant, State, format_instant_time
+from spec.timeline.layout import parse_instant_file_name
 from tests.hudi_vectors import Source, Vector, ids
 
 FS_UTILS = Source("TestFSUtils", "", "hudi-hadoop-common/src/test/java/org/apache/hudi/common/fs/TestFSUtils.java",

@@ -1,4 +1,4 @@
-"""Schema vectors ported from Apache Hudi's unit tests (``spec.avro_schemas``, ``spec.schema``).
+"""Schema vectors ported from Apache Hudi's unit tests (``spec.timeline.avro_schemas``, ``spec.schema.table_schema``).
 
 Sources: ``TestHoodieAvroUtils.testSanitizeName`` (Avro names made valid) and
 ``TestAvroSchemaUtils`` (projections, and the write-time compatibility check of a writer's
@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from spec.avro_schemas import sanitize_avro_name
 from spec.errors import SchemaMismatch
-from spec.schema_compatibility import (
+from spec.schema.compatibility import (
     can_read,
     check_schema_compatible,
     is_compatible_projection_of,
     is_strict_projection_of,
 )
+from spec.timeline.avro_schemas import sanitize_avro_name
 from tests.hudi_vectors import Source, Vector, ids
 
 AVRO_UTILS = Source("TestHoodieAvroUtils", "testSanitizeName",

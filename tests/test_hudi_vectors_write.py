@@ -1,4 +1,4 @@
-"""Write-path vectors ported from Apache Hudi's unit tests (``spec.partitioner``, ``spec.merge``).
+"""Write-path vectors ported from Apache Hudi's unit tests (``spec.write.partitioner``, ``spec.read.merge``).
 
 Sources: ``TestUpsertPartitioner`` (hudi-spark-client: average record size, insert buckets and
 their weights, small files), ``TestDefaultHoodieRecordPayload`` and
@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from spec.merge import MergeMode, MergeRule, Version, as_version, combine_logs, merge_with_base
-from spec.partitioner import (
+from spec.config.table_config import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST_PAYLOAD
+from spec.read.merge import MergeMode, MergeRule, Version, as_version, combine_logs, merge_with_base
+from spec.write.partitioner import (
     PartitionerConfig,
     SmallFile,
     SmallFileCandidate,
@@ -22,7 +23,6 @@ from spec.partitioner import (
     average_record_size,
     select_small_files,
 )
-from spec.table_config import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST_PAYLOAD
 from tests.hudi_vectors import Source, Vector, ids
 
 UPSERT = Source("TestUpsertPartitioner", "",

@@ -15,18 +15,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.config.table_config import TableConfig
 from spec.errors import HudiSpecError, InvalidConfig, InvalidName, InvalidRecord
-from spec.key_values import Float32, java_string
-from spec.keys import KeyGenerator, key_generator_from_config
-from spec.partition_path import (
+from spec.keygen.key_generators import KeyGenerator, key_generator_from_config
+from spec.keygen.key_values import Float32, java_string
+from spec.keygen.partition_path import (
     DEFAULT_PARTITION,
     check_partition_path,
     escape_path_name,
     parse_partition_path,
     unescape_path_name,
 )
-from spec.table_config import TableConfig
-from spec.timestamp_keygen import TimestampConfig
+from spec.keygen.timestamp import TimestampConfig
 from tests.conftest import RealTable
 
 TS_PROPS = {

@@ -1,4 +1,4 @@
-"""The ledger (L4): each rule of ``spec.ledger`` on a file that keeps it and one that breaks it; the
+"""The ledger (L4): each rule of ``spec.write.ledger`` on a file that keeps it and one that breaks it; the
 model's predictions (``spec.model.ledger``); the observation catching violations made by hand on a
 small table the reference's local engine wrote (no Spark); the mutation harness on one mutation."""
 
@@ -20,8 +20,11 @@ from conformance.ops import Case, CreateTable
 from conformance.runner import FixtureCase, Verdict, run_case
 from spec.actions.archive import hold_back_uncleaned_replaces
 from spec.errors import InvalidOperation
-from spec.instant import Instant, State
-from spec.ledger import (
+from spec.model import TableModel
+from spec.model.ledger import ledger as model_ledger
+from spec.model.operations import Archive, Clean, Compact, Write
+from spec.timeline.instant import Instant, State
+from spec.write.ledger import (
     BlockRows,
     FileRows,
     StatCounts,
@@ -34,9 +37,6 @@ from spec.ledger import (
     orphan_violations,
     seqno_violations,
 )
-from spec.model import TableModel
-from spec.model.ledger import ledger as model_ledger
-from spec.operations import Archive, Clean, Compact, Write
 
 ROOT = Path(__file__).resolve().parents[1]
 T1, T2, T3 = "20240101000000000", "20240101000001000", "20240101000002000"

@@ -1,8 +1,9 @@
 """The local engine (``engine="local"``) and the column-at-a-time fast paths both engines use.
 
 Every fast path is checked against the rule it stands for: the vectorised router against
-``spec.partitioner.route``, the column-wise Avro encoder against ``spec.log_blocks`` (fastavro, one
-record at a time), the column-wise merge against ``spec.merge`` record by record, the Arrow key
+``spec.write.partitioner.route``, the column-wise Avro encoder against ``spec.file_group.log_file.log_blocks``
+(fastavro, one
+record at a time), the column-wise merge against ``spec.read.merge`` record by record, the Arrow key
 columns and dedupe against the Spark engine's. Then the two engines write the same sequence and
 must leave the same table: the same file groups holding the same records with the same meta values
 (only the sequence numbers' task ids and the write tokens, which name Spark tasks, may differ).
@@ -30,15 +31,15 @@ from reference.api import HudiTable
 from reference.avro_columns import block_content, encode_records
 from reference.local_engine import dedupe, with_keys
 from reference.partitioning import route_batch
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidConfig, InvalidRecord
-from spec.file_system_view import FileSystemView
-from spec.log_blocks import encode_avro_records
-from spec.partitioner import PartitionerConfig, SmallFile, WorkloadProfile, assign_buckets, route
-from spec.reader import read_table
-from spec.schema import avro_schema_from_arrow, record_name_for_table, with_meta_fields
-from spec.storage import Storage
-from spec.storage_lock import LOCKS_FOLDER as LOCKS
-from spec.table_config import TableConfig
+from spec.file_group.file_system_view import FileSystemView
+from spec.file_group.log_file.log_blocks import encode_avro_records
+from spec.read.reader import read_table
+from spec.schema.table_schema import avro_schema_from_arrow, record_name_for_table, with_meta_fields
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import LOCKS_FOLDER as LOCKS
+from spec.write.partitioner import PartitionerConfig, SmallFile, WorkloadProfile, assign_buckets, route
 
 # --- routing ------------------------------------------------------------------------------------------
 
@@ -274,7 +275,7 @@ def test_a_merge_keeps_the_old_files_order_and_continues_its_bloom_filter(tmp_pa
     old row keeps its place, the new file's bloom filter is the old one continued, byte for byte the
     filter of all its keys in file order; after a delete it is built again from the keys."""
     from reference.bloom import footer
-    from spec.bloom_filter import FOOTER_KEY
+    from spec.file_group.bloom_filter import FOOTER_KEY
 
     continued: list[bool] = []
     real = handles.extended_footer

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spec.errors import HudiSpecError
-from spec.log_blocks import avro_data_block, decode_avro_columns, decode_avro_records
-from spec.log_format import LogBlock
-from spec.schema import arrow_schema_from_avro, rows_to_arrow
+from spec.file_group.log_file.log_blocks import avro_data_block, decode_avro_columns, decode_avro_records
+from spec.file_group.log_file.log_format import LogBlock
+from spec.schema.table_schema import arrow_schema_from_avro, rows_to_arrow
 
 INSTANT = "20240101000000000"
 

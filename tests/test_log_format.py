@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.delete_block import decode_delete_records, delete_block, delete_record
 from spec.errors import LogFormatError, UnsupportedBlockContent
-from spec.log_blocks import (
+from spec.file_group.log_file.delete_block import decode_delete_records, delete_block, delete_record
+from spec.file_group.log_file.log_blocks import (
     avro_data_block,
     block_record_count,
     decode_avro_records,
@@ -22,7 +22,15 @@ from spec.log_blocks import (
     parquet_data_block,
     rollback_command_block,
 )
-from spec.log_format import MAGIC, BlockType, HeaderKey, LogBlock, encode_block, encode_blocks, read_blocks
+from spec.file_group.log_file.log_format import (
+    MAGIC,
+    BlockType,
+    HeaderKey,
+    LogBlock,
+    encode_block,
+    encode_blocks,
+    read_blocks,
+)
 from tests.conftest import RealTable
 
 SCHEMA = json.dumps({
@@ -193,10 +201,10 @@ def test_append_handle_plan_written_through_storage_rolls_over_and_reads_back(tm
     """The append handle's plan carried out with real blocks: each append goes to the current log
     file (``append_blocks`` returns where it starts); a file past the max size rolls to the next
     version; reading every file back gives the planned blocks, records and deletes in order."""
-    from spec.append_handle import AppendHandleConfig, LogRecordOp, PlannedBlock, plan_append_handle
-    from spec.file_naming import LogFileName
-    from spec.log_format import append_blocks, read_log_file
-    from spec.storage import Storage
+    from spec.file_group.file_naming import LogFileName
+    from spec.file_group.log_file.log_format import append_blocks, read_log_file
+    from spec.storage.hoodie_storage import Storage
+    from spec.write.append_handle import AppendHandleConfig, LogRecordOp, PlannedBlock, plan_append_handle
 
     instant = "20240101000000000"
     rows = [{"_hoodie_commit_time": instant, "_hoodie_record_key": f"k{i}", "id": i, "name": "x" * 40,

@@ -15,10 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spec.delete_block import delete_block, delete_record
 from spec.errors import HudiSpecError
-from spec.log_blocks import avro_data_block, decode_parquet_records, decode_records, rollback_command_block
-from spec.log_format import MAGIC, BlockType, encode_block, read_blocks
+from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.log_blocks import (
+    avro_data_block,
+    decode_parquet_records,
+    decode_records,
+    rollback_command_block,
+)
+from spec.file_group.log_file.log_format import MAGIC, BlockType, encode_block, read_blocks
 
 SCHEMA = json.dumps({"type": "record", "name": "r", "fields": [
     {"name": "_hoodie_record_key", "type": ["null", "string"], "default": None},

@@ -1,4 +1,4 @@
-"""Record merging rules (spec.merge), unit by unit and on an altered real table where hudi-rs differs."""
+"""Record merging rules (spec.read.merge), unit by unit and on an altered real table where hudi-rs differs."""
 
 from __future__ import annotations
 
@@ -9,11 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.delete_block import delete_block, delete_record
+from spec.config.table_config import (
+    COMMIT_TIME_STRATEGY_ID,
+    DEFAULT_PAYLOAD,
+    MERGE_ON_READ,
+    OVERWRITE_WITH_LATEST_PAYLOAD,
+    TableConfig,
+)
 from spec.errors import InvalidOperation
-from spec.log_blocks import decode_avro_records
-from spec.log_format import encode_block, read_blocks
-from spec.merge import (
+from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.log_blocks import decode_avro_records
+from spec.file_group.log_file.log_format import encode_block, read_blocks
+from spec.read.merge import (
     MergeMode,
     MergeRule,
     Version,
@@ -24,14 +31,7 @@ from spec.merge import (
     java_compare,
     merge_with_base,
 )
-from spec.reader import TableReader, read_table
-from spec.table_config import (
-    COMMIT_TIME_STRATEGY_ID,
-    DEFAULT_PAYLOAD,
-    MERGE_ON_READ,
-    OVERWRITE_WITH_LATEST_PAYLOAD,
-    TableConfig,
-)
+from spec.read.reader import TableReader, read_table
 from tests.conftest import RealTable
 from tests.hudi_rs import hudi_rs_read
 

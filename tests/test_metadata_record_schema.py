@@ -1,4 +1,4 @@
-"""The metadata table's record schema (``spec.metadata_record_schema``): the text generated from our definitions is
+"""The metadata table's record schema (``spec.metadata.record_schema``): the text generated from our definitions is
 the text Apache Hudi embeds — for table version 9, the schema of every metadata HFile and HFILE log block of the
 real version 9 tables; for version 8, Hudi 1.0's text (its digest) and the schema of every metadata file of the
 real version 8 table that has a metadata table."""
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import fastavro
 
-from spec.hfile import parse_hfile
-from spec.log_format import BlockType, HeaderKey, read_blocks
-from spec.metadata_record_schema import metadata_record_schema_dict, metadata_record_schema_json
-from spec.metadata_writer import metadata_record_schema
+from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
+from spec.metadata.hfile import parse_hfile
+from spec.metadata.record_schema import metadata_record_schema_dict, metadata_record_schema_json
+from spec.metadata.writer import metadata_record_schema
 from tests.conftest import RealTable
 
 V8_TEXT_SHA256 = "5e1aed4057cba6c12f407aecf5aaedc132e9302840944a4a10d01dc77efc4125"

@@ -11,12 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reference.cli import main
+from spec.config.table_config import TableConfig
 from spec.errors import HFileFormatError
-from spec.file_system_view import list_data_files
-from spec.hfile import BLOCK_HEADER_SIZE, TRAILER_SIZE, parse_hfile, read_varint, read_vlong
-from spec.hfile_writer import format_hfile, write_varint, write_vlong
-from spec.log_format import BlockType, encode_blocks, read_blocks
-from spec.metadata_table import (
+from spec.file_group.file_system_view import list_data_files
+from spec.file_group.log_file.log_format import BlockType, encode_blocks, read_blocks
+from spec.metadata.hfile import BLOCK_HEADER_SIZE, TRAILER_SIZE, parse_hfile, read_varint, read_vlong
+from spec.metadata.hfile_writer import format_hfile, write_varint, write_vlong
+from spec.metadata.metadata_table import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
     FileInfo,
@@ -28,11 +29,10 @@ from spec.metadata_table import (
     read_files_partition,
     uses_metadata_table,
 )
-from spec.reader import TableReader, read_table
-from spec.schema import RECORD_KEY
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
+from spec.read.reader import TableReader, read_table
+from spec.schema.table_schema import RECORD_KEY
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset
 

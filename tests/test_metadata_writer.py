@@ -1,4 +1,4 @@
-"""The writer's metadata table (``spec.metadata_writer``, ``reference.metadata_writer``): its files byte for byte
+"""The writer's metadata table (``spec.metadata.writer``, ``reference.metadata_writer``): its files byte for byte
 as Hudi 1.1 writes them, every write and table service recorded in the files partition, crashes repaired,
 partitions it does not keep removed, and the metadata table turned off — each checked by hudi-rs (which lists
 files through the metadata table) against the spec's reader and by ``check`` (the files partition against the
@@ -27,19 +27,19 @@ from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, UnsupportedTableVersion
-from spec.hfile import parse_hfile
-from spec.hfile_writer import build_hfile
-from spec.instant import Action, Instant, State
-from spec.log_format import BlockType, read_blocks
-from spec.metadata_table import (
+from spec.file_group.log_file.log_format import BlockType, read_blocks
+from spec.metadata.hfile import parse_hfile
+from spec.metadata.hfile_writer import build_hfile
+from spec.metadata.metadata_table import (
     FILES_PARTITION,
     METADATA_TABLE_PATH,
     file_infos,
     hfile_records,
     list_table_files,
 )
-from spec.metadata_writer import (
+from spec.metadata.writer import (
     SOLO_COMMIT_TIMESTAMP,
     commit_records,
     earliest_for_metadata_archival,
@@ -53,11 +53,11 @@ from spec.metadata_writer import (
     metadata_table_config,
     records_hfile,
 )
-from spec.reader import read_table
-from spec.schema import META_FIELDS
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.schema.table_schema import META_FIELDS
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action, Instant, State
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 from tests.test_writer_v9 import _v9_cases
@@ -338,7 +338,7 @@ def test_an_existing_table_without_one_keeps_none_while_the_option_is_unset(tmp_
 
 
 def test_commit_records_take_the_largest_size_of_a_file() -> None:
-    from spec.commit_metadata import CommitMetadata, write_stat
+    from spec.timeline.commit_metadata import CommitMetadata, write_stat
     md = CommitMetadata({"": (write_stat(path=".f_1.log.1_0-0-0", fileSizeInBytes=5),
                               write_stat(path=".f_1.log.1_0-0-0", fileSizeInBytes=9))})
     records = commit_records(md)

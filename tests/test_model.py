@@ -9,8 +9,7 @@ import pytest
 from conformance.ops import CreateTable
 from spec.errors import InstantNotFound, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.model import Env, TableModel, apply, predict
-from spec.model.queries import key_locations, query_instants, snapshot
-from spec.operations import (
+from spec.model.operations import (
     Archive,
     Clean,
     Compact,
@@ -22,6 +21,7 @@ from spec.operations import (
     Savepoint,
     Write,
 )
+from spec.model.queries import key_locations, query_instants, snapshot
 
 COMBOS = [("COPY_ON_WRITE", 6), ("COPY_ON_WRITE", 8), ("MERGE_ON_READ", 6), ("MERGE_ON_READ", 8)]
 
@@ -341,7 +341,7 @@ def test_stream_i_u_then_u_u_stays_in_one_group(table_type: str, version: int) -
     """Seed 000's sequence: key 1 is inserted and updated in checkpoint 1 (one insert bucket, used twice),
     updated twice in checkpoint 2 (an update bucket of the same group). Groups hold 2048 // 1024 = 2
     records, so key 3 (new in checkpoint 2) opens a second group once keys 1 and 2 fill the first."""
-    from spec.operations import Stream, StreamRecord
+    from spec.model.operations import Stream, StreamRecord
 
     def up(i: int, ts: int) -> StreamRecord:
         return StreamRecord("upsert", rec(i, ts))

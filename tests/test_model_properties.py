@@ -12,8 +12,8 @@ from spec.actions.clean import CleanConfig, earliest_commit_to_retain
 from spec.errors import HudiSpecError
 from spec.model import TableModel, TableState, apply
 from spec.model.files import FILE_NAME, META_COLUMNS
+from spec.model.operations import Clean, Compact, DeletePartition, Rollback, Savepoint, Write
 from spec.model.queries import index_locations, key_locations, query_instants, snapshot
-from spec.operations import Clean, Compact, DeletePartition, Rollback, Savepoint, Write
 
 KEYS = st.integers(0, 5)
 PARTS = st.sampled_from(["a", "b"])

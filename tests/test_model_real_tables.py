@@ -18,20 +18,20 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance.ops import CreateTable
-from spec.commit_metadata import parse_commit_metadata
-from spec.delete_block import decode_delete_records
-from spec.file_system_view import FileSystemView, list_data_files
-from spec.log_blocks import decode_records
-from spec.log_format import BlockType, read_blocks
+from spec.config.table_config import TableConfig
+from spec.file_group.file_system_view import FileSystemView, list_data_files
+from spec.file_group.log_file.delete_block import decode_delete_records
+from spec.file_group.log_file.log_blocks import decode_records
+from spec.file_group.log_file.log_format import BlockType, read_blocks
 from spec.model import Env, TableModel, predict
+from spec.model.operations import Compact, DeletePartition, Rollback, Write
 from spec.model.queries import layout
-from spec.operations import Compact, DeletePartition, Rollback, Write
-from spec.reader import TableReader
-from spec.slice_merge import record_key_of
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, timeline_dir
+from spec.read.reader import TableReader
+from spec.read.slice_merge import record_key_of
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.layout import format_instant_file_name, timeline_dir
 
 KEYGENS = {"SimpleKeyGenerator": "SIMPLE", "ComplexKeyGenerator": "COMPLEX",
            "NonpartitionedKeyGenerator": "NON_PARTITION", "TimestampBasedKeyGenerator": "TIMESTAMP"}
@@ -216,7 +216,7 @@ def test_model_rows_agree_with_the_spec_reader_on_the_real_table(real_table: Any
     ordering value, and the incremental query, which needs the commit time column, is refused."""
     from spec.errors import InvalidOperation
     from spec.model.queries import query_instants, read_optimized, snapshot
-    from spec.reader import read_table
+    from spec.read.reader import read_table
 
     recipe, m = replay(real_table)
     config = m.state.config

@@ -13,20 +13,20 @@ import pytest
 
 from conformance.ops import CreateTable
 from reference.api import HudiTable
-from spec.avro_model import HoodieCompactionPlan, parse_avro_metadata
-from spec.commit_metadata import parse_commit_metadata
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_system_view import FileSystemView
-from spec.instant import Action, State
-from spec.log_format import BlockType, read_log_file
+from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_group.file_system_view import FileSystemView
+from spec.file_group.log_file.log_format import BlockType, read_log_file
 from spec.model import Env, TableModel
+from spec.model.operations import Compact, Write
 from spec.model.queries import layout, read_optimized, snapshot
-from spec.operations import Compact, Write
-from spec.reader import TableReader, read_table
-from spec.storage import Storage
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.read.reader import TableReader, read_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import HoodieCompactionPlan, parse_avro_metadata
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.instant import Action, State
+from spec.timeline.layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark

@@ -18,8 +18,8 @@ import pytest
 
 import reference  # noqa: F401  (registers the S3 client)
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
-from spec.storage import Storage
-from spec.storage_schemes import STORAGE_SCHEMES, storage_scheme
+from spec.storage.hoodie_storage import Storage
+from spec.storage.schemes import STORAGE_SCHEMES, storage_scheme
 
 ROUNDS = 20
 RACERS = 16

@@ -13,7 +13,7 @@ import pytest
 from reference.cli import main
 from reference.options import parse_options
 from spec.errors import InvalidConfig
-from spec.reader import read_table
+from spec.read.reader import read_table
 from tests.hudi_rs import as_multiset, hudi_rs_read
 
 

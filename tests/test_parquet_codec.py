@@ -1,4 +1,4 @@
-"""Parquet compression as Hudi writes it (``spec.parquet_codec``), on every write path.
+"""Parquet compression as Hudi writes it (``spec.config.parquet_codec``), on every write path.
 
 Every parquet file the writer leaves — base files of both engines, compacted base files, parquet log
 blocks — must be compressed with ``hoodie.parquet.compression.codec`` at the level parquet-mr runs it
@@ -22,9 +22,9 @@ import pytest
 
 from reference.api import HudiTable
 from reference.handles import writer_compression
+from spec.config.parquet_codec import CODECS, ParquetCompression, parquet_compression
 from spec.errors import InvalidConfig
-from spec.log_blocks import parquet_data_block
-from spec.parquet_codec import CODECS, ParquetCompression, parquet_compression
+from spec.file_group.log_file.log_blocks import parquet_data_block
 
 # --- the rule ------------------------------------------------------------------------------------
 

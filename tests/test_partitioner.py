@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import InvalidConfig, InvalidRecord
-from spec.partitioner import (
+from spec.write.partitioner import (
     BucketAssignment,
     CommitSizes,
     InsertBucket,

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.avro_model import (
+from spec.errors import MetadataFormatError
+from spec.timeline.avro_model import (
     PLAN_TYPES,
     HoodieActionInstant,
     HoodieCleanerPlan,
@@ -41,7 +42,7 @@ from spec.avro_model import (
     parse_avro_metadata,
     parse_timeline_content,
 )
-from spec.avro_schemas import (
+from spec.timeline.avro_schemas import (
     NAMESPACE,
     RECORD_NAMES,
     read_container,
@@ -49,10 +50,9 @@ from spec.avro_schemas import (
     schema_json,
     write_container,
 )
-from spec.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
-from spec.errors import MetadataFormatError
-from spec.instant import Instant, State
-from spec.timeline_layout import is_instant_file_name, parse_instant_file_name
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
+from spec.timeline.instant import Instant, State
+from spec.timeline.layout import is_instant_file_name, parse_instant_file_name
 from tests.conftest import RealTable
 
 # --- the real timeline files --------------------------------------------------------------------
@@ -237,7 +237,7 @@ def test_schemas_are_valid_avro_with_hudis_full_names(name: str, version: int) -
 def test_plan_dataclasses_cover_their_schemas() -> None:
     from dataclasses import fields
 
-    from spec.avro_model_codec import avro_name
+    from spec.timeline.avro_model_codec import avro_name
     for name, cls in PLAN_TYPES.items():
         assert [avro_name(f) for f in fields(cls)] == [f["name"] for f in schema_for(name, 8)["fields"]]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from spec.log_blocks import avro_data_block, decode_avro_records, rollback_command_block
-from spec.log_format import encode_block, read_blocks
-from spec.reader import read_table
-from spec.timeline import Timeline
+from spec.file_group.log_file.log_blocks import avro_data_block, decode_avro_records, rollback_command_block
+from spec.file_group.log_file.log_format import encode_block, read_blocks
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 
@@ -139,7 +139,7 @@ def test_removing_the_last_completion_rolls_the_table_back(real_tables: list[Rea
 
 def test_v8_log_only_group_keeps_one_slice() -> None:
     """Hudi 1.x: a log of a group without base files joins the slice its group's first log opened."""
-    from spec.file_system_view import DataFile, build_file_groups
+    from spec.file_group.file_system_view import DataFile, build_file_groups
 
     names = ["20250101000000000_20250101000000100.deltacommit",
              "20250101000001000_20250101000001100.deltacommit"]

@@ -22,14 +22,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spec.delete_block import delete_block, delete_record
-from spec.file_system_view import DataFile, FileSlice
-from spec.log_blocks import avro_data_block, parquet_data_block
-from spec.log_format import LogBlock, encode_block
-from spec.merge import MergeMode, MergeRule
-from spec.reader import TableReader
-from spec.slice_merge import SliceMerge
-from spec.table_config import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST_PAYLOAD
+from spec.config.table_config import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST_PAYLOAD
+from spec.file_group.file_system_view import DataFile, FileSlice
+from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.log_blocks import avro_data_block, parquet_data_block
+from spec.file_group.log_file.log_format import LogBlock, encode_block
+from spec.read.merge import MergeMode, MergeRule
+from spec.read.reader import TableReader
+from spec.read.slice_merge import SliceMerge
 from tests.conftest import RealTable
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tables"

@@ -14,12 +14,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spec.delete_block import delete_block, delete_record
-from spec.file_system_view import FileSlice, FileSystemView
-from spec.log_blocks import avro_data_block
-from spec.log_format import LogBlock, encode_block, read_blocks
-from spec.reader import read_table
-from spec.storage import Storage
+from spec.file_group.file_system_view import FileSlice, FileSystemView
+from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.log_blocks import avro_data_block
+from spec.file_group.log_file.log_format import LogBlock, encode_block, read_blocks
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 

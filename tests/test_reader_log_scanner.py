@@ -1,4 +1,4 @@
-"""Log scanning (spec.log_scanner): which blocks of a slice are applied, in what order, by version."""
+"""Log scanning (spec.file_group.log_file.scanner): which blocks of a slice are applied, in what order, by version."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from spec.log_blocks import avro_data_block, decode_avro_records, rollback_command_block
-from spec.log_format import BlockRecord, BlockType, HeaderKey, LogBlock, encode_block, read_blocks
-from spec.log_scanner import blocks_to_apply, compacted_instants
-from spec.reader import read_table
-from spec.timeline import Timeline
+from spec.file_group.log_file.log_blocks import avro_data_block, decode_avro_records, rollback_command_block
+from spec.file_group.log_file.log_format import BlockRecord, BlockType, HeaderKey, LogBlock, encode_block, read_blocks
+from spec.file_group.log_file.scanner import blocks_to_apply, compacted_instants
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 

@@ -1,4 +1,4 @@
-"""The spec reader reads file slices side by side (``spec.reader.in_order``) and parquet through
+"""The spec reader reads file slices side by side (``spec.read.reader.in_order``) and parquet through
 ``Storage.read_parquet``: the same rows, in the same order, as one slice at a time."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spec.errors import InvalidTable
-from spec.reader import TableReader, in_order
-from spec.storage import Storage
+from spec.read.reader import TableReader, in_order
+from spec.storage.hoodie_storage import Storage
 
 GOLDEN = sorted(p.parent.parent for p in (Path(__file__).resolve().parents[1] / "fixtures" / "tables").glob(
     "*/table/.hoodie/hoodie.properties"))

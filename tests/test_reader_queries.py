@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from spec.errors import InvalidOperation
-from spec.reader import TableReader, iter_table, read_table
-from spec.schema import META_FIELDS, PARTITION_PATH
+from spec.read.reader import TableReader, iter_table, read_table
+from spec.schema.table_schema import META_FIELDS, PARTITION_PATH
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset
 

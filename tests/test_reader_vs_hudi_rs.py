@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from spec.errors import InvalidOperation
-from spec.reader import TableReader, read_table
-from spec.schema import META_FIELDS
+from spec.read.reader import TableReader, read_table
+from spec.schema.table_schema import META_FIELDS
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 

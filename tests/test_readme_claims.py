@@ -18,7 +18,7 @@ from conformance.cli import build_parser as conformance_parser
 from reference import demo, sample_tables
 from reference.api import HudiTable
 from reference.cli import build_parser, main
-from spec.config_registry import ALIASES, BY_KEY, OPERATIONS
+from spec.config.registry import ALIASES, BY_KEY, OPERATIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -160,7 +160,7 @@ def test_every_command_takes_output_json() -> None:
 def test_the_python_reading_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sample_tables.build_table(tmp_path / "path" / "to" / "table", 6)
     monkeypatch.chdir(tmp_path)
-    (reading,) = [b for b in _blocks("python") if "from spec.reader" in b]
+    (reading,) = [b for b in _blocks("python") if "from spec.read.reader" in b]
     namespace: dict[str, object] = {}
     exec(compile(reading, "README reading example", "exec"), namespace)
     assert namespace["rows"].num_rows == 3  # type: ignore[attr-defined]
@@ -183,7 +183,7 @@ def test_the_writing_example_names_real_options_and_methods() -> None:
 
 
 def test_files_counts_and_links_the_readme_names() -> None:
-    from spec.storage_lock import LOCK_FILE
+    from spec.storage.lock import LOCK_FILE
     from tests.test_conformance_bugs import REFERENCE_BUGS
 
     assert f"`{LOCK_FILE}`" in README

@@ -5,19 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from spec.file_naming import (
+from spec.config.properties_file import parse_properties
+from spec.config.table_config import KEYS_BY_NAME, TableConfig, table_checksum
+from spec.file_group.file_naming import (
     is_base_file_name,
     is_log_file_name,
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.instant import State
-from spec.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
-from spec.properties_file import parse_properties
-from spec.storage import Storage
-from spec.table_config import KEYS_BY_NAME, TableConfig, table_checksum
-from spec.timeline import Timeline
-from spec.timeline_layout import (
+from spec.file_group.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import State
+from spec.timeline.layout import (
     LAYOUT_V2,
     format_instant_file_name,
     instant_file_path,

@@ -14,7 +14,7 @@ import pytest
 
 from reference.api import HudiTable
 from reference.spark_reader import read_spark
-from spec.reader import read_table
+from spec.read.reader import read_table
 
 pytestmark = pytest.mark.spark
 

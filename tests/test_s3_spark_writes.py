@@ -13,7 +13,7 @@ import pytest
 from conformance.ops import CreateTable
 from reference.api import HudiTable
 from spec.model import Env, TableModel
-from spec.operations import Compact, Write
+from spec.model.operations import Compact, Write
 from tests.test_s3_writes import _options, _rec, check_against_model
 
 pytestmark = pytest.mark.spark

@@ -27,10 +27,10 @@ from reference.executors.savepoint import savepoint_create, savepoint_delete
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.model import Env, TableModel
+from spec.model.operations import Archive, Clean, Compact, Restore, Rollback, Savepoint, Write
 from spec.model.queries import snapshot
-from spec.operations import Archive, Clean, Compact, Restore, Rollback, Savepoint, Write
-from spec.reader import read_table
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.timeline.active_timeline import Timeline
 from tests.hudi_rs import hudi_rs_read
 
 UPSERT_REQUEST_BUDGET = 80

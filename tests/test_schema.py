@@ -20,13 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spec.avro_schemas import sanitize_avro_name
-from spec.commit_metadata import parse_commit_metadata
+from spec.config.properties_file import parse_properties
 from spec.errors import SchemaMismatch
-from spec.instant import State
-from spec.log_format import read_blocks
-from spec.properties_file import parse_properties
-from spec.schema import (
+from spec.file_group.log_file.log_format import read_blocks
+from spec.schema.table_schema import (
     META_FIELDS,
     OPERATION_FIELD,
     arrow_schema_from_avro,
@@ -39,6 +36,9 @@ from spec.schema import (
     with_meta_fields,
     without_meta_fields,
 )
+from spec.timeline.avro_schemas import sanitize_avro_name
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.instant import State
 from tests.conftest import RealTable
 from tests.test_plans import timeline_files
 

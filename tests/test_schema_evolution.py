@@ -1,4 +1,4 @@
-"""Schema on write and on read: ``spec.schema_evolution`` and its use by the writer, the reader and the checker."""
+"""Schema on write and on read: ``spec.schema.evolution`` and its use by the writer, the reader and the checker."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import reference.client
 from conformance.checker import check_table
 from reference.client import WriteClient
 from spec.errors import SchemaMismatch
-from spec.reader import read_table
-from spec.schema_evolution import avro_primitive, promotes, reconcile_type
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.schema.evolution import avro_primitive, promotes, reconcile_type
+from spec.timeline.active_timeline import Timeline
 
 OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p"}

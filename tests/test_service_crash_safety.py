@@ -38,10 +38,10 @@ import pytest
 from conformance.checker import check_table
 from reference.client import WriteClient
 from reference.faults import FAULT_ENV
-from spec.instant import Action
-from spec.reader import read_table
-from spec.storage_lock import LOCK_FILE
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.storage.lock import LOCK_FILE
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action
 from tests.hudi_rs import hudi_rs_read
 from tests.test_crash_safety import _model_rows, _rows, rec
 
@@ -105,7 +105,7 @@ def rerun(path: Path, service: str, table_type: str, version: int) -> None:
     from reference.executors.compaction import compact
     from reference.executors.rollback import rollback
     from reference.options import parse_options
-    from spec.service_configs import clean_config
+    from spec.write.service_configs import clean_config
 
     client = WriteClient(str(path), engine="local")
     table = client.table_config()

@@ -24,13 +24,13 @@ from spec.actions.file_refs import GroupRef, SliceRef
 from spec.actions.restore import plan_restore, savepoint_to_restore
 from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
 from spec.actions.savepoint import last_clean, savepoint_instant
-from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
 from spec.errors import InstantNotFound, InvalidConfig, InvalidOperation
-from spec.file_naming import BaseFileName, LogFileName
-from spec.instant import Action, Instant, State
+from spec.file_group.file_naming import BaseFileName, LogFileName
 from spec.model import TableModel
-from spec.operations import Clean, Savepoint, Write
-from spec.timeline import Timeline
+from spec.model.operations import Clean, Savepoint, Write
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
+from spec.timeline.instant import Action, Instant, State
 
 
 def t(n: int) -> str:

@@ -32,10 +32,10 @@ from reference.executors import clean as clean_executor
 from reference.executors import compaction as compaction_executor
 from reference.executors.common import compaction_plan
 from spec.errors import WriteConflict
-from spec.instant import Action
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.timeline import Timeline
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action
 from tests.hudi_rs import hudi_rs_read
 
 OCC = {"hoodie.table.name": "svc", "hoodie.datasource.write.recordkey.field": "id",
@@ -226,8 +226,8 @@ def test_inserts_beside_a_compaction_follow_the_rule_for_the_groups_they_wrote(
 
 
 def _last_commit_groups(scene: Scene) -> list[Any]:
-    from spec.commit_metadata import parse_commit_metadata
-    from spec.timeline_layout import read_instant_content
+    from spec.timeline.commit_metadata import parse_commit_metadata
+    from spec.timeline.layout import read_instant_content
 
     tl = Timeline.load(scene.path)
     last = [i for i in tl.instants if i.action == Action.DELTA_COMMIT and i.is_completed][-1]

@@ -32,7 +32,16 @@ from reference.sample_tables import INSERT_T, UPDATE_T, build_table
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig, CleanPlan, earliest_commit_to_retain
 from spec.actions.compaction import compaction_base_instants
-from spec.avro_model import (
+from spec.config.registry import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
+from spec.config.table_config import COPY_ON_WRITE, TableConfig
+from spec.errors import InstantNotFound, InvalidOperation
+from spec.file_group.file_system_view import FileSystemView
+from spec.file_group.log_file.log_format import read_log_file
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,
     HoodieRestoreMetadata,
@@ -43,18 +52,9 @@ from spec.avro_model import (
     format_avro_metadata,
     parse_timeline_content,
 )
-from spec.commit_metadata import CommitMetadata, format_commit_metadata
-from spec.config_registry import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
-from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_system_view import FileSystemView
-from spec.instant import Action, Instant, State, format_instant_time
-from spec.log_format import read_log_file
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.storage_lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
-from spec.table_config import COPY_ON_WRITE, TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.timeline.instant import Action, Instant, State, format_instant_time
+from spec.timeline.layout import read_instant_content
 from tests.hudi_rs import hudi_rs_read
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -539,7 +539,7 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
     the clean removed the group it replaced."""
     import pyarrow.parquet as pq
 
-    from spec.avro_model import HoodieRequestedReplaceMetadata
+    from spec.timeline.avro_model import HoodieRequestedReplaceMetadata
 
     path = tmp_path / "t"
     storage = Storage(path)
@@ -615,8 +615,8 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
 def test_clean_spares_slices_a_pending_compaction_needs(tmp_path: Path) -> None:
     """The cleaner reads the plans of pending compactions: a slice at or after an operation's base
     instant stays, even under KEEP_LATEST_FILE_VERSIONS with one version."""
-    from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
-    from spec.table_config import MERGE_ON_READ
+    from spec.config.table_config import MERGE_ON_READ
+    from spec.timeline.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
 
     path = tmp_path / "t"
     storage = Storage(path)
@@ -745,8 +745,8 @@ def test_clean_property_spares_pending_compactions(tmp_path_factory: pytest.Temp
     """Merge-on-read: random deltacommits, compactions scheduled (left pending) on random groups, and
     cleans; a clean never deletes the slice a pending compaction's operation reads, nor what the
     latest snapshot reads."""
-    from spec.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
-    from spec.table_config import MERGE_ON_READ
+    from spec.config.table_config import MERGE_ON_READ
+    from spec.timeline.avro_model import HoodieCompactionOperation, HoodieCompactionPlan
 
     path = tmp_path_factory.mktemp("propc") / "t"
     storage = Storage(path)
@@ -804,11 +804,11 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
     (told the instant times and file sizes the writer chose, given the same file ids)."""
     from conformance.ops import CreateTable
-    from spec.commit_metadata import parse_commit_metadata
-    from spec.file_naming import parse_base_file_name
+    from spec.file_group.file_naming import parse_base_file_name
     from spec.model import Env, TableModel
+    from spec.model.operations import Archive, Clean, Restore, Rollback, Savepoint, Write
     from spec.model.queries import layout, snapshot
-    from spec.operations import Archive, Clean, Restore, Rollback, Savepoint, Write
+    from spec.timeline.commit_metadata import parse_commit_metadata
 
     path, commits = cow(version)
     storage, table = open_(path)

@@ -19,8 +19,8 @@ from test_local_engine import _groups, _records
 from conformance.adapters.reference_spark import FileIds, ReplayClock
 from reference.api import HudiTable
 from reference.index import base_files, lookup_partition
-from spec.file_system_view import FileSystemView
-from spec.storage import Storage
+from spec.file_group.file_system_view import FileSystemView
+from spec.storage.hoodie_storage import Storage
 
 
 def _batches() -> list[tuple[pa.Table, str]]:

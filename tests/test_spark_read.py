@@ -1,7 +1,7 @@
 """The Spark readers (``reference.spark_reader``) against the spec reader, for every query type.
 
 On every real table written by Apache Hudi, and on a table written by the reference writer, the
-DataFrame ``read_spark`` returns, collected to Arrow, has the columns of ``spec.reader.read_table``
+DataFrame ``read_spark`` returns, collected to Arrow, has the columns of ``spec.read.reader.read_table``
 (same order, meta fields included) and the same rows (compared as sorted lists of canonical row
 dicts; Spark's row order is its own). The quick run samples time-travel instants and incremental
 windows per table; ``-m slow`` runs every completed instant and every window between them.
@@ -22,7 +22,7 @@ from reference.api import HudiTable
 from reference.cli import main
 from reference.spark_reader import read_spark
 from spec.errors import InvalidOperation
-from spec.reader import TableReader, read_table
+from spec.read.reader import TableReader, read_table
 from tests.conftest import RealTable
 
 pytestmark = pytest.mark.spark

@@ -26,8 +26,8 @@ import pytest
 import reference  # noqa: F401  (registers the S3 client)
 from reference.lock import StorageBasedLock, holder_is_dead
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
-from spec.storage import Storage
-from spec.storage_lock import (
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import (
     CLOCK_DRIFT_BUFFER_MS,
     LOCK_FILE,
     StorageLockConfig,
@@ -45,8 +45,8 @@ CONTENDER = """
 import json, sys, time
 import reference
 from reference.lock import StorageBasedLock
-from spec.storage import Storage
-from spec.storage_lock import StorageLockConfig
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
 storage = Storage(sys.argv[1])
 config = StorageLockConfig(validity_seconds=10, heartbeat_poll_seconds=1, wait_ms=120_000, retry_wait_ms=20)
 for _ in range(int(sys.argv[2])):
@@ -65,8 +65,8 @@ HOLDER = """
 import sys, time
 import reference
 from reference.lock import StorageBasedLock
-from spec.storage import Storage
-from spec.storage_lock import StorageLockConfig
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
 lock = StorageBasedLock(Storage(sys.argv[1]), StorageLockConfig(10, 1, 0))
 lock.lock("holder")
 print("held", flush=True)
@@ -201,8 +201,8 @@ def test_a_writer_killed_holding_the_lock_is_recovered_once_its_lock_expires(whe
     import pyarrow as pa
 
     from reference.client import WriteClient
-    from spec.reader import read_table
-    from spec.timeline import Timeline
+    from spec.read.reader import read_table
+    from spec.timeline.active_timeline import Timeline
 
     path = _where(where, s3_server, tmp_path)
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import InvalidConfig
-from spec.stream_buckets import StreamBucket, StreamBucketAssigner, assign_checkpoints, write_handle
+from spec.write.stream_buckets import StreamBucket, StreamBucketAssigner, assign_checkpoints, write_handle
 
 
 def run(
@@ -82,7 +82,7 @@ def test_new_file_group_is_kept_for_one_checkpoint_only() -> None:
 
 
 def test_groups_before_the_stream_are_small_files() -> None:
-    from spec.stream_buckets import StreamFileGroup
+    from spec.write.stream_buckets import StreamFileGroup
 
     state = StreamBucketAssigner(
         5,

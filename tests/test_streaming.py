@@ -1,4 +1,4 @@
-"""Streaming writes: one commit per checkpoint, buckets by ``spec.stream_buckets``, as the spec model predicts."""
+"""Streaming writes: one commit per checkpoint, buckets by ``spec.write.stream_buckets``, as the spec model predicts."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ import pytest
 
 from conformance.ops import CreateTable
 from reference.streaming import CHECKPOINT_KEY, StreamingWriter, start_stream
-from spec.commit_metadata import parse_commit_metadata
-from spec.file_naming import is_base_file_name, parse_base_file_name
+from spec.config.table_config import TableConfig
+from spec.file_group.file_naming import is_base_file_name, parse_base_file_name
 from spec.model import Env, TableModel
+from spec.model.operations import Stream, StreamRecord
 from spec.model.queries import snapshot
-from spec.operations import Stream, StreamRecord
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.layout import read_instant_content
 from tests.hudi_rs import check_hudi_rs_snapshot, hudi_rs_read, log_only_file_groups
 from tests.test_mor_writer import _disk_layout, _model_layout
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.config.properties_file import format_properties, parse_properties
+from spec.config.table_config import KEYS_BY_NAME, TABLE_CONFIG_KEYS, TableConfig, table_checksum
 from spec.errors import ChecksumMismatch, InvalidConfig, InvalidTable, UnsupportedTableVersion
-from spec.partition_metadata import PartitionMetadata, parse_partition_metadata, partition_depth
-from spec.properties_file import format_properties, parse_properties
-from spec.table_config import KEYS_BY_NAME, TABLE_CONFIG_KEYS, TableConfig, table_checksum
+from spec.file_group.partition_metadata import PartitionMetadata, parse_partition_metadata, partition_depth
 
 safe_text = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="\\=:#!"),
                     min_size=1, max_size=20)

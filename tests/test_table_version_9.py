@@ -13,16 +13,16 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import EXIT_BAD_INPUT, main
+from spec.config.properties_file import format_properties
+from spec.config.table_config import PROPERTIES_FILE, TableConfig
 from spec.errors import (
     InvalidTable,
     UnsupportedBaseFileFormat,
     UnsupportedTable,
     UnsupportedTableVersion,
 )
-from spec.merge import MergeMode, MergeRule
-from spec.properties_file import format_properties
-from spec.reader import read_table
-from spec.table_config import PROPERTIES_FILE, TableConfig
+from spec.read.merge import MergeMode, MergeRule
+from spec.read.reader import read_table
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import IllegalStateTransition, InvalidInstantTime, InvalidName
-from spec.instant import (
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import (
     STATE_ORDER,
     Action,
     Instant,
@@ -24,8 +25,7 @@ from spec.instant import (
     parse_instant_time,
     validate_instant_time,
 )
-from spec.timeline import Timeline
-from spec.timeline_layout import format_instant_file_name, instant_file_name_table, parse_instant_file_name
+from spec.timeline.layout import format_instant_file_name, instant_file_name_table, parse_instant_file_name
 from tests.strategies import instant_times, instants
 
 

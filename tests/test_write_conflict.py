@@ -29,9 +29,9 @@ from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
 from reference.lock import table_lock
 from spec.errors import WriteConflict
-from spec.reader import read_table
-from spec.storage import Storage
-from spec.storage_lock import CLOCK_DRIFT_BUFFER_MS, LOCK_FILE, StorageLockData, is_lock_valid
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import CLOCK_DRIFT_BUFFER_MS, LOCK_FILE, StorageLockData, is_lock_valid
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ OPTIONS = {"hoodie.table.name": "lock", "hoodie.datasource.write.recordkey.field
 HOLDER = """
 import sys, time
 from reference.lock import table_lock
-from spec.storage import Storage
+from spec.storage.hoodie_storage import Storage
 with table_lock(Storage(sys.argv[1]), "upsert"):
     print("held", flush=True)
     time.sleep(600)

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from conformance.checker import check_table
 from reference.api import HudiTable
 from spec.errors import InvalidConfig, InvalidRecord, SchemaMismatch
-from spec.reader import read_table
-from spec.storage_lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
+from spec.read.reader import read_table
+from spec.storage.lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark
@@ -224,7 +224,7 @@ def test_bulk_insert_sort_modes(spark: Any, tmp_path: Path, mode: str) -> None:
 @pytest.mark.parametrize(("mode", "files"), [("NONE", 4), ("PARTITION_SORT", 4), ("PARTITION_PATH_REPARTITION", 2)])
 def test_bulk_insert_writes_a_file_per_partition_path_of_each_input_partition(spark: Any, tmp_path: Path, mode: str,
                                                                                files: int) -> None:
-    """``spec.bulk_insert``: two Spark partitions, each with records of both partition paths."""
+    """``spec.write.bulk_insert``: two Spark partitions, each with records of both partition paths."""
     path = tmp_path / "t"
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts",
                "hoodie.bulkinsert.sort.mode": mode, **LAYOUTS["partitioned"]}
@@ -255,8 +255,8 @@ def test_a_table_with_a_metadata_table_is_refused_untouched(spark: Any, tmp_path
 
 def test_bloom_index_reads_only_candidate_files(spark: Any, tmp_path: Path) -> None:
     from reference.index import bloom_index, simple_index
-    from spec.file_system_view import FileSystemView
-    from spec.storage import Storage
+    from spec.file_group.file_system_view import FileSystemView
+    from spec.storage.hoodie_storage import Storage
 
     path = tmp_path / "t"
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
@@ -329,8 +329,8 @@ def test_bloom_index_finds_what_the_simple_index_holds(tmp_path: Path, probe: li
     import uuid
 
     from reference.index import bloom_index, simple_index
-    from spec.file_system_view import FileSystemView
-    from spec.storage import Storage
+    from spec.file_group.file_system_view import FileSystemView
+    from spec.storage.hoodie_storage import Storage
 
     path = tmp_path / uuid.uuid4().hex
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts",

@@ -1,11 +1,12 @@
-"""``spec.writer_utils``: a write's options against the table's (Hudi's config-conflict and table-version rules)."""
+"""``spec.write.writer_utils``: a write's options against the table's (Hudi's config-conflict and table-version
+rules)."""
 
 from __future__ import annotations
 
 import pytest
 
 from spec.errors import ConfigConflict, InvalidConfig
-from spec.writer_utils import (
+from spec.write.writer_utils import (
     KEY_GENERATOR,
     ORDERING,
     RECORD_KEY,

@@ -17,8 +17,8 @@ from conformance.generate import corpus
 from conformance.ops import Case
 from conformance.runner import FixtureCase, Verdict, run_case
 from reference.api import HudiTable
-from spec.reader import read_table
-from spec.table_config import TableConfig
+from spec.config.table_config import TableConfig
+from spec.read.reader import read_table
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 from tests.test_conformance_reference import CI_SUBSET

@@ -18,13 +18,13 @@ import pytest
 
 from conformance.ops import CreateTable
 from reference.api import HudiTable
-from spec.file_naming import parse_base_file_name
-from spec.file_system_view import FileSystemView
+from spec.file_group.file_naming import parse_base_file_name
+from spec.file_group.file_system_view import FileSystemView
 from spec.model import Env, TableModel
+from spec.model.operations import Write
 from spec.model.queries import layout, snapshot
-from spec.operations import Write
-from spec.reader import read_table
-from spec.storage import Storage
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
 
 pytestmark = pytest.mark.spark
 
@@ -35,7 +35,7 @@ def _prefixes() -> Any:
 
 
 def _disk_layout(path: Path) -> dict[str, list[tuple[str, list[str], list[str]]]]:
-    from spec.reader import TableReader
+    from spec.read.reader import TableReader
 
     reader = TableReader(str(path))
     out: dict[str, list[tuple[str, list[str], list[str]]]] = {}
@@ -104,7 +104,7 @@ LAYOUT_OPTIONS = {
 @pytest.mark.parametrize("layout_name", list(LAYOUT_OPTIONS))
 def test_every_operation_rows_equal_the_models_and_hudi_rs(spark: Any, tmp_path: Path, version: int,
                                                            layout_name: str) -> None:
-    from spec.timeline import Timeline
+    from spec.timeline.active_timeline import Timeline
     from tests.hudi_rs import hudi_rs_read
 
     writer_options, model_fields = LAYOUT_OPTIONS[layout_name]

@@ -43,7 +43,7 @@ from conformance.adapter import (
 )
 from conformance.ops import CreateTable, to_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidConfig
-from spec.operations import Operation
+from spec.model.operations import Operation
 
 PROTOCOL_VERSIONS: Final = (1, 2)
 ANSWERS: Final = {1: ("timeline",), 2: ("timeline", "layout")}
@@ -332,8 +332,8 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
         """The archived instants the program's table directory holds (its archived timeline, read with the
         reference's reader of it: the specification has none)."""
         from reference.executors.archive import archived_instants
-        from spec.storage import Storage
-        from spec.table_config import TableConfig
+        from spec.config.table_config import TableConfig
+        from spec.storage.hoodie_storage import Storage
 
         storage = Storage(self.path)
         if not storage.exists(".hoodie/hoodie.properties"):

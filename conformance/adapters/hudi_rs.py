@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 from conformance.adapter import LAYERS, Query, RawLayout, RawRows, RawTimeline, TableUnderTest
 from conformance.ops import CreateTable
 from spec.errors import InvalidTable
-from spec.operations import Operation
-from spec.storage import Storage
+from spec.model.operations import Operation
+from spec.storage.hoodie_storage import Storage
 
 
 def _reference_writer() -> Any:

@@ -12,7 +12,7 @@ claimed. With it, each operation of the case language becomes what a Spark user 
   ``run_compaction`` (``schedule``, ``execute``, ``scheduleandexecute``), ``run_clean``,
   ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``.
 
-The mapping is ``plan_op`` (``SparkPlanner``, the adapter's ``spec.operations.OperationHandler``), a
+The mapping is ``plan_op`` (``SparkPlanner``, the adapter's ``spec.model.operations.OperationHandler``), a
 pure function the tests check without Spark. The table directory is
 observed like every writer's (``DirectoryReads``). Hudi chooses its own instant times, so a case that
 fixes one is refused (``invalid_operation``); streams and crashes are not declared.
@@ -30,7 +30,7 @@ from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.adapters.reference_spark import write_options
 from conformance.ops import CreateTable
 from spec.errors import InvalidOperation
-from spec.operations import (
+from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
@@ -97,7 +97,7 @@ def plan_op(op: Operation, config: CreateTable, table: str, latest_write: str | 
 
 @dataclass(frozen=True)
 class SparkPlanner(OperationHandler[SparkAction]):
-    """The operations as Spark steps on ``table``: the ``spec.operations.OperationHandler`` of
+    """The operations as Spark steps on ``table``: the ``spec.model.operations.OperationHandler`` of
     ``plan_op``; ``latest_write`` is asked only by a ``rollback`` that names no instant."""
 
     config: CreateTable

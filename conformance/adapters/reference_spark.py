@@ -20,7 +20,7 @@ stops a write after some but not all of its files asks for what a parallel write
 deterministically; the adapter refuses it (``invalid_operation``) rather than pass by accident.
 
 ``CAPABILITIES`` is the one place that says what the reference does; the adapter is the reference's
-``spec.operations.OperationHandler``, a method per operation, and ``apply`` is ``dispatch``.
+``spec.model.operations.OperationHandler``, a method per operation, and ``apply`` is ``dispatch``.
 """
 
 from __future__ import annotations
@@ -40,10 +40,9 @@ from typing import Any, ClassVar
 
 from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.ops import CreateTable
-from spec.config_registry import BY_NAME, options_of
+from spec.config.registry import BY_NAME, options_of
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.instant import parse_instant_time
-from spec.operations import (
+from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
@@ -60,6 +59,7 @@ from spec.operations import (
     Write,
     dispatch,
 )
+from spec.timeline.instant import parse_instant_time
 
 # --8<-- [start:capabilities]
 WRITES: frozenset[str] = frozenset({
@@ -197,8 +197,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         """The write in a child process killed at the armed fault point; the clock and the file ids
         then move past what the child used."""
         from reference.faults import FAULT_ENV
-        from spec.storage import Storage
-        from spec.timeline import Timeline
+        from spec.storage.hoodie_storage import Storage
+        from spec.timeline.active_timeline import Timeline
 
         after, self.crash_after = self.crash_after, None
         point = "after_start" if after == 0 else "before_commit"
@@ -268,8 +268,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
 
     def archived_times(self) -> frozenset[str]:
         from reference.executors.archive import archived_instants
-        from spec.storage import Storage
-        from spec.table_config import TableConfig
+        from spec.config.table_config import TableConfig
+        from spec.storage.hoodie_storage import Storage
 
         if not self._has_table():
             return frozenset()
@@ -277,7 +277,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         return frozenset(i.requested for i in archived_instants(storage, TableConfig.load(storage)))
 
     def _has_table(self) -> bool:
-        from spec.storage import Storage
+        from spec.storage.hoodie_storage import Storage
 
         return Storage(self.path).exists(".hoodie/hoodie.properties")
 
@@ -296,7 +296,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
     def clean(self, op: Clean) -> None:
         """Run the cleaner with the table's clean policy (``reference.executors.clean``)."""
         from reference.executors.clean import clean
-        from spec.service_configs import clean_config
+        from spec.write.service_configs import clean_config
 
         if not self._has_table():
             return  # nothing written, nothing to clean
@@ -331,7 +331,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
     def archive(self, op: Archive) -> None:
         """Archive old instants (``reference.executors.archive``)."""
         from reference.executors.archive import archive
-        from spec.service_configs import archive_config, compaction_config
+        from spec.write.service_configs import archive_config, compaction_config
 
         if not self._has_table():
             return  # nothing written, nothing to archive
@@ -347,8 +347,8 @@ def _files_of(storage: Any, instant: str) -> list[str]:
 
 
 def _storage_table(adapter: ReferenceSparkAdapter) -> tuple[Any, Any]:
-    from spec.storage import Storage
-    from spec.table_config import TableConfig
+    from spec.config.table_config import TableConfig
+    from spec.storage.hoodie_storage import Storage
 
     storage = Storage(adapter.path)
     if not storage.exists(".hoodie/hoodie.properties"):
@@ -371,8 +371,8 @@ class ReferenceLocalAdapter(ReferenceSparkAdapter):
 
 class ReferenceLocalRowsAdapter(ReferenceLocalAdapter):
     """The local engine with its column-at-a-time fast paths switched off: a merge into a base file runs
-    record by record (``spec.merge``) and every log data block is encoded record by record
-    (``spec.log_blocks``) — the paths the reference takes for columns the fast paths do not cover
+    record by record (``spec.read.merge``) and every log data block is encoded record by record
+    (``spec.file_group.log_file.log_blocks``) — the paths the reference takes for columns the fast paths do not cover
     (nested and logical types, which the case language's JSON scalars never produce). A killed write
     runs in a child process with the fast paths on."""
 

@@ -12,11 +12,11 @@ from typing import Any, ClassVar, cast
 from conformance.adapter import LAYERS, Query, RawGroup, RawLayout, RawRows, RawSlice, RawTimeline, TableUnderTest
 from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
 from spec.errors import InvalidOperation
-from spec.ledger import Ledger
 from spec.model import Env, TableModel
 from spec.model.ledger import ledger as model_ledger
+from spec.model.operations import WRITE_OPERATIONS, Operation
 from spec.model.queries import incremental, layout, query_instants, snapshot
-from spec.operations import WRITE_OPERATIONS, Operation
+from spec.write.ledger import Ledger
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(
     {*TABLE_TYPES, "v6", "v8", "v9", *(f"write:{w}" for w in WRITE_OPERATIONS),

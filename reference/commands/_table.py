@@ -7,13 +7,13 @@ from datetime import datetime
 from typing import TypeVar
 
 from reference.executors.common import load_table, timeline_of
-from spec.avro_model import parse_avro_metadata
-from spec.commit_metadata import CommitMetadata, parse_commit_metadata
-from spec.instant import Instant, State
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import parse_instant_file_name, read_instant_content, timeline_dir
+from spec.config.table_config import TableConfig
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import parse_avro_metadata
+from spec.timeline.commit_metadata import CommitMetadata, parse_commit_metadata
+from spec.timeline.instant import Instant, State
+from spec.timeline.layout import parse_instant_file_name, read_instant_content, timeline_dir
 
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:

@@ -13,8 +13,8 @@ import argparse
 from reference.commands import _output
 from reference.executors.archive import archive, archived_instants
 from reference.executors.common import load_table
-from spec import config_registry
 from spec.actions.archive import ArchiveConfig
+from spec.config import registry as config_registry
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]
 

@@ -14,7 +14,7 @@ from reference.commands import _output
 from reference.executors.clean import clean, plan_table_clean
 from reference.executors.common import load_table
 from spec.actions.clean import CleanConfig
-from spec.config_registry import (
+from spec.config.registry import (
     CLEAN_POLICIES,
     KEEP_LATEST_BY_HOURS,
     KEEP_LATEST_COMMITS,

@@ -14,8 +14,8 @@ import argparse
 
 from reference.commands import _output
 from reference.commands._table import instant_record, open_table, requested_plan, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieCleanerPlan, HoodieCleanMetadata
-from spec.instant import Action
+from spec.timeline.avro_model import HoodieCleanerPlan, HoodieCleanMetadata
+from spec.timeline.instant import Action
 
 COLUMNS = ["clean_time", "state_transition_time", "action", "start_clean_time", "time_taken_in_millis",
            "total_files_deleted", "earliest_commit_to_retain", "last_completed_commit_timestamp", "version", "policy"]

@@ -13,7 +13,7 @@ from typing import Any
 from reference.commands import _output
 from reference.commands._table import commit_metadata
 from reference.progress import spark_progress
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
            "total_log_files_compacted", "total_log_records", "file_size"]

@@ -15,8 +15,8 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieCompactionPlan
-from spec.instant import Action
+from spec.timeline.avro_model import HoodieCompactionPlan
+from spec.timeline.instant import Action
 
 COLUMNS = ["compaction_time", "state_transition_time", "state", "action", "timeline_type", "operation_size",
            "total_log_files", "partitions"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from spec.storage import Storage
-from spec.table_config import KEYS_BY_NAME, TableConfig
+from spec.config.table_config import KEYS_BY_NAME, TableConfig
+from spec.storage.hoodie_storage import Storage
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

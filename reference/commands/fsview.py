@@ -22,11 +22,11 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import open_table
-from spec.file_system_view import FileSlice, FileSystemView
-from spec.instant import validate_instant_time
-from spec.metadata_table import list_table_files
-from spec.storage import Storage
-from spec.timeline import Timeline
+from spec.file_group.file_system_view import FileSlice, FileSystemView
+from spec.metadata.metadata_table import list_table_files
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import validate_instant_time
 
 COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
            "total_delta_file_size", "delta_files"]

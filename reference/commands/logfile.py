@@ -9,9 +9,9 @@ from typing import Any
 
 from reference.commands import _output
 from spec.errors import HudiSpecError, InvalidOperation
-from spec.log_blocks import block_record_count, decode_records
-from spec.log_format import BlockType, HeaderKey, read_blocks
-from spec.storage import Storage
+from spec.file_group.log_file.log_blocks import block_record_count, decode_records
+from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
+from spec.storage.hoodie_storage import Storage
 
 COLUMNS = ["offset", "block_type", "instant_time", "target_instant_time", "record_count", "content_bytes",
            "total_bytes", "status"]

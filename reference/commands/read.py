@@ -24,9 +24,9 @@ import pyarrow.parquet as pq
 from reference.commands import _output
 from reference.progress import spark_progress
 from spec.errors import CorruptBlock, InvalidOperation
-from spec.log_scanner import SkippedBlock
-from spec.query_plan import QUERY_TYPES, check_query
-from spec.reader import read_table
+from spec.file_group.log_file.scanner import SkippedBlock
+from spec.read.query_plan import QUERY_TYPES, check_query
+from spec.read.reader import read_table
 
 ENGINES = ("spec", "spark")
 FROM_START = "00000000000000"
@@ -79,7 +79,7 @@ def check_args(args: argparse.Namespace) -> None:
 def why_empty(args: argparse.Namespace) -> str:
     """Why a query found nothing, in words: no commit yet, an ``--as-of`` before the first commit, an empty
     incremental window, or partitions with no file group."""
-    from spec.timeline import Timeline
+    from spec.timeline.active_timeline import Timeline
 
     commits = Timeline.load(args.table).commits_timeline().instants
     if not commits:

@@ -16,8 +16,8 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import instant_record, open_table, requested_plan, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieRollbackMetadata, HoodieRollbackPlan
-from spec.instant import Action
+from spec.timeline.avro_model import HoodieRollbackMetadata, HoodieRollbackPlan
+from spec.timeline.instant import Action
 
 COLUMNS = ["instant", "rollback_instant", "total_files_deleted", "time_taken_in_millis", "total_partitions",
            "action", "state_transition_time", "rollback_log_files"]

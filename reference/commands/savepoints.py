@@ -12,8 +12,8 @@ import argparse
 
 from reference.commands import _output
 from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
-from spec.avro_model import HoodieSavepointMetadata
-from spec.instant import Action
+from spec.timeline.avro_model import HoodieSavepointMetadata
+from spec.timeline.instant import Action
 
 COLUMNS = ["savepoint_time", "savepointed_by", "savepointed_at", "comments", "total_partitions", "total_files",
            "state_transition_time"]

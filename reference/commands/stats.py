@@ -19,7 +19,7 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import commit_metadata, open_table
-from spec.file_system_view import FileSystemView
+from spec.file_group.file_system_view import FileSystemView
 
 SIZE_COLUMNS = ["commit_time", "min", "10th", "50th", "avg", "95th", "max", "num_files", "std_dev"]
 WA_COLUMNS = ["commit_time", "total_upserted", "total_written", "write_amplification_factor"]
@@ -54,7 +54,7 @@ def _factor(written: int, upserted: int) -> float | None:
 
 def run(args: argparse.Namespace) -> int:
     storage, cfg, timeline = open_table(args.table)
-    wa = []
+    wa: list[dict[str, Any]] = []
     for inst in timeline.commits_timeline().instants:
         stats = list(commit_metadata(storage, timeline, inst).all_write_stats())
         upserted = sum(s.num_inserts + s.num_updates for s in stats)

@@ -16,10 +16,10 @@ import argparse
 from datetime import UTC, datetime
 
 from reference.commands import _output
-from spec.instant import State
-from spec.storage import Storage
-from spec.timeline import Timeline
-from spec.timeline_layout import parse_instant_file_name, timeline_dir
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import State
+from spec.timeline.layout import parse_instant_file_name, timeline_dir
 
 COLUMNS = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time",
            "timeline_type", "completion_time", "requested_action", "files"]
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _archived_rows(storage: Storage, pending_only: bool) -> list[dict[str, object]]:
     from reference.executors.archive import archived_instants
-    from spec.table_config import TableConfig
+    from spec.config.table_config import TableConfig
 
     table = TableConfig.load(storage)
     return [{"instant_time": a.requested, "action": a.action, "state": a.state, "requested_time": None,

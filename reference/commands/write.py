@@ -17,8 +17,8 @@ import pyarrow as pa
 
 from reference.commands import _output
 from reference.progress import spark_progress
-from spec import config_registry
-from spec.config_registry import OPERATIONS
+from spec.config import registry as config_registry
+from spec.config.registry import OPERATIONS
 from spec.errors import InvalidConfig, InvalidOperation
 
 
@@ -75,7 +75,7 @@ def _load(path: str) -> pa.Table:
 def check_new_table(table: str, options: dict[str, str]) -> None:
     """A new table needs a record key; say so in the command line's words (``--record-key``) before any
     Spark starts, rather than by the write option's name."""
-    from spec.storage import Storage
+    from spec.storage.hoodie_storage import Storage
 
     keyed = options.get("hoodie.datasource.write.recordkey.field") or options.get("hoodie.table.recordkey.fields")
     if not keyed and not Storage(table).exists(".hoodie/hoodie.properties"):
@@ -86,7 +86,7 @@ def check_new_table(table: str, options: dict[str, str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reference.api import HudiTable
-    from spec.storage import Storage
+    from spec.storage.hoodie_storage import Storage
 
     new = not Storage(args.table).exists(".hoodie/hoodie.properties")
     options: dict[str, str] = {"hoodie.table.name": args.table_name or args.table.rstrip("/").rsplit("/", 1)[-1]}

@@ -1,4 +1,4 @@
-"""Bucket assignment of a worked example, drawn from ``spec.partitioner``'s output.
+"""Bucket assignment of a worked example, drawn from ``spec.write.partitioner``'s output.
 
 The example is the spec page's: one partition, updates of one file group, inserts that fill the
 partition's small files and then new file groups. The picture shows the buckets ``assign_buckets``
@@ -21,8 +21,9 @@ from reference.diagrams.svg import (
     PURPLE,
     Canvas,
 )
-from spec.partitioner import (
+from spec.write.partitioner import (
     BucketAssignment,
+    InsertBucket,
     PartitionerConfig,
     SmallFile,
     SmallFileCandidate,
@@ -108,7 +109,7 @@ def buckets_svg(example: WorkedExample | None = None) -> str:
     return canvas.render()
 
 
-def _ruler(canvas: Canvas, ex: WorkedExample, a: BucketAssignment, weights: tuple, y: float,
+def _ruler(canvas: Canvas, ex: WorkedExample, a: BucketAssignment, weights: tuple[InsertBucket, ...], y: float,
            updates: dict[str, int]) -> None:
     canvas.text(_LEFT, y, "insert weights: records / inserts, summed along 0 … 1; an insert goes where "
                 "floorMod(hash, inserts) / inserts falls", size=12, fill=MUTED)

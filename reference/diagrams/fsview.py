@@ -1,4 +1,4 @@
-"""A table's file groups over time, drawn from its file system view (``spec.file_system_view``).
+"""A table's file groups over time, drawn from its file system view (``spec.file_group.file_system_view``).
 
 Columns are the instants of the active timeline, rows the visible file groups. Each base file and log
 file sits in the column of the instant that wrote it; a band behind them marks each file slice, from
@@ -20,9 +20,9 @@ from reference.diagrams.svg import (
     MUTED,
     Canvas,
 )
-from spec.file_system_view import DataFile, FileSlice, FileSystemView
-from spec.log_format import read_log_file
-from spec.storage import Storage
+from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
+from spec.file_group.log_file.log_format import read_log_file
+from spec.storage.hoodie_storage import Storage
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""A log block byte by byte: the frame of ``spec.log_format.BLOCK_FIELDS``, and a real block cut along it.
+"""A log block byte by byte: the frame of ``spec.file_group.log_file.log_format.BLOCK_FIELDS``, and a real block cut
+along it.
 
 The top row is the field table: fixed fields as wide as their bytes, variable ones (header, content,
 footer) as ragged boxes, with the offset of each fixed field. The bottom row, when a block is given,
@@ -21,7 +22,7 @@ from reference.diagrams.svg import (
     ORANGE_FILL,
     Canvas,
 )
-from spec.log_format import BLOCK_FIELDS, BlockField, BlockType, HeaderKey, LogBlock, block_parts
+from spec.file_group.log_file.log_format import BLOCK_FIELDS, BlockField, BlockType, HeaderKey, LogBlock, block_parts
 
 _PX_PER_BYTE, _VAR_W, _LEFT, _BOX_H = 17, 150, 10, 62
 
@@ -54,7 +55,8 @@ def block_layout_svg(block: LogBlock | None = None, fields: Sequence[BlockField]
     canvas = Canvas(total_w, 40 + rows * (_BOX_H + 56) - 30, "Log block layout")
     canvas.text(_LEFT, 16, "the frame (BLOCK_FIELDS): offsets of the fixed fields, sizes in bytes", size=12,
                 fill=MUTED)
-    x, offset, y = float(_LEFT), 0, 40.0
+    x, y = float(_LEFT), 40.0
+    offset: int | None = 0
     for f, w in zip(fields, widths, strict=True):
         variable = f.size is None
         fill, stroke = (ORANGE_FILL, ORANGE) if variable else (BLUE_FILL, BLUE)

@@ -1,9 +1,9 @@
-"""The timeline's state machine, per table version, drawn from ``spec.instant.TRANSITIONS`` and ``REVERSIONS``.
+"""The timeline's state machine, per table version, drawn from ``spec.timeline.instant.TRANSITIONS`` and ``REVERSIONS``.
 
 One row per action the table version's timeline layout has files for. Each state is a box naming the
 file the state leaves on the timeline (``format_instant_file_name``); forward moves are arrows to the
 right, Hudi's backward moves (un-publish, back to the plan) arcs beneath. Pass another transition
-table to draw another rule: the picture is of the table given, else of ``spec.instant``'s tables as
+table to draw another rule: the picture is of the table given, else of ``spec.timeline.instant``'s tables as
 they are when drawn (the ones ``check_transition`` and ``check_reversion`` read).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import spec.instant as rules
+import spec.timeline.instant as rules
 from reference.diagrams.svg import (
     BLUE,
     BLUE_FILL,
@@ -23,9 +23,10 @@ from reference.diagrams.svg import (
     ORANGE,
     Canvas,
 )
+from spec.config.table_config import layout_for_table_version
 from spec.errors import HudiSpecError
-from spec.instant import Action, Instant, State
-from spec.timeline_layout import LAYOUT_ACTIONS, format_instant_file_name, layout_for_table_version
+from spec.timeline.instant import Action, Instant, State
+from spec.timeline.layout import LAYOUT_ACTIONS, format_instant_file_name
 
 TABLE_VERSIONS = (6, 8)
 """The table versions whose state machines the site draws (one timeline layout each)."""

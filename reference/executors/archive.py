@@ -41,28 +41,27 @@ from reference.lock import maybe_locked
 from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId
-from spec.avro_model import parse_avro_metadata
-from spec.avro_model_codec import to_avro
-from spec.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
-from spec.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
+from spec.config.table_config import LAYOUT_V1, TableConfig
 from spec.errors import HudiSpecError, MetadataFormatError
-from spec.file_naming import (
+from spec.file_group.file_naming import (
     ROLLBACK_WRITE_TOKEN,
     LogFileName,
     is_log_file_name,
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.file_system_view import list_data_files
-from spec.instant import Action, Instant, State, format_instant_time
-from spec.log_blocks import decode_avro_records, encode_avro_records
-from spec.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import (
+from spec.file_group.file_system_view import list_data_files
+from spec.file_group.log_file.log_blocks import decode_avro_records, encode_avro_records
+from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import parse_avro_metadata
+from spec.timeline.avro_model_codec import to_avro
+from spec.timeline.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
+from spec.timeline.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
+from spec.timeline.instant import Action, Instant, State, format_instant_time
+from spec.timeline.layout import (
     HISTORY_DIRS,
-    LAYOUT_V1,
     format_instant_file_name,
     parse_instant_file_name,
     read_instant_content,

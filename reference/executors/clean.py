@@ -39,7 +39,11 @@ from reference.lock import maybe_locked, table_lock
 from reference.metadata_writer import check_service_keeps_it
 from spec.actions.clean import CleanConfig, CleanPlan, plan_clean
 from spec.actions.compaction import compaction_base_instants
-from spec.avro_model import (
+from spec.config.table_config import TableConfig
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
     HoodieActionInstant,
     HoodieCleanerPlan,
     HoodieCleanFileInfo,
@@ -47,11 +51,7 @@ from spec.avro_model import (
     HoodieCleanPartitionMetadata,
     format_avro_metadata,
 )
-from spec.instant import Action, Instant, InstantTimeGenerator, State, format_instant_time
-from spec.storage import Storage
-from spec.storage_lock import StorageLockConfig
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
+from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, format_instant_time
 
 CLEAN_PLAN_VERSION = 2
 """Hudi writes cleaner plans and clean metadata as version 2 (file paths per partition)."""

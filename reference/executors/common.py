@@ -15,14 +15,14 @@ from typing import TypeVar
 
 from spec.actions.compaction import CompactionPlan, compaction_plan_of, groups_under_compaction
 from spec.actions.file_refs import GroupRef, SliceRef
-from spec.avro_model import HoodieCompactionPlan, HoodieSavepointMetadata, parse_avro_metadata
+from spec.config.table_config import TableConfig
 from spec.errors import InvalidTable
-from spec.file_system_view import DataFile, build_file_groups, file_group_replacements, list_data_files
-from spec.instant import Action, Instant, InstantTimeGenerator, State
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
+from spec.file_group.file_system_view import DataFile, build_file_groups, file_group_replacements, list_data_files
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import HoodieCompactionPlan, HoodieSavepointMetadata, parse_avro_metadata
+from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State
+from spec.timeline.layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
 
 Clock = Callable[[], float]
 """Seconds since the epoch (``time.time``); injectable so tests replay exact instant times."""

@@ -5,7 +5,7 @@
   ``HoodieCompactionPlan`` (one operation per slice with log files; version 2, Hudi's metrics).
   Nothing to compact → no instant.
 - **run**: ``<t>.compaction.inflight``; one Spark task per operation reads the slice's base file
-  and exactly the plan's log files, merged by the spec reader's rules (``spec.merge``), and writes
+  and exactly the plan's log files, merged by the spec reader's rules (``spec.read.merge``), and writes
   the group's new base file at ``t`` — rows keep their commit time and sequence number, only
   ``_hoodie_file_name`` changes; then the completed instant is a ``commit`` (v8: ``t_<completion>
   .commit``) with ``compacted: true`` and operation ``COMPACT``. A compaction that died half way
@@ -18,7 +18,7 @@
   (``hoodie.write.concurrency.mode=optimistic_concurrency_control`` in ``options``) the table lock is
   held only while the plan is written and again while the compaction completes; the operations run
   outside it, so writers keep writing. The compaction resolves no conflicts at its commit; a writer
-  whose file groups it planned resolves them at its own commit (``spec.conflict_resolution``), as in
+  whose file groups it planned resolves them at its own commit (``spec.timeline.conflict_resolution``), as in
   Hudi's ``BaseHoodieTableServiceClient``. Without that option the lock is held for the whole run.
 - **inline**: after a deltacommit, when ``hoodie.compact.inline`` is set and at least
   ``hoodie.compact.inline.max.delta.commits`` deltacommits followed the last compaction
@@ -54,23 +54,15 @@ from reference.metadata_writer import check_service_keeps_it
 from reference.transaction import Writer, complete, instant_generator, mark_inflight, request
 from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
-from spec.avro_model import (
-    COMPACTION_METRICS,
-    HoodieCompactionOperation,
-    HoodieCompactionPlan,
-    format_avro_metadata,
-)
-from spec.commit_metadata import CommitMetadata
-from spec.conflict_resolution import may_schedule_compaction
+from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation, InvalidTable, WriteConflict
-from spec.file_naming import BaseFileName, parse_base_file_name
-from spec.file_system_view import DataFile, FileSlice, FileSystemView
-from spec.instant import Action, Instant, State
-from spec.log_blocks import block_record_count
-from spec.log_scanner import scan_slice_logs
-from spec.merge import MergeRule
-from spec.reader import TableReader
-from spec.schema import (
+from spec.file_group.file_naming import BaseFileName, parse_base_file_name
+from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
+from spec.file_group.log_file.log_blocks import block_record_count
+from spec.file_group.log_file.scanner import scan_slice_logs
+from spec.read.merge import MergeRule
+from spec.read.reader import TableReader
+from spec.schema.table_schema import (
     FILE_NAME,
     META_FIELDS,
     RECORD_KEY,
@@ -78,12 +70,20 @@ from spec.schema import (
     record_name_for_table,
     with_meta_fields,
 )
-from spec.service_configs import compaction_config
-from spec.storage import Storage
-from spec.storage_lock import StorageLockConfig
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import read_instant_content
+from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
+    COMPACTION_METRICS,
+    HoodieCompactionOperation,
+    HoodieCompactionPlan,
+    format_avro_metadata,
+)
+from spec.timeline.commit_metadata import CommitMetadata
+from spec.timeline.conflict_resolution import may_schedule_compaction
+from spec.timeline.instant import Action, Instant, State
+from spec.timeline.layout import read_instant_content
+from spec.write.service_configs import compaction_config
 
 if TYPE_CHECKING:
     from reference.options import WriteConfig
@@ -309,7 +309,7 @@ def maybe_inline_compaction(client: Compactor, table: TableConfig, cfg: WriteCon
 
 
 def _latest_schema(storage: Storage, timeline: Timeline) -> str | None:
-    from spec.commit_metadata import parse_commit_metadata
+    from spec.timeline.commit_metadata import parse_commit_metadata
 
     for inst in reversed(timeline.commits_timeline().completed().instants):
         md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
@@ -330,7 +330,7 @@ def _without_rolled_back_logs(storage: Storage, timeline: Timeline, plan: Hoodie
                if n not in present[op.partition_path or ""]}
     if not missing:
         return plan
-    from spec.commit_metadata import parse_commit_metadata
+    from spec.timeline.commit_metadata import parse_commit_metadata
 
     for inst in timeline.commits_timeline().completed().instants:
         md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout))
@@ -436,9 +436,9 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
 def _log_keys(blocks: Any) -> pa.Array:
     """The record keys the data and delete blocks of a slice's logs carry (data blocks decoded a column at a
     time where ``decode_avro_columns`` can)."""
-    from spec.delete_block import decode_delete_records
-    from spec.log_blocks import decode_avro_columns, decode_records
-    from spec.log_format import BlockType
+    from spec.file_group.log_file.delete_block import decode_delete_records
+    from spec.file_group.log_file.log_blocks import decode_avro_columns, decode_records
+    from spec.file_group.log_file.log_format import BlockType
 
     keys: list[pa.Array] = []
     for b in blocks:

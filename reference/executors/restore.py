@@ -23,17 +23,17 @@ from reference.executors.rollback import plan_table_rollback, rollback_plan_reco
 from reference.lock import maybe_locked
 from reference.metadata_writer import check_service_keeps_it
 from spec.actions.restore import plan_restore
-from spec.avro_model import (
+from spec.config.table_config import TableConfig
+from spec.file_group.file_system_view import list_data_files
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.avro_model import (
     HoodieInstantInfo,
     HoodieRestoreMetadata,
     HoodieRestorePlan,
     HoodieRollbackMetadata,
     format_avro_metadata,
 )
-from spec.file_system_view import list_data_files
-from spec.instant import Action, Instant, State
-from spec.storage import Storage
-from spec.table_config import TableConfig
+from spec.timeline.instant import Action, Instant, State
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,21 @@ from spec.actions.rollback import (
     instant_to_rollback,
     plan_rollback,
 )
-from spec.avro_model import (
+from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.errors import InvalidTable
+from spec.file_group.file_naming import (
+    ROLLBACK_WRITE_TOKEN,
+    LogFileName,
+    is_base_file_name,
+    is_log_file_name,
+    parse_log_file_name,
+)
+from spec.file_group.file_system_view import DataFile, list_data_files
+from spec.file_group.log_file.log_blocks import rollback_command_block
+from spec.file_group.log_file.log_format import append_blocks, read_blocks
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
     HoodieInstantInfo,
     HoodieRollbackMetadata,
     HoodieRollbackPartitionMetadata,
@@ -47,22 +61,8 @@ from spec.avro_model import (
     HoodieRollbackRequest,
     format_avro_metadata,
 )
-from spec.errors import InvalidTable
-from spec.file_naming import (
-    ROLLBACK_WRITE_TOKEN,
-    LogFileName,
-    is_base_file_name,
-    is_log_file_name,
-    parse_log_file_name,
-)
-from spec.file_system_view import DataFile, list_data_files
-from spec.instant import Action, Instant, State
-from spec.log_blocks import rollback_command_block
-from spec.log_format import append_blocks, read_blocks
-from spec.storage import Storage
-from spec.table_config import MERGE_ON_READ, TableConfig
-from spec.timeline import Timeline
-from spec.timeline_layout import parse_instant_file_name, timeline_dir
+from spec.timeline.instant import Action, Instant, State
+from spec.timeline.layout import parse_instant_file_name, timeline_dir
 
 
 @dataclass(frozen=True)

@@ -22,19 +22,19 @@ from reference.executors.common import (
 )
 from reference.lock import maybe_locked
 from spec.actions.savepoint import last_clean, savepoint_instant
-from spec.avro_model import (
+from spec.config.table_config import TableConfig
+from spec.errors import InstantNotFound
+from spec.file_group.file_system_view import FileSystemView
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,
     HoodieSavepointMetadata,
     HoodieSavepointPartitionMetadata,
     format_avro_metadata,
 )
-from spec.errors import InstantNotFound
-from spec.file_system_view import FileSystemView
-from spec.instant import Action, Instant, State
-from spec.storage import Storage
-from spec.table_config import TableConfig
-from spec.timeline import Timeline
+from spec.timeline.instant import Action, Instant, State
 
 
 @dataclass(frozen=True)

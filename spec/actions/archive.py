@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from spec.actions.compaction import CompactionConfig, delta_commits_since_last_compaction
 from spec.actions.file_refs import GroupId
-from spec.config_registry import default
+from spec.config.registry import default
+from spec.config.table_config import COPY_ON_WRITE, MERGE_ON_READ
 from spec.errors import InvalidConfig
-from spec.instant import WRITE_ACTIONS, Action, Instant
-from spec.table_config import COPY_ON_WRITE, MERGE_ON_READ
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import WRITE_ACTIONS, Action, Instant
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = CO
     clean and rollback instants older than the newest archived commit go with them (``compaction``:
     the table's compaction trigger, HoodieCompactionConfig's defaults when None). ``retain`` holds
     further earliest instants to retain, by requested time (a metadata table's: its latest compaction
-    and its data table's earliest commit or pending instant, ``spec.metadata_writer.metadata_archival_retains``).
+    and its data table's earliest commit or pending instant, ``spec.metadata.writer.metadata_archival_retains``).
     """
     compaction = compaction or CompactionConfig()
     commits = list(timeline.commits_timeline().instants)

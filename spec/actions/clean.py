@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from spec.actions.file_refs import GroupId, GroupRef, SliceRef
-from spec.config_registry import (
+from spec.config.registry import (
     CLEAN_POLICIES,
     KEEP_LATEST_BY_HOURS,
     KEEP_LATEST_COMMITS,
@@ -21,8 +21,8 @@ from spec.config_registry import (
     default,
 )
 from spec.errors import InvalidConfig, InvalidOperation
-from spec.instant import WRITE_ACTIONS, Instant, format_instant_time, parse_instant_time
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import WRITE_ACTIONS, Instant, format_instant_time, parse_instant_time
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from spec.actions.file_refs import GroupId, SliceRef
-from spec.avro_model import HoodieCompactionPlan
-from spec.config_registry import default
+from spec.config.registry import default
 from spec.errors import InvalidConfig
-from spec.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
-from spec.instant import Action, Instant
-from spec.timeline import Timeline
+from spec.file_group.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import HoodieCompactionPlan
+from spec.timeline.instant import Action, Instant
 
 
 # --8<-- [start:compaction_trigger]

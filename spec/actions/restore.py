@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from spec.actions.savepoint import savepoint_times
 from spec.errors import InstantNotFound
-from spec.instant import WRITE_ACTIONS, Action, Instant
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import WRITE_ACTIONS, Action, Instant
 
 
 def savepoint_to_restore(timeline: Timeline, savepoint_time: str | None = None) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from spec.actions.file_refs import GroupId, GroupRef, SliceRef
 from spec.actions.savepoint import savepoint_times
+from spec.config.table_config import MERGE_ON_READ
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_naming import (
+from spec.file_group.file_naming import (
     ROLLBACK_WRITE_TOKEN,
     LogFileName,
     is_base_file_name,
@@ -22,9 +23,8 @@ from spec.file_naming import (
     parse_base_file_name,
     parse_log_file_name,
 )
-from spec.instant import DATA_WRITES, WRITE_ACTIONS, Action, Instant
-from spec.table_config import MERGE_ON_READ
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import DATA_WRITES, WRITE_ACTIONS, Action, Instant
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 from __future__ import annotations
 
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.instant import DATA_WRITES, Action, Instant
-from spec.timeline import Timeline
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import DATA_WRITES, Action, Instant
 
 
 def savepoint_times(timeline: Timeline) -> list[str]:

@@ -29,14 +29,14 @@ from spec.actions.restore import plan_restore, savepoint_to_restore
 from spec.actions.rollback import check_rollback_allowed, groups_of_files, instant_to_rollback, plan_rollback
 from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.errors import InstantNotFound, InvalidOperation
-from spec.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
-from spec.file_system_view import build_file_groups
-from spec.instant import DATA_WRITES, Action, Instant, State, format_instant_time, parse_instant_time
+from spec.file_group.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
+from spec.file_group.file_system_view import build_file_groups
 from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
 from spec.model.queries import merge_files, view
 from spec.model.state import Env, TableState, complete, start_instant
 from spec.model.writes import observed_size
-from spec.service_configs import archive_config, clean_config, compaction_config
+from spec.timeline.instant import DATA_WRITES, Action, Instant, State, format_instant_time, parse_instant_time
+from spec.write.service_configs import archive_config, clean_config, compaction_config
 
 
 def next_instant(state: TableState, env: Env, given: str | None = None, floor: str | None = None) -> str:

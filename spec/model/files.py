@@ -4,12 +4,13 @@ The spec model (``spec.model``) keeps a table as a conforming writer would leave
 but in memory and with rows instead of bytes: every file group holds its base files (one per
 writing instant) and log files (each a sequence of data, delete and command blocks). Which
 files form a slice and which blocks a read applies are not decided here: the model hands its
-file names to ``spec.file_system_view`` and its block headers to ``spec.log_scanner``, the same
+file names to ``spec.file_group.file_system_view`` and its block headers to ``spec.file_group.log_file.scanner``, the
+same
 rules a reader of real files follows.
 
 Source: no Hudi class — this project's in-memory stand-in for the files Hudi writes; file slices
-come from ``spec.file_system_view`` (``AbstractTableFileSystemView``) and log blocks from
-``spec.log_scanner`` (``BaseHoodieLogRecordReader``).
+come from ``spec.file_group.file_system_view`` (``AbstractTableFileSystemView``) and log blocks from
+``spec.file_group.log_file.scanner`` (``BaseHoodieLogRecordReader``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
-from spec.file_naming import BaseFileName, LogFileName
-from spec.file_system_view import DataFile
-from spec.log_blocks import rollback_command_block
-from spec.log_format import BlockRecord, BlockType, HeaderKey
-from spec.log_format import LogBlock as EncodedBlock
+from spec.file_group.file_naming import BaseFileName, LogFileName
+from spec.file_group.file_system_view import DataFile
+from spec.file_group.log_file.log_blocks import rollback_command_block
+from spec.file_group.log_file.log_format import BlockRecord, BlockType, HeaderKey
+from spec.file_group.log_file.log_format import LogBlock as EncodedBlock
 
 Scalar: TypeAlias = int | float | str | bool | None
 Row: TypeAlias = Mapping[str, Scalar]

@@ -1,17 +1,20 @@
-"""The oracle's ledger (``spec.ledger``): the model's data files as the ledger sees them, the instants
+"""The oracle's ledger (``spec.write.ledger``): the model's data files as the ledger sees them, the instants
 that account for them, the commit metadata summary it predicts for every completed write and
 compaction, its compaction plans and its clean plans.
 
 Source: no Hudi class — the model's ``HoodieCommitMetadata`` (``partitionToWriteStats`` counts,
 ``operationType``, ``compacted``, ``partitionToReplaceFileIds``) derived from the files each instant
-wrote, by the rules of ``spec.ledger``.
+wrote, by the rules of ``spec.write.ledger``.
 """
 
 from __future__ import annotations
 
 from spec.actions.compaction import CompactionOperation
-from spec.instant import DATA_WRITES
-from spec.ledger import (
+from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
+from spec.model.state import TableState
+from spec.model.writes import concatenates
+from spec.timeline.instant import DATA_WRITES
+from spec.write.ledger import (
     BlockRows,
     CommitSummary,
     FileRows,
@@ -21,9 +24,6 @@ from spec.ledger import (
     compaction_stat,
     log_stat,
 )
-from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
-from spec.model.state import TableState
-from spec.model.writes import concatenates
 
 
 def _meta(rows: tuple[Row, ...]) -> tuple[tuple[str, str, str], ...]:

@@ -1,22 +1,23 @@
 """What the oracle predicts a reader returns: rows per query type, and the layout it sees.
 
 The model reads its in-memory table with the reader's own rules: slices from
-``spec.file_system_view.build_file_groups`` (over the model's file names), blocks from
-``spec.log_scanner.blocks_to_apply`` (over the model's block headers), versions combined with
-``spec.merge``. Queries:
+``spec.file_group.file_system_view.build_file_groups`` (over the model's file names), blocks from
+``spec.file_group.log_file.scanner.blocks_to_apply`` (over the model's block headers), versions combined with
+``spec.read.merge``. Queries:
 
 - **snapshot** — the latest visible slice of every visible file group, its applied log versions
   merged onto its base rows; **time travel as of t** — the same over the files and blocks of
   instants requested at or before t;
 - **read-optimized** — the latest visible slices' base files as they are;
-- **incremental (b, e]** — as the spec reader windows it (``spec.query_plan.IncrementalWindow``): the
+- **incremental (b, e]** — as the spec reader windows it (``spec.read.query_plan.IncrementalWindow``): the
   completed writes whose completion time lies in (b, e], rows of the snapshot as of the last of them
   whose commit time is one of them.
 
-The instants a query names are checked as every reader checks them (``spec.query_plan.check_query``).
+The instants a query names are checked as every reader checks them (``spec.read.query_plan.check_query``).
 
-Source: no Hudi class — the oracle's reads apply ``spec.file_system_view``, ``spec.log_scanner`` and
-``spec.merge`` (``AbstractTableFileSystemView``, ``BaseHoodieLogRecordReader``,
+Source: no Hudi class — the oracle's reads apply ``spec.file_group.file_system_view``,
+``spec.file_group.log_file.scanner`` and
+``spec.read.merge`` (``AbstractTableFileSystemView``, ``BaseHoodieLogRecordReader``,
 ``HoodieFileGroupReader``).
 """
 
@@ -26,11 +27,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec.file_system_view import FileGroup as ViewGroup
-from spec.file_system_view import FileSlice, build_file_groups
-from spec.instant import DATA_WRITES, Action
-from spec.log_scanner import blocks_to_apply
-from spec.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
+from spec.config.table_config import COMMIT_TIME_ORDERING
+from spec.file_group.file_system_view import FileGroup as ViewGroup
+from spec.file_group.file_system_view import FileSlice, build_file_groups
+from spec.file_group.log_file.scanner import blocks_to_apply
 from spec.model.files import (
     COMMIT_TIME,
     META_COLUMNS,
@@ -46,9 +46,10 @@ from spec.model.files import (
     scan_records,
 )
 from spec.model.state import TableState
-from spec.query_plan import IncrementalWindow, Write, check_query, write_times
-from spec.slice_merge import fold_log_versions
-from spec.table_config import COMMIT_TIME_ORDERING
+from spec.read.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
+from spec.read.query_plan import IncrementalWindow, Write, check_query, write_times
+from spec.read.slice_merge import fold_log_versions
+from spec.timeline.instant import DATA_WRITES, Action
 
 JAVA_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
 
@@ -93,7 +94,8 @@ def _files(state: TableState) -> tuple[dict[tuple[str, str], BaseFile], dict[tup
 # --8<-- [start:merge_slice]
 def merge_slice(base_rows: Sequence[Row], blocks: Sequence[LogBlock], rule: MergeRule,
                 otype: str | None) -> tuple[Row, ...]:
-    """A slice's rows: log versions folded in block order (``spec.slice_merge.fold_log_versions``), then each base row
+    """A slice's rows: log versions folded in block order (``spec.read.slice_merge.fold_log_versions``), then each
+    base row
     of a key with a log version merged with it (``merge_with_base``), the others kept; log
     versions of keys not in the base file are appended."""
     def versions() -> Iterator[tuple[str, Version]]:

@@ -18,10 +18,10 @@ from datetime import timedelta
 from typing import Protocol
 
 from spec.actions.compaction import CompactionPlan
-from spec.instant import Action, Instant, State, format_instant_time, parse_instant_time
+from spec.config.table_config import layout_for_table_version
 from spec.model.files import FileGroup, Scalar
-from spec.timeline import Timeline
-from spec.timeline_layout import layout_for_table_version
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.instant import Action, Instant, State, format_instant_time, parse_instant_time
 
 
 class TableSettings(Protocol):

@@ -3,7 +3,7 @@ and predicts what a conforming implementation leaves behind.
 
 ``apply(state, op, env) -> state`` is pure over an immutable ``TableState``: a failed operation
 raises the typed error a conforming writer must raise and the caller keeps the old state. ``op``
-is any operation of ``spec.operations``; ``dispatch`` hands it to ``ModelOperations``, the model's
+is any operation of ``spec.model.operations``; ``dispatch`` hands it to ``ModelOperations``, the model's
 ``OperationHandler``.
 
 ``predict(state)`` says what readers must return and what the table must look like:
@@ -18,7 +18,7 @@ is any operation of ``spec.operations``; ``dispatch`` hands it to ``ModelOperati
   completion time in v8;
 - **layout** (L2): per partition its file groups in creation order, their slices (base instant,
   base file or not, log file versions) and which group holds each key. File ids come from the
-  env; within one write, files are written in ``spec.partitioner``'s bucket order (update buckets,
+  env; within one write, files are written in ``spec.write.partitioner``'s bucket order (update buckets,
   then per partition the small-file and new insert buckets), which is the order new groups are
   created in.
 
@@ -36,9 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec import writer_utils as wu
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
-from spec.instant import Action, State
 from spec.model.actions import (
     archive,
     clean,
@@ -53,6 +51,22 @@ from spec.model.actions import (
     schedule_compaction,
 )
 from spec.model.files import IS_DELETED, Row
+from spec.model.operations import (
+    Archive,
+    Clean,
+    Compact,
+    Crash,
+    DeletePartition,
+    ExpectError,
+    Operation,
+    OperationHandler,
+    Restore,
+    Rollback,
+    Savepoint,
+    Stream,
+    Write,
+    dispatch,
+)
 from spec.model.queries import (
     GroupLayout,
     incremental,
@@ -75,26 +89,12 @@ from spec.model.writes import (
     plan_write,
     prepare,
 )
-from spec.operations import (
-    Archive,
-    Clean,
-    Compact,
-    Crash,
-    DeletePartition,
-    ExpectError,
-    Operation,
-    OperationHandler,
-    Restore,
-    Rollback,
-    Savepoint,
-    Stream,
-    Write,
-    dispatch,
-)
-from spec.partitioner import average_record_size
-from spec.service_configs import partitioner_config
-from spec.stream_buckets import StreamBucketAssigner, StreamFileGroup
-from spec.writer_utils import validate_table_config
+from spec.timeline.instant import Action, State
+from spec.write import writer_utils as wu
+from spec.write.partitioner import average_record_size
+from spec.write.service_configs import partitioner_config
+from spec.write.stream_buckets import StreamBucketAssigner, StreamFileGroup
+from spec.write.writer_utils import validate_table_config
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]
 
@@ -169,7 +169,7 @@ def delete_partition(state: TableState, env: Env, partitions: Sequence[str], ins
 
 # --8<-- [start:stream]
 def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) -> TableState:
-    """A streaming write (Flink): one commit per checkpoint, buckets from ``spec.stream_buckets``.
+    """A streaming write (Flink): one commit per checkpoint, buckets from ``spec.write.stream_buckets``.
 
     The assigner starts from the table (its groups, their record counts and keys). A new key goes to
     the first group of its partition with room (``max_file_size // average record size``), else to
@@ -229,7 +229,7 @@ def compact(state: TableState, env: Env, mode: str, instant_time: str | None) ->
 # --- the operation vocabulary -------------------------------------------------------------------
 
 def table_identity(config: TableSettings) -> dict[str, str]:
-    """A model table's identity properties by write-option key (``spec.writer_utils.IDENTITY``)."""
+    """A model table's identity properties by write-option key (``spec.write.writer_utils.IDENTITY``)."""
     out = {wu.TABLE_NAME: config.table_name, wu.TABLE_TYPE: config.table_type,
            wu.RECORD_KEY: ",".join(config.record_key_fields), wu.PARTITION_PATH: ",".join(config.partition_fields),
            wu.KEY_GENERATOR: config.resolved_key_generator, wu.HIVE_STYLE: str(config.hive_style).lower(),
@@ -241,7 +241,7 @@ def table_identity(config: TableSettings) -> dict[str, str]:
 
 # --8<-- [start:apply]
 def apply(state: TableState, op: Operation, env: Env) -> TableState:
-    """The table after ``op`` (``spec.operations.dispatch`` hands it to ``ModelOperations``). An armed
+    """The table after ``op`` (``spec.model.operations.dispatch`` hands it to ``ModelOperations``). An armed
     ``ExpectError`` makes the next operation succeed only by failing with that error kind, leaving the
     table as it was."""
     return dispatch(ModelOperations(state, env), op)

@@ -9,11 +9,11 @@ One write at instant T, given prepared records (keyed, validated):
    index;
 2. **tag** — ``upsert`` and ``delete`` find each key's file group as the index does: in the latest
    base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
-3. **bucket** — ``spec.partitioner``: updates go to their group's bucket; inserts fill small
+3. **bucket** — ``spec.write.partitioner``: updates go to their group's bucket; inserts fill small
    files first (COW: every base file under the limit; MOR: the smallest base-only slice not under
    compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` builds no
    workload profile: it writes a new group per partition path of each input partition
-   (``spec.bulk_insert``; the model takes a write's batch as one input partition); the
+   (``spec.write.bulk_insert``; the model takes a write's batch as one input partition); the
    overwrites use no small files and replace the partition's (or the table's) groups;
 4. **write** — COW and MOR small-file buckets merge into a new base file at T; MOR updates and
    deletes append log blocks (data block, then one delete block) to a new log file (v6: named by
@@ -21,7 +21,7 @@ One write at instant T, given prepared records (keyed, validated):
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 ``HoodieWriteHelper.deduplicateRecords`` (combining a batch), ``BaseSparkCommitActionExecutor``
-(tag, profile, partition, write) and, through ``spec.partitioner``, ``UpsertPartitioner``.
+(tag, profile, partition, write) and, through ``spec.write.partitioner``, ``UpsertPartitioner``.
 """
 
 from __future__ import annotations
@@ -30,12 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
-from spec.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
 from spec.errors import InvalidRecord, SchemaMismatch
-from spec.instant import Action
-from spec.keys import key_generator_from_config
-from spec.merge import Version, as_version, combine_logs, delete_version
+from spec.keygen.key_generators import key_generator_from_config
 from spec.model.files import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -54,7 +50,12 @@ from spec.model.files import (
 )
 from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
-from spec.partitioner import (
+from spec.read.merge import Version, as_version, combine_logs, delete_version
+from spec.schema.evolution import reconcile_type
+from spec.timeline.instant import Action
+from spec.write.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
+from spec.write.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
+from spec.write.partitioner import (
     SmallFile,
     SmallFileCandidate,
     WorkloadProfile,
@@ -63,8 +64,7 @@ from spec.partitioner import (
     route,
     select_small_files,
 )
-from spec.schema_evolution import reconcile_type
-from spec.service_configs import partitioner_config
+from spec.write.service_configs import partitioner_config
 
 OVERWRITES = ("insert_overwrite", "insert_overwrite_table")
 INSERTING = ("insert", "bulk_insert", *OVERWRITES)
@@ -112,11 +112,12 @@ class Incoming:
 
 
 # =================================================================================================
-# keys (the record key and partition path rules of spec.keys)
+# keys (the record key and partition path rules of spec.keygen.key_generators)
 # =================================================================================================
 
 def key_of(config: Any, rec: Mapping[str, Scalar]) -> tuple[str, str]:
-    """(partition path, record key) of a record by ``spec.keys``, or InvalidRecord naming what is wrong."""
+    """(partition path, record key) of a record by ``spec.keygen.key_generators``, or InvalidRecord naming what is
+    wrong."""
     gen = key_generator_from_config(key_props(config))
     return gen.partition_path(rec), gen.record_key(rec)
 
@@ -142,7 +143,7 @@ def evolve_schema(schema: tuple[tuple[str, str], ...], records: Sequence[Mapping
                   ) -> tuple[tuple[str, str], ...]:
     """The table schema after a batch: every record of a batch has the same fields; a batch may add
     fields (read as null in older rows) but not drop any; a field's type changes by
-    ``spec.schema_evolution.reconcile_type`` (a promotable change evolves the column or is written as
+    ``spec.schema.evolution.reconcile_type`` (a promotable change evolves the column or is written as
     the table's type; any other is refused)."""
     if not records:
         return schema
@@ -245,7 +246,7 @@ def commit_totals(state: TableState) -> list[tuple[int, int]]:
 
 
 def small_files(state: TableState, partition: str) -> list[SmallFile]:
-    """The partition's small files, by ``spec.partitioner.select_small_files`` (COW and MOR rules)."""
+    """The partition's small files, by ``spec.write.partitioner.select_small_files`` (COW and MOR rules)."""
     cfg = state.config
     sizes = {(g.partition, b.name): b.size for g in state.groups for b in g.base_files}
     pending = {(op.partition_path, op.file_id) for t, p in state.compaction_plans if state.pending_instant(t)
@@ -396,7 +397,8 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     pcfg = partitioner_config(cfg)
     small = {p: small_files(state, p) for p, stat in profile.partitions.items()
              if stat.inserts > 0 and operation in ("upsert", "insert")}  # looked up only where inserts go
-    if operation == "bulk_insert":  # spec.bulk_insert: the batch is one input partition, a file per partition path
+    # spec.write.bulk_insert: the batch is one input partition, a file per partition path
+    if operation == "bulk_insert":
         mode = dict(cfg.options).get("hoodie.bulkinsert.sort.mode", DEFAULT_SORT_MODE).upper()
         planned = bulk_insert_files([[r.partition for r, _ in located]], mode)
         profile = WorkloadProfile.from_counts({(f.partition_path, None): 1 for f in planned})

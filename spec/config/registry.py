@@ -1,0 +1,380 @@
+"""The registry of every Hudi config key this project uses: its default, aliases, parser and meaning.
+
+Each ``Setting`` is one ``hoodie.*`` key as Hudi declares it in a ``ConfigProperty``: the key,
+its default in Hudi's string form (``None``: no default, the key must be given where it is
+needed), the older or table-level spellings Hudi still accepts (``aliases``), the values it takes
+(``choices``, matched case-insensitively, or ``parse``, which raises ``ValueError`` on a bad
+value), what it governs (``doc``), the Hudi config class and property that declare it
+(``declared_by``) and the attribute name it is carried as (``name``: the same name on the
+writer's ``WriteConfig``, the case language's ``CreateTable`` and the model's table settings).
+
+Every default in the project derives from here: the writer's options and ``WriteConfig``, the case
+language's ``CreateTable``, the table services' configs (``spec.write.service_configs``) and the
+partitioner's. A setting with ``writer_option=False`` is one the writer does not take: its value
+is Hudi's default, fixed.
+
+``resolve_settings(options)`` validates a mapping of string options (as on Spark) into values by
+name, with the rules Hudi checks across keys (``HoodieWriteConfig.validate``, the archival and
+cleaner checks of ``HoodieArchivalConfig`` / ``HoodieCleanConfig``, the heartbeat minimum of
+``HoodieHeartbeatClient``); a known key with a bad value raises ``InvalidConfig`` naming the key
+and what it takes, and unknown ``hoodie.*`` keys are returned for the caller to warn about.
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieWriteConfig``,
+``HoodieTableConfig``, ``HoodieCompactionConfig``, ``HoodieCleanConfig``, ``HoodieArchivalConfig``,
+``HoodieStorageConfig``, ``HoodieIndexConfig``, ``HoodieLockConfig``, ``StorageBasedLockConfig``,
+``HoodieMetadataConfig``, ``KeyGeneratorOptions``, ``DataSourceWriteOptions`` and
+``ConfigProperty.withAlternatives``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from spec.config.parquet_codec import CODECS, DEFAULT_CODEC
+from spec.config.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
+from spec.errors import InvalidConfig
+from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES, INTERVAL_KEY, TOLERABLE_MISSES_KEY
+from spec.storage.lock import (
+    DEFAULT_HEARTBEAT_POLL_SECONDS,
+    DEFAULT_VALIDITY_SECONDS,
+    DEFAULT_WAIT_TIME_MS,
+    HEARTBEAT_POLL_KEY,
+    RETRY_WAIT_KEY,
+    RETRY_WAIT_MS,
+    VALIDITY_TIMEOUT_KEY,
+    WAIT_TIME_KEY,
+    StorageLockConfig,
+)
+
+SINGLE_WRITER = "SINGLE_WRITER"
+OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
+"""``hoodie.write.concurrency.mode`` values (``WriteConcurrencyMode``)."""
+OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
+              "delete_partition")
+"""``hoodie.datasource.write.operation`` values the writer runs (``WriteOperationType``)."""
+KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+CLEAN_POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
+"""``hoodie.cleaner.policy`` values (``HoodieCleaningPolicy``)."""
+MB = 1024 * 1024
+
+
+def parse_bool(v: str) -> bool:
+    """``true`` or ``false``, any case (Hudi's ``Boolean.parseBoolean`` of a validated value)."""
+    if v.lower() not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return v.lower() == "true"
+
+
+def parse_positive_int(v: str) -> int:
+    """An integer above zero."""
+    n = int(v)
+    if n <= 0:
+        raise ValueError("expected a positive integer")
+    return n
+
+
+def parse_non_negative_int(v: str) -> int:
+    """An integer of zero or more."""
+    n = int(v)
+    if n < 0:
+        raise ValueError("expected a non-negative integer")
+    return n
+
+
+def parse_fields(v: str) -> tuple[str, ...]:
+    """A comma-separated list of field names, blanks dropped."""
+    return tuple(f.strip() for f in v.split(",") if f.strip())
+
+
+# --8<-- [start:setting]
+@dataclass(frozen=True)
+class Setting:
+    """One Hudi config key: default (Hudi's string form, None: none), what it governs, the declaring
+    ``ConfigProperty``, the attribute name it is carried as, its parser, choices and aliases."""
+
+    key: str
+    default: str | None
+    doc: str
+    declared_by: str
+    name: str
+    parse: Callable[[str], Any] = str
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    writer_option: bool = True
+
+    def value_of(self, raw: str) -> Any:
+        """The typed value of a raw string: a choice (its canonical, upper-case spelling when only that
+        matches) or what ``parse`` makes of it; a bad value raises ``InvalidConfig`` naming the key."""
+        if self.choices and raw not in self.choices:
+            if raw.upper() not in self.choices:
+                raise InvalidConfig(f"{self.key}={raw!r} is not valid", hint=f"use one of {', '.join(self.choices)}")
+            raw = raw.upper()
+        try:
+            return self.parse(raw)
+        except ValueError as err:
+            raise InvalidConfig(f"{self.key}={raw!r} is not valid: {err}", hint=self.doc) from err
+
+    @property
+    def value(self) -> Any:
+        """The typed default (None when the key has no default)."""
+        return None if self.default is None else self.value_of(self.default)
+
+    def option(self, value: Any) -> str:
+        """The string option of a typed value (booleans lower-case, field lists comma-joined)."""
+        if isinstance(value, bool):
+            return str(value).lower()
+        if isinstance(value, tuple):
+            return ",".join(value)
+        return str(value)
+# --8<-- [end:setting]
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # --- the table (stored in hoodie.properties by the first write) -----------------------------
+    Setting("hoodie.table.name", None, "table name (required for a new table)",
+            "HoodieWriteConfig.TBL_NAME", "table_name"),
+    Setting("hoodie.datasource.write.table.type", COPY_ON_WRITE, "COPY_ON_WRITE or MERGE_ON_READ",
+            "DataSourceWriteOptions.TABLE_TYPE", "table_type",
+            choices=(COPY_ON_WRITE, MERGE_ON_READ), aliases=("hoodie.table.type",)),
+    Setting("hoodie.datasource.write.operation", "upsert", "the write operation",
+            "DataSourceWriteOptions.OPERATION", "operation", choices=OPERATIONS),
+    Setting("hoodie.datasource.write.recordkey.field", None, "record key field(s), comma-separated",
+            "KeyGeneratorOptions.RECORDKEY_FIELD_NAME", "record_key_fields", parse_fields,
+            aliases=("hoodie.table.recordkey.fields",)),
+    Setting("hoodie.datasource.write.partitionpath.field", "", "partition field(s), comma-separated",
+            "KeyGeneratorOptions.PARTITIONPATH_FIELD_NAME", "partition_fields", parse_fields,
+            aliases=("hoodie.table.partition.fields",)),
+    Setting("hoodie.datasource.write.precombine.field", None, "ordering (precombine) field",
+            "HoodieWriteConfig.PRECOMBINE_FIELD_NAME", "ordering_field",
+            aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field")),
+    Setting("hoodie.datasource.write.keygenerator.type", None, "SIMPLE, COMPLEX or NON_PARTITION",
+            "HoodieWriteConfig.KEYGENERATOR_TYPE", "keygen_type", choices=("SIMPLE", "COMPLEX", "NON_PARTITION")),
+    Setting("hoodie.datasource.write.hive_style_partitioning", "false", "partition folders as field=value",
+            "KeyGeneratorOptions.HIVE_STYLE_PARTITIONING_ENABLE", "hive_style", parse_bool),
+    Setting("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values",
+            "KeyGeneratorOptions.URL_ENCODE_PARTITIONING", "url_encode", parse_bool),
+    Setting("hoodie.write.table.version", "6", "table version of a new table: 6, 8 or 9 (8 and 9 keep a "
+            "metadata table unless hoodie.metadata.enable=false)", "HoodieWriteConfig.WRITE_TABLE_VERSION",
+            "table_version", int, choices=("6", "8", "9")),
+    Setting("hoodie.metadata.enable", None, "keep the metadata table's files partition (table versions 8 and 9); "
+            "false deletes a table's metadata table. Unset: a table keeps its own as it is; a new table of version "
+            "8 or 9 gets one (Apache Hudi's default, true), a new version 6 table none (Hudi 0.15 would create "
+            "one; this writer does not write version 6 metadata tables)",
+            "HoodieMetadataConfig.ENABLE", "metadata_enable", parse_bool),
+    Setting("hoodie.metadata.compact.max.delta.commits", "10", "metadata table deltacommits before it is compacted "
+            "(only Hudi's default is written here)", "HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS",
+            "metadata_compact_max_delta_commits", int, choices=("10",)),
+    Setting("hoodie.metadata.cleaner.commits.retained", "3", "commits the metadata table's cleaner retains (only "
+            "Hudi's default is written here)", "HoodieMetadataConfig.CLEANER_COMMITS_RETAINED",
+            "metadata_cleaner_commits_retained", int, choices=("3",)),
+    Setting("hoodie.record.merge.mode", EVENT_TIME_ORDERING, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
+            "HoodieWriteConfig.RECORD_MERGE_MODE", "merge_mode", choices=(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING)),
+    # --- file sizing and bucketing ------------------------------------------------------------
+    Setting("hoodie.parquet.small.file.limit", str(100 * MB), "base files below this size take inserts (bytes)",
+            "HoodieCompactionConfig.PARQUET_SMALL_FILE_LIMIT", "small_file_limit", int),
+    Setting("hoodie.parquet.max.file.size", str(120 * MB), "target base file size (bytes)",
+            "HoodieStorageConfig.PARQUET_MAX_FILE_SIZE", "max_file_size", parse_positive_int),
+    Setting("hoodie.copyonwrite.insert.split.size", "500000", "records per new insert bucket",
+            "HoodieCompactionConfig.COPY_ON_WRITE_INSERT_SPLIT_SIZE", "insert_split_size", parse_positive_int),
+    Setting("hoodie.copyonwrite.insert.auto.split", "true", "size insert buckets from the record size",
+            "HoodieCompactionConfig.COPY_ON_WRITE_AUTO_SPLIT_INSERTS", "auto_split", parse_bool),
+    Setting("hoodie.copyonwrite.record.size.estimate", "1024", "record size before any commit (bytes)",
+            "HoodieCompactionConfig.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE", "record_size_estimate",
+            parse_positive_int),
+    Setting("hoodie.index.type", "BLOOM", "how records are tagged with their file group: BLOOM (footers, then "
+            "exact keys of candidate files) or SIMPLE (all keys)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
+            choices=("BLOOM", "SIMPLE")),
+    Setting("hoodie.parquet.compression.codec", DEFAULT_CODEC, "parquet compression codec of base files, "
+            "compacted base files and parquet log blocks (level as parquet-mr: gzip 6, zstd 3)",
+            "HoodieStorageConfig.PARQUET_COMPRESSION_CODEC_NAME", "compression", choices=CODECS),
+    # --- deduplication ------------------------------------------------------------------------
+    Setting("hoodie.combine.before.upsert", "true", "dedupe incoming records by key before upsert",
+            "HoodieWriteConfig.COMBINE_BEFORE_UPSERT", "combine_before_upsert", parse_bool),
+    Setting("hoodie.combine.before.insert", "false", "dedupe incoming records by key before insert, bulk_insert, "
+            "insert_overwrite and insert_overwrite_table (off: every record is written, duplicates included)",
+            "HoodieWriteConfig.COMBINE_BEFORE_INSERT", "combine_before_insert", parse_bool),
+    Setting("hoodie.combine.before.delete", "true", "dedupe the keys of a delete",
+            "HoodieWriteConfig.COMBINE_BEFORE_DELETE", "combine_before_delete", parse_bool),
+    Setting("hoodie.merge.allow.duplicate.on.inserts", "true", "an insert routed to a small file is appended to "
+            "its rows without merging by key (Hudi's concat handle)",
+            "HoodieWriteConfig.MERGE_ALLOW_DUPLICATE_ON_INSERTS_ENABLE", "allow_duplicate_on_inserts", parse_bool),
+    Setting("hoodie.bulkinsert.sort.mode", "NONE", "how bulk_insert orders each input partition's records before "
+            "writing: NONE, GLOBAL_SORT, PARTITION_SORT or PARTITION_PATH_REPARTITION",
+            "HoodieWriteConfig.BULK_INSERT_SORT_MODE", "bulk_insert_sort_mode",
+            choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION")),
+    Setting("hoodie.datasource.write.partitions.to.delete", "", "partitions for delete_partition",
+            "DataSourceWriteOptions.PARTITIONS_TO_DELETE", "partitions_to_delete", parse_fields),
+    # --- merge-on-read log files --------------------------------------------------------------
+    Setting("hoodie.logfile.data.block.max.size", str(256 * MB),
+            "merge-on-read: the append handle flushes a data block when its buffer reaches this size (bytes)",
+            "HoodieStorageConfig.LOGFILE_DATA_BLOCK_MAX_SIZE", "log_block_size", parse_positive_int),
+    Setting("hoodie.logfile.max.size", str(1024 * MB),
+            "merge-on-read: a log file rolls over to the next version past this size (bytes)",
+            "HoodieStorageConfig.LOGFILE_MAX_SIZE", "log_file_size", parse_positive_int),
+    # --- table services -----------------------------------------------------------------------
+    Setting("hoodie.compact.inline", "false", "merge-on-read: schedule and run a compaction after a deltacommit "
+            "once enough deltacommits followed the last one", "HoodieCompactionConfig.INLINE_COMPACT",
+            "inline_compact", parse_bool),
+    Setting("hoodie.compact.inline.max.delta.commits", "5",
+            "merge-on-read: deltacommits since the last compaction that trigger the next",
+            "HoodieCompactionConfig.INLINE_COMPACT_NUM_DELTA_COMMITS", "compact_max_delta_commits",
+            parse_positive_int),
+    Setting("hoodie.clean.automatic", "true", "run the cleaner after every commit",
+            "HoodieCleanConfig.AUTO_CLEAN", "auto_clean", parse_bool),
+    Setting("hoodie.cleaner.policy", KEEP_LATEST_COMMITS, "which file slices the cleaner keeps",
+            "HoodieCleanConfig.CLEANER_POLICY", "clean_policy", choices=CLEAN_POLICIES,
+            aliases=("hoodie.clean.policy",)),
+    Setting("hoodie.cleaner.commits.retained", "10", "KEEP_LATEST_COMMITS: commits whose snapshots stay readable",
+            "HoodieCleanConfig.CLEANER_COMMITS_RETAINED", "clean_commits_retained", parse_non_negative_int,
+            aliases=("hoodie.clean.commits.retained",)),
+    Setting("hoodie.cleaner.fileversions.retained", "3", "KEEP_LATEST_FILE_VERSIONS: file slices kept per group",
+            "HoodieCleanConfig.CLEANER_FILE_VERSIONS_RETAINED", "clean_file_versions_retained", parse_positive_int,
+            aliases=("hoodie.clean.fileversions.retained",)),
+    Setting("hoodie.cleaner.hours.retained", "24", "KEEP_LATEST_BY_HOURS: hours of commits whose snapshots stay "
+            "readable", "HoodieCleanConfig.CLEANER_HOURS_RETAINED", "clean_hours_retained", parse_non_negative_int,
+            aliases=("hoodie.clean.hours.retained",)),
+    Setting("hoodie.archive.automatic", "true", "archive old instants after every commit",
+            "HoodieArchivalConfig.AUTO_ARCHIVE", "auto_archive", parse_bool),
+    Setting("hoodie.keep.min.commits", "20", "completed commits archival leaves on the active timeline",
+            "HoodieArchivalConfig.MIN_COMMITS_TO_KEEP", "keep_min_commits", parse_positive_int),
+    Setting("hoodie.keep.max.commits", "30", "archival starts when the active timeline has more completed commits",
+            "HoodieArchivalConfig.MAX_COMMITS_TO_KEEP", "keep_max_commits", parse_positive_int),
+    # --- concurrency --------------------------------------------------------------------------
+    Setting("hoodie.write.concurrency.mode", SINGLE_WRITER, "SINGLE_WRITER (the table lock held for the whole "
+            "write) or OPTIMISTIC_CONCURRENCY_CONTROL (held to start and to commit; conflicts checked at commit)",
+            "HoodieWriteConfig.WRITE_CONCURRENCY_MODE", "concurrency_mode",
+            choices=(SINGLE_WRITER, OPTIMISTIC_CONCURRENCY_CONTROL)),
+    Setting("hoodie.cleaner.policy.failed.writes", None, "EAGER (pending writes rolled back before each write; "
+            "single writer) or LAZY (only those whose heartbeat expired; required by optimistic concurrency "
+            "control)", "HoodieCleanConfig.FAILED_WRITES_CLEANER_POLICY", "failed_writes_policy",
+            choices=("EAGER", "LAZY")),
+    Setting(WAIT_TIME_KEY, str(DEFAULT_WAIT_TIME_MS), "optimistic concurrency control: how long a writer waits for "
+            "the table lock (ms)", "HoodieLockConfig.LOCK_ACQUIRE_WAIT_TIMEOUT_MS", "lock_wait_ms",
+            parse_non_negative_int),
+    Setting(RETRY_WAIT_KEY, str(RETRY_WAIT_MS), "ms between two attempts to take the table lock",
+            "HoodieLockConfig.LOCK_ACQUIRE_RETRY_WAIT_TIME_IN_MILLIS", "lock_retry_wait_ms", parse_positive_int),
+    Setting(VALIDITY_TIMEOUT_KEY, str(DEFAULT_VALIDITY_SECONDS), "seconds a table lock stays valid without "
+            "renewal (a killed holder's lock expires after this)", "StorageBasedLockConfig.VALIDITY_TIMEOUT_SECONDS",
+            "lock_validity_seconds", parse_positive_int),
+    Setting(HEARTBEAT_POLL_KEY, str(DEFAULT_HEARTBEAT_POLL_SECONDS), "seconds between renewals of a held lock",
+            "StorageBasedLockConfig.HEARTBEAT_POLL_SECONDS", "lock_heartbeat_poll_seconds", parse_positive_int),
+    Setting(INTERVAL_KEY, str(DEFAULT_INTERVAL_MS), "optimistic concurrency control: ms between two heartbeats "
+            "of a pending write (at least 1000)", "HoodieWriteConfig.CLIENT_HEARTBEAT_INTERVAL_IN_MS",
+            "heartbeat_interval_ms", parse_positive_int),
+    Setting(TOLERABLE_MISSES_KEY, str(DEFAULT_TOLERABLE_MISSES), "heartbeats a pending write may miss before it "
+            "counts as failed", "HoodieWriteConfig.CLIENT_HEARTBEAT_NUM_TOLERABLE_MISSES",
+            "heartbeat_tolerable_misses", parse_positive_int),
+    # --- Hudi's defaults the writer does not let a user change --------------------------------
+    Setting("hoodie.record.size.estimation.threshold", "1.0", "a commit's base files count toward the average "
+            "record size once they hold more than this fraction of hoodie.parquet.small.file.limit",
+            "HoodieCompactionConfig.RECORD_SIZE_ESTIMATION_THRESHOLD", "record_size_estimation_threshold", float,
+            writer_option=False),
+    Setting("hoodie.merge.small.file.group.candidates.limit", "1", "merge-on-read: how many small file groups "
+            "of a partition may take inserts", "HoodieWriteConfig.MERGE_SMALL_FILE_GROUP_CANDIDATES_LIMIT",
+            "small_file_group_candidates", parse_positive_int, writer_option=False),
+    Setting("hoodie.logfile.to.parquet.compression.ratio", "0.35", "merge-on-read: the size a group's log files "
+            "count for, as a fraction of their bytes, when sizing a small file",
+            "HoodieStorageConfig.LOGFILE_TO_PARQUET_COMPRESSION_RATIO_FRACTION", "log_to_parquet_ratio", float,
+            writer_option=False),
+)
+BY_KEY: Mapping[str, Setting] = {s.key: s for s in SETTINGS}
+BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+ALIASES: Mapping[str, str] = {a: s.key for s in SETTINGS for a in s.aliases}
+WRITER_OPTIONS: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.writer_option)
+"""The settings the writer takes as options, in registry order."""
+
+
+def default(name: str) -> Any:
+    """The typed default of the setting carried as ``name`` (``KeyError`` for a name not registered)."""
+    return BY_NAME[name].value
+
+
+def setting_of(settings: object, name: str) -> Any:
+    """The value an object of settings carries as ``name``, or the registry's default when it carries
+    none (a case's table settings lack the keys the writer fixes)."""
+    return getattr(settings, name, default(name))
+
+
+def canonical_key(key: str) -> str:
+    """The key an alias stands for (a registered key or an unknown one is returned unchanged)."""
+    return ALIASES.get(key, key)
+
+
+def options_of(settings: object, names: tuple[str, ...]) -> dict[str, str]:
+    """The ``hoodie.*`` string options of the named settings an object carries (None values left out)."""
+    out = {}
+    for name in names:
+        value = getattr(settings, name)
+        if value is not None:
+            out[BY_NAME[name].key] = BY_NAME[name].option(value)
+    return out
+
+
+def resolve_settings(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Validate string options (booleans accepted) into the writer's values by name, and the unknown
+    ``hoodie.*`` keys given (other unknown keys are ignored). Every writer option is in the result,
+    a key not given taking its default; then the derived values and the checks across keys."""
+    given: dict[str, str] = {}
+    unknown: list[str] = []
+    for key, raw in (options or {}).items():
+        canonical = canonical_key(key)
+        if canonical not in BY_KEY or not BY_KEY[canonical].writer_option:
+            if key.startswith("hoodie."):
+                unknown.append(key)
+            continue
+        given[canonical] = str(raw).lower() if isinstance(raw, bool) else str(raw)
+    values: dict[str, Any] = {}
+    for s in WRITER_OPTIONS:
+        raw = given.get(s.key, s.default)
+        values[s.name] = None if raw is None else s.value_of(raw)
+    values["record_key_fields"] = values["record_key_fields"] or ()
+    values["keygen_type"] = values["keygen_type"] or inferred_key_generator(values["record_key_fields"],
+                                                                            values["partition_fields"])
+    check_retention(values["clean_policy"], values["clean_commits_retained"], values["keep_min_commits"],
+                    values["keep_max_commits"])
+    return {**values, **concurrency_settings(values)}, tuple(unknown)
+
+
+def inferred_key_generator(record_key_fields: tuple[str, ...], partition_fields: tuple[str, ...]) -> str:
+    """The key generator type when none is given: no partition field → NON_PARTITION; several key or
+    partition fields → COMPLEX; else SIMPLE (``KeyGenUtils.inferKeyGeneratorType``)."""
+    if not partition_fields:
+        return "NON_PARTITION"
+    return "COMPLEX" if len(record_key_fields) > 1 or len(partition_fields) > 1 else "SIMPLE"
+
+
+def check_retention(clean_policy: str, commits_retained: int, keep_min: int, keep_max: int) -> None:
+    """Archival keeps more than the cleaner retains: ``hoodie.keep.max.commits`` >
+    ``hoodie.keep.min.commits`` and, under KEEP_LATEST_COMMITS, ``hoodie.keep.min.commits`` >
+    ``hoodie.cleaner.commits.retained`` (``HoodieArchivalConfig`` / ``HoodieWriteConfig`` checks)."""
+    if keep_max <= keep_min:
+        raise InvalidConfig(f"hoodie.keep.max.commits={keep_max} must be greater than "
+                            f"hoodie.keep.min.commits={keep_min}",
+                            hint="raise hoodie.keep.max.commits or lower hoodie.keep.min.commits")
+    if clean_policy == KEEP_LATEST_COMMITS and keep_min <= commits_retained:
+        raise InvalidConfig(f"hoodie.keep.min.commits={keep_min} must be greater than "
+                            f"hoodie.cleaner.commits.retained={commits_retained}",
+                            hint="archival must not remove commits the cleaner still retains")
+
+
+def concurrency_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The failed-writes policy (LAZY under optimistic concurrency control, as ``HoodieWriteConfig``
+    requires; EAGER for a single writer) and the table lock (a single writer waits for nobody:
+    wait 0), after the checks: EAGER is refused under optimistic concurrency control and a heartbeat
+    interval below one second is refused (``HoodieHeartbeatClient``)."""
+    optimistic = values["concurrency_mode"] == OPTIMISTIC_CONCURRENCY_CONTROL
+    policy = values["failed_writes_policy"] or ("LAZY" if optimistic else "EAGER")
+    if optimistic and policy != "LAZY":
+        raise InvalidConfig("hoodie.cleaner.policy.failed.writes=EAGER cannot be used with optimistic concurrency "
+                            "control: it would roll back the pending writes of live writers",
+                            hint="leave it unset (LAZY) or set it to LAZY")
+    if values["heartbeat_interval_ms"] < 1000:
+        raise InvalidConfig(f"{INTERVAL_KEY}={values['heartbeat_interval_ms']} is below one second",
+                            hint="HoodieHeartbeatClient takes at least 1000 ms")
+    lock = StorageLockConfig(values["lock_validity_seconds"], values["lock_heartbeat_poll_seconds"],
+                             values["lock_wait_ms"] if optimistic else 0, values["lock_retry_wait_ms"])
+    return {"failed_writes_policy": policy, "lock": lock}

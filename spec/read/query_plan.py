@@ -1,0 +1,231 @@
+"""The plan of a query: the checks it must pass and the file slices it reads.
+
+Every reader of this project plans a query here: the spec reader (``spec.read.reader``), the Spark
+reader (``reference.spark_reader``) and, over its in-memory table, the oracle (the incremental
+window and the instants a query may name).
+
+- **Query types** (``QUERY_TYPES``): ``snapshot`` (with ``as_of``: time travel),
+  ``read_optimized`` and ``incremental``. Only an incremental query takes ``begin`` / ``end``, and
+  it takes no ``as_of``; every instant a query names is an instant time, 14 or 17 digits
+  (``yyyyMMddHHmmss[SSS]``) (``check_query``).
+- **Snapshot and time travel**: per file group the latest slice visible as of ``as_of`` (the latest
+  completed write when none is named), its base file merged with the log blocks of instants up to
+  that time. Time travel on a table with no completed instant reads nothing.
+- **Read-optimized**: the same slices' base files alone; a slice without a base file is not read.
+- **Incremental** ``(begin, end]``: the completed data writes whose completion time (layout 1: the
+  requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``);
+  the file groups they wrote (their commit metadata), read as a snapshot as of the last data write
+  completed by ``end``, keeping the rows whose ``_hoodie_commit_time`` is one of the window's
+  instants. The table must populate the meta columns. A write that started before ``begin`` but
+  completed inside the window is in it (table version 8 on: windows by completion time).
+- **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
+- **Columns**: a query names only columns the table has (``check_columns``).
+
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``DataSourceReadOptions``
+(the query types and ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``),
+``HoodieBaseRelation`` and ``MergeOnReadSnapshotRelation`` (the slices of a snapshot and a
+time-travel query), ``IncrementalRelation`` and ``MergeOnReadIncrementalRelation`` (the window,
+begin exclusive and end inclusive, and the file groups it wrote), ``HoodieInstantTimeGenerator``
+(the instant time format); hudi-rs's timeline selector windows incremental queries alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from spec.config.table_config import TableConfig
+from spec.errors import InvalidOperation
+from spec.file_group.file_system_view import FileSlice, FileSystemView
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.instant import Instant
+from spec.timeline.layout import read_instant_content
+
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
+
+Write = tuple[str, str]
+"""A completed data write: its requested time and its completion time (the requested time where the
+timeline records none)."""
+
+
+def check_instant(t: str | None, what: str) -> None:
+    """An instant a query names is an instant time: 14 or 17 digits (``yyyyMMddHHmmss[SSS]``)."""
+    if t is not None and not (t.isdigit() and len(t) in (14, 17)):
+        raise InvalidOperation(f"{what} {t!r} is not an instant time", hint="use yyyyMMddHHmmssSSS")
+
+
+def check_query(query: str, as_of: str | None, begin: str | None, end: str | None) -> None:
+    """A query type is one of ``QUERY_TYPES``; only incremental takes begin/end, and it takes no as_of;
+    every instant named is an instant time."""
+    if query not in QUERY_TYPES:
+        raise InvalidOperation(f"unknown query type {query!r}", hint=f"use one of {', '.join(QUERY_TYPES)}")
+    if query == "incremental":
+        if as_of is not None:
+            raise InvalidOperation("an incremental query has no as_of", hint="use begin and end")
+        check_instant(begin, "begin")
+        check_instant(end, "end")
+        return
+    if begin is not None or end is not None:
+        raise InvalidOperation(f"begin/end apply to incremental queries, not {query}",
+                               hint="use --query incremental, or as_of for time travel")
+    check_instant(as_of, "as_of")
+
+
+def check_incremental_table(populate_meta_fields: bool) -> None:
+    """An incremental query keeps rows by their ``_hoodie_commit_time``: the table must populate it."""
+    if not populate_meta_fields:
+        raise InvalidOperation("incremental queries need the commit time meta column, which this table "
+                               "does not populate (hoodie.populate.meta.fields=false)",
+                               hint="use a snapshot or time-travel query")
+
+
+def check_columns(columns: Sequence[str] | None, available: Sequence[str]) -> None:
+    """Every column a query selects is one the table's rows have."""
+    missing = [c for c in columns or () if c not in available]
+    if missing:
+        raise InvalidOperation(f"no column {', '.join(map(repr, missing))} in the table",
+                               hint=f"columns are: {', '.join(available)}")
+
+
+# --8<-- [start:window]
+@dataclass(frozen=True)
+class IncrementalWindow:
+    """An incremental query's window ``(begin, end]`` over completion times: begin exclusive (None: from
+    the start), end inclusive (None: the latest)."""
+
+    begin: str | None
+    end: str | None
+
+    def contains(self, completion: str) -> bool:
+        """Whether a write completed at ``completion`` is in the window."""
+        return (self.begin is None or completion > self.begin) and (self.end is None or completion <= self.end)
+
+    def instants(self, writes: Iterable[Write]) -> tuple[str, ...]:
+        """The requested times of the completed writes in the window, in the order given."""
+        return tuple(t for t, done in writes if self.contains(done))
+
+    def snapshot_as_of(self, writes: Iterable[Write]) -> str | None:
+        """The instant the window's file groups are read as of: the latest write completed by ``end``."""
+        return latest_write(writes, self.end)
+# --8<-- [end:window]
+
+
+def latest_write(writes: Iterable[Write], completed_by: str | None = None) -> str | None:
+    """The latest requested time of the completed writes (completed by ``completed_by`` when given):
+    the instant a snapshot without ``as_of`` reads as of. Log blocks of later instants are not applied."""
+    return max((t for t, done in writes if completed_by is None or done <= completed_by), default=None)
+
+
+def write_times(instants: Iterable[Instant]) -> tuple[Write, ...]:
+    """The completed ones of data-writing instants, as writes: their requested time and their completion
+    time, the requested time standing in where the timeline records none (layout 1)."""
+    return tuple((i.requested, i.completed or i.requested) for i in instants if i.is_completed)
+
+
+def timeline_writes(timeline: Timeline) -> tuple[Write, ...]:
+    """The completed data writes of a timeline (commit, deltacommit, replacecommit, compaction included)."""
+    return write_times(timeline.commits_timeline().instants)
+
+
+# --8<-- [start:partitions]
+PartitionFilter = Sequence[str] | Callable[[str], bool] | None
+
+
+def select_partitions(partitions: Sequence[str], partition_filter: PartitionFilter) -> list[str] | None:
+    """Partition pruning: the partition paths a query reads — all (None), those listed, or those the
+    predicate accepts. Pruning only skips file groups; it never changes a row that is read."""
+    if partition_filter is None:
+        return None
+    if callable(partition_filter):
+        return [p for p in partitions if partition_filter(p)]
+    if isinstance(partition_filter, str):
+        return [partition_filter]
+    return list(partition_filter)
+# --8<-- [end:partitions]
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """What a query reads: the file slices in the table's slice order, and how each is read.
+
+    ``as_of`` is the time-travel instant the query names (its table schema is the one then);
+    ``with_logs`` is False for read-optimized queries (base files only); ``log_as_of`` is the instant
+    log blocks are applied as of; ``window`` is an incremental query's instants, the commit times its
+    rows keep (None for other queries).
+    """
+
+    query: str
+    slices: tuple[FileSlice, ...]
+    with_logs: bool
+    log_as_of: str | None
+    window: tuple[str, ...] | None = None
+    as_of: str | None = None
+
+    def merged(self) -> list[int]:
+        """Indexes of the slices whose base file is merged with log files."""
+        return [k for k, sl in enumerate(self.slices) if self.with_logs and sl.log_files]
+
+    def base_only(self) -> list[int]:
+        """Indexes of the slices that are their base file alone."""
+        merged = set(self.merged())
+        return [k for k, sl in enumerate(self.slices) if k not in merged and sl.base_file is not None]
+
+
+class PlannedTable(Protocol):
+    """What planning reads of a table: its config, storage and timeline, and its file system view."""
+
+    config: TableConfig
+    storage: Storage
+    timeline: Timeline
+
+    def view(self, as_of: str | None = None) -> FileSystemView:
+        """The file system view as of ``as_of`` (None: the whole timeline)."""
+        ...
+
+
+# --8<-- [start:plan_query]
+def plan_query(table: PlannedTable, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
+               end: str | None = None, partition_filter: PartitionFilter = None) -> QueryPlan:
+    """The checked query's plan: the file slices it reads and how (see the module docstring)."""
+    check_query(query, as_of, begin, end)
+    if query == "incremental":
+        return _plan_incremental(table, IncrementalWindow(begin, end), partition_filter)
+    if as_of is not None and table.timeline.latest_completed() is None:
+        return QueryPlan(query, (), False, None, as_of=as_of)
+    read_optimized = query == "read_optimized"
+    view = table.view(as_of)
+    slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
+              if not (read_optimized and sl.base_file is None)]
+    log_as_of = as_of or latest_write(timeline_writes(table.timeline))
+    return QueryPlan(query, tuple(slices), not read_optimized, log_as_of, as_of=as_of)
+# --8<-- [end:plan_query]
+
+
+def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
+                      partition_filter: PartitionFilter) -> QueryPlan:
+    """The file groups written by the window's instants, as a snapshot as of the last data write
+    completed by the window's end."""
+    check_incremental_table(table.config.populate_meta_fields)
+    writes = timeline_writes(table.timeline)
+    instants = window.instants(writes)
+    if not instants:
+        return QueryPlan("incremental", (), True, None, ())
+    as_of = window.snapshot_as_of(writes)
+    touched = files_written(table.storage, table.timeline, instants)
+    view = table.view(as_of)
+    slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
+              if (sl.partition_path, sl.file_id) in touched]
+    return QueryPlan("incremental", tuple(slices), True, as_of, instants)
+
+
+def files_written(storage: Storage, timeline: Timeline, instants: Iterable[str]) -> set[tuple[str, str]]:
+    """The file groups ``(partition path, file id)`` the instants' commit metadata says they wrote."""
+    touched: set[tuple[str, str]] = set()
+    for t in instants:
+        inst = timeline.get(t)
+        if inst is not None:
+            touched |= parse_commit_metadata(read_instant_content(storage, inst, timeline.layout)).file_ids_written()
+    return touched

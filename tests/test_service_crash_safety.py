@@ -21,14 +21,10 @@ CI runs ten trials with fixed seeds; ``make slow`` runs 100.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +38,7 @@ from spec.instant import Action
 from spec.reader import read_table
 from spec.storage_lock import LOCK_FILE
 from spec.timeline import Timeline
+from tests import processes
 from tests.hudi_rs import hudi_rs_read
 from tests.test_crash_safety import _model_rows, _rows, rec
 
@@ -88,16 +85,13 @@ def base_table(tmp_path_factory: pytest.TempPathFactory, service: str, table_typ
     return _BASES[key]
 
 
-def run_killed(path: Path, service: str, table_type: str, version: int) -> subprocess.CompletedProcess[str]:
-    """Run the service in a new session (its own process group, which the fault kills whole)."""
-    env = {**os.environ, FAULT_ENV: SERVICES[service], "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "crash_child.py"), str(path), service, "[]",
-                             json.dumps(options(table_type, version)), "local"],
-                            env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=300)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+def run_killed(path: Path, service: str, table_type: str, version: int) -> processes.Ended:
+    """Run the service in a new session (its own process group, which the fault kills whole); it must die
+    there, killed by SIGKILL."""
+    done = processes.run(processes.python(str(ROOT / "tests" / "crash_child.py"), str(path), service, "[]",
+                                          json.dumps(options(table_type, version)), "local"),
+                         env=processes.child_env(**{FAULT_ENV: SERVICES[service]}), new_session=True)
+    return done.expect(-signal.SIGKILL, f"{service} killed at {SERVICES[service]}")
 
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
@@ -122,8 +116,7 @@ def service_trial(tmp_path_factory: pytest.TempPathFactory, work: Path, service:
                   version: int) -> None:
     path = work / "t"
     shutil.copytree(base_table(tmp_path_factory, service, table_type, version), path)
-    done = run_killed(path, service, table_type, version)
-    assert done.returncode == -signal.SIGKILL, f"{service} was not killed: {done.stderr[-2000:]}"
+    run_killed(path, service, table_type, version)
     pending = [i for i in Timeline.load(str(path)).instants if i.action == ACTIONS[service] and not i.is_completed]
     assert pending, f"the killed {service} left no pending instant"
     # 1. the service runs again and finishes

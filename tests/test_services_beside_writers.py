@@ -370,13 +370,11 @@ def test_the_cleaner_rolls_back_a_dead_writers_write_but_not_a_live_ones(
     renewed every second), another writer is killed after it started; once its heartbeat has expired
     a clean runs: it rolls the dead write back and leaves the live one, which then commits."""
     import json
-    import os
     import signal
-    import subprocess
-    import sys
     import time
 
     from reference.faults import FAULT_ENV
+    from tests import processes
 
     scene = Scene(where, s3_server, tmp_path, 8, "COPY_ON_WRITE")
     quick = {**scene.options, "hoodie.client.heartbeat.interval_in_ms": "1000",
@@ -387,11 +385,10 @@ def test_the_cleaner_rolls_back_a_dead_writers_write_but_not_a_live_ones(
 
     def a_writer_dies_then_the_cleaner_runs() -> None:
         before = {i.requested for i in Timeline.load(scene.path).pending_writes().instants}
-        child = subprocess.run([sys.executable, str(root / "tests" / "crash_child.py"), scene.path, "upsert",
-                                json.dumps(_rows(range(0, 3), "a", 7).to_pylist()), json.dumps(quick), "local"],
-                               env={**os.environ, FAULT_ENV: "after_start", "PYTHONPATH": str(root)},
-                               start_new_session=True, capture_output=True, text=True, timeout=300)
-        assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+        processes.run(processes.python(str(root / "tests" / "crash_child.py"), scene.path, "upsert",
+                                       json.dumps(_rows(range(0, 3), "a", 7).to_pylist()), json.dumps(quick), "local"),
+                      env=processes.child_env(**{FAULT_ENV: "after_start"}),
+                      new_session=True).expect(-signal.SIGKILL, "the writer killed after it started")
         pending = {i.requested for i in Timeline.load(scene.path).pending_writes().instants}
         (dead,) = pending - before
         time.sleep(3.5)  # the dead writer's heartbeat expires (1 s × 2 misses); the live one's is renewed

@@ -187,6 +187,7 @@ def test_two_processes_disjoint_partitions_both_commit(where: str, s3_server: An
 
 
 @pytest.mark.slow
+@pytest.mark.explore
 @pytest.mark.parametrize("where", ["s3", "local"])
 @pytest.mark.parametrize("same_partition", [True, False])
 def test_twenty_trials_no_row_lost(where: str, same_partition: bool, s3_server: Any, tmp_path: Path) -> None:

@@ -163,8 +163,14 @@ def test_killed_write_loses_nothing(spark: Any, base_tables: Any, tmp_path: Path
     crash_trial(spark, base_tables(table_type, version), tmp_path, table_type, version, point, engine)
 
 
+def seeds(seeds: range, in_ci: int) -> list[Any]:
+    """The seeds of random trials: the first ``in_ci`` run in ``make ci-slow``, the rest are explorations
+    (``make slow`` only)."""
+    return [seed if i < in_ci else pytest.param(seed, marks=pytest.mark.explore) for i, seed in enumerate(seeds)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100))
+@pytest.mark.parametrize("seed", seeds(range(100), in_ci=8))
 def test_killed_write_loses_nothing_random(spark: Any, base_tables: Any, tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     table_type = rng.choice(("COPY_ON_WRITE", "MERGE_ON_READ"))

@@ -238,6 +238,7 @@ def test_fuzz_ci_profile(corpus: list[bytes]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.explore
 @pytest.mark.timeout(3600)
 def test_fuzz_long_profile(corpus: list[bytes]) -> None:
     processes.call(_fuzz, corpus, 100_000, 7, hang_after=3000)

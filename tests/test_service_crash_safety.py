@@ -40,7 +40,7 @@ from spec.storage_lock import LOCK_FILE
 from spec.timeline import Timeline
 from tests import processes
 from tests.hudi_rs import hudi_rs_read
-from tests.test_crash_safety import _model_rows, _rows, rec
+from tests.test_crash_safety import _model_rows, _rows, rec, seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICES = {"compact": "mid_compaction", "clean": "mid_clean", "rollback": "mid_rollback"}
@@ -167,7 +167,7 @@ def test_ci_seeds_cover_every_service_on_both_versions() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(10, 110))
+@pytest.mark.parametrize("seed", seeds(range(10, 110), in_ci=10))
 def test_killed_service_is_finished_random(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
                                            seed: int) -> None:
     service_trial(tmp_path_factory, tmp_path, *trial_for(seed))

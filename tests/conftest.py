@@ -216,6 +216,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """An exploration (marker ``explore``) is also slow, so ``make test`` (``-m "not slow"``) never runs one;
+    refused at collection, before any selection by marker."""
+    lone = [item.nodeid for item in items if item.get_closest_marker("explore") and not item.get_closest_marker("slow")]
+    if lone:
+        raise pytest.UsageError(f"marked explore but not slow (mark them slow too): {', '.join(lone[:5])}")
+
+
 def _names(config: pytest.Config, v9: bool) -> list[str]:
     source = _tables_source(config, v9)
     return [row["zip"].removesuffix(".zip") for row in _manifest_rows(source)] if source else []

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,6 +31,7 @@ from conformance.runner import (
 )
 from spec.errors import InvalidConfig, InvalidOperation
 from spec.model.operations import WRITE_OPERATIONS, ExpectError, Rollback, Write
+from tests import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -308,27 +307,27 @@ def test_resolve_impl() -> None:
         load_cases(FIXTURES, "no-such-suite")
 
 
-def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+def _pytest(*args: str) -> processes.Ended:
+    return processes.run(processes.python("-m", "pytest", "-q", "-p", "no:cacheprovider", *args), cwd=ROOT)
 
 
 def test_pytest_plugin_collects_one_test_per_case_and_layer() -> None:
     done = _pytest("--hudi-impl", "spec", "--hudi-suite", "stream", "fixtures/MANIFEST.json")
     n = len(corpus()["stream"])
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert f"{n * len(DEFAULT_LAYERS)} passed" in done.stdout
+    done.expect(0)
+    assert f"{n * len(DEFAULT_LAYERS)} passed" in done.stdout, done.report(f"expected {n * len(DEFAULT_LAYERS)} passed")
     bad = _pytest("--hudi-impl", "tests.test_conformance_engine:DropsARow", "--hudi-suite", "writes",
                   "fixtures/MANIFEST.json", "-k", "insert-upsert-delete-cow-v6")
-    assert bad.returncode == 1
-    assert f"1 failed, {len(DEFAULT_LAYERS) - 1} passed" in bad.stdout
-    assert "diverges from the specification" in bad.stdout
+    bad.expect(1, "the adapter that drops a row fails")
+    assert f"1 failed, {len(DEFAULT_LAYERS) - 1} passed" in bad.stdout, bad.report("expected 1 failed")
+    assert "diverges from the specification" in bad.stdout, bad.report("expected the divergence named")
     none = _pytest("--hudi-impl", "tests.test_conformance_engine:NothingAdapter", "--hudi-suite", "stream",
                    "fixtures/MANIFEST.json")
-    assert none.returncode == 1 and "skipped" in none.stdout
+    none.expect(1, "an adapter that can do nothing")
+    assert "skipped" in none.stdout, none.report("expected skipped cases")
 
 
 def test_plugin_is_dormant_without_the_option() -> None:
     done = _pytest("fixtures/MANIFEST.json")
-    assert done.returncode == 4  # a usage error: without --hudi-impl the corpus is no test file
-    assert "no match" in done.stdout + done.stderr
+    done.expect(4, "a usage error: without --hudi-impl the corpus is no test file")
+    assert "no match" in done.stdout + done.stderr, done.report("expected 'no match'")

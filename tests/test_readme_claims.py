@@ -74,9 +74,11 @@ def test_make_targets_exist() -> None:
     makefile = (ROOT / "Makefile").read_text()
     targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
     named = set(re.findall(r"`make ([\w-]+)", README)) | {line.split()[1] for line in _shell_lines("make")}
-    assert {"demo", "test", "bench", "slow", "docs-serve"} <= named
+    assert {"demo", "test", "bench", "slow", "ci-slow", "docs-serve"} <= named
     assert named <= targets, named - targets
     assert "$(DEMO_ARGS)" in makefile and "HYPOTHESIS_PROFILE=long" in makefile
+    ci = (ROOT / ".ci" / "run").read_text()  # CI: make test, then the slow tests it affords
+    assert [ln for ln in ci.splitlines() if ln.startswith("make ")] == ["make test", "make ci-slow"]
     with pytest.raises(SystemExit) as done:  # DEMO_ARGS="--table-version 8" is an option of the demo
         demo.main(["--table-version", "9"])
     assert done.value.code == 2

@@ -65,7 +65,7 @@ HUDI_CONF: Final = {
 for ``CALL`` procedures, Hudi's catalog for ``CREATE TABLE ... USING hudi``)."""
 
 CAPABILITIES: Final = frozenset({
-    "COPY_ON_WRITE", "MERGE_ON_READ", "v6", "v8",
+    "COPY_ON_WRITE", "MERGE_ON_READ", "v6", "v8", "v9",
     *(f"write:{op}" for op in WRITE_OPERATIONS), "delete_partition",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
@@ -277,8 +277,10 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
     def _write(self, action: SparkAction) -> None:
         import pyarrow as pa
 
+        from reference.spark_arrow import arrow_to_spark
+
         records = [dict(r) for r in action.records]
-        df = (self.spark.createDataFrame(pa.Table.from_pylist(records).to_pandas()) if records
+        df = (arrow_to_spark(self.spark, pa.Table.from_pylist(records)) if records
               else self.spark.createDataFrame([], "id long"))
         df.write.format("hudi").options(**action.options).mode("append").save(self.path)
 

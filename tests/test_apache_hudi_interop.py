@@ -76,6 +76,20 @@ def expected_after(writes: int) -> dict[int, dict[str, Any]]:
     return state
 
 
+def lost_merges() -> list[dict[str, Any]]:
+    """The records a later write sent that lost their merge by ordering value (``ts``): on merge-on-read
+    they are in the log files of that write, and Apache Hudi's incremental query returns them, where the
+    spec reader (``spec.query_plan``: the merged snapshot's rows whose commit time is in the window) does
+    not. A known difference between the spec and Apache Hudi 1.2.0, reported rather than hidden: this
+    test asserts it exactly, so it fails when either side changes."""
+    lost = []
+    for n, (op, rows) in enumerate(BATCHES):
+        before = expected_after(n)
+        lost += [r for r in batch(rows).to_pylist()
+                 if op != "delete" and n > 0 and r["id"] in before and r["ts"] < before[r["id"]]["ts"]]
+    return lost
+
+
 def data_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The data columns of rows, ordered by key."""
     return sorted(({k: r[k] for k in SCHEMA.names} for r in rows), key=lambda r: r["id"])
@@ -126,11 +140,18 @@ def check_every_query(spark: Any, path: Path, compacted: bool = False) -> None:
         theirs = full_rows(hudi_read(spark, path, as_of=instant))
         assert theirs == full_rows(read_table(str(path), as_of=instant)), instant
         assert data_rows(theirs) == data_rows(list(expected_after(n).values())), instant
-    # incremental after the first write: the latest version of each record a later write changed
+    # incremental after the first write: the latest version of each record a later write changed (and, on
+    # merge-on-read before a compaction, the known difference: the log records of the window that lost their
+    # merge; once compacted, the base files hold the merged records and Hudi reads them alone)
+    mor = TableConfig.load(str(path)).table_type == "MERGE_ON_READ" and not compacted
     theirs = full_rows(hudi_read(spark, path, "incremental", begin=done[0]))
-    assert theirs == full_rows(read_table(str(path), "incremental", begin=done[0]))
+    ours = full_rows(read_table(str(path), "incremental", begin=done[0]))
+    lost = [r for r in theirs if r not in ours]
+    assert [r for r in theirs if r in ours] == ours
+    assert data_rows(lost) == (data_rows(lost_merges()) if mor else [])
+    assert all(r["_hoodie_commit_time"] > done[0] for r in lost)
     changed = [r for r in expected_after(len(BATCHES)).values() if r["write"] > 0]
-    assert data_rows(theirs) == data_rows(changed)
+    assert data_rows(ours) == data_rows(changed)
     # read-optimized: the base files, read alike; for copy-on-write (or once compacted) the snapshot
     theirs = full_rows(hudi_read(spark, path, "read_optimized"))
     assert theirs == full_rows(read_table(str(path), "read_optimized"))
@@ -193,6 +214,6 @@ def test_apache_hudi_reads_what_hudi_spec_write_wrote(apache_hudi: Any, tmp_path
         source.write_text("".join(json.dumps(r) + "\n" for r in batch(rows).to_pylist()))
         code = hudi_spec(["write", str(path), "--input", str(source), "--operation", op, "--record-key", "id",
                           "--ordering-field", "ts", "--partition-field", "p", "--table-type", table_type,
-                          "--table-version", "9", "--engine", "local"])
+                          "--table-version", "9", "--table-name", "interop", "--engine", "local"])
         assert code == 0, capsys.readouterr().err
     check_every_query(apache_hudi, path)

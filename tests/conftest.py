@@ -215,12 +215,15 @@ def spark() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def apache_hudi(spark: Any) -> Any:
+def apache_hudi(request: pytest.FixtureRequest) -> Any:
     """The Spark session of the run, for tests that run Apache Hudi's datasource in it (skips without the
-    bundle)."""
-    from conformance.adapters.hudi_spark import has_hudi
+    bundle, before Spark starts)."""
+    from conformance.adapters.hudi_spark import bundle, has_hudi
 
-    if not has_hudi(spark):
+    if bundle() is None:
+        _skip_without(HUDI_SKIP_MESSAGE)
+    spark = request.getfixturevalue("spark")
+    if not has_hudi(spark):  # started before the bundle was there
         _skip_without(HUDI_SKIP_MESSAGE)
     return spark
 

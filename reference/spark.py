@@ -75,11 +75,15 @@ def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec"
         .config("spark.driver.memory", os.environ.get("HUDI_SPEC_SPARK_DRIVER_MEMORY", "4g"))
         .config("spark.sql.warehouse.dir", os.path.join(tempfile.gettempdir(), "hudi-spec-warehouse"))
     )
-    for key, value in (conf or {}).items():
+    conf = dict(conf or {})
+    java_options = [conf.pop("spark.driver.extraJavaOptions", "")]
+    for key, value in conf.items():
         builder = builder.config(key, value)
     log_config = _log_config()
     if log_config is not None:
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_config}")
+        java_options.append(f"-Dlog4j2.configurationFile=file:{log_config}")
+    if any(java_options):
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(o for o in java_options if o))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

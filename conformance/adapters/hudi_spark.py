@@ -60,9 +60,12 @@ HUDI_CONF: Final = {
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
     "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    # Hudi sizes records with JOL, which prints warnings on standard output when it cannot attach to its own
+    # JVM: let it attach, and skip the serviceability agent it would try next
+    "spark.driver.extraJavaOptions": "-Djdk.attach.allowAttachSelf=true -Djol.skipHotspotSAAttach=true",
 }
 """The session settings Hudi's Spark quick start asks for (Kryo with Hudi's registrar, Hudi's SQL extension
-for ``CALL`` procedures, Hudi's catalog for ``CREATE TABLE ... USING hudi``)."""
+for ``CALL`` procedures, Hudi's catalog for ``CREATE TABLE ... USING hudi``), and quiet JOL."""
 
 CAPABILITIES: Final = frozenset({
     "COPY_ON_WRITE", "MERGE_ON_READ", "v6", "v8", "v9",
@@ -231,6 +234,10 @@ def hudi_session(jar: str) -> Any:
     if not has_hudi(session):
         raise InvalidOperation("this process's Spark session was started without Apache Hudi",
                                hint="run --impl hudi_spark in a process of its own")
+    # the JVM shares this program's standard output: what Hudi prints there (JOL's warnings) goes to standard
+    # error, so that the program's own output (e.g. --output json) stays whole
+    system = session._jvm.java.lang.System
+    system.setOut(system.err)
     return session
 
 

@@ -187,12 +187,13 @@ class Readers:
     def check(self, label: str, expected: Mapping[str, dict[str, Any]] | None, query: str = "snapshot",
               **kw: str | None) -> pa.Table:
         """Read one query with every reader; raise DemoFailure unless they agree (and match ``expected``)."""
+        from reference.spark_arrow import spark_to_arrow
         from reference.spark_reader import read_spark
 
         ours = read_table(self.path, query, **kw)  # type: ignore[arg-type]
         reference = canonical(ours)
         df = read_spark(self.spark, self.path, query, **kw)
-        spark_rows = canonical(df.toArrow() if df.columns else None)
+        spark_rows = canonical(spark_to_arrow(df) if df.columns else None)
         readers: list[tuple[str, list[str]]] = [("the Spark reader", spark_rows)]
         if self.use_hudi_rs:
             readers.append(("hudi-rs", canonical(read_hudi_rs(self.path, query, **kw))))

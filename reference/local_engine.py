@@ -185,8 +185,10 @@ class LocalEngine(Engine):
         """The input as an Arrow table: a pyarrow Table as is, a Spark DataFrame collected as Arrow."""
         if isinstance(data, pa.Table):
             return normalize(data)
-        if hasattr(data, "sparkSession") and hasattr(data, "toArrow"):
-            return normalize(data.toArrow())
+        if hasattr(data, "sparkSession") and hasattr(data, "schema"):
+            from reference.spark_arrow import spark_to_arrow
+
+            return normalize(spark_to_arrow(data))
         if hasattr(data, "to_arrow"):  # e.g. a pyarrow dataset or a polars frame
             return normalize(data.to_arrow())
         raise InvalidOperation(f"cannot write a {type(data).__name__}", hint="pass a pyarrow Table")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,11 @@ def _log_config() -> Path | None:
     return path if " " not in str(path) else None
 
 
-def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec") -> Any:
-    """Return the process's Spark session, creating it with hudi-spec's defaults if needed."""
+def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec",
+                          conf: Mapping[str, str] | None = None) -> Any:
+    """Return the process's Spark session, creating it with hudi-spec's defaults if needed; ``conf`` is set
+    on a new session after the defaults (e.g. ``spark.jars`` and the extensions of another library, so that
+    it runs in the same session as the reference writer)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -71,9 +75,15 @@ def get_or_create_session(master: str | None = None, app_name: str = "hudi-spec"
         .config("spark.driver.memory", os.environ.get("HUDI_SPEC_SPARK_DRIVER_MEMORY", "4g"))
         .config("spark.sql.warehouse.dir", os.path.join(tempfile.gettempdir(), "hudi-spec-warehouse"))
     )
+    conf = dict(conf or {})
+    java_options = [conf.pop("spark.driver.extraJavaOptions", "")]
+    for key, value in conf.items():
+        builder = builder.config(key, value)
     log_config = _log_config()
     if log_config is not None:
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_config}")
+        java_options.append(f"-Dlog4j2.configurationFile=file:{log_config}")
+    if any(java_options):
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(o for o in java_options if o))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -3,7 +3,8 @@
 Keys are Spark column expressions; the batch is deduplicated by a window on (partition, key) and
 persisted for the jobs that read it; the index's (partition, key, file id) rows are joined in; the
 workload profile is one aggregation; every record gets its bucket in a ``mapInArrow`` stage and one
-Spark task a bucket runs its handle (``groupBy(bucket).applyInArrow``). The local engine
+Spark task a bucket runs its handle (``reference.spark_arrow.apply_in_arrow``, Spark 4's
+``groupBy(bucket).applyInArrow``). The local engine
 (``local_engine.py``) runs the same steps on Arrow tables in one process.
 """
 
@@ -22,6 +23,7 @@ from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_h
 from reference.index import base_files, lookup_partition
 from reference.object_store import adopt_env, object_store_env
 from reference.partitioning import counts, route_batch, tag
+from reference.spark_arrow import apply_in_arrow, arrow_to_spark, spark_to_arrow, to_arrow_schema
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.file_group.file_system_view import FileSystemView
@@ -101,11 +103,10 @@ def _joined(frame: Any, index: Any, delete: bool) -> Any:
 
 def arrow_schema(df: Any) -> pa.Schema:
     """The Arrow schema of a Spark DataFrame's columns (internal columns excluded)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
     fields = [f for f in df.schema.fields if not f.name.startswith("__") and f.name not in META_FIELDS]
-    return to_arrow_schema(StructType(fields), timezone="UTC")
+    return to_arrow_schema(StructType(fields))
 
 
 def task_token() -> tuple[int, str]:
@@ -135,7 +136,7 @@ def run_buckets(spark: Any, tagged: Any, ctx: HandleContext, user_schema: pa.Sch
         return pa.table({"stat": [json.dumps(s) for s in stats]})
 
     spark.sparkContext.setJobDescription(f"hudi commit {ctx.instant}: write {len(ctx.buckets)} buckets")
-    rows = tagged.groupBy(BUCKET).applyInArrow(write_bucket, "stat string").collect()
+    rows = apply_in_arrow(tagged, BUCKET, write_bucket, "stat string").collect()
     return [json.loads(r["stat"]) for r in rows]
 
 
@@ -152,7 +153,7 @@ class SparkEngine(Engine):
     def frame(self, data: Any) -> Any:
         """The input as a Spark DataFrame: a DataFrame as is, a pyarrow Table through Arrow."""
         if isinstance(data, pa.Table):
-            return self.spark.createDataFrame(data)
+            return arrow_to_spark(self.spark, data)
         if hasattr(data, "sparkSession") and hasattr(data, "schema"):
             return data
         raise InvalidOperation(f"cannot write a {type(data).__name__}", hint="pass a Spark DataFrame or pyarrow Table")
@@ -201,7 +202,7 @@ class SparkEngine(Engine):
         return frame
 
     def keys(self, frame: Any) -> pa.Table:
-        keys = frame.select(PARTITION_PATH, RECORD_KEY).toArrow()
+        keys = spark_to_arrow(frame.select(PARTITION_PATH, RECORD_KEY))
         assert self._config is not None, "with_keys first"
         key = keys.column(RECORD_KEY)
         check_record_keys(key.filter(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).to_pylist(),
@@ -214,7 +215,7 @@ class SparkEngine(Engine):
 
         if located is None:
             return frame.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE_FLAG, F.lit(delete))
-        index = (self.spark.createDataFrame(located) if located.num_rows
+        index = (arrow_to_spark(self.spark, located) if located.num_rows
                  else self.spark.createDataFrame([], _INDEX_SCHEMA))
         return _joined(frame, index, delete)
 
@@ -236,8 +237,8 @@ class SparkEngine(Engine):
             return lookup_partition(Storage(base_path), files.get(partition, []), partition,
                                     keys.column(RECORD_KEY).combine_chunks(), bloom)
 
-        located = self.persist(frame.select(PARTITION_PATH, RECORD_KEY).groupBy(PARTITION_PATH)
-                               .applyInArrow(lookup, _INDEX_SCHEMA))
+        located = self.persist(apply_in_arrow(frame.select(PARTITION_PATH, RECORD_KEY), PARTITION_PATH, lookup,
+                                              _INDEX_SCHEMA))
         located.count()  # the lookup runs now, in its own job (its time is the index lookup's, not the profile's)
         return _joined(frame, located, delete)
 

@@ -50,6 +50,7 @@ from typing import Any
 import pyarrow as pa
 
 from reference.object_store import adopt_env, object_store_env
+from reference.spark_arrow import to_arrow_schema
 from spec.file_group.log_file.scanner import scan_slice_logs
 from spec.read.merge import MergeMode
 from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns
@@ -155,7 +156,7 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
     partition path, a list of them, or a predicate on partition paths.
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+    from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import StructType
 
     reader = TableReader(path)

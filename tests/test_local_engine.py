@@ -31,6 +31,7 @@ from reference.api import HudiTable
 from reference.avro_columns import block_content, encode_records
 from reference.local_engine import dedupe, with_keys
 from reference.partitioning import route_batch
+from reference.spark_arrow import arrow_to_spark, spark_to_arrow
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidConfig, InvalidRecord
 from spec.file_group.file_system_view import FileSystemView
@@ -151,7 +152,7 @@ def test_key_columns_match_the_spark_engine(spark: Any, keys: tuple[str, ...], p
     config = _config(keys, parts, hive)
     table = KEY_TABLE if len(keys) > 1 else KEY_TABLE.filter(pc.is_valid(KEY_TABLE["id"]))
     local = with_keys(table, config)
-    remote = key_columns(spark.createDataFrame(table), config).toArrow()
+    remote = spark_to_arrow(key_columns(arrow_to_spark(spark, table), config))
     assert local["_hoodie_record_key"].to_pylist() == remote["_hoodie_record_key"].to_pylist()
     assert local["_hoodie_partition_path"].to_pylist() == remote["_hoodie_partition_path"].to_pylist()
 
@@ -167,7 +168,7 @@ def test_dedupe_matches_the_spark_engine(spark: Any) -> None:
     config = _config(("id",), ("city",), False)
     local = dedupe(with_keys(table, config), "ts").select(["_hoodie_record_key", "_hoodie_partition_path", "v"])
     engine = SparkEngine(spark)
-    remote = engine.dedupe(key_columns(spark.createDataFrame(table).coalesce(1), config), "ts").toArrow()
+    remote = spark_to_arrow(engine.dedupe(key_columns(arrow_to_spark(spark, table).coalesce(1), config), "ts"))
     remote = remote.select(["_hoodie_record_key", "_hoodie_partition_path", "v"])
 
     def ordered(t: pa.Table) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import pytest
 
 from conformance.ops import CreateTable
 from reference.api import HudiTable
+from reference.spark_arrow import spark_to_arrow
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_group.file_system_view import FileSystemView
@@ -203,7 +204,7 @@ def _spark_reads_equal_the_spec_reader(spark: Any, path: Path) -> None:
     queries += [{"query": "incremental", "begin": done[0].requested, "end": i.requested} for i in picks]
     for q in queries:
         ours = read_table(str(path), **q)
-        theirs = read_spark(spark, str(path), **q).toArrow()
+        theirs = spark_to_arrow(read_spark(spark, str(path), **q))
         assert as_multiset(theirs) == as_multiset(ours), q
 
 

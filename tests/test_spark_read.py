@@ -20,6 +20,7 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import main
+from reference.spark_arrow import spark_to_arrow
 from reference.spark_reader import read_spark
 from spec.errors import InvalidOperation
 from spec.read.reader import TableReader, read_table
@@ -55,7 +56,7 @@ def spark_rows(spark: Any, path: str, query: str = "snapshot", **kw: Any) -> pa.
     df = read_spark(spark, path, query, **kw)
     if not df.columns:
         return pa.table({})
-    table: pa.Table = df.toArrow()
+    table: pa.Table = spark_to_arrow(df)
     return table
 
 

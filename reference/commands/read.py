@@ -128,6 +128,7 @@ def report_skipped(skipped: list[SkippedBlock], strict: bool) -> None:
 def _read_spark(args: argparse.Namespace) -> pa.Table:
     """The query's rows read by Spark (the process's session), collected to Arrow."""
     from reference.spark import get_or_create_session
+    from reference.spark_arrow import spark_to_arrow
     from reference.spark_reader import read_spark
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
@@ -136,8 +137,7 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
                         end=args.end, columns=args.columns, partition_filter=args.partitions)
         if not df.columns:
             return pa.table({})
-        table: pa.Table = df.toArrow()
-    return table
+        return spark_to_arrow(df)
 
 
 def run(args: argparse.Namespace) -> int:

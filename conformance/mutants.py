@@ -51,10 +51,10 @@ def _m(id: str, path: str, find: str, replace: str, bug_class: str, description:
     return Mutation(id, path, find, replace, bug_class, description, hints)
 
 
-H, C, S, RB, CL, A = ("reference/handles.py", "reference/client.py", "reference/executors/compaction.py",
+H, C, S, RB, CL, A = ("reference/io/handles.py", "reference/write/client.py", "reference/executors/compaction.py",
                       "reference/executors/rollback.py", "reference/executors/clean.py",
                       "reference/executors/archive.py")
-B = "reference/buckets.py"
+B = "reference/io/buckets.py"
 MUTATIONS: Final[tuple[Mutation, ...]] = (
     _m("base-num-writes", H, '"numWrites": table.num_rows,', '"numWrites": table.num_rows + 1,', "write stats",
        "a base file's numWrites one too many", "insert-upsert-delete-cow-v6"),

@@ -16,7 +16,7 @@ from spec.errors import WriteConflict
 
 def run(path: str, options: dict[str, str], batches: list[list[dict[str, Any]]], barrier: Any, results: Any,
         name: str) -> None:
-    from reference.client import WriteClient
+    from reference.write.client import WriteClient
 
     for batch in batches:
         barrier.wait()

@@ -194,7 +194,7 @@ def real_table_copy(tmp_path: Path) -> Iterator[Any]:
 def spark() -> Iterator[Any]:
     """The one Spark session of the test run (local[2])."""
     pytest.importorskip("pyspark", reason="pyspark not installed: run `make test`, which installs it")
-    from reference.spark import get_or_create_session
+    from reference.engines.spark_session import get_or_create_session
 
     session = get_or_create_session(master="local[2]", app_name="hudi-spec-tests")
     yield session

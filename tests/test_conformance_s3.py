@@ -29,7 +29,7 @@ class ReferenceS3Adapter(ReferenceLocalAdapter):
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         super().create(config, workdir)
-        from reference.client import WriteClient
+        from reference.write.client import WriteClient
 
         self.path = f"s3://{self.server.new_bucket()}/{config.table_name}"
         self.client = WriteClient(self.path, self.spark, self.clock, self.ids, engine=self.engine)

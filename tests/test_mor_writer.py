@@ -192,8 +192,8 @@ def test_mor_upserts_deletes_and_compaction_follow_the_model(spark: Any, tmp_pat
 
 
 def _spark_reads_equal_the_spec_reader(spark: Any, path: Path) -> None:
-    """The Spark reader (reference.spark_reader) returns the spec reader's rows for every query type."""
-    from reference.spark_reader import read_spark
+    """The Spark reader (reference.engines.spark_reader) returns the spec reader's rows for every query type."""
+    from reference.engines.spark_reader import read_spark
     from tests.hudi_rs import as_multiset
 
     done = Timeline.load(str(path)).commits_timeline().completed().instants

@@ -2,7 +2,7 @@
 
 Written against docs/conformance-protocol.md alone: it reads requests from stdin, answers on stdout,
 and applies each operation with the reference's conformance entry points
-(``ReferenceLocalAdapter`` / ``ReferenceSparkAdapter``, which call ``reference.client`` and the
+(``ReferenceLocalAdapter`` / ``ReferenceSparkAdapter``, which call ``reference.write.client`` and the
 reference's services). By default it answers ``reads: directory``: the suite reads the table it
 writes. With ``--reads rows`` it answers the reads itself (``read``, ``timeline`` and, from protocol
 version 2, ``layout``), with the reference's reader of its own table; ``--protocol 1`` makes it speak

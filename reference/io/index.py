@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.bloom import positions_by_hash
+from reference.io.bloom import positions_by_hash
 from spec.file_group.bloom_filter import FOOTER_KEY, from_footer
 from spec.file_group.file_system_view import FileSystemView
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
@@ -27,6 +27,19 @@ from spec.storage.hoodie_storage import Storage
 
 FILE_ID = "__file_id"
 EMPTY = pa.schema([(PARTITION_PATH, pa.string()), (RECORD_KEY, pa.string()), (FILE_ID, pa.string())])
+
+
+@dataclass(frozen=True)
+class IndexLookup:
+    """What an upsert or delete looks its keys up in (Hudi's ``HoodieIndex.tagLocation`` arguments): the table at
+    ``base_path`` (``storage``), the latest base files of ``view``, by BLOOM footers when ``bloom`` (else SIMPLE);
+    ``delete``: the batch deletes, so a key the table does not hold is dropped."""
+
+    base_path: str
+    storage: Storage
+    view: FileSystemView
+    bloom: bool
+    delete: bool
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.handles import DELETE_FLAG, FILE_ID
+from reference.io.handles import DELETE_FLAG, FILE_ID
 from spec.errors import InvalidRecord
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
 from spec.write.partitioner import BucketAssignment

@@ -16,7 +16,7 @@ import pytest
 import spec.model.table_model
 import spec.model.writes
 from conformance.adapters.spec_model import SpecModelAdapter
-from conformance.ops import CreateTable, Op
+from conformance.interface.ops import CreateTable, Op
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
 from spec.model.operations import Write
 

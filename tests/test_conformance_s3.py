@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from conformance.adapters.reference_spark import KNOWN_FAILURES, ReferenceLocalAdapter
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from conformance.runner import FixtureCase, Verdict, load_cases, render_text, run_cases
 from tests.test_conformance_reference import CI_SUBSET
 

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.instrumentation.faults import FAULT_ENV
 from reference.write.client import WriteClient
 from spec.model import Env, TableModel

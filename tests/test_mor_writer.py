@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
 from spec.model import Env, TableModel
 from spec.model.operations import Compact, Write

@@ -803,7 +803,7 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     """The four writes, a savepoint, a clean, archival, a rollback and a restore: after each, the
     timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
     (told the instant times and file sizes the writer chose, given the same file ids)."""
-    from conformance.ops import CreateTable
+    from conformance.interface.ops import CreateTable
     from spec.file_group.file_naming import parse_base_file_name
     from spec.model import Env, TableModel
     from spec.model.operations import Archive, Clean, Restore, Rollback, Savepoint, Write

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.adapters.reference_spark import write_options
-from conformance.ops import CreateTable
+from conformance.interface.adapter import DirectoryReads, TableUnderTest
+from conformance.interface.ops import CreateTable
 from spec.errors import InvalidOperation
 from spec.model.operations import (
     WRITE_OPERATIONS,

@@ -38,8 +38,8 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformance.adapter import DirectoryReads, TableUnderTest
-from conformance.ops import CreateTable
+from conformance.interface.adapter import DirectoryReads, TableUnderTest
+from conformance.interface.ops import CreateTable
 from spec.config.registry import BY_NAME, options_of
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.model.operations import (

@@ -5,7 +5,7 @@ vocabulary's rules raises ``InvalidOperation``): a batch ``Write``, ``DeletePart
 services (``Compact``, ``Clean``, ``Rollback``, ``Savepoint``, ``Restore``, ``Archive``), a
 streaming write (``Stream``), a fault (``Crash``) and the directive ``ExpectError``. Their JSON
 form and the table configuration a case starts from (``CreateTable``) are the conformance suite's
-(``conformance/ops.py``).
+(``conformance/interface/ops.py``).
 
 Whoever executes operations — the model, the reference, Apache Hudi on Spark — implements
 ``OperationHandler``, one method per operation, and is handed each operation by ``dispatch``: the
@@ -41,7 +41,7 @@ STREAM_RECORD_KINDS: Final = ("upsert", "delete")
 
 def invalid(message: str, hint: str | None = None) -> InvalidOperation:
     """The error for anything outside the case language: ``InvalidOperation`` pointing at it."""
-    return InvalidOperation(message, hint=hint or "see conformance/ops.py for the case language")
+    return InvalidOperation(message, hint=hint or "see conformance/interface/ops.py for the case language")
 
 
 def check_record(rec: object, where: str) -> dict[str, Scalar]:

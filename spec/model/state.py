@@ -25,7 +25,7 @@ from spec.timeline.instant import Action, Instant, State, format_instant_time, p
 
 
 class TableSettings(Protocol):
-    """The table configuration the model reads (``conformance.ops.CreateTable`` has these)."""
+    """The table configuration the model reads (``conformance.interface.ops.CreateTable`` has these)."""
 
     table_name: str
     table_type: str

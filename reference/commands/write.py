@@ -18,7 +18,7 @@ import pyarrow as pa
 from reference.commands import _output
 from reference.instrumentation.progress import spark_progress
 from spec.config import registry as config_registry
-from spec.config.registry import OPERATIONS
+from spec.config.write_operation import WRITER_OPERATIONS
 from spec.errors import InvalidConfig, InvalidOperation
 
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("write", help="write a parquet/JSON/CSV file to a table (Spark, or local)")
     p.add_argument("table", help="table base path")
     p.add_argument("--input", required=True, help="a .parquet, .json (lines) or .csv file")
-    p.add_argument("--operation", choices=OPERATIONS, default=config_registry.default("operation"))
+    p.add_argument("--operation", choices=WRITER_OPERATIONS, default=config_registry.default("operation"))
     p.add_argument("--record-key", help="record key field(s), comma-separated (new tables)")
     p.add_argument("--ordering-field", help="ordering (precombine) field")
     p.add_argument("--partition-field", help="partition field(s), comma-separated")

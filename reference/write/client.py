@@ -49,6 +49,7 @@ from reference.transaction.transaction import Clock
 from reference.write.table_creation import new_table_config, table_created_by
 from reference.write.write_checks import check_against_table, check_schema, combines
 from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType
 from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
 from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
@@ -59,11 +60,6 @@ from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action
 from spec.write.partitioner import WorkloadProfile, assign_buckets, average_record_size
 from spec.write.service_configs import clean_config, partitioner_config
-
-REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
-OPERATION_TYPES = {"upsert": "UPSERT", "insert": "INSERT", "bulk_insert": "BULK_INSERT", "delete": "DELETE",
-                   "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
-                   "delete_partition": "DELETE_PARTITION"}
 
 
 @dataclass(frozen=True)
@@ -193,7 +189,8 @@ class WriteClient:
             for g in view.groups:
                 if g.partition_path in targets:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
-            return commit_metadata([], {"schema": schema_json(table, None)}, "DELETE_PARTITION", replaced)
+            return commit_metadata([], {"schema": schema_json(table, None)}, WriteOperationType.DELETE_PARTITION.value,
+                                   replaced)
         assert df is not None
         user_schema = engine.user_schema(df)
         dedupe = combines(cfg, op)
@@ -235,7 +232,8 @@ class WriteClient:
                                  concat=op == "insert" and cfg.allow_duplicate_on_inserts)
             stats = engine.write_buckets(df, ctx, user_schema, assignment)
         times.mark("handles")
-        return commit_metadata(stats, {"schema": schema_json(table, user_schema)}, OPERATION_TYPES[op],
+        operation_type = WriteOperationType.of_option(op).value
+        return commit_metadata(stats, {"schema": schema_json(table, user_schema)}, operation_type,
                                replaced if op in REPLACE_OPERATIONS else None)
 
 

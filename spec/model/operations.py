@@ -28,13 +28,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, TypeVar, assert_never
 
+from spec.config.write_operation import WRITER_OPERATIONS, WriteOperationType
 from spec.errors import ERROR_KINDS, InvalidOperation
 from spec.timeline.instant import validate_instant_time
 
 Scalar: TypeAlias = int | float | str | bool | None
 Record: TypeAlias = Mapping[str, Scalar]
 
-WRITE_OPERATIONS: Final = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
+WRITE_OPERATIONS: Final = tuple(op for op in WRITER_OPERATIONS if op != WriteOperationType.DELETE_PARTITION.option)
+"""A ``Write``'s operations: the writer's, but ``delete_partition``, which is an operation of its own
+(``DeletePartition``)."""
 COMPACT_MODES: Final = ("schedule_and_run", "schedule", "run")
 STREAM_RECORD_KINDS: Final = ("upsert", "delete")
 

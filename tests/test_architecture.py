@@ -251,6 +251,18 @@ def test_the_folder_check_sees_cycles_no_module_cycle_shows(tmp_path: Path) -> N
     assert import_cycles(folder_graph(tmp_path, ["pkg"])) == []
 
 
+def test_no_two_first_party_classes_share_a_name() -> None:
+    """One name, one concept: a class name means one thing across the packages (rename one of two same-named
+    classes to what it is, e.g. the model's ``ModelFileGroup`` beside the file-system view's ``FileGroup``)."""
+    where: dict[str, list[str]] = {}
+    for name, path in module_files().items():
+        for node in ast.parse(path.read_text(), filename=str(path)).body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(name)
+    shared = {cls: modules for cls, modules in where.items() if len(modules) > 1}
+    assert not shared, f"classes of one name in several modules: {shared}"
+
+
 def line_count(path: Path) -> int:
     """Lines of a source file."""
     return len(path.read_text().splitlines())

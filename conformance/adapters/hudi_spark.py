@@ -5,7 +5,7 @@ Needs the hudi-spark bundle jar of the user's Spark version: ``HUDI_SPARK_BUNDLE
 claimed. With it, each operation of the case language becomes what a Spark user of Hudi does:
 
 - writes (and ``delete_partition``) go through the datasource, ``df.write.format("hudi")`` with the
-  table's options (``reference_spark.write_options``: table type, record key, precombine field,
+  table's options (``reference_spark.write_options``: table type, record key, ordering field,
   partition path, key generator, merge mode, sizing, inline services) plus
   ``hoodie.datasource.write.operation``;
 - table services are Hudi's SQL procedures on the table registered in the session's catalog:

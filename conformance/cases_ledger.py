@@ -10,7 +10,7 @@ from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import rec, w
-from conformance.ops import Case
+from conformance.interface.ops import Case
 from spec.model.operations import Archive, Compact, ExpectError
 
 # --- suite: writes ---------------------------------------------------------------------------------

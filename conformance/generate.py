@@ -28,7 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.adapter import LAYERS
 from conformance.case_kit import BOTH_TYPES, BOTH_VERSIONS, COW, MOR, Builder, rec, w
 from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
@@ -49,7 +48,8 @@ from conformance.cases_ledger import (
     equal_ordering_fast_path,
     equal_ordering_row_path,
 )
-from conformance.ops import Case, case_from_json, case_to_json
+from conformance.interface.adapter import LAYERS
+from conformance.interface.ops import Case, case_from_json, case_to_json
 from spec.errors import InvalidOperation
 from spec.model.operations import (
     Archive,

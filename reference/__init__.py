@@ -1,6 +1,6 @@
 """The reference writer and readers built on ``spec``.
 
-Importing the package registers the S3 client for conditional writes (``reference.object_store``).
+Importing the package registers the S3 client for conditional writes (``reference.transaction.object_store``).
 """
 
-from reference import object_store as object_store
+from reference.transaction import object_store as object_store

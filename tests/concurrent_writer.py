@@ -16,7 +16,7 @@ import sys
 
 import pyarrow as pa
 
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import WriteConflict
 
 

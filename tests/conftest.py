@@ -205,7 +205,7 @@ def spark() -> Iterator[Any]:
     """The one Spark session of the test run (local[2]), with Apache Hudi's bundle in it where there is one."""
     pytest.importorskip("pyspark", reason="pyspark not installed: run `make test`, which installs it")
     from conformance.adapters.hudi_spark import bundle, hudi_conf
-    from reference.spark import get_or_create_session
+    from reference.engines.spark_session import get_or_create_session
 
     jar = bundle()
     session = get_or_create_session(master="local[2]", app_name="hudi-spec-tests",

@@ -15,12 +15,12 @@ import sys
 
 import pyarrow as pa
 
-from reference.client import WriteClient
+from reference.config.options import parse_options
 from reference.executors.clean import clean
 from reference.executors.compaction import compact
 from reference.executors.rollback import rollback
-from reference.faults import PGID_ENV
-from reference.options import parse_options
+from reference.instrumentation.faults import PGID_ENV
+from reference.write.client import WriteClient
 from spec.write.service_configs import clean_config
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import main as hudi_spec
-from reference.spark_arrow import arrow_to_spark, spark_to_arrow
+from reference.engines.spark_arrow import arrow_to_spark, spark_to_arrow
 from spec.config.table_config import TableConfig
 from spec.read.reader import read_table
 from spec.schema.table_schema import META_FIELDS

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import HudiSpecError, InvalidConfig, InvalidRecord, SchemaMismatch
 from spec.storage.lock import LOCKS_FOLDER
 

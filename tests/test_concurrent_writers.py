@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import InvalidConfig, WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage

@@ -12,13 +12,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from conformance.adapter import DEFAULT_LAYERS, LAYERS, Query, RawRows, resolve_impl
+from conformance.adapters import resolve_impl
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.cli import main
 from conformance.diff import diff_l1, diff_rows
 from conformance.generate import corpus, generate, write_regression
+from conformance.interface.adapter import DEFAULT_LAYERS, LAYERS, Query, RawRows
+from conformance.interface.ops import OP_NAMES, Case, CreateTable, Op
 from conformance.observe import Normalizer
-from conformance.ops import OP_NAMES, Case, CreateTable, Op
 from conformance.runner import (
     FixtureCase,
     Verdict,
@@ -300,7 +301,7 @@ def test_resolve_impl() -> None:
     assert resolve_impl("spec") is SpecModelAdapter
     assert resolve_impl("conformance.adapters.spec_model:SpecModelAdapter") is SpecModelAdapter
     with pytest.raises(InvalidConfig, match="not a TableUnderTest"):
-        resolve_impl("conformance.ops:Case")
+        resolve_impl("conformance.interface.ops:Case")
     with pytest.raises(InvalidConfig, match="cannot import"):
         resolve_impl("no_such_module:X")
     with pytest.raises(InvalidOperation, match="no suite"):

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapter import missing_capabilities, resolve_impl
+from conformance.adapters import resolve_impl
 from conformance.adapters.hudi_spark import BUNDLE_ENV, CAPABILITIES, HudiSparkAdapter, call, plan_op
-from conformance.ops import CreateTable
+from conformance.interface.adapter import missing_capabilities
+from conformance.interface.ops import CreateTable
 from conformance.runner import Verdict, load_cases, run_cases
 from spec.errors import InvalidOperation
 from spec.model.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write

@@ -1,7 +1,7 @@
 """Crash safety: a writer killed with SIGKILL at any point of a write loses nothing.
 
 Each trial copies a small table (COW or MOR, v6 or v8), starts a writer process that upserts into it
-with a fault point armed (``reference.faults``: before any data file, half way through a base file,
+with a fault point armed (``reference.instrumentation.faults``: before any data file, half way through a base file,
 half way through a log block, after the data files, half way through the completed instant), and
 checks that the process died there. Then:
 
@@ -28,9 +28,9 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from conformance.ops import CreateTable
-from reference.client import WriteClient
-from reference.faults import FAULT_ENV
+from conformance.interface.ops import CreateTable
+from reference.instrumentation.faults import FAULT_ENV
+from reference.write.client import WriteClient
 from spec.model import Env, TableModel
 from spec.model.operations import Write
 from spec.model.queries import snapshot

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from reference.cli import main
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import CorruptBlock, InvalidTable, MetadataFormatError
 from spec.file_group.log_file.scanner import SkippedBlock
 from spec.read.reader import read_table

@@ -18,7 +18,8 @@ from conformance.cli import build_parser as conformance_parser
 from reference import demo, sample_tables
 from reference.api import HudiTable
 from reference.cli import build_parser, main
-from spec.config.registry import ALIASES, BY_KEY, OPERATIONS
+from spec.config.registry import ALIASES, BY_KEY
+from spec.config.write_operation import WRITER_OPERATIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -181,7 +182,7 @@ def test_the_writing_example_names_real_options_and_methods() -> None:
         assert callable(getattr(HudiTable, method, None)), method
     assert "engine" in inspect.signature(HudiTable).parameters
     listed = re.search(r"Operations: (.+?), on copy-on-write", README.replace("\n", " "))
-    assert listed and re.findall(r"`(\w+)`", listed.group(1)) == list(OPERATIONS)
+    assert listed and re.findall(r"`(\w+)`", listed.group(1)) == list(WRITER_OPERATIONS)
 
 
 def test_files_counts_and_links_the_readme_names() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
-from reference.spark_arrow import arrow_to_spark
+from reference.engines.spark_arrow import arrow_to_spark
 from spec.model import Env, TableModel
 from spec.model.operations import Compact, Write
 from tests.test_s3_writes import _options, _rec, check_against_model

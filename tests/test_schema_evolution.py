@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-import reference.client
+import reference.write.client
 from conformance.checker import check_table
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import SchemaMismatch
 from spec.read.reader import read_table
 from spec.schema.evolution import avro_primitive, promotes, reconcile_type
@@ -72,7 +72,7 @@ def test_the_checker_flags_files_that_disagree_incompatibly(tmp_path: Path, monk
     client.write(_batch([1], pa.array([1], pa.int64())), "insert", OPTIONS)
     assert check_table(path).ok
     # a writer that skips the schema check
-    monkeypatch.setattr(reference.client, "check_schema", lambda storage, engine, frame, *args: frame)
+    monkeypatch.setattr(reference.write.client, "check_schema", lambda storage, engine, frame, *args: frame)
     client.write(_batch([2], pa.array([True])), "insert", {**OPTIONS, "hoodie.parquet.small.file.limit": "0"})
     assert len(Timeline.load(client.storage, 1).commits_timeline().completed().instants) == 2
     report = check_table(path)

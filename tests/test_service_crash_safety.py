@@ -3,7 +3,7 @@ is finished by the next one, as Apache Hudi finishes them.
 
 Each trial copies a small table (local engine; MOR for compaction, COW or MOR for clean and
 rollback; v6 or v8), starts a process that runs the service with a fault point armed
-(``reference.faults``: ``mid_compaction`` after one new base file, ``mid_clean`` after the first
+(``reference.instrumentation.faults``: ``mid_compaction`` after one new base file, ``mid_clean`` after the first
 delete, ``mid_rollback`` after the target is un-published and its first file deleted or command
 block appended), and checks
 that the process died there, leaving the service's instant pending. Then:
@@ -32,8 +32,8 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from reference.client import WriteClient
-from reference.faults import FAULT_ENV
+from reference.instrumentation.faults import FAULT_ENV
+from reference.write.client import WriteClient
 from spec.read.reader import read_table
 from spec.storage.lock import LOCK_FILE
 from spec.timeline.active_timeline import Timeline
@@ -95,10 +95,10 @@ def run_killed(path: Path, service: str, table_type: str, version: int) -> proce
 
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
+    from reference.config.options import parse_options
     from reference.executors.clean import clean
     from reference.executors.compaction import compact
     from reference.executors.rollback import rollback
-    from reference.options import parse_options
     from spec.write.service_configs import clean_config
 
     client = WriteClient(str(path), engine="local")

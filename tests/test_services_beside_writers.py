@@ -27,10 +27,10 @@ import pytest
 
 from conformance.checker import check_table
 from reference.api import HudiTable
-from reference.client import WriteClient
 from reference.executors import clean as clean_executor
 from reference.executors import compaction as compaction_executor
-from reference.executors.common import compaction_plan
+from reference.write.client import WriteClient
+from spec.actions.compaction import read_compaction_plan as compaction_plan
 from spec.errors import WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
@@ -378,8 +378,8 @@ def test_the_cleaner_rolls_back_a_dead_writers_write_but_not_a_live_ones(
     import time
     from types import SimpleNamespace
 
-    from reference import heartbeat
-    from reference.faults import FAULT_ENV
+    from reference.instrumentation.faults import FAULT_ENV
+    from reference.transaction import heartbeat
     from spec.storage.heartbeat import HEARTBEAT_FOLDER
     from tests import processes
 

@@ -24,14 +24,14 @@ from hypothesis import strategies as st
 
 from reference.executors import archive as arch
 from reference.executors.clean import clean, cleaner_plan_record, plan_table_clean
-from reference.executors.common import pending_compaction_plans, savepointed_files
+from reference.executors.common import savepointed_files
 from reference.executors.restore import restore
 from reference.executors.rollback import plan_table_rollback, rollback, rollback_plan_record
 from reference.executors.savepoint import savepoint_create
 from reference.sample_tables import INSERT_T, UPDATE_T, build_table
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig, CleanPlan, earliest_commit_to_retain
-from spec.actions.compaction import compaction_base_instants
+from spec.actions.compaction import compaction_base_instants, pending_compaction_plans
 from spec.config.registry import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
 from spec.config.table_config import COPY_ON_WRITE, TableConfig
 from spec.errors import InstantNotFound, InvalidOperation
@@ -137,7 +137,7 @@ def file_id_prefixes() -> Any:
 @pytest.fixture(scope="module")
 def cow_templates(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, list[str]]]:
     """Per table version a COW table with four commits: group a gets a slice in each, group b in c1, c3."""
-    from reference.client import WriteClient
+    from reference.write.client import WriteClient
 
     out = {}
     for version in (6, 8):
@@ -803,7 +803,7 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     """The four writes, a savepoint, a clean, archival, a rollback and a restore: after each, the
     timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
     (told the instant times and file sizes the writer chose, given the same file ids)."""
-    from conformance.ops import CreateTable
+    from conformance.interface.ops import CreateTable
     from spec.file_group.file_naming import parse_base_file_name
     from spec.model import Env, TableModel
     from spec.model.operations import Archive, Clean, Restore, Rollback, Savepoint, Write

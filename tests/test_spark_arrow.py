@@ -1,4 +1,4 @@
-"""Arrow into and out of Spark without pandas (``reference.spark_arrow``): no value changes on the way, and
+"""Arrow into and out of Spark without pandas (``reference.engines.spark_arrow``): no value changes on the way, and
 the grouped map calls its function once per key with all of that key's rows."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from reference.spark_arrow import apply_in_arrow, arrow_to_spark, groups, spark_to_arrow
+from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, groups, spark_to_arrow
 
 ROWS = pa.table({
     "i": pa.array([1, None, 2**62 + 1], pa.int64()),

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import reference  # noqa: F401  (registers the S3 client)
-from reference.lock import StorageBasedLock, holder_is_dead
+from reference.transaction.lock import StorageBasedLock, holder_is_dead
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import (
@@ -41,7 +41,7 @@ FAST = StorageLockConfig(validity_seconds=10, heartbeat_poll_seconds=1, wait_ms=
 CONTENDER = """
 import json, sys, time
 import reference
-from reference.lock import StorageBasedLock
+from reference.transaction.lock import StorageBasedLock
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 storage = Storage(sys.argv[1])
@@ -61,7 +61,7 @@ for _ in range(int(sys.argv[2])):
 HOLDER = """
 import sys, time
 import reference
-from reference.lock import StorageBasedLock
+from reference.transaction.lock import StorageBasedLock
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 lock = StorageBasedLock(Storage(sys.argv[1]), StorageLockConfig(10, 1, 0))
@@ -166,7 +166,7 @@ KILLED_WRITER = """
 import socket, sys, time
 socket.gethostname = lambda: "another-host"  # its owner id names another host: only expiry frees its lock
 import pyarrow as pa
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 original = WriteClient._write
 def stall(self, *args):
     md = original(self, *args)
@@ -190,7 +190,7 @@ def test_a_writer_killed_holding_the_lock_is_recovered_once_its_lock_expires(whe
     it, rolls the dead write back and commits; the dead write's row is nowhere."""
     import pyarrow as pa
 
-    from reference.client import WriteClient
+    from reference.write.client import WriteClient
     from spec.read.reader import read_table
     from spec.timeline.active_timeline import Timeline
 

@@ -1,6 +1,6 @@
 """A second writer while one is in flight gets WriteConflict, and the table stays as it was.
 
-In single-writer mode one writer at a time holds the table lock (``reference.lock``: Hudi's
+In single-writer mode one writer at a time holds the table lock (``reference.transaction.lock``: Hudi's
 ``.hoodie/.locks/table_lock.json``, written conditionally). These tests hold it from another process,
 as a concurrent writer would, and check that every writing entry point refuses without touching the
 table; that the lock of a writer that died on this host is taken over by the next one; and that a lock
@@ -18,12 +18,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from reference.client import WriteClient
 from reference.executors.clean import clean
 from reference.executors.common import load_table
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
-from reference.lock import table_lock
+from reference.transaction.lock import table_lock
+from reference.write.client import WriteClient
 from spec.errors import WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
@@ -36,7 +36,7 @@ OPTIONS = {"hoodie.table.name": "lock", "hoodie.datasource.write.recordkey.field
            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 HOLDER = """
 import sys, time
-from reference.lock import table_lock
+from reference.transaction.lock import table_lock
 from spec.storage.hoodie_storage import Storage
 with table_lock(Storage(sys.argv[1]), "upsert"):
     print("held", flush=True)

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformance.adapter import LAYERS, Query, RawLayout, RawRows, RawTimeline, TableUnderTest
-from conformance.ops import CreateTable
+from conformance.interface.adapter import LAYERS, Query, RawLayout, RawRows, RawTimeline, TableUnderTest
+from conformance.interface.ops import CreateTable
 from spec.errors import InvalidTable
 from spec.model.operations import Operation
 from spec.storage.hoodie_storage import Storage

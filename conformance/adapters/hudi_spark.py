@@ -7,7 +7,7 @@ case is SKIPped with that reason: nothing is claimed. With it, each operation of
 what a Spark user of Hudi does:
 
 - writes (and ``delete_partition``) go through the datasource, ``df.write.format("hudi")`` with the
-  table's options (``reference_spark.write_options``: table type, record key, precombine field,
+  table's options (``reference_spark.write_options``: table type, record key, ordering field,
   partition path, key generator, merge mode, sizing, inline services) plus
   ``hoodie.datasource.write.operation``;
 - table services are Hudi's SQL procedures on the table registered in the session's catalog:
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.adapters.reference_spark import write_options
-from conformance.ops import CreateTable
+from conformance.interface.adapter import DirectoryReads, TableUnderTest
+from conformance.interface.ops import CreateTable
 from spec.errors import InvalidOperation
 from spec.model.operations import (
     WRITE_OPERATIONS,
@@ -226,9 +226,10 @@ def has_hudi(spark: Any) -> bool:
 
 
 def hudi_session(jar: str) -> Any:
-    """The process's one Spark session (``reference.spark.get_or_create_session``), started with the Hudi
+    """The process's one Spark session (``reference.engines.spark_session.get_or_create_session``), started with the
+    Hudi
     bundle, its SQL extension and catalog; a session already started without them is refused."""
-    from reference.spark import get_or_create_session
+    from reference.engines.spark_session import get_or_create_session
 
     session = get_or_create_session(app_name="hudi-conformance[hudi_spark]", conf=hudi_conf(jar))
     if not has_hudi(session):
@@ -284,7 +285,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
     def _write(self, action: SparkAction) -> None:
         import pyarrow as pa
 
-        from reference.spark_arrow import arrow_to_spark
+        from reference.engines.spark_arrow import arrow_to_spark
 
         records = [dict(r) for r in action.records]
         df = (arrow_to_spark(self.spark, pa.Table.from_pylist(records)) if records

@@ -12,7 +12,7 @@ from typing import Any
 
 from reference.commands import _output
 from reference.commands._table import commit_metadata
-from reference.progress import spark_progress
+from reference.instrumentation.progress import spark_progress
 from spec.timeline.active_timeline import Timeline
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reference.client import WriteClient
     from reference.executors.compaction import compact, run_compaction, schedule_compaction
+    from reference.write.client import WriteClient
 
     client = WriteClient(args.table)
     if args.schedule:

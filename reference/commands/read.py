@@ -6,7 +6,7 @@ exit 2) and prints no rows.
 
 Two engines answer the same queries with the same rows: ``spec`` (the default) is the executable
 specification's reader and needs no Spark; ``spark`` is the reference implementation's Spark reader
-(``reference.spark_reader.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
+(``reference.engines.spark_reader.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
 come in Spark's order.
 """
 
@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reference.commands import _output
-from reference.progress import spark_progress
+from reference.instrumentation.progress import spark_progress
 from spec.errors import CorruptBlock, InvalidOperation
 from spec.file_group.log_file.scanner import SkippedBlock
 from spec.read.query_plan import QUERY_TYPES, check_query
@@ -127,9 +127,8 @@ def report_skipped(skipped: list[SkippedBlock], strict: bool) -> None:
 
 def _read_spark(args: argparse.Namespace) -> pa.Table:
     """The query's rows read by Spark (the process's session), collected to Arrow."""
-    from reference.spark import get_or_create_session
-    from reference.spark_arrow import spark_to_arrow
-    from reference.spark_reader import read_spark
+    from reference.engines.spark_reader import read_spark
+    from reference.engines.spark_session import get_or_create_session
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
     with spark_progress():
@@ -137,6 +136,8 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
                         end=args.end, columns=args.columns, partition_filter=args.partitions)
         if not df.columns:
             return pa.table({})
+        from reference.engines.spark_arrow import spark_to_arrow
+
         return spark_to_arrow(df)
 
 

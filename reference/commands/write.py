@@ -1,7 +1,7 @@
 """``hudi-spec write TABLE --input FILE``: write a parquet, JSON or CSV file to a table.
 
 ``--engine spark`` (the default) runs the write as Spark jobs; ``--engine local`` runs it with
-pyarrow in this process, with no Spark session (``reference.local_engine``).
+pyarrow in this process, with no Spark session (``reference.engines.local``).
 
 A new table is created with ``--record-key``, ``--ordering-field``, ``--partition-field``,
 ``--table-type`` and ``--table-version``; any ``hoodie.*`` write option can be given with
@@ -16,9 +16,9 @@ import os
 import pyarrow as pa
 
 from reference.commands import _output
-from reference.progress import spark_progress
+from reference.instrumentation.progress import spark_progress
 from spec.config import registry as config_registry
-from spec.config.registry import OPERATIONS
+from spec.config.write_operation import WRITER_OPERATIONS
 from spec.errors import InvalidConfig, InvalidOperation
 
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("write", help="write a parquet/JSON/CSV file to a table (Spark, or local)")
     p.add_argument("table", help="table base path")
     p.add_argument("--input", required=True, help="a .parquet, .json (lines) or .csv file")
-    p.add_argument("--operation", choices=OPERATIONS, default=config_registry.default("operation"))
+    p.add_argument("--operation", choices=WRITER_OPERATIONS, default=config_registry.default("operation"))
     p.add_argument("--record-key", help="record key field(s), comma-separated (new tables)")
     p.add_argument("--ordering-field", help="ordering (precombine) field")
     p.add_argument("--partition-field", help="partition field(s), comma-separated")
@@ -85,7 +85,7 @@ def check_new_table(table: str, options: dict[str, str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reference.api import HudiTable
+    from reference.write.client import WriteClient
     from spec.storage.hoodie_storage import Storage
 
     new = not Storage(args.table).exists(".hoodie/hoodie.properties")
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         options[key] = value
     check_new_table(args.table, options)
     with spark_progress():
-        result = HudiTable(args.table, engine=args.engine).write(_load(args.input), args.operation, options)
+        result = WriteClient(args.table, engine=args.engine).write(_load(args.input), args.operation, options)
     stats = list(result.metadata.all_write_stats())
     summary = {"instant": result.instant, "action": result.action, "operation": result.operation,
                "files": len(stats), "records_written": sum(s.num_writes for s in stats),

@@ -37,7 +37,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from reference.lock import maybe_locked
+from reference.transaction.lock import maybe_locked
 from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId

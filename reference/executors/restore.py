@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from reference.executors.common import (
     Clock,
     complete_instant,
-    instant_times,
     now_millis,
     remove_instant,
     timeline_of,
     write_instant,
 )
 from reference.executors.rollback import plan_table_rollback, rollback_plan_record, undo
-from reference.lock import maybe_locked
-from reference.metadata_writer import check_service_keeps_it
+from reference.metadata.writer import check_service_keeps_it
+from reference.transaction.lock import maybe_locked
 from spec.actions.restore import plan_restore
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import list_data_files
 from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import instant_times
 from spec.timeline.avro_model import (
     HoodieInstantInfo,
     HoodieRestoreMetadata,

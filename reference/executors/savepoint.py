@@ -13,20 +13,19 @@ from dataclasses import dataclass
 from reference.executors.common import (
     Clock,
     complete_instant,
-    instant_times,
     now_millis,
     read_record,
     remove_instant,
     timeline_of,
     write_instant,
 )
-from reference.lock import maybe_locked
+from reference.transaction.lock import maybe_locked
 from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.config.table_config import TableConfig
 from spec.errors import InstantNotFound
 from spec.file_group.file_system_view import FileSystemView
 from spec.storage.hoodie_storage import Storage
-from spec.timeline.active_timeline import Timeline
+from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,

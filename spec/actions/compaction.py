@@ -16,9 +16,11 @@ from spec.actions.file_refs import GroupId, SliceRef
 from spec.config.registry import default
 from spec.errors import InvalidConfig
 from spec.file_group.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
+from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieCompactionPlan
+from spec.timeline.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.timeline.instant import Action, Instant
+from spec.timeline.layout import read_instant_content
 
 
 # --8<-- [start:compaction_trigger]
@@ -135,8 +137,21 @@ def compaction_base_instants(pending: Iterable[CompactionPlan]) -> dict[GroupId,
 # --8<-- [end:pending_compactions]
 
 
+def read_compaction_plan(storage: Storage, instant: str, layout: int) -> CompactionPlan:
+    """The plan of the compaction requested at ``instant`` (in any state), read from its requested file, where
+    the plan lives (``CompactionUtils.getCompactionPlan``)."""
+    content = read_instant_content(storage, f"{instant}.compaction.requested", layout)
+    return compaction_plan_of(instant, parse_avro_metadata(content, HoodieCompactionPlan))
+
+
+def pending_compaction_plans(storage: Storage, timeline: Timeline) -> list[CompactionPlan]:
+    """The plans of the pending (requested or inflight) compactions on ``timeline``."""
+    return [read_compaction_plan(storage, inst.requested, timeline.layout)
+            for inst in timeline.pending_compactions().instants]
+
+
 __all__ = [
     "CompactionConfig", "CompactionOperation", "CompactionPlan", "compactable_log_files", "compaction_base_instants",
-    "compaction_plan_of", "delta_commits_since_last_compaction", "groups_under_compaction", "plan_compaction",
-    "should_schedule_compaction",
+    "compaction_plan_of", "delta_commits_since_last_compaction", "groups_under_compaction",
+    "pending_compaction_plans", "plan_compaction", "read_compaction_plan", "should_schedule_compaction",
 ]

@@ -34,6 +34,7 @@ from typing import Any
 
 from spec.config.parquet_codec import CODECS, DEFAULT_CODEC
 from spec.config.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
+from spec.config.write_operation import WRITER_OPERATIONS
 from spec.errors import InvalidConfig
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES, INTERVAL_KEY, TOLERABLE_MISSES_KEY
 from spec.storage.lock import (
@@ -51,9 +52,6 @@ from spec.storage.lock import (
 SINGLE_WRITER = "SINGLE_WRITER"
 OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
 """``hoodie.write.concurrency.mode`` values (``WriteConcurrencyMode``)."""
-OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
-              "delete_partition")
-"""``hoodie.datasource.write.operation`` values the writer runs (``WriteOperationType``)."""
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
 KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
 KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
@@ -141,7 +139,7 @@ SETTINGS: tuple[Setting, ...] = (
             "DataSourceWriteOptions.TABLE_TYPE", "table_type",
             choices=(COPY_ON_WRITE, MERGE_ON_READ), aliases=("hoodie.table.type",)),
     Setting("hoodie.datasource.write.operation", "upsert", "the write operation",
-            "DataSourceWriteOptions.OPERATION", "operation", choices=OPERATIONS),
+            "DataSourceWriteOptions.OPERATION", "operation", choices=WRITER_OPERATIONS),
     Setting("hoodie.datasource.write.recordkey.field", None, "record key field(s), comma-separated",
             "KeyGeneratorOptions.RECORDKEY_FIELD_NAME", "record_key_fields", parse_fields,
             aliases=("hoodie.table.recordkey.fields",)),

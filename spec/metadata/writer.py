@@ -56,6 +56,7 @@ import fastavro
 from spec.actions.archive import ArchiveConfig
 from spec.config.registry import default
 from spec.config.table_config import TableConfig, table_checksum
+from spec.config.write_operation import WriteOperationType
 from spec.file_group.bloom_filter import DynamicBloomFilter
 from spec.file_group.file_system_view import DataFile
 from spec.file_group.log_file.delete_block import encode_delete_records
@@ -74,7 +75,7 @@ from spec.metadata.metadata_table import (
 from spec.metadata.record_schema import metadata_record_schema_json
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import HoodieCleanMetadata, HoodieCompactionOperation, HoodieCompactionPlan
-from spec.timeline.commit_metadata import CommitMetadata, WriteOperationType, jackson_pretty, write_stat
+from spec.timeline.commit_metadata import CommitMetadata, jackson_pretty, write_stat
 from spec.timeline.instant import Action
 
 FILE_GROUP_ID = "files-0000-0"

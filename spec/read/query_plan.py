@@ -1,7 +1,7 @@
 """The plan of a query: the checks it must pass and the file slices it reads.
 
 Every reader of this project plans a query here: the spec reader (``spec.read.reader``), the Spark
-reader (``reference.spark_reader``) and, over its in-memory table, the oracle (the incremental
+reader (``reference.engines.spark_reader``) and, over its in-memory table, the oracle (the incremental
 window and the instants a query may name).
 
 - **Query types** (``QUERY_TYPES``): ``snapshot`` (with ``as_of``: time travel),

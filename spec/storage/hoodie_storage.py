@@ -21,7 +21,7 @@ Rules the format relies on:
 
 Conditional writes need a client that exposes them; ``pyarrow.fs`` does not. ``spec`` states the
 interface (``ObjectStore``) and the rules; a client is registered per scheme
-(``register_object_store``, done by ``reference.object_store`` for ``s3``/``s3a`` with boto3).
+(``register_object_store``, done by ``reference.transaction.object_store`` for ``s3``/``s3a`` with boto3).
 
 Parquet files are read with pre-buffering (whole column chunks fetched in coalesced requests)
 only where requests are slow, on object stores: on a local file system it only allocates large
@@ -100,7 +100,7 @@ OBJECT_STORES: dict[str, Callable[[], ObjectStore]] = {}
 
 
 def register_object_store(schemes: Sequence[str], factory: Callable[[], ObjectStore]) -> None:
-    """Make ``factory`` the client of every scheme in ``schemes`` (called by ``reference.object_store``)."""
+    """Make ``factory`` the client of every scheme in ``schemes`` (called by ``reference.transaction.object_store``)."""
     for scheme in schemes:
         OBJECT_STORES[scheme] = factory
 

@@ -13,11 +13,12 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Hoo
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spec.timeline.instant import STATE_ORDER, WRITE_ACTIONS, Action, Instant, State
+from spec.timeline.instant import STATE_ORDER, WRITE_ACTIONS, Action, Instant, InstantTimeGenerator, State
 from spec.timeline.layout import is_instant_file_name, parse_instant_file_name, timeline_dir
 
 if TYPE_CHECKING:
@@ -191,3 +192,10 @@ class Timeline:
                      if parse_instant_file_name(n, self.layout).family == instant.family)
 
 
+def instant_times(timeline: Timeline, clock: Callable[[], float] | None = None,
+                  after: str | None = None) -> InstantTimeGenerator:
+    """New instant times after every time on ``timeline`` (requested and completion times) and ``after``, by
+    ``clock`` (the system's when None): Hudi hands out each new instant time greater than any the timeline holds
+    (``HoodieInstantTimeGenerator.createNewInstantTime``)."""
+    last = max([i.completed or i.requested for i in timeline.instants] + ([after] if after else []), default=None)
+    return InstantTimeGenerator(clock or time.time, last)

@@ -1,7 +1,7 @@
 """A write's options against an existing table: Hudi's config-conflict and table-version rules.
 
 A table's identity lives in ``hoodie.properties``: its name, type, record key fields, ordering
-(precombine) field, partition fields, key generator, hive-style and URL-encoded partitioning, and
+field, partition fields, key generator, hive-style and URL-encoded partitioning, and
 version. A later write may repeat them but not change them:
 
 - **config conflict** — every identity option the write *gives* is compared with the table's value,
@@ -44,7 +44,7 @@ AUTO_UPGRADE: Final = "hoodie.write.auto.upgrade"
 IDENTITY: Final = (TABLE_NAME, TABLE_TYPE, RECORD_KEY, ORDERING, PARTITION_PATH, KEY_GENERATOR, HIVE_STYLE,
                    URL_ENCODE)
 """The write options that name a table property (``HoodieWriterUtils``'s
-``sparkDatasourceConfigsToTableConfigsMap`` and the record key, precombine and key generator
+``sparkDatasourceConfigsToTableConfigsMap`` and the record key, ordering field and key generator
 checks), by their write-option key."""
 
 

@@ -28,8 +28,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference import transaction
-from reference.buckets import (
+from reference.config.options import WriteConfig, parse_options
+from reference.engines.spark import SparkEngine, SparkEngineContext, key_columns, validate_keys
+from reference.executors.common import pending_compaction_groups
+from reference.io.buckets import (
     append_bucket,
     commit_metadata,
     commit_totals,
@@ -37,13 +39,11 @@ from reference.buckets import (
     schema_json,
     write_partition_metadata,
 )
-from reference.client import WriteClient, WriteResult
-from reference.executors.common import pending_compaction_groups
-from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, BucketSpec
-from reference.options import WriteConfig, parse_options
-from reference.spark_engine import SparkEngine, key_columns, validate_keys
-from reference.table_creation import new_table_config, table_created_by
-from reference.write_checks import check_against_table, check_schema
+from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, BucketSpec
+from reference.transaction import transaction
+from reference.write.client import WriteClient, WriteResult
+from reference.write.table_creation import new_table_config, table_created_by
+from reference.write.write_checks import check_against_table, check_schema
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.file_group.file_system_view import FileSystemView
 from spec.read.merge import IS_DELETED_FIELD
@@ -67,6 +67,7 @@ class StreamingWriter:
 
     def __init__(self, path: str, options: Mapping[str, Any], spark: Any = None, clock: Any = None,
                  file_id_prefix: Any = None) -> None:
+        self.engines = SparkEngineContext(spark)
         self.client = WriteClient(path, spark, clock, file_id_prefix)
         self.options = {**options, "hoodie.datasource.write.operation": "upsert"}
         self.cfg: WriteConfig = parse_options(self.options)
@@ -114,7 +115,7 @@ class StreamingWriter:
         from pyspark.sql.window import Window
 
         client = self.client
-        engine = SparkEngine(client.spark)
+        engine = self.engines.engine()
         df = engine.frame(data)
         schema = engine.user_schema(df)
         table = client.table_config()
@@ -204,7 +205,7 @@ class StreamingWriter:
         stats: list[dict[str, Any]] = []
         if specs:
             write_partition_metadata(client.storage, {s.partition for s in specs.values()}, instant)
-            route_df = client.spark.createDataFrame(
+            route_df = self.engines.spark.createDataFrame(
                 routing, f"`{PARTITION_PATH}` string, `{RECORD_KEY}` string, `{BUCKET}` int, `{FILE_ID}` string")
             columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH]
             tagged = (df.select(*columns).join(route_df, on=[PARTITION_PATH, RECORD_KEY], how="inner")

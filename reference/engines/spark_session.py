@@ -3,7 +3,7 @@
 One session per process: ``get_or_create_session`` returns the active one if there is one.
 Settings favour small machines: few shuffle partitions, Arrow transfer between the JVM and
 Python, UTC session time zone (Hudi instants are written in UTC by this project). Spark's own
-console progress bar is off (``reference.progress`` draws one line on a terminal instead), and
+console progress bar is off (``reference.instrumentation.progress`` draws one line on a terminal instead), and
 its start-up log lines are quiet: warnings and errors only, without the notes every local session
 prints (a loopback host name, no native Hadoop library), unless ``$SPARK_CONF_DIR`` has a
 ``log4j2.properties`` of its own.

@@ -1,7 +1,7 @@
 """The buckets of one write, between the partitioner and the handles: which handle each bucket runs
 (create, merge or append), the context the handles share, what the partitioner needs to know of the
 table (its small files, the sizes of earlier commits), and the commit metadata the handles' stats make.
-Shared by batch writes (``reference.client``) and streaming writes (``reference.streaming``).
+Shared by batch writes (``reference.write.client``) and streaming writes (``reference.write.streaming``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference.handles import BucketSpec, HandleContext
-from reference.options import WriteConfig
+from reference.config.options import WriteConfig
+from reference.io.handles import BucketSpec, HandleContext
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.file_group.file_naming import parse_base_file_name
 from spec.file_group.file_system_view import FileGroup, FileSystemView

@@ -23,16 +23,17 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.file_group.log_file.log_format import DATA_BLOCK_VERSION
 
-Runs = tuple[np.ndarray, np.ndarray]
+Runs = tuple[npt.NDArray[Any], npt.NDArray[Any]]
 """Per-record byte runs: (length of each record's run, all runs' bytes concatenated in record order)."""
 
 
-def _varints(values: np.ndarray) -> Runs:
+def _varints(values: npt.NDArray[Any]) -> Runs:
     """Avro's zig-zag varint of every int64 value."""
     v = values.astype(np.int64)
     z = ((v << 1) ^ (v >> 63)).view(np.uint64)
@@ -49,7 +50,7 @@ def _varints(values: np.ndarray) -> Runs:
     return nbytes, groups[mask]
 
 
-def _fixed(values: np.ndarray, width: int) -> Runs:
+def _fixed(values: npt.NDArray[Any], width: int) -> Runs:
     """Every value as ``width`` little-endian bytes."""
     data = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
     return np.full(len(values), width, dtype=np.int64), data
@@ -67,7 +68,7 @@ def _binary(col: pa.Array) -> Runs:
     return _concat_runs([head, body])
 
 
-def _gather(runs: Runs, rows: np.ndarray) -> Runs:
+def _gather(runs: Runs, rows: npt.NDArray[Any]) -> Runs:
     """The runs of ``rows`` only (in that order)."""
     lengths, data = runs
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -175,7 +176,7 @@ def encode_records(table: pa.Table, schema_json: str) -> Runs | None:
     return _concat_runs(parts)
 
 
-def block_content(records: Runs, rows: np.ndarray) -> bytes:
+def block_content(records: Runs, rows: npt.NDArray[Any]) -> bytes:
     """Avro data block content of ``rows``: ``int version=3, int count``, then per record
     ``int length`` (big-endian) and its encoding."""
     lengths, data = _gather(records, rows)

@@ -26,7 +26,7 @@ def to_arrow_schema(schema: Any, timezone: str = "UTC") -> pa.Schema:
     """The Arrow schema of a Spark ``StructType`` (timestamps in ``timezone``; pyspark 3.5 always uses UTC)."""
     from pyspark.sql.pandas.types import to_arrow_schema as convert
 
-    return convert(schema, timezone=timezone) if _spark4() else convert(schema)
+    return convert(schema, timezone=timezone) if _spark4() else convert(schema)  # type: ignore[call-arg]
 
 
 def arrow_to_spark(spark: Any, table: pa.Table) -> Any:

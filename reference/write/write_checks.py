@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reference.options import WriteConfig
+from reference.config.options import WriteConfig
 from spec.config.registry import canonical_key, parse_bool
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord, SchemaMismatch
@@ -22,7 +22,7 @@ from spec.timeline.layout import read_instant_content
 from spec.write import writer_utils as wu
 
 if TYPE_CHECKING:
-    from reference.engine import Engine
+    from reference.engines.engine import Engine
 
 
 def table_identity(table: TableConfig) -> dict[str, str]:
@@ -77,7 +77,7 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
     """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), and the
     table has no metadata table this writer would leave stale: one of table version 6 is only written with
     ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
-    (``reference.metadata_writer``)."""
+    (``reference.metadata.writer``)."""
     wu.validate_table_config(table_identity(table), given_identity(options))
     enable = next((parse_bool(str(v)) for k, v in options.items() if canonical_key(k) == "hoodie.metadata.enable"),
                   None)

@@ -17,13 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.bulk_insert import BULK_INSERT_TASK
-from reference.engine import Engine, Task
-from reference.handles import BUCKET, FILE_ID, HandleContext, run_handle
-from reference.partitioning import counts, route_batch, tag
+from reference.engines.engine import Engine, Task
+from reference.io.bulk_insert import BULK_INSERT_TASK
+from reference.io.handles import BUCKET, FILE_ID, HandleContext, run_handle
+from reference.io.index import IndexLookup, bloom_index, simple_index
+from reference.io.partitioning import counts, route_batch, tag
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.keygen.key_generators import check_record_keys, writes_complex_keys
@@ -151,7 +153,7 @@ def write_routed(table: pa.Table, ctx: HandleContext, user_schema: pa.Schema,
     return _write_by_bucket(table.drop_columns([BUCKET]), buckets, ctx, user_schema, workers)
 
 
-def _write_by_bucket(table: pa.Table, buckets: np.ndarray, ctx: HandleContext, user_schema: pa.Schema,
+def _write_by_bucket(table: pa.Table, buckets: npt.NDArray[Any], ctx: HandleContext, user_schema: pa.Schema,
                      workers: int | None) -> list[dict[str, Any]]:
     order = np.argsort(buckets, kind="stable")
     sorted_buckets = buckets[order]
@@ -186,7 +188,7 @@ class LocalEngine(Engine):
         if isinstance(data, pa.Table):
             return normalize(data)
         if hasattr(data, "sparkSession") and hasattr(data, "schema"):
-            from reference.spark_arrow import spark_to_arrow
+            from reference.engines.spark_arrow import spark_to_arrow
 
             return normalize(spark_to_arrow(data))
         if hasattr(data, "to_arrow"):  # e.g. a pyarrow dataset or a polars frame
@@ -214,20 +216,24 @@ class LocalEngine(Engine):
     def dedupe(self, frame: pa.Table, ordering: str | None) -> pa.Table:
         return dedupe(frame, ordering)
 
-    def persist(self, frame: pa.Table) -> pa.Table:
-        return frame
-
-    def keys(self, frame: pa.Table) -> pa.Table:
-        return frame.select([PARTITION_PATH, RECORD_KEY])
-
-    def tag(self, frame: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
-        return tag(frame, located, delete)
-
-    locates_in_tasks = False
-    """The client looks the batch's keys up (``reference.index``) and tags the batch with them (``tag``)."""
-
-    def locate(self, frame: pa.Table, base_path: str, view: Any, bloom: bool, delete: bool) -> pa.Table:
-        raise NotImplementedError("the local engine's lookup is the client's (locates_in_tasks is False)")
+    def tag_location(self, frame: pa.Table, lookup: IndexLookup | None, dedupe: bool,
+                     ordering: str | None) -> tuple[pa.Table, None]:
+        """The lookup runs here, on the batch's keys (``reference.io.index``); by BLOOM footers, a batch is
+        deduplicated only when a key repeats in it (a batch without a repeated key is its own dedupe). Counting
+        the tagged batch costs less than tagging its keys too, so no counts come back."""
+        if dedupe and not (lookup is not None and lookup.bloom):
+            frame = self.dedupe(frame, ordering)
+        located: pa.Table | None = None
+        if lookup is not None and lookup.bloom:
+            keys = frame.select([PARTITION_PATH, RECORD_KEY])
+            if dedupe:
+                distinct = keys.group_by([PARTITION_PATH, RECORD_KEY]).aggregate([])
+                if distinct.num_rows < keys.num_rows:
+                    frame, keys = self.dedupe(frame, ordering), distinct
+            located, _ = bloom_index(lookup.storage, lookup.view, keys)
+        elif lookup is not None:
+            located = simple_index(lookup.storage, lookup.view)
+        return tag(frame, located, lookup is not None and lookup.delete), None
 
     def partitions(self, frame: pa.Table) -> set[str]:
         return set(pc.unique(frame.column(PARTITION_PATH)).to_pylist())
@@ -240,11 +246,6 @@ class LocalEngine(Engine):
 
     def counts(self, frame: pa.Table) -> Mapping[tuple[str, str | None], int]:
         return counts(frame)
-
-    def counts_of_keys(self, keys: pa.Table, located: pa.Table | None,
-                       delete: bool) -> Mapping[tuple[str, str | None], int] | None:
-        """None: counting the tagged batch itself costs less than tagging the keys too."""
-        return None
 
     def write_buckets(self, frame: pa.Table, ctx: HandleContext, user_schema: pa.Schema,
                       assignment: BucketAssignment) -> list[dict[str, Any]]:
@@ -265,4 +266,17 @@ class LocalEngine(Engine):
         """Nothing is cached outside the frames themselves."""
 
 
-__all__ = ["LocalEngine", "dedupe", "normalize", "with_keys", "write_buckets", "write_routed"]
+class LocalEngineContext:
+    """Writes on the local engine (Hudi's ``HoodieLocalEngineContext``): a fresh ``LocalEngine`` each; jobs are
+    not shown, so their status goes nowhere."""
+
+    name = "local"
+
+    def engine(self) -> LocalEngine:
+        return LocalEngine()
+
+    def set_job_status(self, description: str) -> None:
+        """No job is shown in this process."""
+
+
+__all__ = ["LocalEngine", "LocalEngineContext", "dedupe", "normalize", "with_keys", "write_buckets", "write_routed"]

@@ -14,12 +14,14 @@ import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.bloom import positions_by_hash
+from reference.io.bloom import positions_by_hash
 from spec.file_group.bloom_filter import FOOTER_KEY, from_footer
 from spec.file_group.file_system_view import FileSystemView
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
@@ -27,6 +29,19 @@ from spec.storage.hoodie_storage import Storage
 
 FILE_ID = "__file_id"
 EMPTY = pa.schema([(PARTITION_PATH, pa.string()), (RECORD_KEY, pa.string()), (FILE_ID, pa.string())])
+
+
+@dataclass(frozen=True)
+class IndexLookup:
+    """What an upsert or delete looks its keys up in (Hudi's ``HoodieIndex.tagLocation`` arguments): the table at
+    ``base_path`` (``storage``), the latest base files of ``view``, by BLOOM footers when ``bloom`` (else SIMPLE);
+    ``delete``: the batch deletes, so a key the table does not hold is dropped."""
+
+    base_path: str
+    storage: Storage
+    view: FileSystemView
+    bloom: bool
+    delete: bool
 
 
 @dataclass(frozen=True)
@@ -74,7 +89,7 @@ def _keys_by_partition(incoming: Iterable[tuple[str, str]] | pa.Table) -> dict[s
     return {p: pa.array(sorted(set(ks)), pa.string()) for p, ks in lists.items()}
 
 
-def might_contain(positions: np.ndarray, bits: np.ndarray, alive: np.ndarray) -> np.ndarray:
+def might_contain(positions: npt.NDArray[Any], bits: npt.NDArray[Any], alive: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """Of the keys ``alive`` (indices into ``positions``, hashes × n), those whose every bit is set in
     one filter row (``bits``, its bytes): tested hash by hash on the keys still alive, as most keys
     that are not in the filter fail within a few hashes."""
@@ -115,7 +130,7 @@ def _bloom_partition(storage: Storage, files: Sequence[tuple[str, str]], partiti
     """One partition's lookup: (located rows, files, footers read, key files read)."""
     parts: list[pa.Table] = []
     footers = key_files = 0
-    positions: np.ndarray | None = None
+    positions: npt.NDArray[Any] | None = None
     for file_id, path in files:
         meta = storage.parquet_file(path).metadata.metadata or {}
         footers += 1

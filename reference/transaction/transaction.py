@@ -3,7 +3,7 @@ streaming checkpoints and inline table services.
 
 Two concurrency modes, as Hudi's ``hoodie.write.concurrency.mode``:
 
-- **single writer** (the default): the table lock (``reference.lock``) is held for the whole write.
+- **single writer** (the default): the table lock (``reference.transaction.lock``) is held for the whole write.
   Before the write starts, every pending write is rolled back (``hoodie.cleaner.policy.failed.writes
   =EAGER``: with one writer, a pending write is a failed one) — except one whose heartbeat is alive,
   which belongs to a live writer under optimistic concurrency control;
@@ -24,25 +24,21 @@ from __future__ import annotations
 
 import posixpath
 import re
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from reference import metadata_services, metadata_writer
-from reference.executors.common import compaction_plan
-from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
-from reference.faults import armed, die, fault_point
-from reference.heartbeat import Heartbeat, live_heartbeats
-from reference.lock import StorageBasedLock, table_lock
-from reference.step_times import StepTimes
+from reference.instrumentation.faults import armed, die, fault_point
+from reference.instrumentation.step_times import StepTimes
+from reference.metadata import writer as metadata_writer
+from reference.transaction.heartbeat import Heartbeat
+from reference.transaction.lock import StorageBasedLock, table_lock
 from spec.actions.archive import ArchiveConfig
+from spec.actions.compaction import read_compaction_plan
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, WriteConflict
 from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_group.log_file.log_format import read_blocks
-from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.storage.hoodie_storage import Storage
-from spec.timeline.active_timeline import Timeline
+from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
 from spec.timeline.conflict_resolution import (
     ConcurrentOperation,
@@ -58,7 +54,7 @@ from spec.timeline.layout import format_instant_file_name, read_instant_content,
 from spec.write.service_configs import archive_config
 
 if TYPE_CHECKING:
-    from reference.options import WriteConfig
+    from reference.config.options import WriteConfig
 
 TIMELINE_TEMP = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
 """The temporary sibling ``Storage.create_if_absent`` writes before linking an instant file into place."""
@@ -69,84 +65,22 @@ Clock = Callable[[], float]
 
 
 class Writer(Protocol):
-    """What a transaction needs of the process that writes (``reference.client.WriteClient`` is one):
+    """What a transaction needs of the process that writes (``reference.write.client.WriteClient`` is one):
     the table's storage, its clock (None: the system's), the heartbeat it judges other writers by, how
-    it rolls back failed writes before it begins, and the table services it runs after it commits."""
+    it rolls back failed writes before it begins, the cleaner and archiver the metadata table's writer runs
+    on the metadata table as the instant completes, and the table services it runs after it commits. The
+    table services are the executors' (``reference.executors.service_client``), which this package never
+    imports: the writer hands them in."""
 
     storage: Storage
     clock: Clock | None
     heartbeat: tuple[int, int]
+    metadata_table_services: metadata_writer.TableServices
 
     def rollback_failed_writes(self, table: TableConfig, timeline: Timeline,
                                after: str | None = None) -> list[str]: ...
 
     def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None: ...
-
-
-def instant_generator(timeline: Timeline, clock: Clock | None) -> InstantTimeGenerator:
-    """New instant times after every time on the timeline (requested and completion times), by ``clock``."""
-    last = max((i.completed or i.requested for i in timeline.instants), default=None)
-    return InstantTimeGenerator(clock or time.time, last)
-
-
-# --- begin: failed writes rolled back ------------------------------------------------------------
-
-
-def rollback_failed_writes(writer: Writer, table: TableConfig, timeline: Timeline, after: str | None = None,
-                           interval_ms: int = DEFAULT_INTERVAL_MS,
-                           tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> list[str]:
-    """Before a write: every failed write is rolled back, newest first, each under a rollback instant
-    with its plan and metadata (``BaseHoodieTableServiceClient.rollbackFailedWrites``); the rollback
-    instants come after ``after``, the new write's instant. A pending write is failed unless its
-    heartbeat is alive (a live writer under optimistic concurrency control is never undone).
-
-    What no rollback plan can name goes first: a completed instant file left half written, data
-    files a killed task left half written (``.inprogress``) and log files holding no complete
-    block. Pending compactions are not rolled back: they are retried. A rollback a killed process
-    left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
-    rollback is re-run, never planned anew)."""
-    storage = writer.storage
-    if finish_pending_rollbacks(storage, table, clock=writer.clock):
-        timeline = Timeline.load(storage, table.timeline_layout)
-    pending = _drop_partial_files(storage, table, timeline, interval_ms, tolerable_misses)
-    rolled: list[str] = []
-    for inst in reversed(pending):
-        tl = Timeline.load(storage, table.timeline_layout)
-        rollback_instant(storage, table, inst, clock=writer.clock, timeline=tl, after=after)
-        rolled.append(inst.requested)
-    return rolled
-
-
-def _drop_partial_files(storage: Storage, table: TableConfig, timeline: Timeline,
-                        interval_ms: int = DEFAULT_INTERVAL_MS,
-                        tolerable_misses: int = DEFAULT_TOLERABLE_MISSES) -> list[Instant]:
-    """Delete what killed writers left half written; the failed writes, oldest first."""
-    layout = table.timeline_layout
-    for f in storage.list(timeline_dir(layout)):
-        if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
-            storage.delete(f.path)
-    pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
-    if not pending:
-        return pending
-    live = live_heartbeats(storage, interval_ms, tolerable_misses)
-    pending = [i for i in pending if i.requested not in live]
-    if not pending:
-        return pending
-    times = {i.requested for i in pending}
-    for f in storage.list("", recursive=True):
-        if f.is_dir or f.path.startswith(".hoodie") or not f.name.endswith(".inprogress"):
-            continue
-        try:
-            if parse_base_file_name(f.name.removesuffix(".inprogress")).instant in times:
-                storage.delete(f.path)
-        except HudiSpecError:
-            continue
-    for t in times:
-        for data in marked_files(storage, t):
-            if (is_log_file_name(posixpath.basename(data)) and storage.exists(data)
-                    and not any(r.block is not None for r in read_blocks(storage.read(data)))):
-                storage.delete(data)  # a log file whose only block was cut short
-    return pending
 
 
 def marked_files(storage: Storage, instant: str) -> list[str]:
@@ -160,10 +94,10 @@ def begin(writer: Writer, table: TableConfig) -> tuple[str, InstantTimeGenerator
     """The new write's instant, after failed writes are rolled back (their rollback instants
     follow it, as in Hudi); a generator for what comes next, and the timeline the write sees."""
     timeline = Timeline.load(writer.storage, table.timeline_layout)
-    instant = instant_generator(timeline, writer.clock).next()
+    instant = instant_times(timeline, writer.clock).next()
     if writer.rollback_failed_writes(table, timeline, instant):
         timeline = Timeline.load(writer.storage, table.timeline_layout)
-    return instant, instant_generator(timeline, writer.clock), timeline
+    return instant, instant_times(timeline, writer.clock), timeline
 
 
 # --- start, complete, discard --------------------------------------------------------------------
@@ -194,14 +128,14 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
 
 
 def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMetadata,
-             gen: InstantTimeGenerator, metadata_enable: bool | None = None,
+             gen: InstantTimeGenerator, services: metadata_writer.TableServices, metadata_enable: bool | None = None,
              archive: ArchiveConfig | None = None) -> None:
     """The completed instant, with the write's metadata, created only if absent; markers removed first. The
-    metadata table records the instant first (``reference.metadata_services.on_commit``; ``metadata_enable``
-    None keeps the table's metadata table as it is; ``archive``, the writer's archival config, sets the
-    metadata table's)."""
+    metadata table records the instant first (``reference.metadata.writer.on_commit``, its cleaner and archiver
+    ``services``; ``metadata_enable`` None keeps the table's metadata table as it is; ``archive``, the writer's
+    archival config, sets the metadata table's)."""
     layout = table.timeline_layout
-    metadata_services.on_commit(storage, inst, md, gen, metadata_enable, archive)
+    metadata_writer.on_commit(storage, inst, md, gen, services, metadata_enable, archive)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
     storage.delete_dir(f".hoodie/.temp/{inst.requested}")
@@ -262,7 +196,8 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
-            complete(storage, table, started, md, gen, cfg.metadata_enable, archive_config(cfg))
+            complete(storage, table, started, md, gen, writer.metadata_table_services, cfg.metadata_enable,
+                     archive_config(cfg))
             times.mark("commit")
         except BaseException:
             discard_own_write(storage, table, started)
@@ -302,8 +237,8 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",
                                         hint="the write was rolled back; retry it")
-                complete(storage, table, started, md, instant_generator(now, writer.clock), cfg.metadata_enable,
-                         archive_config(cfg))
+                complete(storage, table, started, md, instant_times(now, writer.clock), writer.metadata_table_services,
+                         cfg.metadata_enable, archive_config(cfg))
                 times.mark("commit")
                 writer.run_inline_services(table, cfg)
                 times.mark("table services")
@@ -331,7 +266,7 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
             metadata[c.requested] = parse_commit_metadata(read_instant_content(storage, c, timeline.layout))
         elif c.action == Action.COMPACTION:
             plans[c.requested] = [(o.partition_path, o.file_id)
-                                  for o in compaction_plan(storage, c.requested, timeline.layout).operations]
+                                  for o in read_compaction_plan(storage, c.requested, timeline.layout).operations]
         else:
             plans[c.requested] = []
     this = ConcurrentOperation.of_commit(inst, md)
@@ -345,5 +280,5 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
             hint="retry the write: it will start from the table as it is now")
 
 
-__all__ = ["TIMELINE_TEMP", "Writer", "begin", "complete", "discard_own_write", "instant_generator", "mark_inflight",
-           "marked_files", "request", "resolve_write_conflict", "rollback_failed_writes", "start", "transact"]
+__all__ = ["TIMELINE_TEMP", "Writer", "begin", "complete", "discard_own_write", "mark_inflight", "marked_files",
+           "request", "resolve_write_conflict", "start", "transact"]

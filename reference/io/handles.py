@@ -23,14 +23,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from reference.avro_columns import block_content, encode_records
-from reference.bloom import extended_footer
-from reference.bloom import footer as bloom_footer
-from reference.faults import armed, die
+from reference.instrumentation.faults import armed, die
+from reference.io.avro_columns import block_content, encode_records
+from reference.io.bloom import extended_footer
+from reference.io.bloom import footer as bloom_footer
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import delete_block, delete_record
@@ -48,6 +49,9 @@ from spec.write.append_handle import (
     plan_appends,
     plan_log_files,
 )
+
+_Array = npt.NDArray[Any]
+"""A numpy array of any element type."""
 
 DELETE_FLAG = "__hudi_spec_is_delete"
 BUCKET = "__hudi_spec_bucket"
@@ -202,7 +206,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     records no old row held (``writeIncomingRecords``); sequence numbers count the records this commit
     writes, in that order. Untouched rows are copied column-wise with their meta values (only
     ``_hoodie_file_name`` changes). Where every old row keeps its place, the new file's bloom filter is
-    the old file's with the inserted keys added (``reference.bloom.extended_footer``): the bytes a filter
+    the old file's with the inserted keys added (``reference.io.bloom.extended_footer``): the bytes a filter
     of all its keys, in file order, has.
     """
     spec = ctx.buckets[bucket]
@@ -291,7 +295,7 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
                                              schema=with_keys)
     untouched = np.flatnonzero(~np.asarray(touched.to_numpy(zero_copy_only=False), dtype=bool))
 
-    def places(rows: pa.Table) -> np.ndarray:
+    def places(rows: pa.Table) -> _Array:
         return np.asarray(pc.index_in(rows.column(RECORD_KEY).cast(pa.string()), value_set=old_keys)
                           .to_numpy(zero_copy_only=False), dtype=np.int64)
 
@@ -435,8 +439,8 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
 
 def _encode_columnwise(ctx: HandleContext, spec: BucketSpec, incoming: pa.Table,
                        appends: Sequence[tuple[PlannedBlock, ...]], deletes: Sequence[bool], task_partition: int,
-                       data_schema: pa.Schema) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
-    """Every data record of the handle encoded at once (``reference.avro_columns``): the records'
+                       data_schema: pa.Schema) -> tuple[tuple[_Array, _Array], _Array] | None:
+    """Every data record of the handle encoded at once (``reference.io.avro_columns``): the records'
     byte runs and, per incoming row, its position among them; None when the schema needs the
     record-by-record encoder. Sequence numbers follow the order records are written in blocks."""
     order = [i for append in appends for pb in append if pb.kind == "data" for i in pb.records]

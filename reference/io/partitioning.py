@@ -13,25 +13,27 @@ bucket for every record.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.handles import DELETE_FLAG, FILE_ID
+from reference.io.handles import DELETE_FLAG, FILE_ID
 from spec.errors import InvalidRecord
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
 from spec.write.partitioner import BucketAssignment
 
 
-def key_hashes(keys: list[str]) -> np.ndarray:
+def key_hashes(keys: list[str]) -> npt.NDArray[Any]:
     """``spec.write.partitioner.key_hash`` of every key: the first 8 MD5 bytes, little-endian, signed."""
     digests = b"".join(hashlib.md5(k.encode("utf-8")).digest()[:8] for k in keys)
     return np.frombuffer(digests, dtype="<i8")
 
 
 def route_batch(keys: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.ChunkedArray,
-                file_ids: pa.Array | pa.ChunkedArray, assignment: BucketAssignment) -> np.ndarray:
+                file_ids: pa.Array | pa.ChunkedArray, assignment: BucketAssignment) -> npt.NDArray[Any]:
     """The bucket (int32) of every record: ``route(key, partition, file id, assignment)`` vectorised."""
     n = len(keys)
     out = np.full(n, -1, dtype=np.int32)

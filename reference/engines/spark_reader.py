@@ -49,8 +49,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference.object_store import adopt_env, object_store_env
-from reference.spark_arrow import to_arrow_schema
+from reference.engines.spark_arrow import to_arrow_schema
+from reference.transaction.object_store import adopt_env, object_store_env
 from spec.file_group.log_file.scanner import scan_slice_logs
 from spec.read.merge import MergeMode
 from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns

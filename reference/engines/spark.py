@@ -3,7 +3,7 @@
 Keys are Spark column expressions; the batch is deduplicated by a window on (partition, key) and
 persisted for the jobs that read it; the index's (partition, key, file id) rows are joined in; the
 workload profile is one aggregation; every record gets its bucket in a ``mapInArrow`` stage and one
-Spark task a bucket runs its handle (``reference.spark_arrow.apply_in_arrow``, Spark 4's
+Spark task a bucket runs its handle (``reference.engines.spark_arrow.apply_in_arrow``, Spark 4's
 ``groupBy(bucket).applyInArrow``). The local engine
 (``local_engine.py``) runs the same steps on Arrow tables in one process.
 """
@@ -15,18 +15,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from reference.bulk_insert import BULK_INSERT_TASK
-from reference.engine import Engine, Task
-from reference.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
-from reference.index import base_files, lookup_partition
-from reference.object_store import adopt_env, object_store_env
-from reference.partitioning import counts, route_batch, tag
-from reference.spark_arrow import apply_in_arrow, arrow_to_spark, spark_to_arrow, to_arrow_schema
+from reference.engines.engine import Engine, Task
+from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, to_arrow_schema
+from reference.io.bulk_insert import BULK_INSERT_TASK
+from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
+from reference.io.index import IndexLookup, base_files, lookup_partition
+from reference.io.partitioning import route_batch
+from reference.transaction.object_store import adopt_env, object_store_env
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
-from spec.file_group.file_system_view import FileSystemView
 from spec.keygen.key_generators import check_record_keys, writes_complex_keys
 from spec.keygen.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
 from spec.schema.table_schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
@@ -201,46 +199,40 @@ class SparkEngine(Engine):
         self._persisted.append(frame)
         return frame
 
-    def keys(self, frame: Any) -> pa.Table:
-        keys = spark_to_arrow(frame.select(PARTITION_PATH, RECORD_KEY))
-        assert self._config is not None, "with_keys first"
-        key = keys.column(RECORD_KEY)
-        check_record_keys(key.filter(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).to_pylist(),
-                          self._config.record_key_fields)
-        check_partition_paths(pc.unique(keys.column(PARTITION_PATH)).to_pylist(), self._config.partition_fields)
-        return keys
-
-    def tag(self, frame: Any, located: pa.Table | None, delete: bool) -> Any:
+    def tag_location(self, frame: Any, lookup: IndexLookup | None, dedupe: bool,
+                     ordering: str | None) -> tuple[Any, None]:
+        """Deduplicated by a window, persisted, then looked up in Spark tasks (``locate``): no key of the batch or
+        the table reaches the driver, and the workload profile is counted by its own aggregation."""
         from pyspark.sql import functions as F
 
-        if located is None:
-            return frame.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE_FLAG, F.lit(delete))
-        index = (arrow_to_spark(self.spark, located) if located.num_rows
-                 else self.spark.createDataFrame([], _INDEX_SCHEMA))
-        return _joined(frame, index, delete)
+        if dedupe:
+            frame = self.dedupe(frame, ordering)
+        if dedupe or lookup is not None:
+            frame = self.persist(frame)  # read by the index lookup, the workload profile and the handles
+        if lookup is None:
+            return frame.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE_FLAG, F.lit(False)), None
+        return self.locate(frame, lookup), None
 
-    locates_in_tasks = True
-    """The index lookup runs in Spark tasks (``locate``): no key of the batch or the table reaches the driver."""
-
-    def locate(self, frame: Any, base_path: str, view: FileSystemView, bloom: bool, delete: bool) -> Any:
+    def locate(self, frame: Any, lookup: IndexLookup) -> Any:
         """The batch tagged with each record's file group, looked up in one Spark task per partition
-        (``reference.index.lookup_partition``: BLOOM footer pruning, or SIMPLE): the driver ships each
+        (``reference.io.index.lookup_partition``: BLOOM footer pruning, or SIMPLE): the driver ships each
         partition's (file id, base file) list, as Hudi's driver holds the partitions' file listings, and
         never holds a key. The located rows are persisted (and computed here, so the lookup's time is its
         own step's): the profile and the handles join them."""
+        view, base_path, bloom = lookup.view, lookup.base_path, lookup.bloom
         files = {p: base_files(view, p) for p in {g.partition_path for g in view.groups}}
         env = object_store_env()
 
-        def lookup(keys: pa.Table) -> pa.Table:
+        def lookup_keys(keys: pa.Table) -> pa.Table:
             adopt_env(env)
             partition = keys.column(PARTITION_PATH)[0].as_py()
             return lookup_partition(Storage(base_path), files.get(partition, []), partition,
                                     keys.column(RECORD_KEY).combine_chunks(), bloom)
 
-        located = self.persist(apply_in_arrow(frame.select(PARTITION_PATH, RECORD_KEY), PARTITION_PATH, lookup,
+        located = self.persist(apply_in_arrow(frame.select(PARTITION_PATH, RECORD_KEY), PARTITION_PATH, lookup_keys,
                                               _INDEX_SCHEMA))
         located.count()  # the lookup runs now, in its own job (its time is the index lookup's, not the profile's)
-        return _joined(frame, located, delete)
+        return _joined(frame, located, lookup.delete)
 
     def partitions(self, frame: Any) -> set[str]:
         return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}
@@ -251,11 +243,6 @@ class SparkEngine(Engine):
 
         return frame.withColumn(FILE_ID, F.concat(F.lit(BULK_INSERT_TASK), F.spark_partition_id().cast("string"),
                                                   F.lit(":"), F.col(PARTITION_PATH)))
-
-    def counts_of_keys(self, keys: pa.Table, located: pa.Table | None,
-                       delete: bool) -> Mapping[tuple[str, str | None], int] | None:
-        """The workload profile from the keys the index lookup brought to the driver: no Spark job of its own."""
-        return counts(tag(keys, located, delete))
 
     def counts(self, frame: Any) -> Mapping[tuple[str, str | None], int]:
         """Records per (partition, file group), and in the same job the count of bad keys."""
@@ -322,5 +309,32 @@ class SparkEngine(Engine):
             self._persisted.pop().unpersist()
 
 
-__all__ = ["SparkEngine", "arrow_schema", "key_columns", "run_buckets",
-           "validate_keys"]
+class SparkEngineContext:
+    """Writes on Spark (Hudi's ``HoodieSparkEngineContext``): a fresh ``SparkEngine`` each, on ``spark`` or, when
+    None, on the process's session, started at the first write that needs it; a job's status is its Spark job
+    description."""
+
+    name = "spark"
+
+    def __init__(self, spark: Any = None) -> None:
+        self._spark = spark
+
+    @property
+    def spark(self) -> Any:
+        """The Spark session, started when there is none yet."""
+        if self._spark is None:
+            from reference.engines.spark_session import get_or_create_session
+
+            self._spark = get_or_create_session()
+        return self._spark
+
+    def engine(self) -> SparkEngine:
+        return SparkEngine(self.spark)
+
+    def set_job_status(self, description: str) -> None:
+        """The description of the Spark jobs that follow, once a session runs (none is started for it)."""
+        if self._spark is not None:
+            self._spark.sparkContext.setJobDescription(description)
+
+
+__all__ = ["SparkEngine", "SparkEngineContext", "arrow_schema", "key_columns", "run_buckets", "validate_keys"]

@@ -1,10 +1,12 @@
 """The engine interface: where a write's data steps run (Hudi's ``HoodieEngineContext``).
 
-The write client (``reference.client``), compaction (``reference.executors.compaction``) and the
+The write client (``reference.write.client``), compaction (``reference.executors.compaction``) and the
 streaming writer decide *what* is written by the rules of ``spec``; an engine carries out the steps
-that touch the batch's records. Two engines implement the protocol: ``spark_engine.SparkEngine``
-(Spark jobs, the batch a DataFrame) and ``local_engine.LocalEngine`` (pyarrow in this process, the
-batch an Arrow table). Both run the same handles (``reference.handles``) and write the same tables.
+that touch the batch's records. Two engines implement the protocol: ``spark.SparkEngine`` (Spark jobs,
+the batch a DataFrame) and ``local.LocalEngine`` (pyarrow in this process, the batch an Arrow table).
+Both run the same handles (``reference.io.handles``) and write the same tables. Whatever differs
+between them — where the index lookup runs, what is cached, how jobs are named — lives behind this
+protocol: the client calls the same steps on either.
 
 A *frame* is the engine's batch type; the client never looks inside one, it only passes it from one
 step to the next.
@@ -17,7 +19,8 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from reference.handles import HandleContext
+from reference.io.handles import HandleContext
+from reference.io.index import IndexLookup
 from spec.config.table_config import TableConfig
 from spec.write.partitioner import BucketAssignment
 
@@ -29,7 +32,7 @@ class Engine(Protocol):
     """The data steps of the write path, in the order the client calls them."""
 
     name: str
-    """``spark`` or ``local`` (``reference.client.ENGINES``)."""
+    """``spark`` or ``local`` (``reference.engines.ENGINES``)."""
 
     def frame(self, data: Any) -> Any:
         """The input (a pyarrow Table, or what the engine accepts besides) as the engine's frame."""
@@ -58,31 +61,14 @@ class Engine(Protocol):
         before anything is written."""
         ...
 
-    def dedupe(self, frame: Any, ordering: str | None) -> Any:
-        """One record per (partition, key): the greatest ordering value (nulls lose), then the latest."""
-        ...
-
-    def persist(self, frame: Any) -> Any:
-        """The frame kept for the steps that read it more than once (until ``release``)."""
-        ...
-
-    def keys(self, frame: Any) -> pa.Table:
-        """The (partition path, record key) columns, brought to this process for the index."""
-        ...
-
-    def tag(self, frame: Any, located: pa.Table | None, delete: bool) -> Any:
-        """Each record's current file group from the index's (partition, key, file id) rows (null: an insert)
-        and the delete flag; a delete keeps only the records the table holds."""
-        ...
-
-    locates_in_tasks: bool
-    """Whether the index lookup of an upsert or delete runs where the batch is (``locate``) rather than
-    on the client's side (``keys``, ``reference.index``, then ``tag``)."""
-
-    def locate(self, frame: Any, base_path: str, view: Any, bloom: bool, delete: bool) -> Any:
-        """The deduplicated batch tagged with each record's file group (``FILE_ID``, null for a new key)
-        and the delete flag, the lookup run by the engine's tasks (BLOOM when ``bloom``, else SIMPLE)
-        against ``view``'s latest base files; a delete keeps only the records found."""
+    def tag_location(self, frame: Any, lookup: IndexLookup | None, dedupe: bool,
+                     ordering: str | None) -> tuple[Any, Mapping[tuple[str, str | None], int] | None]:
+        """The batch ready for the workload profile (Hudi's ``HoodieWriteHelper.deduplicateRecords`` then
+        ``HoodieIndex.tagLocation``): one record per (partition, key) when ``dedupe`` — the greatest ordering
+        value (nulls lose), then the latest —, kept for the steps that read it again, and each record tagged
+        with its current file group (``FILE_ID``, null for a new key) and the delete flag, looked up by
+        ``lookup`` (None: every record is new); a delete keeps only the records the table holds. With the
+        tagged frame, the workload profile's counts when the lookup had them at hand (None: ``counts``)."""
         ...
 
     def partitions(self, frame: Any) -> set[str]:
@@ -90,13 +76,7 @@ class Engine(Protocol):
         ...
 
     def with_input_partition(self, frame: Any) -> Any:
-        """A bulk insert's records tagged with their input partition (``reference.bulk_insert``)."""
-        ...
-
-    def counts_of_keys(self, keys: pa.Table, located: pa.Table | None,
-                       delete: bool) -> Mapping[tuple[str, str | None], int] | None:
-        """The workload profile from the index's keys (``keys``), already in this process, when that costs
-        less than ``counts`` of the tagged frame; None otherwise."""
+        """A bulk insert's records tagged with their input partition (``reference.io.bulk_insert``)."""
         ...
 
     def counts(self, frame: Any) -> Mapping[tuple[str, str | None], int]:
@@ -105,7 +85,7 @@ class Engine(Protocol):
 
     def write_buckets(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema,
                       assignment: BucketAssignment) -> list[dict[str, Any]]:
-        """Every record routed to its bucket (``reference.partitioning.route_batch``), then one handle a
+        """Every record routed to its bucket (``reference.io.partitioning.route_batch``), then one handle a
         bucket; the write stats."""
         ...
 
@@ -124,4 +104,20 @@ class Engine(Protocol):
         ...
 
 
-__all__ = ["Engine", "Task"]
+class EngineContext(Protocol):
+    """Where a client's work runs (Hudi's ``HoodieEngineContext``): a fresh engine for each write, which holds
+    what that write caches, and the status the jobs that follow are shown under."""
+
+    name: str
+    """``spark`` or ``local`` (``reference.engines.ENGINES``)."""
+
+    def engine(self) -> Engine:
+        """A fresh engine for one write or table service."""
+        ...
+
+    def set_job_status(self, description: str) -> None:
+        """Name the jobs that follow (``HoodieEngineContext.setJobStatus``), where the engine shows jobs."""
+        ...
+
+
+__all__ = ["Engine", "EngineContext", "Task"]

@@ -22,12 +22,12 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from conformance.ops import Case, CreateTable, to_json
+from conformance.interface.ops import Case, CreateTable, to_json
 from spec.model.operations import ExpectError, Operation, OperationHandler, Write, dispatch
 from spec.storage.hoodie_storage import Storage
 from spec.write.ledger import Ledger
@@ -254,7 +254,7 @@ class DirectoryReads:
         return frozenset()
 
     def ledger(self) -> Ledger:
-        from conformance.ledger_reads import directory_ledger
+        from conformance.interface.ledger_reads import directory_ledger
 
         return directory_ledger(self.path, self.archived_times())
 
@@ -268,44 +268,3 @@ def _block_kind(record: Any) -> tuple[str, str]:
         return ("corrupt", "")
     kind = {BlockType.DELETE_BLOCK: "delete", BlockType.COMMAND_BLOCK: "command"}.get(block.block_type, "data")
     return (kind, str(block.instant_time or ""))
-
-
-BUILTIN_ADAPTERS: Final = {
-    "spec": "conformance.adapters.spec_model:SpecModelAdapter",
-    "reference": "conformance.adapters.reference_spark:ReferenceSparkAdapter",
-    "reference_local": "conformance.adapters.reference_spark:ReferenceLocalAdapter",
-    "reference_local_rows": "conformance.adapters.reference_spark:ReferenceLocalRowsAdapter",
-    "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
-    "hudi_spark": "conformance.adapters.hudi_spark:HudiSparkAdapter",
-}
-"""``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""
-
-
-def resolve_impl(impl: str, writer: str = "reference") -> Callable[[], TableUnderTest]:
-    """The adapter factory for ``--impl``: a built-in name, ``module:Class`` (a ``TableUnderTest``
-    subclass constructible without arguments) or ``exec:COMMAND`` (a program speaking the process
-    protocol, ``conformance.adapters.exec``; a reader program's tables are written by ``writer``)."""
-    import importlib
-
-    from spec.errors import InvalidConfig
-
-    if impl.startswith("exec:"):
-        factory: Callable[[], TableUnderTest] = importlib.import_module("conformance.adapters.exec").ExecFactory(
-            impl.removeprefix("exec:"), writer)
-        return factory
-
-    target = BUILTIN_ADAPTERS.get(impl.replace("-", "_"), impl)
-    module_name, sep, class_name = target.partition(":")
-    if not sep or not module_name or not class_name:
-        raise InvalidConfig(f"--impl {impl!r} is neither a built-in adapter nor module:Class (nor exec:COMMAND)",
-                            hint=f"use {', '.join(BUILTIN_ADAPTERS)}, module:Class or exec:COMMAND")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise InvalidConfig(f"--impl {impl!r}: cannot import {module_name}: {err}",
-                            hint="is the module on the Python path?") from err
-    cls = getattr(module, class_name, None)
-    if not isinstance(cls, type) or not issubclass(cls, TableUnderTest):
-        raise InvalidConfig(f"--impl {impl!r}: {class_name} is not a TableUnderTest subclass in {module_name}",
-                            hint="subclass conformance.adapter.TableUnderTest")
-    return cls

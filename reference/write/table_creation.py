@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import pyarrow as pa
 
-from reference.options import WriteConfig
+from reference.config.options import WriteConfig
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidConfig
 from spec.schema.table_schema import avro_schema_from_arrow, record_name_for_table

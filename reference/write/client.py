@@ -26,8 +26,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference import transaction
-from reference.buckets import (
+from reference.config.options import WriteConfig, parse_options
+from reference.engines import engine_context
+from reference.engines.engine import Engine, EngineContext
+from reference.executors.common import pending_compaction_groups
+from reference.executors.service_client import METADATA_TABLE_SERVICES, rollback_failed_writes, run_inline_services
+from reference.instrumentation.step_times import StepTimes
+from reference.io.buckets import (
     bucket_specs,
     commit_metadata,
     commit_totals,
@@ -36,39 +41,25 @@ from reference.buckets import (
     small_files,
     write_partition_metadata,
 )
-from reference.bulk_insert import bulk_insert_assignment
-from reference.engine import Engine
-from reference.executors.archive import archive
-from reference.executors.clean import clean
-from reference.executors.common import pending_compaction_groups
-from reference.executors.compaction import maybe_inline_compaction
-from reference.index import bloom_index, simple_index
-from reference.local_engine import LocalEngine
-from reference.options import WriteConfig, parse_options
-from reference.spark_engine import SparkEngine
-from reference.step_times import StepTimes
-from reference.table_creation import new_table_config, table_created_by
-from reference.transaction import Clock
-from reference.write_checks import check_against_table, check_schema, combines
+from reference.io.bulk_insert import bulk_insert_assignment
+from reference.io.index import IndexLookup
+from reference.metadata.writer import TableServices
+from reference.transaction import transaction
+from reference.transaction.transaction import Clock
+from reference.write.table_creation import new_table_config, table_created_by
+from reference.write.write_checks import check_against_table, check_schema, combines
 from spec.config.table_config import MERGE_ON_READ, TableConfig
-from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord, InvalidTable
+from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType
+from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
 from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
-from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action
 from spec.write.partitioner import WorkloadProfile, assign_buckets, average_record_size
-from spec.write.service_configs import archive_config, clean_config, compaction_config, partitioner_config
-
-ENGINES = ("spark", "local")
-"""Where a write's data steps run (``reference.engine.Engine``): Spark jobs, or pyarrow in this process."""
-REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
-OPERATION_TYPES = {"upsert": "UPSERT", "insert": "INSERT", "bulk_insert": "BULK_INSERT", "delete": "DELETE",
-                   "insert_overwrite": "INSERT_OVERWRITE", "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
-                   "delete_partition": "DELETE_PARTITION"}
+from spec.write.service_configs import clean_config, partitioner_config
 
 
 @dataclass(frozen=True)
@@ -84,28 +75,21 @@ class WriteResult:
 
 
 class WriteClient:
-    """Writes one table (a ``transaction.Writer`` and an ``executors.compaction.Compactor``). ``clock``
-    and ``file_id_prefix`` are injectable for replayable tests."""
+    """Writes one table (a ``transaction.Writer`` and an ``executors.service_client.ServiceWriter``) on the
+    engine named ``engine`` (``reference.engines.ENGINES``; ``spark``: the Spark session to run on, None: the
+    process's). ``clock`` and ``file_id_prefix`` are injectable for replayable tests."""
+
+    metadata_table_services: TableServices = METADATA_TABLE_SERVICES
+    """The cleaner and archiver the metadata table's writer runs on the metadata table."""
 
     def __init__(self, path: str, spark: Any = None, clock: Clock | None = None, file_id_prefix: Any = None,
                  engine: str = "spark") -> None:
-        if engine not in ENGINES:
-            raise InvalidConfig(f"engine {engine!r} is unknown", hint=f"use one of {', '.join(ENGINES)}")
-        self.engine_name = engine
+        self.engines: EngineContext = engine_context(engine, spark)
         self.storage = Storage(path)
         self.path = self.storage.root if "://" not in path else path
-        self._spark = spark
         self.clock = clock
         self._new_prefix = file_id_prefix or (lambda: str(uuid.uuid4()))
         self.heartbeat: tuple[int, int] = (DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES)
-
-    @property
-    def spark(self) -> Any:
-        if self._spark is None:
-            from reference.spark import get_or_create_session
-
-            self._spark = get_or_create_session()
-        return self._spark
 
     def table_config(self) -> TableConfig | None:
         return TableConfig.load(self.storage) if self.storage.exists(".hoodie/hoodie.properties") else None
@@ -116,13 +100,17 @@ class WriteClient:
 
     # step 3
     def rollback_failed_writes(self, table: TableConfig, timeline: Timeline, after: str | None = None) -> list[str]:
-        """Roll back the failed writes before a write (``transaction.rollback_failed_writes``; a pending
-        write whose heartbeat is alive, by ``self.heartbeat``'s interval and misses, is not failed)."""
-        return transaction.rollback_failed_writes(self, table, timeline, after, *self.heartbeat)
+        """Roll back the failed writes before a write (``executors.service_client.rollback_failed_writes``; a
+        pending write whose heartbeat is alive, by ``self.heartbeat``'s interval and misses, is not failed)."""
+        return rollback_failed_writes(self.storage, table, timeline, after, self.clock, *self.heartbeat)
 
     def engine(self) -> Engine:
         """A fresh engine for one write (it holds what the write caches)."""
-        return LocalEngine() if self.engine_name == "local" else SparkEngine(self.spark)
+        return self.engines.engine()
+
+    def set_job_status(self, description: str) -> None:
+        """Name the engine's jobs that follow."""
+        self.engines.set_job_status(description)
 
     def write(self, data: Any, operation: str | None = None, options: Mapping[str, Any] | None = None) -> WriteResult:
         """Write ``data`` (a Spark DataFrame or a pyarrow Table) with one operation."""
@@ -170,21 +158,8 @@ class WriteClient:
         return WriteResult(instant, action, op, md, dict(times.seconds))
 
     def run_inline_services(self, table: TableConfig, cfg: WriteConfig) -> None:
-        """After a commit, under the writer's lock, as Hudi's write client does: inline compaction
-        (merge-on-read, ``hoodie.compact.inline``), then the cleaner (``hoodie.clean.automatic``), then
-        archival (``hoodie.archive.automatic``)."""
-        if table.table_type == MERGE_ON_READ and cfg.inline_compact:
-            maybe_inline_compaction(self, table, cfg)
-        if cfg.auto_clean:
-            self._label("clean")
-            clean(self.storage, table, clean_config(cfg), clock=self.clock, locked=True)
-        if cfg.auto_archive:
-            self._label("archive")
-            archive(self.storage, table, archive_config(cfg), compaction_config(cfg), locked=True)
-
-    def _label(self, action: str) -> None:
-        if self._spark is not None:
-            self._spark.sparkContext.setJobDescription(f"hudi {action}")
+        """After a commit: ``executors.service_client.run_inline_services``."""
+        run_inline_services(self, table, cfg)
 
     def check_timeline_files(self, table: TableConfig, timeline: Timeline) -> None:
         """Before a write: every file the latest file slices need by the timeline is there
@@ -214,39 +189,19 @@ class WriteClient:
             for g in view.groups:
                 if g.partition_path in targets:
                     replaced.setdefault(g.partition_path, []).append(g.file_id)
-            return commit_metadata([], {"schema": schema_json(table, None)}, "DELETE_PARTITION", replaced)
+            return commit_metadata([], {"schema": schema_json(table, None)}, WriteOperationType.DELETE_PARTITION.value,
+                                   replaced)
         assert df is not None
         user_schema = engine.user_schema(df)
         dedupe = combines(cfg, op)
         ordering = table.ordering_field if op != "delete" else None
-        bloom = op in ("upsert", "delete") and cfg.index_type == "BLOOM"
-        # the Spark engine looks keys up in its tasks, after deduplicating as Hudi does; the local engine
-        # here, where a batch without a repeated key skips the dedupe
-        in_tasks = op in ("upsert", "delete") and engine.locates_in_tasks
-        if dedupe and (in_tasks or not bloom):
-            df = engine.dedupe(df, ordering)
-        if dedupe or op in ("upsert", "delete"):
-            df = engine.persist(df)  # read by the index lookup, the workload profile and the handles
+        lookup = None
+        if op in ("upsert", "delete"):
+            lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete")
+            self.set_job_status(f"commit {instant}: index lookup")
         # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
-        located: pa.Table | None = None
-        counts: Mapping[tuple[str, str | None], int] | None = None
-        if in_tasks:
-            self._label(f"commit {instant}: index lookup")
-            df = engine.locate(df, self.path, view, bloom, op == "delete")
-        elif bloom:
-            self._label(f"commit {instant}: index lookup")
-            keys = engine.keys(df)
-            if dedupe:
-                distinct = keys.group_by([PARTITION_PATH, RECORD_KEY]).aggregate([])
-                if distinct.num_rows < keys.num_rows:  # a batch without a repeated key is its own dedupe
-                    df, keys = engine.dedupe(df, ordering), distinct
-            located, _ = bloom_index(self.storage, view, keys)
-            counts = engine.counts_of_keys(keys, located, op == "delete")
-        elif op in ("upsert", "delete"):
-            located = simple_index(self.storage, view)
-        if not in_tasks:
-            df = engine.tag(df, located, op == "delete")
+        df, counts = engine.tag_location(df, lookup, dedupe, ordering)
         times.mark("index lookup")
         if op in ("insert_overwrite", "insert_overwrite_table"):
             incoming_parts = engine.partitions(df)
@@ -256,7 +211,7 @@ class WriteClient:
         if op == "bulk_insert":
             df = engine.with_input_partition(df)
         if counts is None:
-            self._label(f"commit {instant}: workload profile")
+            self.set_job_status(f"commit {instant}: workload profile")
             counts = engine.counts(df)
         profile = WorkloadProfile.from_counts(counts)
         busy = pending_compaction_groups(self.storage, timeline)
@@ -277,7 +232,8 @@ class WriteClient:
                                  concat=op == "insert" and cfg.allow_duplicate_on_inserts)
             stats = engine.write_buckets(df, ctx, user_schema, assignment)
         times.mark("handles")
-        return commit_metadata(stats, {"schema": schema_json(table, user_schema)}, OPERATION_TYPES[op],
+        operation_type = WriteOperationType.of_option(op).value
+        return commit_metadata(stats, {"schema": schema_json(table, user_schema)}, operation_type,
                                replaced if op in REPLACE_OPERATIONS else None)
 
 
@@ -289,4 +245,4 @@ def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str,
     return WriteClient(path, spark).write(data, operation, options)
 
 
-__all__ = ["ENGINES", "WriteClient", "WriteResult", "clean_config", "write_arrow"]
+__all__ = ["WriteClient", "WriteResult", "clean_config", "write_arrow"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import base64
 import struct
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from spec.errors import MetadataFormatError
@@ -28,10 +30,13 @@ from spec.file_group.bloom_filter import (
     num_hashes,
 )
 
+_Array = npt.NDArray[Any]
+"""A numpy array of any element type."""
+
 _M = np.uint32(0x5BD1E995)
 
 
-def _prepare(block: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def _prepare(block: _Array) -> tuple[list[_Array], list[_Array]]:
     """The parts of Hadoop's murmur that do not depend on the seed: each 4-byte word of every key,
     mixed (``k *= m; k ^= k >>> 24; k *= m``), and the sign-extended tail bytes."""
     length = block.shape[1]
@@ -48,7 +53,7 @@ def _prepare(block: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return words, tail
 
 
-def _murmur(length: int, words: list[np.ndarray], tail: list[np.ndarray], seed: np.ndarray) -> np.ndarray:
+def _murmur(length: int, words: list[_Array], tail: list[_Array], seed: _Array) -> _Array:
     """Hadoop murmur of rows of equal-length keys (``length`` bytes; ``_prepare``'s words and tail),
     per-row seeds (a new array; ``seed`` is left as it is)."""
     h = seed ^ np.uint32(length)
@@ -65,7 +70,7 @@ def _murmur(length: int, words: list[np.ndarray], tail: list[np.ndarray], seed: 
     return h
 
 
-def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[_Array, _Array, _Array]:
     """The keys' UTF-8 bytes as one buffer, with each key's start offset and byte length."""
     arr = keys if isinstance(keys, pa.Array | pa.ChunkedArray) else pa.array(list(keys), pa.string())
     if isinstance(arr, pa.ChunkedArray):
@@ -77,7 +82,7 @@ def _utf8_rows(keys: Sequence[str] | pa.Array | pa.ChunkedArray) -> tuple[np.nda
     return data, offsets[:-1], np.diff(offsets)
 
 
-def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> np.ndarray:
+def positions_by_hash(keys: Sequence[str] | pa.Array | pa.ChunkedArray, hashes: int, bits: int) -> _Array:
     """Bit positions of every key, one row per hash (hashes × n, int32), as
     ``spec.file_group.bloom_filter.positions`` computes them: Hadoop's ``Math.abs(h % bits)`` of each hash of the
     chain, in 32 bits as Java does."""
@@ -116,7 +121,7 @@ def _layout(n: int, row_entries: int, max_entries: int) -> tuple[int, int]:
     return rows, (n - 1) % row_entries + 1 if n else 0
 
 
-def _footer_of(rows_on: list[np.ndarray], start: int, keys: Sequence[str] | pa.Array | pa.ChunkedArray,
+def _footer_of(rows_on: list[_Array], start: int, keys: Sequence[str] | pa.Array | pa.ChunkedArray,
                row_entries: int, fpp: float, max_entries: int) -> dict[str, str]:
     """The filter whose rows' bits are ``rows_on`` after ``start`` keys, with ``keys`` added after them
     (key ``i`` of the whole sequence lands in row ``min(i // row_entries, last row)``)."""

@@ -23,7 +23,7 @@ import pytest
 from conformance.ops import CreateTable
 from reference.client import WriteClient
 from reference.executors.compaction import compact
-from reference.executors.archive import archived_instants
+from spec.actions.archive import archived_instants
 from spec.config.table_config import TableConfig
 from spec.model import Env, TableModel
 from spec.model.operations import Compact, Write

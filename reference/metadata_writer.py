@@ -14,6 +14,7 @@ import posixpath
 import time
 from collections.abc import Mapping
 
+from reference.faults import fault_point
 from spec.config.table_config import TableConfig
 from spec.errors import HudiSpecError, InvalidOperation, UnsupportedTableVersion
 from spec.file_group.file_naming import parse_base_file_name, parse_log_file_name
@@ -130,6 +131,7 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     mdt.write_atomic(f"{FILES_PARTITION}/.hoodie_partition_metadata", PartitionMetadata(instant, 1).format())
+    fault_point("mid_metadata_init")  # the metadata table half built: its properties and timeline, no files yet
     records = listing_records(_completed_files(storage, Timeline.load(storage, table.timeline_layout)))
     log_name = log_file_name(instant, WRITE_TOKEN)
     log_bytes = encode_blocks([init_log_block(instant)])

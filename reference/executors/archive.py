@@ -178,6 +178,7 @@ def lsm_row(storage: Storage, timeline: Timeline, inst: Instant) -> LsmInstant:
     return LsmInstant(inst.requested, inst.completed, inst.action, metadata, plan)
 
 
+# --8<-- [start:lsm_write]
 def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]) -> str:
     """Write the level-0 history file of ``chosen``, then the next manifest and ``_version_``. Instants the
     history already holds (a crashed archival made its file visible but did not delete them from the active
@@ -204,6 +205,7 @@ def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]
     storage.delete(posixpath.join(HISTORY_DIR, VERSION_FILE))
     storage.create_if_absent(posixpath.join(HISTORY_DIR, VERSION_FILE), format_version(new_version))
     return rel
+# --8<-- [end:lsm_write]
 
 
 def _overlaps(file_name: str, first: str, last: str) -> bool:

@@ -20,6 +20,7 @@ from reference.executors.common import (
     write_instant,
 )
 from reference.executors.rollback import plan_table_rollback, rollback_plan_record, undo
+from reference.faults import fault_point
 from reference.lock import maybe_locked
 from reference.metadata_writer import check_service_keeps_it
 from spec.actions.restore import plan_restore
@@ -73,6 +74,7 @@ def restore(storage: Storage, table: TableConfig, savepoint_time: str, *,
             plan, appended = plan_table_rollback(storage, table, target, listing)
             record = rollback_plan_record(storage, plan, appended, {f.path: f.size for f in listing})
             per_instant[target.requested] = (undo(storage, table, tl, target, record, r, now_millis(None)),)
+            fault_point("mid_restore")  # a restore killed after undoing its first instant
         tl = timeline_of(storage, table)
         for sp in [i for i in tl.instants if i.action == Action.SAVEPOINT and i.requested > savepoint_time]:
             remove_instant(storage, tl, sp)

@@ -44,6 +44,7 @@ from spec.metadata.writer import (
     metadata_table_config,
     partitions_to_delete,
     records_hfile,
+    with_partition_inflight,
     with_partition_state,
 )
 from spec.storage.hoodie_storage import Storage
@@ -78,14 +79,15 @@ def _save_properties(storage: Storage, config: TableConfig) -> None:
 
 
 def delete_metadata_table(storage: Storage) -> None:
-    """``HoodieTableMetadataUtil.deleteMetadataTable``: the metadata table's folder deleted, then
-    ``hoodie.table.metadata.partitions`` cleared (the table is listed from storage again)."""
+    """``HoodieTableMetadataUtil.deleteMetadataTable``: ``hoodie.table.metadata.partitions`` cleared (the table is
+    listed from storage again), then the metadata table's folder deleted — in that order, so that no reader is
+    ever sent to a metadata table that is gone (Hudi deletes the folder first)."""
     table = TableConfig.load(storage)
-    storage.delete_dir(METADATA_TABLE_PATH)
     if table.get("hoodie.table.metadata.partitions") or table.get("hoodie.table.metadata.partitions.inflight"):
         props = {k: v for k, v in table.props.items()
                  if k not in ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")}
         _save_properties(storage, TableConfig(props))
+    storage.delete_dir(METADATA_TABLE_PATH)
 
 
 def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
@@ -116,10 +118,27 @@ def _completed_files(storage: Storage, timeline: Timeline) -> list[DataFile]:
     return out
 
 
-def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
-    """``initializeFromFilesystem``: the metadata table created and its files partition filled from a listing of
-    the files completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``."""
+def mark_rebuilding(storage: Storage) -> None:
+    """Before a change that the metadata table cannot follow record by record (a restore): ``files`` marked as
+    being built (``with_partition_inflight``), so that every reader lists storage from now on, then the
+    metadata table's folder deleted. The table is listed anew by ``initialize`` afterwards; a process killed in
+    between leaves a table every reader lists from storage, and a restore finishing it rebuilds the metadata
+    table."""
     table = TableConfig.load(storage)
+    if FILES_PARTITION in table.metadata_partitions:
+        table = with_partition_inflight(table, FILES_PARTITION)
+        _save_properties(storage, table)
+    if FILES_PARTITION in table.metadata_partitions_inflight:
+        storage.delete_dir(METADATA_TABLE_PATH)
+
+
+def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
+    """``initializeFromFilesystem``: ``files`` marked as being built (no reader lists through the metadata table
+    while it is), the metadata table created and its files partition filled from a listing of the files
+    completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``, last. A process
+    killed half way leaves a table readers list from storage, and the next ``initialize`` starts over."""
+    table = TableConfig.load(storage)
+    _save_properties(storage, with_partition_inflight(table, FILES_PARTITION))
     storage.delete_dir(METADATA_TABLE_PATH)
     mdt = metadata_storage(storage)
     cfg = metadata_table_config(table)
@@ -172,8 +191,8 @@ def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     6 no)."""
     if enable is not None:
         return enable
-    if FILES_PARTITION in table.metadata_partitions:
-        return True
+    if FILES_PARTITION in table.metadata_partitions or FILES_PARTITION in table.metadata_partitions_inflight:
+        return True  # a metadata table, or one being rebuilt (a restore or an initialization was killed)
     return new and enabled_by_default(table.table_version)
 
 
@@ -183,7 +202,7 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
     table = TableConfig.load(storage)
     new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
     if not wanted(table, enable, new):
-        if table.metadata_partitions or storage.exists(METADATA_TABLE_PATH):
+        if table.metadata_partitions or table.metadata_partitions_inflight or storage.exists(METADATA_TABLE_PATH):
             delete_metadata_table(storage)
         return False
     if table.table_version < 8:
@@ -288,6 +307,9 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
     metadata table's instant of each rolled-back instant; a restore by listing the table anew (the metadata table
     re-initialized, as Hudi re-bootstraps one out of step with its data table)."""
     table = TableConfig.load(storage)
+    if inst.action == Action.RESTORE and FILES_PARTITION in table.metadata_partitions_inflight:
+        initialize(storage, gen)  # marked as being rebuilt when the restore began
+        return
     if FILES_PARTITION not in table.metadata_partitions or table.table_version < 8:
         return
     if inst.action == Action.CLEAN:
@@ -303,4 +325,5 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
 
 
 __all__ = ["append_deltacommit", "check_service_keeps_it", "delete_metadata_table", "discard",
-           "drop_unmaintained_partitions", "initialize", "on_service_complete", "prepare", "rollback_instant"]
+           "drop_unmaintained_partitions", "initialize", "mark_rebuilding", "on_service_complete", "prepare",
+           "rollback_instant"]

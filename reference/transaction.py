@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from reference import metadata_services, metadata_writer
 from reference.executors.common import compaction_plan
+from reference.executors.restore import finish_pending_restores
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
 from reference.heartbeat import Heartbeat, live_heartbeats
@@ -104,8 +105,13 @@ def rollback_failed_writes(writer: Writer, table: TableConfig, timeline: Timelin
     files a killed task left half written (``.inprogress``) and log files holding no complete
     block. Pending compactions are not rolled back: they are retried. A rollback a killed process
     left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
-    rollback is re-run, never planned anew)."""
+    rollback is re-run, never planned anew). Before all that, a restore a killed process left pending is
+    finished from its plan (``reference.executors.restore.finish_pending_restores``): the instants it un-published
+    are its to undo, not failed writes (Hudi's writer refuses to start while a restore is pending; running the
+    restore again finishes it, which is what this writer does first)."""
     storage = writer.storage
+    if finish_pending_restores(storage, table, clock=writer.clock):
+        timeline = Timeline.load(storage, table.timeline_layout)
     if finish_pending_rollbacks(storage, table, clock=writer.clock):
         timeline = Timeline.load(storage, table.timeline_layout)
     pending = _drop_partial_files(storage, table, timeline, interval_ms, tolerable_misses)

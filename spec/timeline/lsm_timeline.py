@@ -19,7 +19,8 @@ Each format has its parse/format pair here (``parse_lsm_file``/``format_lsm_file
 ``parse_lsm_file_name``/``LsmFileName.format``); ``ArchivedCompletions`` is the archived half of
 the completion-time lookup (``Timeline.completion_time``).
 
-Source (Apache Hudi 1.0.x for table version 8, 1.1.x for 9): ``LSMTimeline`` (file names, manifest and
+Source (Apache Hudi 1.0.x for table version 8, 1.1.x for 9; 0.15.x, for table version 6, has no LSM timeline):
+``LSMTimeline`` (file names, manifest and
 version files, the reader workflow), ``HoodieLSMTimelineManifest``, ``LSMTimelineWriter``,
 ``ArchivedTimelineV2`` and ``ArchivedTimelineLoaderV2`` (reading), ``HoodieLSMTimelineInstant.avsc``,
 ``CompletionTimeQueryViewV2`` (completion times of archived instants, loaded on first use).
@@ -27,6 +28,7 @@ version files, the reader workflow), ``HoodieLSMTimelineManifest``, ``LSMTimelin
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
@@ -252,7 +254,15 @@ class ArchivedCompletions:
     @staticmethod
     def of_storage(storage: Storage, before: str | None) -> ArchivedCompletions:
         """The history of the table at ``storage``, read on first use."""
-        return ArchivedCompletions(lambda: read_completion_times(storage), before)
+        return ArchivedCompletions(functools.partial(read_completion_times, storage), before)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a reader shipped to Spark tasks) without its lock."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def completion_time(self, t: str) -> str | None:
         """When archived instant ``t`` completed; None when ``t`` is not archived."""

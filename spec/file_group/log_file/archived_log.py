@@ -12,9 +12,10 @@ format's reader skips it (``spec.file_group.log_file.log_format``), as Hudi's do
 ``format_archive_blocks`` and ``parse_archive_log`` are the pair: entries to the bytes of blocks, and
 the entries of a file's bytes.
 
-Source (Apache Hudi 0.15.x): ``HoodieTimelineArchiver`` (``writeToFile``: blocks of
-``hoodie.commits.archival.batch`` records, header SCHEMA), ``HoodieArchivedTimeline``
-(``getArchiveLogPath``, ``readCommit``: the files in version order); 1.x ``ArchivedTimelineV1`` reads them alike.
+Source (Apache Hudi 0.15.x for table version 6; 1.0.x and 1.1.x read such archives of tables upgraded to 8
+and 9): ``HoodieTimelineArchiver`` (``writeToFile``: blocks of ``hoodie.commits.archival.batch`` records,
+header SCHEMA), ``HoodieArchivedTimeline`` (``getArchiveLogPath``, ``readCommit``: the files in version
+order), ``ArchivedTimelineV1`` (1.x).
 """
 
 from __future__ import annotations

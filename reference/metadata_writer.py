@@ -210,9 +210,16 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
             f"this writer keeps the metadata table of table versions 8 and 9, not of version {table.table_version}",
             hint="write with hoodie.metadata.enable=false (which deletes the metadata table), or upgrade the table")
     table = drop_unmaintained_partitions(storage)
-    if FILES_PARTITION not in table.metadata_partitions:
+    if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
         initialize(storage, gen)
     return True
+
+
+def whole(storage: Storage) -> bool:
+    """Whether the metadata table the data table names is there: its ``hoodie.properties`` exists. A table an
+    earlier version of this writer left with ``files`` named complete and the metadata table half rebuilt is
+    not; the next instant lists it anew."""
+    return storage.exists(METADATA_TABLE_PATH + "/.hoodie/hoodie.properties")
 
 
 def rollback_instant(storage: Storage, target: str, rollback_time: str, gen: InstantTimeGenerator) -> None:
@@ -312,6 +319,9 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
         return
     if FILES_PARTITION not in table.metadata_partitions or table.table_version < 8:
         return
+    if not whole(storage):
+        initialize(storage, gen)  # listed anew: its records would have nothing to go to
+        return
     if inst.action == Action.CLEAN:
         drop_unmaintained_partitions(storage)
         append_deltacommit(storage, inst.requested, clean_records(parse_avro_metadata(data, HoodieCleanMetadata)),
@@ -326,4 +336,4 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
 
 __all__ = ["append_deltacommit", "check_service_keeps_it", "delete_metadata_table", "discard",
            "drop_unmaintained_partitions", "initialize", "mark_rebuilding", "on_service_complete", "prepare",
-           "rollback_instant"]
+           "rollback_instant", "whole"]

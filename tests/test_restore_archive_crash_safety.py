@@ -262,3 +262,25 @@ def test_the_trials_cover_every_table_type_version_and_point() -> None:
     assert {(t, v) for t, v, _ in restore_trials} == set(KINDS) == {(t, v) for t, v, _ in archive_trials}
     assert len(restore_trials) * 2 + len(archive_trials) >= 40
     assert list(itertools.chain(CI_RESTORE, CI_ARCHIVE))
+
+
+def test_a_metadata_table_left_half_built_is_rebuilt_by_the_next_write(tmp_path_factory: pytest.TempPathFactory,
+                                                                        tmp_path: Path) -> None:
+    """A table an earlier writer left with ``files`` named complete and its metadata table without its
+    properties: readers refuse it with a typed error that says how to read it, and the next write (a failed
+    write to roll back first) builds the metadata table again."""
+    from spec.errors import InvalidTable
+    from spec.metadata.metadata_table import METADATA_TABLE_PATH
+
+    path = tmp_path / "t"
+    shutil.copytree(restore_base(tmp_path_factory, "COPY_ON_WRITE", 8)[0], path)
+    (path / METADATA_TABLE_PATH / ".hoodie" / "hoodie.properties").unlink()
+    with pytest.raises(InvalidTable) as info:
+        read_table(str(path))
+    assert "metadata table" in info.value.message and "use_metadata_table=False" in (info.value.hint or "")
+    assert _rows(read_table(str(path), use_metadata_table=False)) == _model_rows("COPY_ON_WRITE", 8, BATCHES)
+    run_killed(path, "upsert", NEXT, options("COPY_ON_WRITE", 8), "before_commit")
+    WriteClient(str(path), engine="local").write(pa.Table.from_pylist(NEXT), "upsert", options("COPY_ON_WRITE", 8))
+    expected = _model_rows("COPY_ON_WRITE", 8, [*BATCHES, NEXT])
+    assert both_readers(path) == (expected, expected)
+    settled(path)

@@ -135,21 +135,21 @@ def test_readers_read_only_what_the_latest_manifest_names(tmp_path: Path) -> Non
     assert latest_snapshot_version(storage) == 1
 
 
-def test_archived_completion_times_are_read_once_and_only_for_older_instants() -> None:
+def test_archived_completion_times_are_read_once_and_only_when_the_active_timeline_does_not_know() -> None:
     loads: list[int] = []
 
     def load() -> dict[str, str]:
         loads.append(1)
-        return {T[1]: T[2]}
+        return {T[1]: T[2], T[6]: T[7]}
 
-    archived = ArchivedCompletions(load, before=T[3])
-    timeline = Timeline.from_file_names([f"{T[3]}.deltacommit.requested", f"{T[4]}_{T[5]}.deltacommit"],
-                                        2).with_archived(archived)
+    archived = ArchivedCompletions(load)
+    timeline = Timeline.from_file_names([f"{T[0]}.clean.requested", f"{T[3]}.deltacommit.requested",
+                                         f"{T[4]}_{T[5]}.deltacommit"], 2).with_archived(archived)
     assert timeline.completion_time(T[4]) == T[5] and not loads  # on the active timeline
     assert timeline.completion_time(T[3]) is None and not loads  # pending
-    assert timeline.completion_time(T[6]) is None and not loads  # newer than the active timeline: not archived
     assert timeline.completion_time(T[1]) == T[2]
-    assert timeline.completion_time(T[0]) is None
+    assert timeline.completion_time(T[6]) == T[7]  # archived though newer than the pending clean at T[0]
+    assert timeline.completion_time(T[8]) is None
     assert timeline.filter(lambda i: i.is_completed).completion_time(T[1]) == T[2]
     assert loads == [1]
     assert timeline.is_completed_before(T[3], T[1]) and not timeline.is_completed_before(T[2], T[1])

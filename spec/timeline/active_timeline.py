@@ -9,8 +9,8 @@ When an instant completed is a question for the archived timeline too: from tabl
 log file joins a file slice and a compaction takes it by its deltacommit's *completion* time, and
 archival may have moved that deltacommit off the active timeline while its log file is still live.
 ``completion_time`` answers as Hudi's ``CompletionTimeQueryViewV2.getCompletionTime`` does: the active
-timeline's completed instants first, then, for an instant older than the active timeline's first
-instant, the archived timeline (``spec.timeline.lsm_timeline``, read once, on the first such question).
+timeline's completed instants first, then, for an instant not on it, the archived timeline
+(``spec.timeline.lsm_timeline``, read once, on the first such question).
 An instant neither completed on the active timeline nor archived has no completion time: it is pending.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTimeline``,
@@ -95,8 +95,7 @@ class Timeline:
         active = Timeline.from_file_names(names, layout)
         if layout == LAYOUT_V1:
             return active
-        first = active.first_instant()
-        return active.with_archived(ArchivedCompletions.of_storage(st, first.requested if first else None))
+        return active.with_archived(ArchivedCompletions.of_storage(st))
 
     def with_archived(self, archived: ArchivedCompletions) -> Timeline:
         """This timeline, its archived instants' completion times answered by ``archived``."""
@@ -177,8 +176,7 @@ class Timeline:
     def completion_time(self, t: str) -> str | None:
         """When instant ``t`` completed (``CompletionTimeQueryViewV2.getCompletionTime``): a completed instant's
         completion time (layout 1: its requested time, which stands in); for an instant not on this timeline,
-        the archived timeline's (``archived``: only instants older than the active timeline's first are
-        looked up there); None for a pending instant or one neither here nor archived."""
+        the archived timeline's (``archived``); None for a pending instant or one neither here nor archived."""
         inst = self.get(t)
         if inst is not None:
             return (inst.completed or inst.requested) if inst.is_completed else None

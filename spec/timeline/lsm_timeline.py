@@ -239,22 +239,23 @@ class ArchivedCompletions:
     """The completion times of archived instants, read once, on the first question that needs them.
 
     ``CompletionTimeQueryViewV2`` keeps one map of requested → completion times: the completed instants
-    of the active timeline, then those of the archived timeline, loaded lazily for instants older than
-    its cursor (the active timeline's first instant). ``before`` is that cursor: an instant at or after it
-    is never looked up in the history (it is on the active timeline, pending, or unknown). ``source`` is
-    the map itself or what loads it (``read_completion_times`` of a table's storage).
+    of the active timeline, then every instant of the archived timeline — the recent ones loaded at once
+    (from its cursor, three days back or the active timeline's first instant, whichever is earlier), older
+    ones on the first question about them. Together that is the whole archived timeline, which is what
+    this answers from: ``source`` is the map itself or what loads it (``read_completion_times`` of a
+    table's storage). An archived instant is not always older than every active one (a clean left pending
+    stays on the active timeline while later commits are archived), so no instant is ruled out by its time.
     """
 
-    def __init__(self, source: Mapping[str, str] | Callable[[], Mapping[str, str]], before: str | None = None) -> None:
+    def __init__(self, source: Mapping[str, str] | Callable[[], Mapping[str, str]]) -> None:
         self._source = source
         self._loaded: Mapping[str, str] | None = source if isinstance(source, Mapping) else None
         self._lock = threading.Lock()
-        self.before = before
 
     @staticmethod
-    def of_storage(storage: Storage, before: str | None) -> ArchivedCompletions:
+    def of_storage(storage: Storage) -> ArchivedCompletions:
         """The history of the table at ``storage``, read on first use."""
-        return ArchivedCompletions(functools.partial(read_completion_times, storage), before)
+        return ArchivedCompletions(functools.partial(read_completion_times, storage))
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (a reader shipped to Spark tasks) without its lock."""
@@ -266,8 +267,6 @@ class ArchivedCompletions:
 
     def completion_time(self, t: str) -> str | None:
         """When archived instant ``t`` completed; None when ``t`` is not archived."""
-        if self.before is not None and t >= self.before:
-            return None
         if self._loaded is None:
             with self._lock:
                 if self._loaded is None:

@@ -207,3 +207,15 @@ def test_archived_instants_collapse_to_the_highest_state() -> None:
 def test_archive_log_names() -> None:
     assert archive_log_name(1) == ".commits_.archive.1_1-0-1"
     assert is_archive_log_name(archive_log_name(12)) and not is_archive_log_name(".f1_1.log.1_0-1-0")
+
+
+def test_files_of_archived_instants_are_listed_when_the_metadata_table_is_built() -> None:
+    """An archived commit newer than a clean left pending on the active timeline still wrote committed files."""
+    from spec.metadata.writer import listed_at_initialization
+
+    timeline = Timeline.from_file_names([f"{T[0]}.clean.requested", f"{T[5]}_{T[6]}.commit",
+                                         f"{T[7]}.commit.requested"], 2)
+    archived = timeline.with_archived(ArchivedCompletions({T[2]: T[3]}))
+    assert listed_at_initialization(T[2], archived) and not listed_at_initialization(T[2], timeline)
+    assert listed_at_initialization(T[5], archived) and not listed_at_initialization(T[7], archived)
+    assert not listed_at_initialization(T[4], archived)  # neither active nor archived: a write that is gone

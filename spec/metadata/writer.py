@@ -175,11 +175,15 @@ def listing_records(files: Iterable[DataFile]) -> dict[str, dict[str, FileInfo]]
 
 def listed_at_initialization(file_instant: str, timeline: Timeline) -> bool:
     """``listAllPartitionsFromFilesystem``: a data file is listed when the metadata table is initialized unless
-    its instant is pending on the active timeline, or is not on it and later than its first instant (a write
-    whose instant is gone); files of archived instants (earlier than the active timeline) are listed."""
+    its instant is pending on the active timeline, or is neither on it nor archived and later than its first
+    instant (a write whose instant is gone); files of archived instants are listed — those earlier than the
+    active timeline, and those the archived timeline holds (``Timeline.completion_time``: an archived commit
+    may be newer than a clean left pending on the active timeline)."""
     instant = next((i for i in timeline.instants if i.requested == file_instant), None)
     if instant is not None:
         return instant.is_completed
+    if timeline.completion_time(file_instant) is not None:
+        return True
     first = min((i.requested for i in timeline.instants), default=None)
     return first is not None and file_instant < first
 # --8<-- [end:records]

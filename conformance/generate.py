@@ -43,6 +43,7 @@ from conformance.cases_fidelity import (
 )
 from conformance.cases_ledger import (
     archive_uncleaned_replace,
+    compaction_after_archive,
     compaction_on_cow,
     compaction_two_groups,
     equal_ordering_fast_path,
@@ -368,7 +369,7 @@ def corpus() -> dict[str, list[Case]]:
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]
     services += [*_grid(compaction_two_groups, types=(MOR,)), *_grid(compaction_on_cow, types=(COW,)),
-                 *_grid(archive_uncleaned_replace)]
+                 *_grid(archive_uncleaned_replace), *_grid(compaction_after_archive, types=(MOR,))]
     services += [c for b in (clean_file_versions, auto_clean, archival) for c in _grid(b, versions=(6, 8))
                  if c.config.table_type == COW or b is auto_clean]
     timeline = [c for b in (rollback_latest, savepoint_restore, crash_then_write, expect_error_write)

@@ -20,12 +20,11 @@ from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.checker import check_table
 from conformance.runner import FixtureCase, Verdict, run_case
 from reference.api import HudiTable
-from reference.executors.archive import archived_instants
 from reference.executors.clean import clean
 from reference.executors.restore import restore
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
-from spec.actions.archive import ArchiveConfig
+from spec.actions.archive import ArchiveConfig, archived_instants
 from spec.actions.clean import CleanConfig
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, UnsupportedTableVersion

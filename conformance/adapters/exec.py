@@ -331,9 +331,9 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
         return parse_layout(answer.get("layout"))
 
     def archived_times(self) -> frozenset[str]:
-        """The archived instants the program's table directory holds (its archived timeline, read with the
-        reference's reader of it: the specification has none)."""
-        from reference.executors.archive import archived_instants
+        """The archived instants the program's table directory holds (its archived timeline, read by the
+        specification's reader of it, ``spec.actions.archive.archived_instants``)."""
+        from spec.actions.archive import archived_instants
         from spec.config.table_config import TableConfig
         from spec.storage.hoodie_storage import Storage
 

@@ -268,7 +268,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             run_compaction(self.client, t)
 
     def archived_times(self) -> frozenset[str]:
-        from reference.executors.archive import archived_instants
+        from spec.actions.archive import archived_instants
         from spec.config.table_config import TableConfig
         from spec.storage.hoodie_storage import Storage
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.executors.archive import archive, archived_instants
+from reference.executors.archive import archive
 from reference.executors.common import load_table
-from spec.actions.archive import ArchiveConfig
+from spec.actions.archive import ArchiveConfig, archived_instants
 from spec.config import registry as config_registry
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]

@@ -191,9 +191,15 @@ def rollback(storage: Storage, table: TableConfig, instant_time: str | None = No
     pending). Refused, with the table untouched, as ``spec.actions.rollback.check_rollback_allowed`` says.
 
     Rollbacks a crash left pending are finished first, from their plans; when one of them undid
-    the instant asked for (or no instant was named), that finished rollback is the result.
+    the instant asked for (or no instant was named), that finished rollback is the result. A rollback
+    refused by what is on storage now is refused before the table lock is taken: the refusal changes
+    nothing, not even the lock's file.
     """
     check_service_keeps_it(table, "roll back")
+    if not locked:
+        timeline = timeline_of(storage, table)
+        if not timeline.filter(lambda i: i.action == Action.ROLLBACK and not i.is_completed).instants:
+            check_rollback_allowed(timeline, instant_to_rollback(timeline, instant_time))
     with maybe_locked(storage, locked, "rollback"):
         resumed = finish_pending_rollbacks(storage, table, clock=clock)
         for r in reversed(resumed):

@@ -17,6 +17,7 @@ from reference.executors.archive import ArchiveResult, archive
 from reference.executors.clean import CleanResult, clean
 from reference.executors.common import Clock
 from reference.executors.compaction import Compactor, maybe_inline_compaction
+from reference.executors.restore import finish_pending_restores
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.transaction.heartbeat import live_heartbeats
 from reference.transaction.transaction import TIMELINE_TEMP, marked_files
@@ -50,7 +51,12 @@ def rollback_failed_writes(storage: Storage, table: TableConfig, timeline: Timel
     files a killed task left half written (``.inprogress``) and log files holding no complete
     block. Pending compactions are not rolled back: they are retried. A rollback a killed process
     left pending is finished first, from its plan (Hudi's ``getPendingRollbackInfos``: a pending
-    rollback is re-run, never planned anew)."""
+    rollback is re-run, never planned anew). Before all that, a restore a killed process left pending is
+    finished from its plan (``reference.executors.restore.finish_pending_restores``): the instants it un-published
+    are its to undo, not failed writes (Hudi's writer refuses to start while a restore is pending; running the
+    restore again finishes it, which is what this writer does first)."""
+    if finish_pending_restores(storage, table, clock=clock):
+        timeline = Timeline.load(storage, table.timeline_layout)
     if finish_pending_rollbacks(storage, table, clock=clock):
         timeline = Timeline.load(storage, table.timeline_layout)
     pending = _drop_partial_files(storage, table, timeline, interval_ms, tolerable_misses)

@@ -16,7 +16,15 @@ and in the table services:
 - ``mid_compaction``: one new base file of a compaction is written, the compaction is inflight;
 - ``mid_clean``: a clean is inflight and has deleted its first file;
 - ``mid_rollback``: a rollback is inflight, its target un-published, its first file deleted (MOR v6:
-  its first ROLLBACK command block appended).
+  its first ROLLBACK command block appended);
+- ``restore_unpublished``: a restore is inflight, every instant it undoes un-published, no file deleted;
+- ``mid_restore``: a restore has undone its first instant;
+- ``mid_metadata_init``: the metadata table is being listed anew (after a restore, or when it is
+  created): its properties and timeline written, its files not yet;
+- ``mid_archive``: archival has written its history (v6: the archived log; v8, v9: the LSM file, manifest
+  and version file) and deleted no instant from the active timeline yet;
+- ``mid_archive_version``: (v8, v9) archival has written the LSM file and the new manifest, not the
+  version file that makes them visible.
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ import signal
 FAULT_ENV = "HUDI_SPEC_FAULT"
 PGID_ENV = "HUDI_SPEC_FAULT_PGID"
 POINTS = ("after_start", "mid_base_file", "mid_log_block", "before_commit", "mid_commit")
-SERVICE_POINTS = ("mid_compaction", "mid_clean", "mid_rollback")
+SERVICE_POINTS = ("mid_compaction", "mid_clean", "mid_rollback", "restore_unpublished", "mid_restore",
+                  "mid_metadata_init", "mid_archive", "mid_archive_version")
 
 
 def armed(point: str, bucket: int | None = None) -> bool:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
+from reference.instrumentation.faults import fault_point
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.actions.compaction import CompactionConfig
@@ -67,6 +68,7 @@ from spec.metadata.writer import (
     metadata_table_config,
     partitions_to_delete,
     records_hfile,
+    with_partition_inflight,
     with_partition_state,
 )
 from spec.storage.hoodie_storage import Storage
@@ -116,14 +118,15 @@ def _save_properties(storage: Storage, config: TableConfig) -> None:
 
 
 def delete_metadata_table(storage: Storage) -> None:
-    """``HoodieTableMetadataUtil.deleteMetadataTable``: the metadata table's folder deleted, then
-    ``hoodie.table.metadata.partitions`` cleared (the table is listed from storage again)."""
+    """``HoodieTableMetadataUtil.deleteMetadataTable``: ``hoodie.table.metadata.partitions`` cleared (the table is
+    listed from storage again), then the metadata table's folder deleted — in that order, so that no reader is
+    ever sent to a metadata table that is gone (Hudi deletes the folder first)."""
     table = TableConfig.load(storage)
-    storage.delete_dir(METADATA_TABLE_PATH)
     if table.get("hoodie.table.metadata.partitions") or table.get("hoodie.table.metadata.partitions.inflight"):
         props = {k: v for k, v in table.props.items()
                  if k not in ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")}
         _save_properties(storage, TableConfig(props))
+    storage.delete_dir(METADATA_TABLE_PATH)
 
 
 def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
@@ -154,10 +157,27 @@ def _completed_files(storage: Storage, timeline: Timeline) -> list[DataFile]:
     return out
 
 
-def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
-    """``initializeFromFilesystem``: the metadata table created and its files partition filled from a listing of
-    the files completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``."""
+def mark_rebuilding(storage: Storage) -> None:
+    """Before a change that the metadata table cannot follow record by record (a restore): ``files`` marked as
+    being built (``with_partition_inflight``), so that every reader lists storage from now on, then the
+    metadata table's folder deleted. The table is listed anew by ``initialize`` afterwards; a process killed in
+    between leaves a table every reader lists from storage, and a restore finishing it rebuilds the metadata
+    table."""
     table = TableConfig.load(storage)
+    if FILES_PARTITION in table.metadata_partitions:
+        table = with_partition_inflight(table, FILES_PARTITION)
+        _save_properties(storage, table)
+    if FILES_PARTITION in table.metadata_partitions_inflight:
+        storage.delete_dir(METADATA_TABLE_PATH)
+
+
+def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
+    """``initializeFromFilesystem``: ``files`` marked as being built (no reader lists through the metadata table
+    while it is), the metadata table created and its files partition filled from a listing of the files
+    completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``, last. A process
+    killed half way leaves a table readers list from storage, and the next ``initialize`` starts over."""
+    table = TableConfig.load(storage)
+    _save_properties(storage, with_partition_inflight(table, FILES_PARTITION))
     storage.delete_dir(METADATA_TABLE_PATH)
     mdt = metadata_storage(storage)
     cfg = metadata_table_config(table)
@@ -169,6 +189,7 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     mdt.write_atomic(f"{FILES_PARTITION}/.hoodie_partition_metadata", PartitionMetadata(instant, 1).format())
+    fault_point("mid_metadata_init")  # the metadata table half built: its properties and timeline, no files yet
     records = listing_records(_completed_files(storage, Timeline.load(storage, table.timeline_layout)))
     log_name = log_file_name(instant, WRITE_TOKEN)
     log_bytes = encode_blocks([init_log_block(instant)])
@@ -209,8 +230,8 @@ def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     6 no)."""
     if enable is not None:
         return enable
-    if FILES_PARTITION in table.metadata_partitions:
-        return True
+    if FILES_PARTITION in table.metadata_partitions or FILES_PARTITION in table.metadata_partitions_inflight:
+        return True  # a metadata table, or one being rebuilt (a restore or an initialization was killed)
     return new and enabled_by_default(table.table_version)
 
 
@@ -220,7 +241,7 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
     table = TableConfig.load(storage)
     new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
     if not wanted(table, enable, new):
-        if table.metadata_partitions or storage.exists(METADATA_TABLE_PATH):
+        if table.metadata_partitions or table.metadata_partitions_inflight or storage.exists(METADATA_TABLE_PATH):
             delete_metadata_table(storage)
         return False
     if table.table_version < 8:
@@ -228,9 +249,16 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
             f"this writer keeps the metadata table of table versions 8 and 9, not of version {table.table_version}",
             hint="write with hoodie.metadata.enable=false (which deletes the metadata table), or upgrade the table")
     table = drop_unmaintained_partitions(storage)
-    if FILES_PARTITION not in table.metadata_partitions:
+    if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
         initialize(storage, gen)
     return True
+
+
+def whole(storage: Storage) -> bool:
+    """Whether the metadata table the data table names is there: its ``hoodie.properties`` exists. A table an
+    earlier version of this writer left with ``files`` named complete and the metadata table half rebuilt is
+    not; the next instant lists it anew."""
+    return storage.exists(METADATA_TABLE_PATH + "/.hoodie/hoodie.properties")
 
 
 def rollback_instant(storage: Storage, target: str, rollback_time: str, gen: InstantTimeGenerator) -> None:
@@ -325,7 +353,13 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
     metadata table's instant of each rolled-back instant; a restore by listing the table anew (the metadata table
     re-initialized, as Hudi re-bootstraps one out of step with its data table)."""
     table = TableConfig.load(storage)
+    if inst.action == Action.RESTORE and FILES_PARTITION in table.metadata_partitions_inflight:
+        initialize(storage, gen)  # marked as being rebuilt when the restore began
+        return
     if FILES_PARTITION not in table.metadata_partitions or table.table_version < 8:
+        return
+    if not whole(storage):
+        initialize(storage, gen)  # listed anew: its records would have nothing to go to
         return
     if inst.action == Action.CLEAN:
         drop_unmaintained_partitions(storage)
@@ -416,5 +450,6 @@ def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantT
 
 
 __all__ = ["TableServices", "append_deltacommit", "archive_metadata_table", "check_service_keeps_it", "compact",
-           "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize", "on_commit",
-           "on_service_complete", "prepare", "rollback_instant"]
+           "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize", "mark_rebuilding",
+           "on_commit",
+           "on_service_complete", "prepare", "rollback_instant", "whole"]

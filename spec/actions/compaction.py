@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from spec.actions.file_refs import GroupId, SliceRef
 from spec.config.registry import default
 from spec.errors import InvalidConfig
-from spec.file_group.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
+from spec.file_group.file_naming import log_file_sort_key, parse_log_file_name
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import HoodieCompactionPlan, parse_avro_metadata
@@ -80,15 +80,15 @@ def compactable_log_files(slice_: SliceRef, compaction_instant: str, timeline: T
 
     - v6: every log file of the latest slice (blocks of uncommitted instants are skipped when read);
     - v8: only logs whose deltacommit (the instant in the log's name) *completed before* the
-      compaction instant — a log completing later belongs to the slice the compaction opens
-      (docs/spec/file_system_view.md).
+      compaction instant (``CompletionTimeQueryViewV2.isCompletedBefore``) — a log completing later
+      belongs to the slice the compaction opens (docs/spec/file_system_view.md). A deltacommit that
+      archival moved off the active timeline completed when the archived timeline says: its log is
+      taken like any other (the active timeline alone would leave it out, and the compaction would
+      write the group's new base file without its records).
     """
     logs = sorted((parse_log_file_name(n) for n in slice_.log_files), key=log_file_sort_key)
     if table_version >= 8:
-        def done_before(lf: LogFileName) -> bool:
-            completed = timeline.completion_time(lf.instant)
-            return completed is not None and completed < compaction_instant
-        logs = [lf for lf in logs if done_before(lf)]
+        logs = [lf for lf in logs if timeline.is_completed_before(compaction_instant, lf.instant)]
     return tuple(lf.format() for lf in logs)
 
 

@@ -303,6 +303,12 @@ class TableConfig:
         """The metadata-table partitions the table maintains (none when it has no metadata table)."""
         return _fields(self.props.get("hoodie.table.metadata.partitions"))
 
+    @property
+    def metadata_partitions_inflight(self) -> tuple[str, ...]:
+        """The metadata-table partitions being built (``hoodie.table.metadata.partitions.inflight``): readers do
+        not use them yet."""
+        return _fields(self.props.get("hoodie.table.metadata.partitions.inflight"))
+
     # --8<-- [start:validate]
     def validate(self) -> TableConfig:
         """Raise a typed error unless this is a table config the specification can read: a covered version,

@@ -10,8 +10,11 @@ The rules differ by table version, side by side below:
   base instant is the greatest one ≤ the instant in its name (that name holds the slice's base
   instant). Log files are not filtered by name; their blocks are filtered when scanned.
 - v8: a log file's name holds the deltacommit that wrote it; it joins the slice whose base
-  instant is the greatest one ≤ that deltacommit's **completion** time. Base and log files of
-  instants that are not completed are invisible.
+  instant is the greatest one ≤ that deltacommit's **completion** time — from the active
+  timeline, or from the archived timeline once archival has moved the deltacommit off it
+  (``Timeline.completion_time``). A visible log whose completion time is known nowhere joins the
+  latest slice, as Hudi's ``HoodieFileGroup.getBaseInstantTime`` puts a log it takes for pending.
+  Base and log files of instants that are not completed are invisible.
 
 In both, base files of instants that did not complete are invisible (unless older than the
 active timeline), file groups replaced by a completed replacecommit are gone, and a slice
@@ -188,15 +191,20 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
         slice_bases = {t: f for t, f in all_bases.items() if as_of is None or t <= as_of}
         members: dict[str, list[DataFile]] = {}
 
-        def anchor(item: tuple[LogFileName, DataFile]) -> str:
+        def anchor(item: tuple[LogFileName, DataFile]) -> str | None:
+            """v6: the instant in the log's name; v8: its deltacommit's completion time, None when unknown."""
             lg = item[0]
-            return lg.instant if table_version < 8 else (timeline.completion_time(lg.instant) or lg.instant)
+            return lg.instant if table_version < 8 else timeline.completion_time(lg.instant)
 
         # logs in anchor order, so that a log-only group's later logs join the slice its first log opened
-        for lg, f in sorted(logs.get(key, []), key=anchor):
+        for lg, f in sorted(logs.get(key, []), key=lambda item: (anchor(item) or item[0].instant, item[0].instant)):
             at = anchor((lg, f))
-            candidates = [t for t in instants | pending | set(members) if t <= at]
-            base_instant = max(candidates) if candidates else lg.instant
+            opened = instants | pending | set(members)
+            if at is None:  # completion unknown: the latest slice (HoodieFileGroup.getBaseInstantTime)
+                base_instant = max(opened) if opened else lg.instant
+            else:
+                candidates = [t for t in opened if t <= at]
+                base_instant = max(candidates) if candidates else lg.instant
             if as_of is not None and base_instant > as_of:
                 continue  # a slice that starts after the query instant is not part of its view
             members.setdefault(base_instant, []).append(f)

@@ -203,11 +203,17 @@ def _writes(state: TableState) -> tuple[Write, ...]:
     return write_times(i for i in state.timeline if i.action in DATA_WRITES)
 
 
+def _all_writes(state: TableState) -> tuple[Write, ...]:
+    """Completed data-writing instants of the archived and the active timeline: (requested, completion)."""
+    return write_times(i for i in (*state.archived, *state.timeline) if i.action in DATA_WRITES)
+
+
 def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[Row, ...]:
-    """Rows written by the completed writes whose completion time is in (``begin``, ``end``]."""
+    """Rows written by the completed writes whose completion time is in (``begin``, ``end``] — archived writes
+    included, as Hudi's ``IncrementalQueryAnalyzer`` includes them."""
     check_query("incremental", None, begin, end)
     window = IncrementalWindow(begin, end)
-    writes = _writes(state)
+    writes = _all_writes(state)
     instants = set(window.instants(writes))
     if not instants:
         return ()

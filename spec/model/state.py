@@ -22,6 +22,7 @@ from spec.config.table_config import layout_for_table_version
 from spec.model.files import ModelFileGroup, Scalar
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.instant import Action, Instant, State, format_instant_time, parse_instant_time
+from spec.timeline.lsm_timeline import NO_ARCHIVE, ArchivedCompletions
 
 
 class TableSettings(Protocol):
@@ -135,8 +136,11 @@ class TableState:
         return self.config.table_version
 
     def timeline_view(self) -> Timeline:
-        """The model's instants as a spec Timeline, in the table version's layout."""
-        return Timeline(self.timeline, layout_for_table_version(self.table_version))
+        """The model's instants as a spec Timeline, in the table version's layout, its archived instants'
+        completion times at hand (``Timeline.completion_time``) as a table's archived timeline holds them."""
+        layout = layout_for_table_version(self.table_version)
+        archived = {i.requested: i.completed or i.requested for i in self.archived if i.is_completed}
+        return Timeline(self.timeline, layout, archived=ArchivedCompletions(archived) if archived else NO_ARCHIVE)
 
     def instant(self, t: str) -> Instant | None:
         """The instant requested at t (not a savepoint: a savepoint shares its commit's time)."""

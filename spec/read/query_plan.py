@@ -13,11 +13,13 @@ window and the instants a query may name).
   that time. Time travel on a table with no completed instant reads nothing.
 - **Read-optimized**: the same slices' base files alone; a slice without a base file is not read.
 - **Incremental** ``(begin, end]``: the completed data writes whose completion time (layout 1: the
-  requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``);
-  the file groups they wrote (their commit metadata), read as a snapshot as of the last data write
-  completed by ``end``, keeping the rows whose ``_hoodie_commit_time`` is one of the window's
-  instants. The table must populate the meta columns. A write that started before ``begin`` but
-  completed inside the window is in it (table version 8 on: windows by completion time).
+  requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``),
+  those archival moved to the archived timeline included; the file groups they wrote (their commit
+  metadata; every file group when the window holds an archived write, as Hudi reads "the latest
+  snapshot" then), read as a snapshot as of the last data write completed by ``end``, keeping the
+  rows whose ``_hoodie_commit_time`` is one of the window's instants. The table must populate the
+  meta columns. A write that started before ``begin`` but completed inside the window is in it
+  (table version 8 on: windows by completion time).
 - **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
 - **Columns**: a query names only columns the table has (``check_columns``).
 
@@ -25,7 +27,8 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Dat
 (the query types and ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``),
 ``HoodieBaseRelation`` and ``MergeOnReadSnapshotRelation`` (the slices of a snapshot and a
 time-travel query), ``IncrementalRelation`` and ``MergeOnReadIncrementalRelation`` (the window,
-begin exclusive and end inclusive, and the file groups it wrote), ``HoodieInstantTimeGenerator``
+begin exclusive and end inclusive, and the file groups it wrote), ``IncrementalQueryAnalyzer`` (1.x: the
+window's archived instants, and reading the latest snapshot when there are some), ``HoodieInstantTimeGenerator``
 (the instant time format); hudi-rs's timeline selector windows incremental queries alike.
 """
 
@@ -35,13 +38,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from spec.actions.archive import archived_instants
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation
 from spec.file_group.file_system_view import FileSlice, FileSystemView
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
-from spec.timeline.instant import Instant
+from spec.timeline.instant import DATA_WRITES, Instant, State
 from spec.timeline.layout import read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -209,16 +213,32 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
     """The file groups written by the window's instants, as a snapshot as of the last data write
     completed by the window's end."""
     check_incremental_table(table.config.populate_meta_fields)
-    writes = timeline_writes(table.timeline)
+    active = timeline_writes(table.timeline)
+    archived = archived_writes(table.storage, table.config) if _reaches_archive(window, active) else ()
+    writes = (*archived, *active)
     instants = window.instants(writes)
     if not instants:
         return QueryPlan("incremental", (), True, None, ())
     as_of = window.snapshot_as_of(writes)
-    touched = files_written(table.storage, table.timeline, instants)
     view = table.view(as_of)
-    slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
-              if (sl.partition_path, sl.file_id) in touched]
+    slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
+    if not set(instants) & {t for t, _ in archived}:  # all active: the file groups their metadata names
+        touched = files_written(table.storage, table.timeline, instants)
+        slices = [sl for sl in slices if (sl.partition_path, sl.file_id) in touched]
     return QueryPlan("incremental", tuple(slices), True, as_of, instants)
+
+
+def _reaches_archive(window: IncrementalWindow, active: Sequence[Write]) -> bool:
+    """Whether the window may hold a write archival moved off the active timeline: it begins before the
+    first completion time of the active timeline's writes (or the active timeline has none)."""
+    return window.begin is None or not active or window.begin < min(done for _, done in active)
+
+
+def archived_writes(storage: Storage, config: TableConfig) -> tuple[Write, ...]:
+    """The completed data writes of the archived timeline (``spec.actions.archive.archived_instants``), as
+    writes: requested time and completion time (the requested time where the archive records none)."""
+    return tuple((a.requested, a.completed or a.requested) for a in archived_instants(storage, config)
+                 if a.state == State.COMPLETED.value and a.action in DATA_WRITES)
 
 
 def files_written(storage: Storage, timeline: Timeline, instants: Iterable[str]) -> set[tuple[str, str]]:

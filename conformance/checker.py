@@ -25,6 +25,10 @@ A table passes when every rule below holds. Each finding names the rule it break
   partition, that partition reads and lists exactly the live files (those of the file system view
   built from a listing of storage: files of completed instants).
 - ``single-base-per-instant`` (error): a file group has at most one base file per instant.
+- ``missing-file`` (error): every file a completed instant wrote for a file group's latest slice (or
+  a newer one) is on storage (``spec.file_group.file_system_view.missing_latest_files``, every instant's
+  commit metadata, and ``missing_slice_files``, every file of the latest slices): a missing one makes a
+  reader return older rows, or rows a delete block removed, unless it refuses as the spec reader does.
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ from dataclasses import asdict, dataclass
 from spec.config.table_config import LAYOUT_V1, TableConfig
 from spec.errors import HudiSpecError, UnsupportedTable
 from spec.file_group.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_group.file_system_view import DataFile, FileSystemView, list_data_files
+from spec.file_group.file_system_view import (
+    DataFile,
+    FileSystemView,
+    list_data_files,
+    missing_latest_files,
+    missing_slice_files,
+)
 from spec.file_group.log_file.log_format import read_blocks
 from spec.file_group.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
 from spec.metadata.metadata_table import METADATA_TABLE_PATH, list_table_files, uses_metadata_table
@@ -254,6 +264,21 @@ def _check_metadata_files(storage: Storage, cfg: TableConfig, timeline: Timeline
     return findings
 
 
+def _check_missing_files(storage: Storage, cfg: TableConfig, timeline: Timeline) -> list[Finding]:
+    """Files the timeline says hold the latest rows of a file group, missing from storage."""
+    listing = list_data_files(storage)
+    try:
+        missing = set(missing_latest_files(storage, timeline, listing))
+        missing |= set(missing_slice_files(storage, FileSystemView.load(storage, cfg, timeline, None, listing)))
+    except HudiSpecError as err:
+        return [Finding("error", "missing-file", storage.uri, f"the files the timeline names cannot be checked: "
+                                                              f"{err.message}")]
+    return [Finding("error", "missing-file", path, f"written by the completed instant {instant} for its file "
+                                                   "group's latest slice, and missing: readers would return "
+                                                   "older rows in its place")
+            for instant, path in sorted(missing, key=lambda m: m[1])]
+
+
 def check_table(path: str | Storage) -> CheckReport:
     """Every finding for the table at ``path``."""
     storage = path if isinstance(path, Storage) else Storage(path)
@@ -269,6 +294,7 @@ def check_table(path: str | Storage) -> CheckReport:
     assert timeline is not None
     findings += _check_data_files(storage, timeline)
     findings += _check_metadata_files(storage, cfg, timeline)
+    findings += _check_missing_files(storage, cfg, timeline)
     if not any(f.code == "log-block" for f in findings):
         try:
             findings += _check_keys(storage)

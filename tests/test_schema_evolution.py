@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -201,3 +202,23 @@ def test_nested_changes_hudi_allows_keep_every_value(tmp_path: Path, table_type:
     theirs = hudi_rs_read(str(path))
     assert theirs is not None
     assert dict(zip(theirs.column("id").to_pylist(), theirs.column("s").to_pylist(), strict=True)) == expected
+
+
+@pytest.mark.spark
+def test_the_spark_engine_casts_a_nested_promotion_and_refuses_a_nested_drop(spark: Any, tmp_path: Path) -> None:
+    """The Spark engine writes a nested int into the table's long (cast field by field) and refuses a dropped
+    struct field before anything is written, as the local engine does."""
+    from tests.test_bad_input import refused_unchanged
+
+    path = tmp_path / "t"
+    client = WriteClient(str(path), spark)
+    client.write(_rows([1, 2], "s", pa.array([{"a": 1, "b": "x"}, {"a": 2, "b": "y"}], NESTED)), "upsert", OPTIONS)
+    t = pa.struct([("a", pa.int32()), ("b", pa.string())])
+    client.write(_rows([1], "s", pa.array([{"a": 3, "b": "z"}], t)), "upsert", OPTIONS)
+    got = read_table(str(path))
+    assert got.schema.field("s").type == NESTED
+    assert dict(zip(got.column("id").to_pylist(), got.column("s").to_pylist(), strict=True)) == {
+        1: {"a": 3, "b": "z"}, 2: {"a": 2, "b": "y"}}
+    err = refused_unchanged(path, lambda: client.write(_rows([1], "s", pa.array([{"a": 4}], ONLY_A)), "upsert",
+                                                       OPTIONS), SchemaMismatch)
+    assert "s.b" in err.message

@@ -137,7 +137,7 @@ def written_type(path: str, table: pa.DataType, incoming: pa.DataType) -> pa.Dat
     ``table`` (the module's rules, recursively): ``incoming`` unchanged, or with the fields that promote
     to the table's type cast to it. Raises ``SchemaMismatch`` naming the path of a dropped field, a new
     non-null field, a changed kind or a primitive change neither way promotes."""
-    if table == incoming:
+    if table == incoming or pa.types.is_null(incoming):  # a column of nulls only is refused where it is typed
         return incoming
     kind = _kind(table)
     if kind != _kind(incoming):

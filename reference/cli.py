@@ -32,7 +32,7 @@ EXIT_INTERRUPTED = 130
 DEBUG_ENV = "HUDI_SPEC_DEBUG"
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
-    EXIT_PROBLEM: "the command ran and found a problem: `logfile` read a corrupt block",
+    EXIT_PROBLEM: "the command ran and found a problem: `logfile` read a corrupt or damaged block",
     EXIT_BAD_INPUT: "bad input: not a Hudi table, a missing file, an unknown instant, a bad option or argument "
                     "(a typed error from `spec/errors.py`, or a usage error)",
     EXIT_FAILURE: f"an unexpected failure (a bug, or Spark failing); `{DEBUG_ENV}=1` prints the traceback",

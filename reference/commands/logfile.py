@@ -1,4 +1,9 @@
-"""``hudi-spec logfile FILE``: the blocks of a log file (like hudi-cli ``show logfile metadata/records``)."""
+"""``hudi-spec logfile FILE``: the blocks of a log file (like hudi-cli ``show logfile metadata/records``).
+
+Each block is framed (``spec.file_group.log_file.log_format``) and checked for what can be checked
+without a checksum (``spec.file_group.log_file.block_checks``); a corrupt region or a block with a
+problem makes the exit code 1. Where the file lies in a table (a ``.hoodie`` folder above it), its table
+version, partition and file id are checked too."""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ import os
 from typing import Any
 
 from reference.commands import _output
+from spec.config.table_config import TableConfig
 from spec.errors import HudiSpecError, InvalidOperation
+from spec.file_group.file_naming import is_log_file_name, parse_log_file_name
+from spec.file_group.log_file.block_checks import check_block
 from spec.file_group.log_file.log_blocks import block_record_count, decode_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
 from spec.storage.hoodie_storage import Storage
@@ -35,6 +43,27 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _location(path: str) -> tuple[int | None, str | None, str | None]:
+    """The table version, partition path and file id of a local log file inside a table (None where unknown)."""
+    name = os.path.basename(path)
+    file_id = parse_log_file_name(name).file_id if is_log_file_name(name) else None
+    if "://" in path:
+        return None, None, file_id
+    folder = os.path.dirname(os.path.abspath(path))
+    root = folder
+    while not os.path.isdir(os.path.join(root, ".hoodie")):
+        parent = os.path.dirname(root)
+        if parent == root:
+            return None, None, file_id
+        root = parent
+    try:
+        version: int | None = TableConfig.load(root).table_version
+    except HudiSpecError:
+        version = None
+    partition = os.path.relpath(folder, root).replace(os.sep, "/")
+    return version, "" if partition == "." else partition, file_id
+
+
 def run(args: argparse.Namespace) -> int:
     path = args.file
     if "://" in path:
@@ -49,9 +78,11 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidOperation(f"no such log file: {path}",
                                hint="check the path; `hudi-spec fsview TABLE` lists each file slice's log files")
     data = storage.read(name)
+    version, partition, file_id = _location(path)
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0
+    damaged = 0
     for rec in read_blocks(data):
         row: dict[str, Any] = {"offset": rec.offset, "total_bytes": rec.length}
         if rec.block is None:
@@ -69,6 +100,11 @@ def run(args: argparse.Namespace) -> int:
         except HudiSpecError as err:
             row["record_count"] = None
             row["status"] = f"content not decoded: {err.message}"
+        problems = check_block(block, version, partition, file_id)
+        row["problems"] = problems
+        if problems:
+            damaged += 1
+            row["status"] = "damaged: " + "; ".join(problems)
         if args.records and shown < args.records and block.block_type != BlockType.COMMAND_BLOCK:
             try:
                 records = decode_records(block)[: args.records - shown]
@@ -78,11 +114,12 @@ def run(args: argparse.Namespace) -> int:
             shown += len(records)
         blocks.append(row)
     if args.output == "json":
-        _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "blocks": blocks})
+        _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "damaged_blocks": damaged,
+                           "blocks": blocks})
     else:
         _output.emit_table(f"{name}: {len(blocks)} blocks, {len(data)} bytes", COLUMNS,
                            [[b.get(c) for c in COLUMNS] for b in blocks])
         for b in blocks:
             for r in b.get("records", []):
                 print(r)
-    return 1 if corrupt else 0
+    return 1 if corrupt or damaged else 0

@@ -1,8 +1,10 @@
 """The ``hoodie.*`` write options users know from Hudi on Spark, validated into one ``WriteConfig``.
 
 The options, their defaults, aliases and checks are the registry's (``spec.config.registry``):
-unknown ``hoodie.*`` keys are warned about (never silently dropped); other keys are ignored;
-a known key with a bad value raises ``InvalidConfig`` naming the key and what it takes.
+a Hudi option the writer does not implement and that changes safety or what is written raises
+``UnsupportedOption`` (``spec.config.refused_options``); other unknown ``hoodie.*`` keys are warned
+about (never silently dropped); other keys are ignored; a known key with a bad value raises
+``InvalidConfig`` naming the key and what it takes.
 """
 
 from __future__ import annotations

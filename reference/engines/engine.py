@@ -50,9 +50,9 @@ class Engine(Protocol):
         """Whether ``column`` holds a null."""
         ...
 
-    def cast(self, frame: Any, casts: Mapping[str, str]) -> Any:
-        """The frame with columns cast to the given Avro primitive types (``int``, ``long``, ``float``,
-        ``double``, ``string``)."""
+    def cast(self, frame: Any, casts: Mapping[str, pa.DataType]) -> Any:
+        """The frame with columns cast to the given types (``spec.schema.evolution.evolve_schema``: the
+        batch's type with the fields that promote to the table's type changed to it, at any depth)."""
         ...
 
     def with_keys(self, frame: Any, config: TableConfig) -> Any:

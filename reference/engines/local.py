@@ -35,9 +35,6 @@ from spec.schema.table_schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.write.partitioner import BucketAssignment
 
 SEQ = "__seq"
-ARROW_TYPES = {"int": pa.int32(), "long": pa.int64(), "float": pa.float32(), "double": pa.float64(),
-               "string": pa.string()}
-"""The Arrow type of each Avro primitive a column may be cast to (``Engine.cast``)."""
 
 
 def _normal_type(t: pa.DataType) -> pa.DataType:
@@ -204,10 +201,10 @@ class LocalEngine(Engine):
     def has_null(self, frame: pa.Table, column: str) -> bool:
         return bool(frame.column(column).null_count)
 
-    def cast(self, frame: pa.Table, casts: Mapping[str, str]) -> pa.Table:
-        for name, avro_type in casts.items():
+    def cast(self, frame: pa.Table, casts: Mapping[str, pa.DataType]) -> pa.Table:
+        for name, to in casts.items():
             i = frame.schema.get_field_index(name)
-            frame = frame.set_column(i, name, frame.column(name).cast(ARROW_TYPES[avro_type]))
+            frame = frame.set_column(i, frame.schema.field(i).with_type(to), frame.column(name).cast(to))
         return frame
 
     def with_keys(self, frame: pa.Table, config: TableConfig) -> pa.Table:

@@ -32,8 +32,6 @@ from spec.storage.hoodie_storage import Storage
 from spec.write.partitioner import BucketAssignment
 
 _INDEX_SCHEMA = "`_hoodie_partition_path` string, `_hoodie_record_key` string, `__file_id` string"
-SPARK_TYPES = {"int": "int", "long": "bigint", "float": "float", "double": "double", "string": "string"}
-"""The Spark SQL type of each Avro primitive a column may be cast to (``Engine.cast``)."""
 
 
 def key_columns(df: Any, table: TableConfig) -> Any:
@@ -167,11 +165,12 @@ class SparkEngine(Engine):
 
         return bool(frame.filter(F.col(column).isNull()).limit(1).count())
 
-    def cast(self, frame: Any, casts: Mapping[str, str]) -> Any:
+    def cast(self, frame: Any, casts: Mapping[str, pa.DataType]) -> Any:
         from pyspark.sql import functions as F
+        from pyspark.sql.pandas.types import from_arrow_type
 
-        for name, avro_type in casts.items():
-            frame = frame.withColumn(name, F.col(name).cast(SPARK_TYPES[avro_type]))
+        for name, to in casts.items():  # a struct is cast field by field in order: the batch's order is kept
+            frame = frame.withColumn(name, F.col(name).cast(from_arrow_type(to)))
         return frame
 
     def with_keys(self, frame: Any, config: TableConfig) -> Any:

@@ -4,17 +4,18 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
 
 from reference.config.options import WriteConfig
 from spec.config.registry import canonical_key, parse_bool
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, InvalidRecord, SchemaMismatch
+from spec.errors import InvalidOperation, InvalidRecord
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
-from spec.schema.evolution import PROMOTIONS, reconcile_type
-from spec.schema.table_schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table
+from spec.schema.evolution import evolve_schema
+from spec.schema.table_schema import META_FIELDS, arrow_schema_from_avro
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -51,18 +52,6 @@ def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def primitive(avro_type: Any) -> str | None:
-    """The Avro primitive type of a field (a nullable union's non-null branch; ``date`` for the
-    date logical type), or None for any other type."""
-    if isinstance(avro_type, list):
-        branches = [t for t in avro_type if t != "null"]
-        return primitive(branches[0]) if len(branches) == 1 else None
-    if isinstance(avro_type, dict):
-        return "date" if avro_type.get("logicalType") == "date" else (
-            None if "logicalType" in avro_type else primitive(avro_type.get("type")))
-    return avro_type if avro_type in PROMOTIONS else None
-
-
 def combines(cfg: WriteConfig, op: str) -> bool:
     """Whether a write dedupes its batch by key (``spec.model.writes.COMBINE_OPTIONS``: Hudi's
     ``hoodie.combine.before.upsert`` / ``.delete`` / ``.insert``, defaults true / true / false)."""
@@ -95,9 +84,10 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,
                  op: str) -> Any:
     """The batch checked against the table's latest schema before anything is written
-    (``spec.schema.evolution``): key, partition and ordering fields present; no column of the table
-    dropped; each column's type the table's, a promotion of it (the batch's values are cast to the
-    table's type) or a type it promotes to (the column evolves); anything else ``SchemaMismatch``."""
+    (``spec.schema.evolution``): key, partition and ordering fields present; then, at every depth (columns,
+    struct fields, list elements, map values): no field of the table dropped, no new non-null field, no
+    changed kind, each primitive type the table's, a promotion of it (the batch's values are cast to the
+    table's type) or a type it promotes to (the field evolves); anything else ``SchemaMismatch``."""
     names = engine.columns(frame)
     columns = set(names)
     needed = set(table.record_key_fields) | set(table.partition_fields)
@@ -115,19 +105,7 @@ def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfi
     md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
     if not md.schema:
         return frame
-    fields = json.loads(md.schema)["fields"]
-    known = {f["name"] for f in fields}
-    dropped = sorted(known - columns - set(META_FIELDS))
-    if dropped:
-        raise SchemaMismatch(f"the input drops column(s) {', '.join(dropped)} of the table's schema",
-                             hint="write every column of the table (new columns may be added)")
-    table_types = {f["name"]: primitive(f["type"]) for f in fields}
-    incoming = avro_schema_from_arrow(engine.user_schema(frame), *record_name_for_table(table.name))
-    casts = {}
-    for f in incoming["fields"]:
-        old, new = table_types.get(f["name"]), primitive(f["type"])
-        if old is None or new is None or old == new:
-            continue
-        if reconcile_type(f["name"], old, new) == old:
-            casts[f["name"]] = old
+    table_schema = arrow_schema_from_avro(md.schema)
+    table_schema = pa.schema([f for f in table_schema if f.name not in META_FIELDS])
+    casts = evolve_schema(table_schema, engine.user_schema(frame))
     return engine.cast(frame, casts) if casts else frame

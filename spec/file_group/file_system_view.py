@@ -354,3 +354,42 @@ def missing_latest_files(storage: Storage, timeline: Timeline,
     return sorted((t, path) for t, path in needed if path not in present)
 # --8<-- [end:missing]
 
+
+# --8<-- [start:missing_slices]
+def missing_slice_files(storage: Storage, view: FileSystemView, with_logs: bool = True) -> list[tuple[str, str]]:
+    """(instant, path) of every file a completed instant wrote for a file group's latest slice of ``view``,
+    or for a slice newer than it, that the view's listing lacks — each a file the timeline says holds the
+    group's current rows, gone by damage (``missing_latest_files`` states why the cleaner, a rollback or a
+    restore never leave such a gap). A reader that went on would return older rows, or rows a delete
+    block removed. Without ``with_logs`` (a read-optimized query, which reads no log file) only base
+    files count.
+
+    Cheap: only the commit metadata of the completed instants requested at or after the oldest base
+    instant of the view's latest slices (at most ``as_of``) is decoded — the instants that wrote the
+    latest slices (a writer's last commit, which the reader reads for its schema too) and any after them —
+    not the whole timeline. A group replaced by a replacecommit is skipped. A group whose only files
+    are all gone is found when an instant in that range wrote it; ``missing_latest_files`` (the writer's
+    check, and ``hudi-conformance check``) reads every instant."""
+    latest = {(sl.partition_path, sl.file_id): sl for sl in view.latest_slices()}
+    since = min((sl.base_instant for sl in latest.values()), default=None)
+    present = {f.path for f in view.listing}
+    replaced = replaced_as_of(view.replacements, view.as_of)
+    missing: list[tuple[str, str]] = []
+    for inst in view.timeline.commits_timeline().completed().instants:
+        if (since is not None and inst.requested < since) or (view.as_of is not None and inst.requested > view.as_of):
+            continue
+        md = parse_commit_metadata(read_instant_content(storage, inst, view.timeline.layout))
+        for stat in md.all_write_stats():
+            if not stat.path or stat.file_id is None:
+                continue
+            group = (stat.partition_path or "", stat.file_id)
+            sl = latest.get(group)
+            if group in replaced or (sl is not None and inst.requested < sl.base_instant):
+                continue
+            if not with_logs and not is_base_file_name(posixpath.basename(stat.path)):
+                continue
+            if stat.path not in present:
+                missing.append((inst.requested, stat.path))
+    return sorted(set(missing))
+# --8<-- [end:missing_slices]
+

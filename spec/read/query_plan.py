@@ -22,6 +22,13 @@ window and the instants a query may name).
   (table version 8 on: windows by completion time).
 - **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
 - **Columns**: a query names only columns the table has (``check_columns``).
+- **Missing files**: a query of the table's latest state (snapshot, read-optimized, or incremental up
+  to the latest write) first checks that every file the completed instants wrote for a file group's
+  latest slice, or a newer one, is there (read-optimized: every base file;
+  ``spec.file_group.file_system_view.missing_slice_files``); a missing one is an ``InvalidTable``
+  naming it. Without the check a deleted base file would read as the group's previous values and a
+  deleted log file's delete block would bring deleted rows back. The reader decodes only the commit
+  metadata of the instants since the oldest latest slice.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``DataSourceReadOptions``
 (the query types and ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``),
@@ -40,8 +47,8 @@ from typing import Protocol
 
 from spec.actions.archive import archived_instants
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation
-from spec.file_group.file_system_view import FileSlice, FileSystemView
+from spec.errors import InvalidOperation, InvalidTable
+from spec.file_group.file_system_view import FileSlice, FileSystemView, missing_slice_files
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -201,6 +208,8 @@ def plan_query(table: PlannedTable, query: str = "snapshot", as_of: str | None =
         return QueryPlan(query, (), False, None, as_of=as_of)
     read_optimized = query == "read_optimized"
     view = table.view(as_of)
+    if as_of is None:
+        check_files_present(table.storage, view, with_logs=not read_optimized)
     slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
               if not (read_optimized and sl.base_file is None)]
     log_as_of = as_of or latest_write(timeline_writes(table.timeline))
@@ -221,6 +230,8 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
         return QueryPlan("incremental", (), True, None, ())
     as_of = window.snapshot_as_of(writes)
     view = table.view(as_of)
+    if as_of == latest_write(writes):
+        check_files_present(table.storage, view)
     slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
     if not set(instants) & {t for t, _ in archived}:  # all active: the file groups their metadata names
         touched = files_written(table.storage, table.timeline, instants)
@@ -239,6 +250,21 @@ def archived_writes(storage: Storage, config: TableConfig) -> tuple[Write, ...]:
     writes: requested time and completion time (the requested time where the archive records none)."""
     return tuple((a.requested, a.completed or a.requested) for a in archived_instants(storage, config)
                  if a.state == State.COMPLETED.value and a.action in DATA_WRITES)
+
+
+def check_files_present(storage: Storage, view: FileSystemView, with_logs: bool = True) -> None:
+    """``InvalidTable`` naming the first file the view's latest slices need by the timeline that is missing
+    (``missing_slice_files``; base files only without ``with_logs``), the instant that wrote it, and what
+    to do."""
+    missing = missing_slice_files(storage, view, with_logs)
+    if missing:
+        instant, path = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InvalidTable(
+            f"{path}, written by the completed instant {instant}, is missing{more}; reading without it would "
+            "return rows the timeline says were changed or deleted",
+            hint=f"put the file back from a backup, or undo {instant} and what came after it "
+                 f"(`hudi-spec rollback TABLE {instant}`, or restore to an earlier savepoint)")
 
 
 def files_written(storage: Storage, timeline: Timeline, instants: Iterable[str]) -> set[tuple[str, str]]:

@@ -198,7 +198,11 @@ def arrow_schema_from_avro(avro: str | Mapping[str, Any]) -> pa.Schema:
     """
     obj = record_schema(avro)
     names = _Names()
-    struct, _ = _to_arrow(obj, names, str(obj.get("namespace", "")))
+    try:
+        struct, _ = _to_arrow(obj, names, str(obj.get("namespace", "")))
+    except (KeyError, TypeError, AttributeError, ValueError) as err:  # a malformed schema (a damaged header)
+        raise SchemaMismatch(f"not a valid Avro schema: {type(err).__name__} {err}",
+                             hint="a record schema needs a name and fields, each with a name and a type") from err
     return pa.schema(list(struct))
 # --8<-- [end:avro_to_arrow]
 

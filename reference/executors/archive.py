@@ -29,7 +29,6 @@ record of them leaves the active timeline with it.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, pl
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId
 from spec.config.table_config import LAYOUT_V1, TableConfig
-from spec.errors import HudiSpecError, MetadataFormatError
+from spec.errors import HudiSpecError
 from spec.file_group.file_naming import (
     ROLLBACK_WRITE_TOKEN,
     LogFileName,
@@ -54,11 +53,12 @@ from spec.file_group.file_system_view import list_data_files
 from spec.file_group.log_file.log_blocks import decode_avro_records, encode_avro_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock, encode_blocks, read_blocks
 from spec.storage.hoodie_storage import Storage
+from spec.timeline import lsm_timeline as lsm
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import parse_avro_metadata
 from spec.timeline.avro_model_codec import to_avro
 from spec.timeline.avro_schemas import NAMESPACE, read_container, schema_for, schema_json
-from spec.timeline.commit_metadata import format_commit_metadata, jackson_pretty, parse_commit_metadata
+from spec.timeline.commit_metadata import format_commit_metadata, parse_commit_metadata
 from spec.timeline.instant import Action, Instant, State, format_instant_time
 from spec.timeline.layout import (
     HISTORY_DIRS,
@@ -286,17 +286,10 @@ def _delete_instant_files(storage: Storage, table: TableConfig, names: list[str]
 
 
 # --8<-- [start:lsm]
-LSM_VERSION_FILE = "_version_"
-LSM_MANIFEST_PREFIX = "manifest_"
-LSM_INSTANT_SCHEMA: Schema = {
-    "type": "record", "name": "HoodieLSMTimelineInstant", "namespace": NAMESPACE, "fields": [
-        {"name": "instantTime", "type": ["null", "string"], "default": None},
-        {"name": "completionTime", "type": ["null", "string"], "default": None},
-        {"name": "action", "type": ["null", "string"], "default": None},
-        {"name": "metadata", "type": ["null", "bytes"], "default": None},
-        {"name": "plan", "type": ["null", "bytes"], "default": None},
-        {"name": "version", "type": "int", "default": 1}]}
-"""One row of an LSM history file (HoodieLSMTimelineInstant)."""
+LSM_VERSION_FILE = lsm.VERSION_FILE
+LSM_MANIFEST_PREFIX = lsm.MANIFEST_PREFIX
+LSM_INSTANT_SCHEMA: Schema = lsm.LSM_INSTANT_SCHEMA
+"""One row of an LSM history file (HoodieLSMTimelineInstant): ``spec.timeline.lsm_timeline``."""
 
 
 def lsm_row(storage: Storage, timeline: Timeline, inst: Instant) -> dict[str, Any]:
@@ -313,41 +306,25 @@ def lsm_row(storage: Storage, timeline: Timeline, inst: Instant) -> dict[str, An
 
     _, metadata = data(State.COMPLETED)
     pending_action, requested = data(State.REQUESTED)
-    plan = None
-    if pending_action in (Action.CLEAN, Action.COMPACTION, Action.LOG_COMPACTION):
-        plan = requested
-    elif pending_action in (Action.REPLACE_COMMIT, Action.CLUSTERING):
-        plan = data(State.INFLIGHT)[1] or requested
+    plan = lsm.plan_bytes(pending_action, requested, data(State.INFLIGHT)[1])
     return {"instantTime": inst.requested, "completionTime": inst.completed, "action": inst.action,
-            "metadata": metadata, "plan": plan, "version": 1}
+            "metadata": metadata, "plan": plan, "version": lsm.INSTANT_VERSION}
 
 
 def lsm_latest_version(storage: Storage) -> int:
     """The latest snapshot version: ``_version_``, else the highest ``manifest_<N>``; -1 when none."""
     folder = HISTORY_DIRS[2]
     path = posixpath.join(folder, LSM_VERSION_FILE)
-    if storage.exists(path):
-        text = storage.read(path).decode("utf-8", "replace").strip()
-        if text.isdigit():
-            return int(text)
-    versions = [int(f.name.removeprefix(LSM_MANIFEST_PREFIX)) for f in storage.list(folder)
-                if f.name.startswith(LSM_MANIFEST_PREFIX) and f.name.removeprefix(LSM_MANIFEST_PREFIX).isdigit()]
-    return max(versions, default=-1)
+    version_file = storage.read(path) if storage.exists(path) else None
+    return lsm.latest_version(version_file, (f.name for f in storage.list(folder)))
 
 
 def lsm_manifest(storage: Storage, version: int) -> list[dict[str, Any]]:
     """The file entries ``{"fileName", "fileLen"}`` of snapshot ``version`` (none for -1)."""
     if version < 0:
         return []
-    path = posixpath.join(HISTORY_DIRS[2], f"{LSM_MANIFEST_PREFIX}{version}")
-    try:
-        doc = json.loads(storage.read(path) or b"{}")
-    except ValueError as err:
-        raise MetadataFormatError(f"{path} is not JSON: {err}", hint="the history folder is damaged") from err
-    files = doc.get("files", []) if isinstance(doc, dict) else None
-    if not isinstance(files, list):
-        raise MetadataFormatError(f"{path} has no list of files", hint="the history folder is damaged")
-    return [dict(f) for f in files]
+    path = posixpath.join(HISTORY_DIRS[2], lsm.manifest_name(version))
+    return [{"fileName": e.file_name, "fileLen": e.file_len} for e in lsm.parse_manifest(storage.read(path))]
 
 
 def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]) -> str:
@@ -357,7 +334,7 @@ def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]
 
     folder = HISTORY_DIRS[2]
     ordered = sorted(chosen, key=lambda i: i.requested)
-    name = f"{ordered[0].requested}_{ordered[-1].requested}_0.parquet"
+    name = lsm.new_file([i.requested for i in ordered]).name
     rel = posixpath.join(folder, name)
     version = lsm_latest_version(storage)
     entries = lsm_manifest(storage, version)
@@ -374,12 +351,13 @@ def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]
                                        "writer.model.name": "avro"})
     storage.write_atomic(rel, sink.getvalue().to_pybytes())
     entries.append({"fileName": name, "fileLen": storage.size(rel)})
-    new_version = 1 if version < 0 else version + 1
-    manifest = posixpath.join(folder, f"{LSM_MANIFEST_PREFIX}{new_version}")
+    new_version = lsm.next_version(version)
+    manifest = posixpath.join(folder, lsm.manifest_name(new_version))
     storage.delete(manifest)  # a manifest a crashed archival left without its version file
-    storage.create_if_absent(manifest, jackson_pretty({"files": entries}).encode("utf-8"))
+    storage.create_if_absent(manifest, lsm.format_manifest(
+        lsm.ManifestEntry(str(e["fileName"]), int(e["fileLen"])) for e in entries))
     storage.delete(posixpath.join(folder, LSM_VERSION_FILE))
-    storage.create_if_absent(posixpath.join(folder, LSM_VERSION_FILE), str(new_version).encode("utf-8"))
+    storage.create_if_absent(posixpath.join(folder, LSM_VERSION_FILE), lsm.format_version_file(new_version))
     return rel
 # --8<-- [end:lsm]
 

@@ -14,7 +14,7 @@ from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
 from spec.schema.evolution import PROMOTIONS, reconcile_type
-from spec.schema.table_schema import META_FIELDS, avro_schema_from_arrow, record_name_for_table
+from spec.schema.table_schema import META_FIELDS, avro_schema_from_arrow, hudi_logical_types, record_name_for_table
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -74,11 +74,13 @@ def combines(cfg: WriteConfig, op: str) -> bool:
 
 
 def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
-    """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), and the
-    table has no metadata table this writer would leave stale: one of table version 6 is only written with
-    ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
+    """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), the table
+    asks for nothing this writer does not do (``check_table_features``), and the table has no metadata table this
+    writer would leave stale: one of table version 6 is only written with ``hoodie.metadata.enable=false`` (which
+    deletes it); versions 8 and 9 keep theirs
     (``reference.metadata_writer``)."""
     wu.validate_table_config(table_identity(table), given_identity(options))
+    wu.check_table_features(table.props, hudi_logical_types(table.create_schema) if table.create_schema else ())
     enable = next((parse_bool(str(v)) for k, v in options.items() if canonical_key(k) == "hoodie.metadata.enable"),
                   None)
     if table.metadata_partitions and table.table_version < 8 and enable is not False:
@@ -115,6 +117,7 @@ def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfi
     md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
     if not md.schema:
         return frame
+    wu.check_table_features({}, hudi_logical_types(md.schema))
     fields = json.loads(md.schema)["fields"]
     known = {f["name"] for f in fields}
     dropped = sorted(known - columns - set(META_FIELDS))

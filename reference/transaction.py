@@ -55,6 +55,7 @@ from spec.timeline.conflict_resolution import (
 )
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.timeline.layout import format_instant_file_name, read_instant_content, timeline_dir
+from spec.write import markers
 from spec.write.service_configs import archive_config
 
 if TYPE_CHECKING:
@@ -151,9 +152,9 @@ def _drop_partial_files(storage: Storage, table: TableConfig, timeline: Timeline
 
 def marked_files(storage: Storage, instant: str) -> list[str]:
     """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
-    return [f.path.removeprefix(f".hoodie/.temp/{instant}/").rsplit(".marker.", 1)[0]
-            for f in storage.list(f".hoodie/.temp/{instant}", recursive=True)
-            if not f.is_dir and ".marker." in f.name]
+    return [markers.marked_file(instant, f.path)[0]
+            for f in storage.list(markers.marker_dir(instant), recursive=True)
+            if not f.is_dir and markers.MARKER_EXTENSION in f.name]
 
 
 def begin(writer: Writer, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
@@ -189,7 +190,7 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
     layout = table.timeline_layout
     inst = requested.transition(State.INFLIGHT)
     storage.create_if_absent(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)), b"")
-    storage.mkdirs(f".hoodie/.temp/{inst.requested}")
+    storage.mkdirs(markers.marker_dir(inst.requested))
     return inst
 
 
@@ -204,7 +205,7 @@ def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMeta
     metadata_services.on_commit(storage, inst, md, gen, metadata_enable, archive)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
-    storage.delete_dir(f".hoodie/.temp/{inst.requested}")
+    storage.delete_dir(markers.marker_dir(inst.requested))
     name = posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout))
     content = format_commit_metadata(md, table.table_version)
     if armed("mid_commit"):  # a crash while the completed instant is being written
@@ -234,7 +235,7 @@ def discard_own_write(storage: Storage, table: TableConfig, inst: Instant) -> No
             continue
         if ours:
             storage.delete(f.path)
-    storage.delete_dir(f".hoodie/.temp/{t}")
+    storage.delete_dir(markers.marker_dir(t))
     metadata_writer.discard(storage, t)
     timeline = Timeline.load(storage, layout)
     for name in reversed(timeline.files_of(t)):

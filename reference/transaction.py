@@ -29,13 +29,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from reference import metadata_services, metadata_writer
-from reference.executors.common import compaction_plan
+from reference.executors.common import (
+    clustering_groups,
+    compaction_plan,
+    pending_clustering_groups,
+    pending_clusterings,
+)
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.faults import armed, die, fault_point
 from reference.heartbeat import Heartbeat, live_heartbeats
 from reference.lock import StorageBasedLock, table_lock
 from reference.step_times import StepTimes
 from spec.actions.archive import ArchiveConfig
+from spec.actions.clustering import updates_to_clustering
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, WriteConflict
 from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
@@ -126,7 +132,9 @@ def _drop_partial_files(storage: Storage, table: TableConfig, timeline: Timeline
     for f in storage.list(timeline_dir(layout)):
         if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
             storage.delete(f.path)
-    pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
+    clusterings = {i.requested for i in pending_clusterings(storage, timeline)}  # table services: run again
+    pending = [i for i in timeline.pending_writes().instants
+               if i.action != Action.COMPACTION and i.requested not in clusterings]
     if not pending:
         return pending
     live = live_heartbeats(storage, interval_ms, tolerable_misses)
@@ -263,6 +271,7 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
+            reject_updates_to_clustering(storage, timeline, started, md)
             complete(storage, table, started, md, gen, cfg.metadata_enable, archive_config(cfg))
             times.mark("commit")
         except BaseException:
@@ -318,6 +327,18 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
     return instant, md
 
 
+def reject_updates_to_clustering(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata) -> None:
+    """A write touching a file group a pending clustering rewrites fails (Hudi's ``SparkRejectUpdateStrategy``,
+    ``spec.actions.clustering.updates_to_clustering``): WriteConflict, and the caller rolls the write back."""
+    held = pending_clustering_groups(storage, timeline)
+    rejected = updates_to_clustering(ConcurrentOperation.of_commit(inst, md).file_groups, held)
+    if rejected:
+        raise WriteConflict(
+            f"write {inst.requested} touches file group(s) the pending clustering "
+            f"{', '.join(sorted({held[g] for g in rejected}))} is rewriting: {describe_groups(rejected)}; the write "
+            "was rolled back and left nothing behind", hint="let the clustering complete, then retry the write")
+
+
 def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata,
                            completed_at_start: frozenset[str], table: TableConfig | None = None) -> None:
     """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
@@ -334,8 +355,9 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
             plans[c.requested] = [(o.partition_path, o.file_id)
                                   for o in compaction_plan(storage, c.requested, timeline.layout).operations]
         else:
-            plans[c.requested] = []
+            plans[c.requested] = list(clustering_groups(storage, c, timeline.layout))
     this = ConcurrentOperation.of_commit(inst, md)
+    reject_updates_to_clustering(storage, timeline, inst, md)
     found = find_write_conflict(this, operations_of(candidates, metadata, plans))
     if found is not None:
         other, groups = found
@@ -347,4 +369,5 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
 
 
 __all__ = ["TIMELINE_TEMP", "Writer", "begin", "complete", "discard_own_write", "instant_generator", "mark_inflight",
-           "marked_files", "request", "resolve_write_conflict", "rollback_failed_writes", "start", "transact"]
+           "marked_files", "reject_updates_to_clustering", "request", "resolve_write_conflict",
+           "rollback_failed_writes", "start", "transact"]

@@ -83,9 +83,9 @@ def test_a_table_with_a_feature_this_writer_does_not_carry_out_is_refused(tmp_pa
     before = _files(path)
     with pytest.raises(UnsupportedTable, match=key.replace(".", r"\.")):
         HudiTable(str(path), engine="local").write(pa.table({"id": ["c"], "ts": [1], "v": [4]}), "upsert")
-    with pytest.raises(UnsupportedTable, match="cannot compact|mixes base file formats"):
+    with pytest.raises(UnsupportedTable, match=r"cannot compact|mixes base file formats"):
         HudiTable(str(path), engine="local").compact()
-    with pytest.raises(UnsupportedTable, match="cannot clean|mixes base file formats"):
+    with pytest.raises(UnsupportedTable, match=r"cannot clean|mixes base file formats"):
         HudiTable(str(path), engine="local").clean({"hoodie.cleaner.commits.retained": "1"})
     assert _files(path) == before
     if key == "hoodie.table.multiple.base.file.formats.enable":

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
+from spec.actions.clustering import clustering_file_groups, is_clustering
 from spec.actions.compaction import CompactionPlan, compaction_plan_of, groups_under_compaction
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.config.table_config import TableConfig
@@ -20,7 +21,12 @@ from spec.errors import InvalidTable
 from spec.file_group.file_system_view import DataFile, build_file_groups, file_group_replacements, list_data_files
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieCompactionPlan, HoodieSavepointMetadata, parse_avro_metadata
+from spec.timeline.avro_model import (
+    HoodieCompactionPlan,
+    HoodieRequestedReplaceMetadata,
+    HoodieSavepointMetadata,
+    parse_avro_metadata,
+)
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State
 from spec.timeline.layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
 
@@ -140,10 +146,38 @@ def group_refs(storage: Storage, table: TableConfig, timeline: Timeline,
 
 
 __all__ = [
-    "Clock", "absolute", "complete_instant", "group_refs", "in_partition", "instant_times", "load_table",
-    "now_millis", "pending_compaction_plans", "read_record", "relative", "remove_instant", "savepointed_files",
-    "timeline_of", "write_instant",
+    "Clock", "absolute", "clustering_groups", "clustering_plan", "complete_instant", "group_refs", "in_partition",
+    "instant_times", "load_table", "now_millis", "pending_clustering_groups", "pending_clusterings",
+    "pending_compaction_plans", "read_record", "relative", "remove_instant", "savepointed_files", "timeline_of",
+    "write_instant",
 ]
+
+
+def clustering_plan(storage: Storage, inst: Instant, layout: int) -> Mapping[str, Any] | None:
+    """The clustering plan in the requested file of the clustering or replacecommit ``inst`` (None when it has
+    none: an insert overwrite)."""
+    content = read_instant_content(storage, Instant(inst.requested, inst.action, State.REQUESTED), layout)
+    return parse_avro_metadata(content, HoodieRequestedReplaceMetadata).clustering_plan if content else None
+
+
+def clustering_groups(storage: Storage, inst: Instant, layout: int) -> tuple[tuple[str, str], ...]:
+    """The file groups the clustering (or replacecommit) ``inst`` plans to rewrite (``spec.actions.clustering``);
+    none for a replacecommit without a clustering plan."""
+    return clustering_file_groups(clustering_plan(storage, inst, layout))
+
+
+def pending_clusterings(storage: Storage, timeline: Timeline) -> list[Instant]:
+    """The pending clusterings: ``clustering`` instants, and replacecommits that plan one (``is_clustering``)."""
+    return [i for i in timeline.instants
+            if not i.is_completed and i.action in (Action.CLUSTERING, Action.REPLACE_COMMIT)
+            and is_clustering(i.action, clustering_plan(storage, i, timeline.layout))]
+
+
+def pending_clustering_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) → the pending clustering whose plan holds the group: a compaction leaves it out, a
+    write may not update it."""
+    return {g: inst.requested for inst in pending_clusterings(storage, timeline)
+            for g in clustering_groups(storage, inst, timeline.layout)}
 
 
 def pending_compaction_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:

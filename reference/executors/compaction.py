@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from reference.buckets import stats_by_partition
 from reference.engine import Engine
-from reference.executors.common import pending_compaction_groups, read_record
+from reference.executors.common import pending_clustering_groups, pending_compaction_groups, read_record
 from reference.executors.rollback import rollback_instant
 from reference.faults import fault_point
 from reference.handles import HandleContext, _write, marker_path
@@ -140,7 +140,8 @@ def _schedule(client: Compactor, table: TableConfig, instant: str | None, multi_
                                hint="omit the instant to let the writer choose one")
     if may_schedule_compaction(timeline, t, table.table_version, multi_writer) is not None:
         return None  # an earlier write is pending (a live writer's): Hudi skips scheduling
-    busy = pending_compaction_groups(client.storage, timeline)
+    busy = {**pending_compaction_groups(client.storage, timeline),  # and groups a pending clustering rewrites
+            **pending_clustering_groups(client.storage, timeline)}
     view = FileSystemView.load(client.storage, table, timeline)
     sizes = {f.path: f.size for f in view.listing}
     plan = plan_compaction(t, [SliceRef.of(sl) for sl in view.latest_slices()], timeline, table.table_version,

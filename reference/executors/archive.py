@@ -42,7 +42,11 @@ from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, pl
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId
 from spec.config.table_config import LAYOUT_V1, TableConfig
-from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.file_group.file_naming import (
+    is_log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+)
 from spec.file_group.file_system_view import list_data_files
 from spec.file_group.log_file.archived_log import (
     ARCHIVE_DIR,
@@ -59,7 +63,6 @@ from spec.timeline.layout import parse_instant_file_name, read_instant_content, 
 from spec.timeline.lsm_timeline import (
     HISTORY_DIR,
     VERSION_FILE,
-    LsmFileName,
     LsmInstant,
     ManifestEntry,
     format_lsm_file,
@@ -67,8 +70,10 @@ from spec.timeline.lsm_timeline import (
     format_version,
     latest_snapshot_version,
     manifest_path,
+    new_file_name,
     parse_lsm_file,
     parse_lsm_file_name,
+    plan_bytes,
     snapshot_manifest,
 )
 
@@ -170,11 +175,7 @@ def lsm_row(storage: Storage, timeline: Timeline, inst: Instant) -> LsmInstant:
 
     _, metadata = data(State.COMPLETED)
     pending_action, requested = data(State.REQUESTED)
-    plan = None
-    if pending_action in (Action.CLEAN, Action.COMPACTION, Action.LOG_COMPACTION):
-        plan = requested
-    elif pending_action in (Action.REPLACE_COMMIT, Action.CLUSTERING):
-        plan = data(State.INFLIGHT)[1] or requested
+    plan = plan_bytes(pending_action, requested, data(State.INFLIGHT)[1])
     return LsmInstant(inst.requested, inst.completed, inst.action, metadata, plan)
 
 
@@ -193,7 +194,7 @@ def _write_lsm(storage: Storage, timeline: Timeline, chosen: tuple[Instant, ...]
     if not todo:
         return posixpath.join(HISTORY_DIR, next(e.file_name for e in reversed(entries)
                                                 if _overlaps(e.file_name, first, last)))
-    name = LsmFileName(todo[0].requested, todo[-1].requested).format()
+    name = new_file_name([i.requested for i in todo]).format()
     rel = posixpath.join(HISTORY_DIR, name)
     storage.write_atomic(rel, format_lsm_file([lsm_row(storage, timeline, i) for i in todo]))
     entries.append(ManifestEntry(name, storage.size(rel)))

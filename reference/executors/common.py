@@ -14,14 +14,20 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from reference.metadata.writer import on_service_complete
-from spec.actions.compaction import groups_under_compaction, pending_compaction_plans
+from spec.actions.compaction import (
+    groups_under_compaction,
+    pending_compaction_plans,
+)
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidTable
 from spec.file_group.file_system_view import DataFile, build_file_groups, file_group_replacements, list_data_files
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieSavepointMetadata, parse_avro_metadata
+from spec.timeline.avro_model import (
+    HoodieSavepointMetadata,
+    parse_avro_metadata,
+)
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State
 from spec.timeline.layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
 
@@ -121,9 +127,20 @@ def group_refs(storage: Storage, table: TableConfig, timeline: Timeline,
 
 
 __all__ = [
-    "Clock", "absolute", "complete_instant", "group_refs", "in_partition", "load_table",
-    "now_millis", "read_record", "relative", "remove_instant", "savepointed_files",
-    "timeline_of", "write_instant",
+    "Clock",
+    "absolute",
+    "complete_instant",
+    "group_refs",
+    "in_partition",
+    "load_table",
+    "now_millis",
+    "pending_compaction_plans",
+    "read_record",
+    "relative",
+    "remove_instant",
+    "savepointed_files",
+    "timeline_of",
+    "write_instant",
 ]
 
 

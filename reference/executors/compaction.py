@@ -52,6 +52,7 @@ from reference.io.handles import HandleContext, _write, marker_path
 from reference.metadata.writer import check_service_keeps_it
 from reference.transaction.lock import maybe_locked, table_lock
 from reference.transaction.transaction import Writer, complete, mark_inflight, request
+from spec.actions.clustering import pending_clustering_groups
 from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
 from spec.config.table_config import MERGE_ON_READ, TableConfig
@@ -140,7 +141,8 @@ def _schedule(client: Compactor, table: TableConfig, instant: str | None, multi_
                                hint="omit the instant to let the writer choose one")
     if may_schedule_compaction(timeline, t, table.table_version, multi_writer) is not None:
         return None  # an earlier write is pending (a live writer's): Hudi skips scheduling
-    busy = pending_compaction_groups(client.storage, timeline)
+    busy = {**pending_compaction_groups(client.storage, timeline),  # and groups a pending clustering rewrites
+            **pending_clustering_groups(client.storage, timeline)}
     view = FileSystemView.load(client.storage, table, timeline)
     sizes = {f.path: f.size for f in view.listing}
     plan = plan_compaction(t, [SliceRef.of(sl) for sl in view.latest_slices()], timeline, table.table_version,

@@ -23,6 +23,7 @@ from reference.transaction.heartbeat import live_heartbeats
 from reference.transaction.transaction import TIMELINE_TEMP, marked_files
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
+from spec.actions.clustering import pending_clusterings
 from spec.actions.compaction import CompactionConfig
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError
@@ -76,7 +77,9 @@ def _drop_partial_files(storage: Storage, table: TableConfig, timeline: Timeline
     for f in storage.list(timeline_dir(layout)):
         if not f.is_dir and TIMELINE_TEMP.match(f.name):  # an instant file a killed writer left half written
             storage.delete(f.path)
-    pending = [i for i in timeline.pending_writes().instants if i.action != Action.COMPACTION]
+    clusterings = {i.requested for i in pending_clusterings(storage, timeline)}  # table services: run again
+    pending = [i for i in timeline.pending_writes().instants
+               if i.action != Action.COMPACTION and i.requested not in clusterings]
     if not pending:
         return pending
     live = live_heartbeats(storage, interval_ms, tolerable_misses)

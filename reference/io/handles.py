@@ -41,6 +41,7 @@ from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_
 from spec.schema.table_schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import NULL_COMMIT
+from spec.write import markers
 from spec.write.append_handle import (
     AppendHandleConfig,
     LogRecordOp,
@@ -95,8 +96,9 @@ class HandleContext:
 
 
 def marker_path(instant: str, data_file: str, io_type: str) -> str:
-    """A direct marker: ``.hoodie/.temp/<instant>/<partition>/<data file>.marker.<CREATE|MERGE|APPEND>``."""
-    return f".hoodie/.temp/{instant}/{data_file}.marker.{io_type}"
+    """A direct marker: ``.hoodie/.temp/<instant>/<partition>/<data file>.marker.<CREATE|MERGE|APPEND>``
+    (``spec.write.markers``)."""
+    return markers.marker_path(instant, data_file, io_type)
 
 
 def seqno(instant: str, task_partition: int, index: int) -> str:

@@ -86,6 +86,7 @@ from spec.timeline.avro_model import (
 from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.timeline.layout import format_instant_file_name, parse_instant_file_name, timeline_dir
+from spec.write.writer_utils import check_table_features
 
 Records = Mapping[str, Mapping[str, FileInfo]]
 
@@ -337,7 +338,9 @@ def discard(storage: Storage, instant: str) -> None:
 def check_service_keeps_it(table: TableConfig, service: str) -> None:
     """A table service (clean, rollback, restore, compaction) runs only where this writer keeps the metadata
     table: on a table of version 6 that has one (written by Apache Hudi 0.x), the service would change the
-    table's files and leave the metadata table's listing stale, so it is refused before anything is written."""
+    table's files and leave the metadata table's listing stale, so it is refused before anything is written; so is
+    one on a table that asks for work this writer does not do (``spec.write.writer_utils.check_table_features``)."""
+    check_table_features(table.props, action=service)
     if table.metadata_partitions and table.table_version < 8:
         raise InvalidOperation(
             f"cannot {service}: the table has a version {table.table_version} metadata table "

@@ -33,6 +33,7 @@ from reference.metadata import writer as metadata_writer
 from reference.transaction.heartbeat import Heartbeat
 from reference.transaction.lock import StorageBasedLock, table_lock
 from spec.actions.archive import ArchiveConfig
+from spec.actions.clustering import clustering_groups, pending_clustering_groups, updates_to_clustering
 from spec.actions.compaction import read_compaction_plan
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, WriteConflict
@@ -51,6 +52,7 @@ from spec.timeline.conflict_resolution import (
 )
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.timeline.layout import format_instant_file_name, read_instant_content, timeline_dir
+from spec.write import markers
 from spec.write.service_configs import archive_config
 
 if TYPE_CHECKING:
@@ -85,9 +87,9 @@ class Writer(Protocol):
 
 def marked_files(storage: Storage, instant: str) -> list[str]:
     """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
-    return [f.path.removeprefix(f".hoodie/.temp/{instant}/").rsplit(".marker.", 1)[0]
-            for f in storage.list(f".hoodie/.temp/{instant}", recursive=True)
-            if not f.is_dir and ".marker." in f.name]
+    return [markers.marked_file(instant, f.path)[0]
+            for f in storage.list(markers.marker_dir(instant), recursive=True)
+            if not f.is_dir and markers.MARKER_EXTENSION in f.name]
 
 
 def begin(writer: Writer, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
@@ -123,7 +125,7 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
     layout = table.timeline_layout
     inst = requested.transition(State.INFLIGHT)
     storage.create_if_absent(posixpath.join(timeline_dir(layout), format_instant_file_name(inst, layout)), b"")
-    storage.mkdirs(f".hoodie/.temp/{inst.requested}")
+    storage.mkdirs(markers.marker_dir(inst.requested))
     return inst
 
 
@@ -138,7 +140,7 @@ def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMeta
     metadata_writer.on_commit(storage, inst, md, gen, services, metadata_enable, archive)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
-    storage.delete_dir(f".hoodie/.temp/{inst.requested}")
+    storage.delete_dir(markers.marker_dir(inst.requested))
     name = posixpath.join(timeline_dir(layout), format_instant_file_name(done, layout))
     content = format_commit_metadata(md, table.table_version)
     if armed("mid_commit"):  # a crash while the completed instant is being written
@@ -168,7 +170,7 @@ def discard_own_write(storage: Storage, table: TableConfig, inst: Instant) -> No
             continue
         if ours:
             storage.delete(f.path)
-    storage.delete_dir(f".hoodie/.temp/{t}")
+    storage.delete_dir(markers.marker_dir(t))
     metadata_writer.discard(storage, t)
     timeline = Timeline.load(storage, layout)
     for name in reversed(timeline.files_of(t)):
@@ -196,6 +198,7 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
+            reject_updates_to_clustering(storage, timeline, started, md)
             complete(storage, table, started, md, gen, writer.metadata_table_services, cfg.metadata_enable,
                      archive_config(cfg))
             times.mark("commit")
@@ -252,6 +255,18 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
     return instant, md
 
 
+def reject_updates_to_clustering(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata) -> None:
+    """A write touching a file group a pending clustering rewrites fails (Hudi's ``SparkRejectUpdateStrategy``,
+    ``spec.actions.clustering.updates_to_clustering``): WriteConflict, and the caller rolls the write back."""
+    held = pending_clustering_groups(storage, timeline)
+    rejected = updates_to_clustering(ConcurrentOperation.of_commit(inst, md).file_groups, held)
+    if rejected:
+        raise WriteConflict(
+            f"write {inst.requested} touches file group(s) the pending clustering "
+            f"{', '.join(sorted({held[g] for g in rejected}))} is rewriting: {describe_groups(rejected)}; the write "
+            "was rolled back and left nothing behind", hint="let the clustering complete, then retry the write")
+
+
 def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata,
                            completed_at_start: frozenset[str], table: TableConfig | None = None) -> None:
     """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
@@ -268,8 +283,9 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
             plans[c.requested] = [(o.partition_path, o.file_id)
                                   for o in read_compaction_plan(storage, c.requested, timeline.layout).operations]
         else:
-            plans[c.requested] = []
+            plans[c.requested] = list(clustering_groups(storage, c, timeline.layout))
     this = ConcurrentOperation.of_commit(inst, md)
+    reject_updates_to_clustering(storage, timeline, inst, md)
     found = find_write_conflict(this, operations_of(candidates, metadata, plans))
     if found is not None:
         other, groups = found

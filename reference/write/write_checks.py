@@ -15,7 +15,11 @@ from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
 from spec.schema.evolution import evolve_schema
-from spec.schema.table_schema import META_FIELDS, arrow_schema_from_avro
+from spec.schema.table_schema import (
+    META_FIELDS,
+    arrow_schema_from_avro,
+    hudi_logical_types,
+)
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -67,7 +71,13 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
     table has no metadata table this writer would leave stale: one of table version 6 is only written with
     ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
     (``reference.metadata.writer``)."""
+    """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), the table
+    asks for nothing this writer does not do (``check_table_features``), and the table has no metadata table this
+    writer would leave stale: one of table version 6 is only written with ``hoodie.metadata.enable=false`` (which
+    deletes it); versions 8 and 9 keep theirs
+    (``reference.metadata.writer``)."""
     wu.validate_table_config(table_identity(table), given_identity(options))
+    wu.check_table_features(table.props, hudi_logical_types(table.create_schema) if table.create_schema else ())
     enable = next((parse_bool(str(v)) for k, v in options.items() if canonical_key(k) == "hoodie.metadata.enable"),
                   None)
     if table.metadata_partitions and table.table_version < 8 and enable is not False:
@@ -108,4 +118,5 @@ def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfi
     table_schema = arrow_schema_from_avro(md.schema)
     table_schema = pa.schema([f for f in table_schema if f.name not in META_FIELDS])
     casts = evolve_schema(table_schema, engine.user_schema(frame))
+    wu.check_table_features({}, hudi_logical_types(md.schema))
     return engine.cast(frame, casts) if casts else frame

@@ -44,6 +44,7 @@ from spec.config.table_config import LAYOUT_V2
 from spec.errors import InvalidName, MetadataFormatError
 from spec.timeline.avro_schemas import NAMESPACE, schema_json
 from spec.timeline.commit_metadata import jackson_pretty
+from spec.timeline.instant import Action
 from spec.timeline.layout import HISTORY_DIRS
 
 if TYPE_CHECKING:
@@ -182,6 +183,35 @@ def _row(r: Mapping[str, Any]) -> LsmInstant:
     version = r.get("version")
     return LsmInstant(str(r.get("instantTime") or ""), r.get("completionTime"), str(r.get("action") or ""),
                       r.get("metadata"), r.get("plan"), INSTANT_VERSION if version is None else int(version))
+
+
+# --8<-- [start:rows]
+PLAN_FROM_REQUESTED = frozenset({Action.CLEAN, Action.COMPACTION, Action.LOG_COMPACTION})
+"""Actions whose archived row carries their requested file as its ``plan``."""
+PLAN_FROM_INFLIGHT_ELSE_REQUESTED = frozenset({Action.REPLACE_COMMIT, Action.CLUSTERING})
+"""Actions whose archived row carries their inflight file as its ``plan`` (the requested one when empty)."""
+
+
+def plan_bytes(pending_action: str | None, requested: bytes | None, inflight: bytes | None) -> bytes | None:
+    """A row's ``plan`` from the pending files of an instant whose pending action is ``pending_action``
+    (``LSMTimelineWriter``/``MetadataConversionUtils.createLSMTimelineInstant``): the requested plan of a clean,
+    compaction or log compaction; of a replacecommit or clustering its inflight file when not empty, else its
+    requested file; none for other actions."""
+    if pending_action in PLAN_FROM_REQUESTED:
+        return requested or None
+    if pending_action in PLAN_FROM_INFLIGHT_ELSE_REQUESTED:
+        return inflight or requested or None
+    return None
+# --8<-- [end:rows]
+
+
+def new_file_name(requested_times: Sequence[str], layer: int = 0) -> LsmFileName:
+    """The name of a new history file holding instants of ``requested_times``: after their first and last
+    requested time (``LSMTimeline.getFileName``; Hudi's page says completion times, its code uses the instants'
+    requested times); MetadataFormatError for none."""
+    if not requested_times:
+        raise MetadataFormatError("an LSM timeline file holds at least one instant", hint="archive some instants")
+    return LsmFileName(min(requested_times), max(requested_times), layer)
 
 
 # --- reading a table's history ------------------------------------------------------------------

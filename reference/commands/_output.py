@@ -31,6 +31,16 @@ def add_output_option(parser: argparse.ArgumentParser, extra: Sequence[str] = ()
     parser.add_argument("--json", dest="output", action="store_const", const="json", help="same as --output json")
 
 
+def add_engine_option(parser: argparse.ArgumentParser, engines: Sequence[str] = ("local", "spark"),
+                      default: str = "local", what: str = "") -> None:
+    """Every command that writes takes ``--engine``. ``local``: pyarrow in this process, no Spark session;
+    ``spark``: Spark jobs. A command whose work has no Spark step (clean, rollback, savepoint) takes
+    ``local`` alone and says so."""
+    helps = {"auto": "auto", "local": "local: in this process, no Spark", "spark": "spark: as Spark jobs"}
+    text = what or "; ".join(helps[e] for e in engines)
+    parser.add_argument("--engine", choices=engines, default=default, help=f"{text} (default {default})")
+
+
 def table_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
                   handler: Callable[[argparse.Namespace], int], *, output_extra: Sequence[str] = (),
                   **parser_args: Any) -> argparse.ArgumentParser:

@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="commits / file versions / hours retained (default "
                         f"{' / '.join(str(default(n)) for n in RETENTIONS)})")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
+    _output.add_engine_option(p, ("local",), what="local: clean runs in this process (it has no Spark step)")
 
 
 def clean_config(policy: str, retained: int | None) -> CleanConfig:

@@ -20,6 +20,7 @@ COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = _output.table_command(sub, "rollback", run, help="roll back the latest (or a named) write")
     p.add_argument("instant", nargs="?", help="the instant to roll back (default: the latest write)")
+    _output.add_engine_option(p, ("local",), what="local: rollback runs in this process (it has no Spark step)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("instant", help="the savepoint's time")
     d = _output.table_command(actions, "delete", run_delete, help="delete a savepoint")
     d.add_argument("instant", help="the savepoint's time")
+    for action in (c, r, d):
+        _output.add_engine_option(action, ("local",), what="local: savepoints are written in this process "
+                                                            "(they have no Spark step)")
 
 
 def run_create(args: argparse.Namespace) -> int:

@@ -13,14 +13,13 @@ defaults to ``HoodieTableVersion.current()``). An existing table's name, keys, o
 fields, type and version are its ``hoodie.properties``'s: none of those options is needed, and one given
 that differs is refused (``ConfigConflict``), as Hudi's ``HoodieWriterUtils.validateTableConfig`` does.
 Any ``hoodie.*`` write option can be given with ``--option KEY=VALUE``. Output: the instant written, its
-totals and the engine.
+totals, and the engine it ran on and why.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 from reference.commands import _output
@@ -133,7 +132,7 @@ def estimated_memory(path: str) -> int:
 def _size(n: int) -> str:
     for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
         if n >= scale:
-            return f"{n / scale:.1f} {unit}"
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
     return f"{n} bytes"
 
 
@@ -211,7 +210,6 @@ def run(args: argparse.Namespace) -> int:
     if new:
         check_new_table(args.table, options)
     engine, why = choose_engine(args.engine, args.input)
-    print(f"hudi-spec write: {engine} engine ({why})", file=sys.stderr, flush=True)
     with spark_progress():
         data = _spark_input(args.input) if engine == "spark" else _load(args.input)
         result = HudiTable(args.table, engine=engine).write(data, args.operation, options)
@@ -221,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
                "inserts": sum(s.num_inserts for s in stats), "updates": sum(s.num_updates for s in stats),
                "deletes": sum(s.num_deletes for s in stats), "engine": engine}
     if args.output == "json":
-        _output.emit_json(summary)
+        _output.emit_json({**summary, "engine_choice": why})
     else:
-        _output.emit_mapping(f"wrote {args.table}", summary, "what", "value")
+        _output.emit_mapping(f"wrote {args.table}", {**summary, "engine": f"{engine} ({why})"}, "what", "value")
     return 0

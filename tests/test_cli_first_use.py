@@ -1,0 +1,227 @@
+"""The front door as a newcomer meets it, typed as a user types it (issue "The front door, as a newcomer
+meets it"): today's Hudi defaults for a new table, writing into an existing table whose folder is not its
+name, the engine each command runs on, and the basics of both command lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from reference.cli import main
+from reference.commands import write as write_command
+from spec.config import registry
+from spec.timeline.active_timeline import Timeline
+
+
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _input(folder: Path, rows: list[dict[str, Any]], name: str = "in.parquet") -> Path:
+    path = folder / name
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+ROWS = [{"id": i, "ts": 1, "city": c} for i, c in enumerate(["sf", "sf", "nyc", "la", "la"])]
+NEW_TABLE = ["--record-key", "id", "--ordering-field", "ts", "--partition-field", "city"]
+
+
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to start Spark fails the test."""
+    import reference.spark
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a Spark session was started")
+
+    monkeypatch.setattr(reference.spark, "get_or_create_session", refuse)
+
+
+def _desc(capsys: pytest.CaptureFixture[str], table: Path) -> dict[str, Any]:
+    code, out, err = _run(capsys, ["desc", str(table), "--json"])
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+# --- 1. today's Hudi defaults ------------------------------------------------------------------------
+
+
+def test_a_new_table_is_version_9_with_a_metadata_table(tmp_path: Path, no_spark: None,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "trips"
+    code, out, err = _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE, "--json"])
+    assert code == 0, err
+    assert json.loads(out)["inserts"] == 5
+    desc = _desc(capsys, table)
+    assert (desc["tableVersion"], desc["timelineLayoutVersion"]) == (9, 2)
+    assert "files" in desc["properties"]["hoodie.table.metadata.partitions"].split(",")
+    assert (table / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").is_file()
+
+
+@pytest.mark.parametrize("version, layout", [("6", 1), ("8", 2)])
+def test_versions_6_and_8_by_option(tmp_path: Path, version: str, layout: int, no_spark: None,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "trips"
+    code, _, err = _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE,
+                                 "--table-version", version])
+    assert code == 0, err
+    desc = _desc(capsys, table)
+    assert (desc["tableVersion"], desc["timelineLayoutVersion"]) == (int(version), layout)
+
+
+def test_every_default_version_is_9(tmp_path: Path, no_spark: None) -> None:
+    """The registry, the write command, the demo and the Python API choose the same version for a new table."""
+    from reference import demo
+    from reference.api import HudiTable
+    from reference.options import WriteConfig, parse_options
+
+    assert registry.default("table_version") == 9
+    assert write_command.DEFAULT_TABLE_VERSION == "9"
+    assert WriteConfig().table_version == parse_options({}).table_version == 9
+    assert demo.run.__defaults__ is not None and demo.run.__defaults__[0] == 9
+    api = HudiTable(str(tmp_path / "api"), engine="local")
+    api.write(pa.Table.from_pylist(ROWS), "insert", {"hoodie.table.name": "api",
+                                                     "hoodie.datasource.write.recordkey.field": "id"})
+    assert api.config.table_version == 9
+
+
+def test_the_help_says_which_version_and_why(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["write", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "9 (default; Apache Hudi 1.1, with a metadata table)" in text
+    assert "8 (Hudi 1.0" in text and "6 (Hudi 0.14/0.15)" in text
+    assert "version 9 with a metadata table, as Apache Hudi 1.1 writes" in text
+
+
+# --- 2. writing into an existing table ------------------------------------------------------------------
+
+
+def test_an_existing_table_keeps_its_own_name_keys_and_version(tmp_path: Path, no_spark: None,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A table whose folder is not its name takes further writes with nothing but --input."""
+    table = tmp_path / "warehouse" / "trips_2025"
+    first = _input(tmp_path, ROWS)
+    code, _, err = _run(capsys, ["write", str(table), "--input", str(first), *NEW_TABLE, "--table-name", "trips",
+                                 "--table-type", "MERGE_ON_READ", "--table-version", "8"])
+    assert code == 0, err
+    update = _input(tmp_path, [{"id": 0, "ts": 2, "city": "sf"}, {"id": 9, "ts": 1, "city": "nyc"}], "more.parquet")
+    code, out, err = _run(capsys, ["write", str(table), "--input", str(update), "--json"])
+    assert code == 0, err
+    done = json.loads(out)
+    assert (done["action"], done["updates"], done["inserts"]) == ("deltacommit", 1, 1)
+    desc = _desc(capsys, table)
+    assert (desc["tableName"], desc["tableType"], desc["tableVersion"]) == ("trips", "MERGE_ON_READ", 8)
+    # the same creation options, given again, agree with the table's
+    code, _, err = _run(capsys, ["write", str(table), "--input", str(update), "--table-name", "trips", *NEW_TABLE,
+                                 "--table-version", "8", "--table-type", "MERGE_ON_READ"])
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("given", [["--table-name", "trips_2025"], ["--record-key", "city"],
+                                   ["--table-version", "9"], ["--table-type", "COPY_ON_WRITE"],
+                                   ["--partition-field", "id"]])
+def test_a_conflicting_creation_option_is_refused(tmp_path: Path, given: list[str], no_spark: None,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "trips_2025"
+    src = _input(tmp_path, ROWS)
+    assert _run(capsys, ["write", str(table), "--input", str(src), *NEW_TABLE, "--table-name", "trips",
+                         "--table-type", "MERGE_ON_READ", "--table-version", "8"])[0] == 0
+    before = sorted(p.relative_to(table) for p in table.rglob("*"))
+    code, out, err = _run(capsys, ["write", str(table), "--input", str(src), *given])
+    assert code == 2 and not out
+    assert err.startswith("hudi-spec write: ConfigConflict: ") and "\n" not in err.rstrip("\n"), err
+    assert sorted(p.relative_to(table) for p in table.rglob("*")) == before
+
+
+# --- 3. engines ---------------------------------------------------------------------------------------------
+
+
+def test_a_small_write_runs_locally_and_says_so(tmp_path: Path, no_spark: None,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, ["write", str(tmp_path / "t"), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE,
+                                   "--json"])
+    assert code == 0, err
+    done = json.loads(out)
+    assert done["engine"] == "local" and not err
+    assert done["engine_choice"].startswith("auto: the input, about ") and "fits under 512 MB" in done["engine_choice"]
+    code, out, err = _run(capsys, ["write", str(tmp_path / "t"), "--input", str(_input(tmp_path, ROWS))])
+    assert code == 0 and "local (auto: the input, about" in " ".join(out.split())
+
+
+def test_a_big_input_goes_to_spark(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Above the threshold the write takes Spark (the session it asks for is refused here, so that the test
+    starts none, and nothing is written)."""
+    import reference.spark
+    from spec.errors import InvalidOperation
+
+    def no_session(*args: Any, **kwargs: Any) -> Any:
+        raise InvalidOperation("no Spark in this test")
+
+    monkeypatch.setattr(reference.spark, "get_or_create_session", no_session)
+    monkeypatch.setattr(write_command, "LOCAL_LIMIT_BYTES", 64)
+    src = _input(tmp_path, ROWS)
+    assert write_command.estimated_memory(str(src)) > 64
+    assert write_command.choose_engine("auto", str(src)) == (
+        "spark", f"auto: the input, about {write_command.estimated_memory(str(src))} bytes in memory, is over 64 bytes")
+    assert write_command.choose_engine("local", str(src)) == ("local", "--engine local")
+    code, _, err = _run(capsys, ["write", str(tmp_path / "t"), "--input", str(src), *NEW_TABLE])
+    assert code == 2 and err == "hudi-spec write: InvalidOperation: no Spark in this test\n"
+    assert not (tmp_path / "t").exists()
+
+
+def test_the_help_states_the_default_engine_and_threshold(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["write", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "auto (default): local for an input whose estimated size in memory is at most 512 MB, spark above" in text
+
+
+def _subparsers(parser: Any) -> dict[str, Any]:
+    found = {}
+    for action in parser._actions:
+        if isinstance(getattr(action, "choices", None), dict):
+            for name, child in action.choices.items():
+                found[name] = child
+                found.update({f"{name} {k}": v for k, v in _subparsers(child).items()})
+    return found
+
+
+WRITING = ("write", "compact", "clean", "rollback", "savepoint create", "savepoint restore", "savepoint delete")
+
+
+def test_every_command_that_writes_takes_engine() -> None:
+    from reference.cli import build_parser
+
+    commands = _subparsers(build_parser())
+    for name in WRITING:
+        engine = [a for a in commands[name]._actions if "--engine" in a.option_strings]
+        assert engine and "local" in engine[0].choices, name
+        assert engine[0].default in ("local", "auto"), name
+
+
+def test_compact_runs_locally_by_default(tmp_path: Path, no_spark: None, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "t"
+    src = _input(tmp_path, ROWS)
+    assert _run(capsys, ["write", str(table), "--input", str(src), *NEW_TABLE, "--table-type", "MERGE_ON_READ",
+                         "--option", "hoodie.parquet.small.file.limit=0"])[0] == 0
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, [{"id": 0, "ts": 5, "city": "sf"}],
+                                                                          "up.parquet"))])[0] == 0
+    code, out, err = _run(capsys, ["compact", str(table), "--json"])
+    assert code == 0, err
+    compaction = json.loads(out)
+    assert compaction["state"] == "COMPLETED" and compaction["file_groups"] and compaction["engine"] == "local"
+    assert Timeline.load(str(table)).get(compaction["compaction_time"]) is not None
+    with pytest.raises(SystemExit) as refused:  # clean has no Spark step
+        main(["clean", str(table), "--engine", "spark"])
+    assert refused.value.code == 2 and "invalid choice: 'spark'" in capsys.readouterr().err

@@ -5,6 +5,11 @@ name, the engine each command runs on, and the basics of both command lines."""
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +21,8 @@ from reference.cli import main
 from reference.commands import write as write_command
 from spec.config import registry
 from spec.timeline.active_timeline import Timeline
+
+BIN = Path(sys.executable).parent
 
 
 def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str, str]:
@@ -225,3 +232,148 @@ def test_compact_runs_locally_by_default(tmp_path: Path, no_spark: None, capsys:
     with pytest.raises(SystemExit) as refused:  # clean has no Spark step
         main(["clean", str(table), "--engine", "spark"])
     assert refused.value.code == 2 and "invalid choice: 'spark'" in capsys.readouterr().err
+
+
+# --- 6. the basics of both command lines ------------------------------------------------------------------
+
+HEAVY = ("pyarrow", "pyspark", "numpy", "pandas", "fastavro", "boto3", "reference.executors", "spec.read",
+         "spec.storage.hoodie_storage", "conformance.checker", "conformance.runner")
+
+
+def _modules_after(program: str, argv: list[str]) -> list[str]:
+    """The modules a fresh interpreter has imported once ``PROGRAM ARGV`` (in-process) has answered."""
+    module = {"hudi-spec": "reference.cli", "hudi-conformance": "conformance.cli"}[program]
+    code = (f"import sys, json\nfrom {module} import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    modules: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return modules
+
+
+@pytest.mark.parametrize("program, argv", [("hudi-spec", ["--help"]), ("hudi-spec", []),
+                                           ("hudi-spec", ["read", "--help"]), ("hudi-spec", ["write", "--help"]),
+                                           ("hudi-spec", ["--version"]), ("hudi-conformance", ["--help"]),
+                                           ("hudi-conformance", ["check", "--help"])])
+def test_help_imports_nothing_heavy(program: str, argv: list[str]) -> None:
+    """``--help`` answers quickly because it imports none of what the commands need to run: no pyarrow, no
+    Spark, no reader, no storage (each command imports those when it runs)."""
+    modules = _modules_after(program, argv)
+    heavy = sorted(m for m in modules if m.startswith(HEAVY))
+    assert heavy == [], heavy
+    assert ("reference.commands.read" in modules) == (program == "hudi-spec")  # the parser was built
+
+
+def test_version_on_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    from conformance.cli import main as conformance
+
+    for run, program in ((main, "hudi-spec"), (conformance, "hudi-conformance")):
+        with pytest.raises(SystemExit) as done:
+            run(["--version"])
+        assert done.value.code == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"{program} {version('hudi-spec')} (Apache Hudi table versions 6, 8 and 9"), out
+    assert subprocess.run([str(BIN / "hudi-spec"), "--version"], capture_output=True, text=True,
+                          timeout=60).stdout.startswith("hudi-spec ")
+
+
+def test_a_bare_command_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import SUBCOMMANDS
+    from conformance.cli import main as conformance
+    from reference.cli import build_parser
+
+    commands = _subparsers(build_parser())
+    code, out, err = _run(capsys, [])
+    assert code == 0 and not err
+    for name in (n for n in commands if " " not in n):
+        assert re.search(rf"^\s+{re.escape(name)}\b", out, re.M), name
+    assert "hudi-spec COMMAND --help" in " ".join(out.split())
+    assert conformance([]) == 0
+    out = capsys.readouterr().out
+    for name in SUBCOMMANDS:
+        assert re.search(rf"^\s+{name}\b", out, re.M), name
+
+
+@pytest.mark.parametrize("argv, command", [(["run"], "run"), (["run", "--impl", "spec", "--bogus"], "run"),
+                                           (["nope"], ""), (["check"], "check")])
+def test_conformance_usage_errors_are_one_line(argv: list[str], command: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main as conformance
+
+    with pytest.raises(SystemExit) as done:
+        conformance(argv)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    prog = f"hudi-conformance {command}".strip()
+    assert err.startswith(f"{prog}: usage: ") and err.endswith(f"(see {prog} --help)\n"), err
+    assert "\n" not in err.rstrip("\n")
+
+
+def test_check_on_a_path_that_is_not_a_table_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main as conformance
+
+    (tmp_path / "plain").mkdir()
+    for path in (tmp_path / "plain", tmp_path / "missing"):
+        assert conformance(["check", str(path)]) == 2
+        captured = capsys.readouterr()
+        assert not captured.out
+        assert captured.err == (f"hudi-conformance check: InvalidTable: {path} is not a Hudi table: it has no "
+                                ".hoodie folder (give the base path of a table, the folder that holds .hoodie)\n")
+    broken = tmp_path / "broken"
+    (broken / ".hoodie").mkdir(parents=True)  # a table whose hoodie.properties is gone: checked, and fails
+    assert conformance(["check", str(broken)]) == 1
+    assert capsys.readouterr().out.startswith("FAIL ")
+
+
+@pytest.mark.parametrize("where", ["choosing", "running", "printing"])
+def test_ctrl_c_is_130_at_any_moment(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """An interrupt while the command line is parsed (its modules imported), while the command runs, or
+    while it prints: exit code 130, one line, no traceback."""
+    import reference.cli
+    from conformance import cli as conformance_cli
+    from reference.commands import _output
+    from reference.commands import timeline as timeline_command
+
+    def interrupt(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    table = tmp_path / "t"
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE])[0] == 0
+    target = {"choosing": (reference.cli, "build_parser"), "running": (timeline_command, "run"),
+              "printing": (_output, "emit_json")}[where]
+    monkeypatch.setattr(*target, interrupt)
+    code, out, err = _run(capsys, ["timeline", str(table), "--json"])
+    assert (code, out, err) == (130, "", "hudi-spec timeline: interrupted\n")
+    monkeypatch.setattr(conformance_cli, "build_parser", interrupt)
+    assert conformance_cli.main(["check", str(table)]) == 130
+    assert capsys.readouterr().err == "hudi-conformance check: interrupted\n"
+
+
+def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
+    """SIGINT sent to ``hudi-spec read`` at several moments once its code runs (``-X importtime`` tells
+    when the command line's module is imported; before that the interpreter itself is starting): never a
+    traceback; exit code 130 and one line, or 0 when the read had finished."""
+    table = tmp_path / "t"
+    rows = [{"id": i, "ts": 1, "city": f"c{i % 7}"} for i in range(2000)]
+    assert main(["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE]) == 0
+    codes = []
+    for delay in (0.0, 0.05, 0.2, 0.5, 1.0):
+        proc = subprocess.Popen([sys.executable, "-X", "importtime", str(BIN / "hudi-spec"), "read", str(table),
+                                 "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.rstrip().endswith("| reference.cli"):
+                break
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=120)
+        err = "".join(line for line in rest.splitlines(keepends=True) if not line.startswith("import time:"))
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+        assert proc.returncode in (0, 130), (delay, proc.returncode, err)
+        if proc.returncode == 130:
+            assert err == "hudi-spec read: interrupted\n", err
+        codes.append(proc.returncode)
+    assert codes[:2] == [130, 130], codes

@@ -334,7 +334,8 @@ def test_exit_1_a_corrupt_log_block(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_exit_2_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv, command in ((["read"], "read"), (["timeline", "T", "--bogus"], "timeline"), ([], ""), (["nope"], "")):
+    for argv, command in ((["read"], "read"), (["timeline", "T", "--bogus"], "timeline"), (["nope"], ""),
+                          (["--bogus"], "")):
         with pytest.raises(SystemExit) as exit_:
             main(argv)
         assert exit_.value.code == 2

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from spec.config.table_config import KEYS_BY_NAME, TableConfig
-from spec.storage.hoodie_storage import Storage
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,6 +13,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.config.table_config import KEYS_BY_NAME, TableConfig
+    from spec.storage.hoodie_storage import Storage
+
     storage = Storage(args.table)
     cfg = TableConfig.load(storage)
     summary = {

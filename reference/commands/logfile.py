@@ -9,9 +9,6 @@ from typing import Any
 
 from reference.commands import _output
 from spec.errors import HudiSpecError, InvalidOperation
-from spec.file_group.log_file.log_blocks import block_record_count, decode_records
-from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
-from spec.storage.hoodie_storage import Storage
 
 COLUMNS = ["offset", "block_type", "instant_time", "target_instant_time", "record_count", "content_bytes",
            "total_bytes", "status"]
@@ -36,6 +33,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.file_group.log_file.log_blocks import block_record_count, decode_records
+    from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
+    from spec.storage.hoodie_storage import Storage
+
     path = args.file
     if "://" in path:
         parent, _, name = path.rpartition("/")

@@ -16,19 +16,20 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from reference.commands import _output
-from reference.progress import spark_progress
 from spec.errors import CorruptBlock, InvalidOperation
-from spec.file_group.log_file.scanner import SkippedBlock
-from spec.read.query_plan import QUERY_TYPES, check_query
-from spec.read.reader import read_table
+
+if TYPE_CHECKING:  # pyarrow and the reader are imported by ``read`` when it runs, not by ``--help``
+    import pyarrow as pa
+
+    from spec.file_group.log_file.scanner import SkippedBlock
 
 ENGINES = ("spec", "spark")
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
+"""``spec.read.query_plan.QUERY_TYPES`` (a test holds the two equal), named here so that ``--help`` needs
+no reader."""
 FROM_START = "00000000000000"
 """A ``--begin`` before every instant (Hudi's ``HoodieTimeline.INIT_INSTANT_TS``): incremental from the start."""
 
@@ -95,6 +96,8 @@ def why_empty(args: argparse.Namespace) -> str:
 
 
 def _read(args: argparse.Namespace) -> pa.Table:
+    from spec.read.reader import read_table
+
     if args.engine == "spark":
         if args.strict:
             raise InvalidOperation("--strict needs the spec engine", hint="drop --engine spark")
@@ -127,8 +130,12 @@ def report_skipped(skipped: list[SkippedBlock], strict: bool) -> None:
 
 def _read_spark(args: argparse.Namespace) -> pa.Table:
     """The query's rows read by Spark (the process's session), collected to Arrow."""
+    import pyarrow as pa
+
+    from reference.progress import spark_progress
     from reference.spark import get_or_create_session
     from reference.spark_reader import read_spark
+    from spec.read.query_plan import check_query
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
     with spark_progress():
@@ -141,6 +148,8 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
 
 
 def run(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
     fmt = args.format or ("json" if args.output == "json" else "table")
     if fmt == "parquet" and not args.out:
         raise InvalidOperation("--format parquet writes a file", hint="add --out FILE")

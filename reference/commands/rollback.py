@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.executors.common import load_table
-from reference.executors.rollback import rollback
 
 COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
 
@@ -24,6 +22,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.rollback import rollback
+
     storage, table = load_table(args.table)
     result = rollback(storage, table, args.instant)
     rows = []

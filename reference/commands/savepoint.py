@@ -13,9 +13,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.executors.common import load_table
-from reference.executors.restore import restore
-from reference.executors.savepoint import savepoint_create, savepoint_delete
 
 CREATE_COLUMNS = ["savepoint_time", "partition_path", "file"]
 RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "total_files_deleted"]
@@ -38,6 +35,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.savepoint import savepoint_create
+
     storage, table = load_table(args.table)
     result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment)
     rows = [{"savepoint_time": result.instant, "partition_path": p, "file": f} for p, f in sorted(result.files)]
@@ -47,6 +47,9 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.restore import restore
+
     storage, table = load_table(args.table)
     result = restore(storage, table, args.instant)
     rows = []
@@ -62,6 +65,9 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.savepoint import savepoint_delete
+
     storage, table = load_table(args.table)
     savepoint_delete(storage, table, args.instant)
     _output.emit(args.output, {"deleted_savepoint": args.instant}, ["deleted_savepoint"], [[args.instant]],

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import commit_metadata, open_table
-from spec.file_group.file_system_view import FileSystemView
 
 SIZE_COLUMNS = ["commit_time", "min", "10th", "50th", "avg", "95th", "max", "num_files", "std_dev"]
 WA_COLUMNS = ["commit_time", "total_upserted", "total_written", "write_amplification_factor"]
@@ -53,6 +51,9 @@ def _factor(written: int, upserted: int) -> float | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import commit_metadata, open_table
+    from spec.file_group.file_system_view import FileSystemView
+
     storage, cfg, timeline = open_table(args.table)
     wa: list[dict[str, Any]] = []
     for inst in timeline.commits_timeline().instants:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from reference.commands import _output
-from spec.storage.hoodie_storage import Storage
-from spec.timeline.active_timeline import Timeline
-from spec.timeline.instant import State
-from spec.timeline.layout import parse_instant_file_name, timeline_dir
+
+if TYPE_CHECKING:
+    from spec.storage.hoodie_storage import Storage
 
 COLUMNS = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time",
            "timeline_type", "completion_time", "requested_action", "files"]
@@ -68,6 +68,11 @@ def _iso(mtime_ms: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.storage.hoodie_storage import Storage
+    from spec.timeline.active_timeline import Timeline
+    from spec.timeline.instant import State
+    from spec.timeline.layout import parse_instant_file_name, timeline_dir
+
     storage = Storage(args.table)
     timeline = Timeline.load(storage)
     listing = {f.name: f.mtime_ms for f in storage.list(timeline_dir(timeline.layout)) if not f.is_dir}
@@ -113,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
 def _archived_rows(storage: Storage, pending_only: bool) -> list[dict[str, object]]:
     from reference.executors.archive import archived_instants
     from spec.config.table_config import TableConfig
+    from spec.timeline.instant import State
 
     table = TableConfig.load(storage)
     return [{"instant_time": a.requested, "action": a.action, "state": a.state, "requested_time": None,

@@ -21,7 +21,8 @@ Rules the format relies on:
 
 Conditional writes need a client that exposes them; ``pyarrow.fs`` does not. ``spec`` states the
 interface (``ObjectStore``) and the rules; a client is registered per scheme
-(``register_object_store``, done by ``reference.object_store`` for ``s3``/``s3a`` with boto3).
+(``spec.storage.schemes.register_object_store``; ``reference`` registers its boto3 client,
+``reference.object_store``, for ``s3``/``s3a``).
 
 Parquet files are read with pre-buffering (whole column chunks fetched in coalesced requests)
 only where requests are slow, on object stores: on a local file system it only allocates large
@@ -43,7 +44,7 @@ import posixpath
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -53,7 +54,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
-from spec.storage.schemes import StorageScheme, storage_scheme
+from spec.storage.schemes import OBJECT_STORES, StorageScheme, storage_scheme
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,6 @@ class ObjectStore(Protocol):
 
     def delete(self, paths: Sequence[str]) -> None:
         """Delete the objects (absent ones are fine)."""
-
-
-OBJECT_STORES: dict[str, Callable[[], ObjectStore]] = {}
-"""A factory of the ``ObjectStore`` client per scheme (``register_object_store``)."""
-
-
-def register_object_store(schemes: Sequence[str], factory: Callable[[], ObjectStore]) -> None:
-    """Make ``factory`` the client of every scheme in ``schemes`` (called by ``reference.object_store``)."""
-    for scheme in schemes:
-        OBJECT_STORES[scheme] = factory
 
 
 _FS_SCHEMES = {"local": "file", "s3": "s3", "gcs": "gs", "hdfs": "hdfs"}

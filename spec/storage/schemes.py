@@ -29,9 +29,24 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Sto
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spec.errors import InvalidConfig
+
+if TYPE_CHECKING:
+    from spec.storage.hoodie_storage import ObjectStore
+
+OBJECT_STORES: dict[str, Callable[[], ObjectStore]] = {}
+"""A factory of the ``ObjectStore`` client per scheme (``register_object_store``): the client that
+``spec.storage.hoodie_storage.Storage`` writes an object store's files with."""
+
+
+def register_object_store(schemes: Sequence[str], factory: Callable[[], ObjectStore]) -> None:
+    """Make ``factory`` the client of every scheme in ``schemes`` (called when ``reference`` is imported)."""
+    for scheme in schemes:
+        OBJECT_STORES[scheme] = factory
 
 
 @dataclass(frozen=True)

@@ -162,8 +162,9 @@ class Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = Parser(prog="hudi-conformance", description="The Hudi conformance suite. `hudi-conformance COMMAND "
-                    "--help` describes a command.")
+    parser: argparse.ArgumentParser = Parser(
+        prog="hudi-conformance",
+        description="The Hudi conformance suite. `hudi-conformance COMMAND --help` describes a command.")
     parser.add_argument("--version", action=Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)  # each a Parser too
     for name in SUBCOMMANDS:

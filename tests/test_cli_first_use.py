@@ -4,6 +4,8 @@ name, the engine each command runs on, and the basics of both command lines."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import signal
@@ -377,3 +379,184 @@ def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
             assert err == "hudi-spec read: interrupted\n", err
         codes.append(proc.returncode)
     assert codes[:2] == [130, 130], codes
+
+
+# --- 4. time and filters as Hudi takes them ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """The sample merge-on-read table (insert 2025-01-01 08:00, update 09:00), versions 6 and 8."""
+    from reference import sample_tables
+
+    return {v: sample_tables.build_table(tmp_path_factory.mktemp(f"sample-v{v}") / "trips", v) for v in (6, 8)}
+
+
+def _json_rows(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, Any]]:
+    code, out, err = _run(capsys, [*argv, "--format", "json"])
+    assert code == 0, err
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
+
+
+def _keys(rows: list[dict[str, Any]], key: str = "_hoodie_record_key") -> list[Any]:
+    return sorted(r[key] for r in rows)
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_as_of_takes_what_hudi_takes(sample: dict[int, Path], version: int,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(sample[version])
+    after_insert = _json_rows(capsys, ["read", table, "--as-of", "20250101083000000"])
+    latest = _json_rows(capsys, ["read", table])
+    assert after_insert and after_insert != latest
+    for form in ("20250101083000", "2025-01-01 08:30:00", "2025-01-01 08:30:00.000"):
+        assert _json_rows(capsys, ["read", table, "--as-of", form]) == after_insert, form
+    assert _json_rows(capsys, ["read", table, "--as-of", "2025-01-02"]) == latest  # the start of the next day
+    code, out, _ = _run(capsys, ["read", table, "--as-of", "2025-01-01"])  # the start of the day: before any commit
+    assert code == 0 and out.startswith("0 rows (snapshot): --as-of 20250101000000000 is before the table's first")
+    for bad in ("2025-01-01T08:30:00", "yesterday", "2025-02-30", "202501010830"):
+        code, out, err = _run(capsys, ["read", table, "--as-of", bad])
+        assert code == 2 and not out
+        assert err.startswith(f"hudi-spec read: InvalidInstantTime: {bad!r} is not an instant time or a date")
+        assert "yyyyMMddHHmmss[SSS], yyyy-MM-dd HH:mm:ss[.SSS], yyyy-MM-dd" in err
+
+
+def _write_trips(folder: Path, name: str, hive: bool, table_type: str = "COPY_ON_WRITE") -> Path:
+    """Three inserts of six trips in three cities (fares 0-5, 100-105, 1000-1005, one null fare each),
+    each into new file groups: nine file slices whose fares do not overlap between inserts."""
+    table = folder / name
+    for n, base in enumerate((0, 100, 1000)):
+        rows = [{"id": base + i, "ts": 1, "city": ["sf", "nyc", "la"][i % 3], "day": 20 + i % 3,
+                 "fare": None if i == 5 else float(base + i)} for i in range(6)]
+        src = _input(folder, rows, f"{name}-{n}.parquet")
+        assert main(["write", str(table), "--input", str(src), "--operation", "insert", *NEW_TABLE,
+                     "--table-type", table_type, "--option", "hoodie.parquet.small.file.limit=0",
+                     "--option", f"hoodie.datasource.write.hive_style_partitioning={str(hive).lower()}"]) == 0
+    return table
+
+
+@pytest.fixture(scope="module")
+def trips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("trips")
+    return {"hive": _write_trips(folder, "hive", True), "plain": _write_trips(folder, "plain", False)}
+
+
+@pytest.mark.parametrize("style", ["hive", "plain"])
+def test_partition_in_either_form(trips: dict[str, Path], style: str, capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(trips[style])
+    sf = _json_rows(capsys, ["read", table, "--partition", "sf"])
+    assert sf and {r["city"] for r in sf} == {"sf"}
+    assert _json_rows(capsys, ["read", table, "--partition", "city=sf"]) == sf
+    both = _json_rows(capsys, ["read", table, "--partition", "city=sf", "--partition", "la"])
+    assert {r["city"] for r in both} == {"sf", "la"}
+    code, out, err = _run(capsys, ["read", table, "--partition", "boston"])
+    assert (code, out) == (2, "")
+    listed = "city=la, city=nyc, city=sf" if style == "hive" else "la, nyc, sf"
+    assert err == (f"hudi-spec read: InvalidOperation: no partition 'boston' in the table (the partitions are: "
+                   f"{listed})\n")
+
+
+def test_partition_of_a_table_without_partitions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "t"
+    assert main(["write", str(table), "--input", str(_input(tmp_path, ROWS)), "--record-key", "id"]) == 0
+    code, _, err = _run(capsys, ["read", str(table), "--partition", "sf"])
+    assert code == 2 and "the table is not partitioned" in err
+
+
+def test_an_incremental_end_before_its_begin_is_an_error(sample: dict[int, Path],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, ["read", str(sample[6]), "--query", "incremental", "--begin", "20250101090000000",
+                                   "--end", "20250101080000000"])
+    assert (code, out) == (2, "")
+    assert err.startswith("hudi-spec read: InvalidOperation: --end 20250101080000000 is before --begin "
+                          "20250101090000000")
+    assert _json_rows(capsys, ["read", str(sample[6]), "--query", "incremental", "--begin", "20250101080000000",
+                               "--end", "20250101080000000"]) == []  # an end equal to the begin: an empty window
+
+
+def test_limit_works_for_every_format(trips: dict[str, Path], tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(trips["hive"])
+    assert len(_json_rows(capsys, ["read", table, "--limit", "4"])) == 4
+    code, out, _ = _run(capsys, ["read", table, "--limit", "4", "--format", "csv"])
+    assert code == 0 and len(list(csv.reader(io.StringIO(out)))) == 1 + 4
+    code, out, _ = _run(capsys, ["read", table, "--limit", "4"])
+    assert code == 0 and out.startswith("18 rows (snapshot), the first 4 shown")
+    out_file = tmp_path / "rows.parquet"
+    assert main(["read", table, "--limit", "4", "--format", "parquet", "--out", str(out_file)]) == 0
+    assert pq.read_table(out_file).num_rows == 4
+
+
+def test_columns_take_a_comma_separated_list(trips: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(trips["hive"])
+    rows = _json_rows(capsys, ["read", table, "--columns", "id,fare"])
+    assert len(rows) == 18 and all(list(r) == ["id", "fare"] for r in rows)
+    assert _json_rows(capsys, ["read", table, "--columns", "id", "fare"]) == rows
+    assert _json_rows(capsys, ["read", table, "--columns", "id, fare"]) == rows
+
+
+WHERE = {  # filter → the rows' test in Python (SQL's: a comparison with a null is not true)
+    "city = 'sf'": lambda r: r["city"] == "sf",
+    "city != 'sf' AND fare >= 100": lambda r: r["city"] != "sf" and r["fare"] is not None and r["fare"] >= 100,
+    "fare > 500": lambda r: r["fare"] is not None and r["fare"] > 500,
+    "fare < 3 OR city IN ('la')": lambda r: (r["fare"] is not None and r["fare"] < 3) or r["city"] == "la",
+    "fare IS NULL": lambda r: r["fare"] is None,
+    "NOT (fare IS NOT NULL) AND city = 'nyc'": lambda r: r["fare"] is None and r["city"] == "nyc",
+    "day = 21 AND id <> 1": lambda r: r["day"] == 21 and r["id"] != 1,
+    "city NOT IN ('sf', 'la')": lambda r: r["city"] not in ("sf", "la"),
+    "fare = 1000000": lambda r: r["fare"] == 1000000,
+}
+
+
+@pytest.mark.parametrize("style", ["hive", "plain"])
+@pytest.mark.parametrize("where", list(WHERE))
+def test_where_filters_rows_as_sql_does(trips: dict[str, Path], style: str, where: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(trips[style])
+    every = _json_rows(capsys, ["read", table])
+    got = _json_rows(capsys, ["read", table, "--where", where])
+    assert _keys(got) == _keys([r for r in every if WHERE[where](r)])
+    assert got == [r for r in every if WHERE[where](r)]  # the same rows, in the same order
+
+
+def test_where_prunes_partitions_and_files(trips: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The text title says what was read: a partition filter reads one partition of three; a fare filter
+    reads the file slices of one insert of three; a filter on the key reads all."""
+    table = str(trips["hive"])
+    for where, read in (("city = 'sf'", "1 of 3 partitions, 3 of 9 file slices"),
+                        ("fare > 500", "3 of 3 partitions, 3 of 9 file slices"),
+                        ("city = 'sf' AND fare > 500", "1 of 3 partitions, 1 of 9 file slices"),
+                        ("fare IS NULL", "1 of 3 partitions, 3 of 9 file slices"),  # the nulls are in la
+                        ("id > 0", "3 of 3 partitions, 9 of 9 file slices"),
+                        ("fare = 1000000", "0 of 3 partitions, 0 of 9 file slices")):
+        code, out, err = _run(capsys, ["read", table, "--where", where])
+        assert code == 0, err
+        assert f"(snapshot; read {read})" in " ".join(out.split()) or f"(snapshot; {read})" in out, (where, out)
+
+
+def test_where_reads_every_slice_with_log_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On merge-on-read, a slice whose log files hold updates is read whatever its base file's statistics say:
+    an update that moved a fare into the filter's range is found."""
+    table = _write_trips(tmp_path, "mor", True, "MERGE_ON_READ")
+    update = _input(tmp_path, [{"id": 1, "ts": 2, "city": "nyc", "day": 21, "fare": 5000.0}], "up.parquet")
+    assert main(["write", str(table), "--input", str(update)]) == 0
+    capsys.readouterr()
+    rows = _json_rows(capsys, ["read", str(table), "--where", "fare > 4000"])
+    assert [(r["id"], r["fare"]) for r in rows] == [(1, 5000.0)]
+    assert _json_rows(capsys, ["read", str(table), "--where", "fare < 4000 AND id = 1"]) == []
+    ro = _json_rows(capsys, ["read", str(table), "--query", "read_optimized", "--where", "fare > 4000"])
+    assert ro == []  # read-optimized: base files only, pruned by their statistics
+
+
+@pytest.mark.parametrize("where, message", [
+    ("city = 5", "--where compares 'city', of type string, with 5"),
+    ("nope = 1", "--where names no column of the table: 'nope'"),
+    ("city = 'sf' AND", "expected name, found the end"),
+    ("city ~ 'sf'", "cannot read"),
+    ("", "the filter is empty")])
+def test_a_bad_where_is_bad_input(trips: dict[str, Path], where: str, message: str,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, ["read", str(trips["hive"]), "--where", where])
+    assert (code, out) == (2, "")
+    assert err.startswith("hudi-spec read: InvalidOperation: ") and message in err and "\n" not in err.rstrip(), err

@@ -220,8 +220,10 @@ def test_as_of_before_the_first_commit_says_so(tables: dict[int, Path], capsys: 
                        "20250101080000000; nothing was written yet\n")
         code, out, _ = _run(capsys, ["read", str(table), "--as-of", "20000101000000000", "--json"])
         assert code == 0 and json.loads(out) == []
-        code, out, _ = _run(capsys, ["read", str(table), "--partition", "city=nowhere"])
-        assert out == "0 rows (snapshot): no file group in partition city=nowhere\n"
+        code, out, err = _run(capsys, ["read", str(table), "--partition", "city=nowhere"])  # no such partition
+        assert (code, out) == (2, "")
+        _one_line_error(err, "read", "InvalidOperation: no partition 'city=nowhere' in the table",
+                        "(the partitions are: city=san_francisco)")
 
 
 @pytest.mark.parametrize("engine", ["spec", "spark"])

@@ -81,7 +81,7 @@ def format_query_instant(text: str) -> str:
             return parsed.strftime(INSTANT_TIME_FORMAT) + f"{parsed.microsecond // 1000:03d}"
     except ValueError:
         pass
-    raise InvalidInstantTime(f"{text!r} is not a time a query takes",
+    raise InvalidInstantTime(f"{text!r} is not an instant time or a date a query takes",
                              hint=f"give one of {', '.join(QUERY_INSTANT_FORMS)}, as Apache Hudi's as.of.instant takes")
 
 

@@ -70,9 +70,13 @@ def run(args: argparse.Namespace) -> int:
     if args.case:
         cases = [c for c in cases if any(part in c.case.id for part in args.case)]
     layers = LAYERS if args.strict else DEFAULT_LAYERS
+    from conformance.progress import CaseProgress
+
+    shown = CaseProgress(len(cases))
     try:
-        result = run_cases(cases, factory, layers)
+        result = run_cases(cases, factory, layers, progress=shown)
     finally:
+        shown.close()
         if not isinstance(factory, type):  # a factory object (exec:) holds a program to end
             getattr(factory, "close", lambda: None)()
     if args.examples > 0:

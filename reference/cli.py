@@ -150,8 +150,11 @@ def _show_warning(command: str) -> Callable[..., None]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reference.progress import command_activity
+
     try:
-        code = args.handler(args)
+        with command_activity(f"hudi-spec {args.command}"):  # a progress line, on a terminal, past a second
+            code = args.handler(args)
     except HudiSpecError as err:
         print(f"hudi-spec {args.command}: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

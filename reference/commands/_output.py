@@ -88,7 +88,15 @@ def count(text: str) -> int:
     return value
 
 
+def start_output() -> None:
+    """Blank any progress line before the command prints its output."""
+    from reference import progress
+
+    progress.finish()
+
+
 def emit_json(data: Any) -> None:
+    start_output()
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
 
@@ -116,9 +124,10 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
     words too, above the table."""
     from rich.console import Console
 
+    start_output()
     probe = Console()
     width = text_width(probe.is_terminal, probe.size.width)
-    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    cells = [[text_cell(v) for v in row] for row in rows]
     if not cells:
         for line in textwrap.wrap(f"{title}: no rows" if title else "no rows", width) + textwrap.wrap(
                 "columns: " + " ".join(columns), width, subsequent_indent="  "):
@@ -130,6 +139,17 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
     else:
         for line in record_lines(title, columns, cells, width):
             print(line)
+
+
+def text_cell(value: Any) -> str:
+    """A value as a table shows it: None empty, a list or a mapping as JSON (never Python's repr), bytes in hex."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
 
 
 SEPARATOR = 2
@@ -260,6 +280,7 @@ def emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Rows under a header line, as RFC 4180 CSV (cells with commas, quotes or line breaks are quoted)."""
     import csv
 
+    start_output()
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:

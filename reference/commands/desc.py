@@ -31,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [(k, v, "") for k, v in summary.items()]
     rows += [(k, v, KEYS_BY_NAME[k].doc if k in KEYS_BY_NAME else "") for k, v in sorted(cfg.props.items())]
-    _output.emit_table(f"Hudi table {cfg.name}", ["property", "value", "meaning"], rows)
+    _output.emit(args.output, None, ["property", "value", "meaning"], rows, f"Hudi table {cfg.name}")
     return 0

@@ -1,4 +1,11 @@
-"""``hudi-spec logfile FILE``: the blocks of a log file (like hudi-cli ``show logfile metadata/records``)."""
+"""``hudi-spec logfile FILE``: the blocks of a log file (like hudi-cli ``show logfile metadata/records``).
+
+One row per block: its offset, type (a command block by its command, ``HoodieCommandBlockTypeEnum``:
+``COMMAND_BLOCK (ROLLBACK_BLOCK)``), instant, record count, sizes and whether it read whole. ``--records N``
+adds the first N records, in text as a table of their values per block (a delete block's keys as Hudi's
+``DeleteRecord`` holds them), in JSON as objects. A file with no log block in it at all (no ``#HUDI#``
+magic anywhere) is not a log file: bad input, exit 2; a log file with a corrupt block exits 1.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +41,7 @@ def _jsonable(value: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from spec.file_group.log_file.log_blocks import block_record_count, decode_records
-    from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
+    from spec.file_group.log_file.log_format import MAGIC, BlockType, CommandType, HeaderKey, read_blocks
     from spec.storage.hoodie_storage import Storage
 
     path = args.file
@@ -50,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidOperation(f"no such log file: {path}",
                                hint="check the path; `hudi-spec fsview TABLE` lists each file slice's log files")
     data = storage.read(name)
+    if data and MAGIC not in data:
+        raise InvalidOperation(f"{path} is not a Hudi log file: no log block in its {len(data)} bytes",
+                               hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0; "
+                                    "`hudi-spec fsview TABLE` lists each file slice's log files")
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0
@@ -62,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
             continue
         block = rec.block
         header = {(HeaderKey(k).name if k in HeaderKey._value2member_map_ else str(k)): v for k, v in block.header}
+        command = block.header_value(HeaderKey.COMMAND_BLOCK_TYPE)
+        if block.block_type == BlockType.COMMAND_BLOCK and command is not None and command.isdigit():
+            known = int(command) in CommandType._value2member_map_
+            row["command_type"] = CommandType(int(command)).name if known else f"unknown command {command}"
         row.update(block_type=block.block_type.name, instant_time=block.instant_time,
                    target_instant_time=block.target_instant_time, content_bytes=len(block.content),
                    header=header, status="ok")
@@ -80,10 +95,24 @@ def run(args: argparse.Namespace) -> int:
         blocks.append(row)
     if args.output == "json":
         _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "blocks": blocks})
+    elif args.output == "csv":
+        _output.emit_csv(COLUMNS, [[_type_cell(b) if c == "block_type" else b.get(c) for c in COLUMNS]
+                                   for b in blocks])
     else:
         _output.emit_table(f"{name}: {len(blocks)} blocks, {len(data)} bytes", COLUMNS,
-                           [[b.get(c) for c in COLUMNS] for b in blocks])
+                           [[_type_cell(b) if c == "block_type" else b.get(c) for c in COLUMNS] for b in blocks])
         for b in blocks:
-            for r in b.get("records", []):
-                print(r)
+            records = b.get("records") or []
+            if records:
+                columns = list(dict.fromkeys(k for r in records for k in r))
+                print()
+                _output.emit_table(f"{len(records)} records of the {b['block_type']} at offset {b['offset']}"
+                                   f" (instant {b.get('instant_time')})", columns,
+                                   [[r.get(c) for c in columns] for r in records])
     return 1 if corrupt else 0
+
+
+def _type_cell(block: dict[str, Any]) -> str:
+    """A block's type as text shows it: a command block with its command."""
+    kind = str(block.get("block_type"))
+    return f"{kind} ({block['command_type']})" if "command_type" in block else kind

@@ -189,7 +189,14 @@ def _read(args: argparse.Namespace) -> tuple[pa.Table, str]:
     columns = args.columns
     if where is not None and columns:  # read what the filter needs too, then keep the columns asked for
         columns = [*columns, *sorted(_where.columns_of(where) - set(columns))]
-    tables = [p.table for p in reader.read_plan(plan, columns)]
+    from reference.progress import task_progress
+
+    tables = []
+    position = {id(sl): n for n, sl in enumerate(plan.slices, 1)}
+    with task_progress("file slices read", len(plan.slices)) as step:
+        for part in reader.read_plan(plan, columns):  # slices without rows are not yielded: count by position
+            tables.append(part.table)
+            step(position.get(id(part.slice)))
     report_skipped(reader.skipped, strict=args.strict)
     table = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
     if where is not None and table.num_columns:
@@ -258,6 +265,7 @@ def run(args: argparse.Namespace) -> int:
     table, pruned = _read(args)
     shown = table.slice(0, args.limit) if args.limit is not None else table
     if fmt == "parquet":
+        _output.start_output()
         pq.write_table(shown, args.out)
         print(f"wrote {shown.num_rows} rows to {args.out}", file=sys.stderr)
         return 0
@@ -268,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
             _output.emit_csv(shown.column_names, [[row.get(c) for c in shown.column_names]
                                                   for row in shown.to_pylist()])
         elif table.num_rows == 0:
+            _output.start_output()
             print(f"0 rows ({args.query}{'; ' + pruned if pruned else ''}): {why_empty(args)}")
         else:
             rows = [[row.get(c) for c in shown.column_names] for row in shown.to_pylist()]

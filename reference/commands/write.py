@@ -220,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
                "deletes": sum(s.num_deletes for s in stats), "engine": engine}
     if args.output == "json":
         _output.emit_json({**summary, "engine_choice": why})
+    elif args.output == "csv":
+        _output.emit_csv([*summary, "engine_choice"], [[*summary.values(), why]])
     else:
         _output.emit_mapping(f"wrote {args.table}", {**summary, "engine": f"{engine} ({why})"}, "what", "value")
     return 0

@@ -157,25 +157,32 @@ SEPARATOR = 2
 
 
 FOLD_OVER = 20
-"""Cells longer than this may wrap onto more lines in a table; shorter ones (instant times, numbers) never do."""
+"""Cells longer than this may wrap inside a path or a name (``_BREAK``); shorter ones only at their spaces,
+so an instant time, a number or a short name is never cut."""
 
 _BREAK = re.compile(r"(?<=[/_\-,=])|(?<=\s)|(?<=\.)(?=[A-Za-z])")
 """Where a cell may wrap: after a space, and in a path, a file name or a dotted name after ``/``, ``_``,
 ``-``, ``,``, ``=`` or a ``.`` before a letter (``hoodie.`` ``table``, ``…283.`` ``parquet``; never ``21.`` ``0``)."""
 
 
-def words(line: str) -> list[str]:
-    """The pieces of a line a wrap keeps whole (each with the separator it ends with)."""
-    return [w for w in _BREAK.split(line) if w]
+_SPACE = re.compile(r"(?<=\s)")
+
+
+def words(line: str, fine: bool = True) -> list[str]:
+    """The pieces of a line a wrap keeps whole (each with the separator it ends with): split at ``_BREAK``,
+    or with ``fine`` False at spaces only."""
+    return [w for w in (_BREAK if fine else _SPACE).split(line) if w]
 
 
 def wrap_cell(text: str, width: int) -> list[str]:
-    """A cell's lines at most ``width`` wide, wrapped between ``words``; a word wider than ``width`` alone
-    (only at widths narrower than any table is drawn) is cut."""
+    """A cell's lines at most ``width`` wide, wrapped between ``words`` (a cell of at most ``FOLD_OVER``
+    characters only at its spaces); a word wider than ``width`` alone (only at widths narrower than any table
+    is drawn) is cut."""
     out: list[str] = []
+    fine = len(text) > FOLD_OVER
     for line in text.splitlines() or [""]:
         current = ""
-        for word in words(line):
+        for word in words(line, fine):
             if current and len(current) + len(word.rstrip()) > width:
                 out.append(current.rstrip())
                 current = ""
@@ -188,18 +195,14 @@ def wrap_cell(text: str, width: int) -> list[str]:
 
 
 def longest_word(text: str) -> int:
-    return max((len(w.rstrip()) for line in text.splitlines() for w in words(line)), default=0)
+    """The longest piece of a cell ``wrap_cell`` keeps whole."""
+    fine = len(text) > FOLD_OVER
+    return max((len(w.rstrip()) for line in text.splitlines() for w in words(line, fine)), default=0)
 
 
 def min_widths(columns: Sequence[str], cells: Sequence[Sequence[str]]) -> list[int]:
-    """The narrowest each column is drawn: as wide as its name, as its longest word, and as its widest cell
-    line up to ``FOLD_OVER`` characters (longer cells wrap)."""
-    widths = []
-    for i, name in enumerate(columns):
-        widest = max((len(line) for row in cells for line in row[i].splitlines() or [""]), default=0)
-        word = max((longest_word(row[i]) for row in cells), default=0)
-        widths.append(max(len(name), min(widest, FOLD_OVER), word))
-    return widths
+    """The narrowest each column is drawn: as wide as its name and as the longest word of its cells."""
+    return [max(len(name), *(longest_word(row[i]) for row in cells)) for i, name in enumerate(columns)]
 
 
 def column_widths(columns: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[int]:

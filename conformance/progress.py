@@ -40,14 +40,14 @@ def progress_line(done: int, total: int, failed: int, elapsed: float, bar: bool 
 class CaseProgress:
     """Called with each case's result (``conformance.runner.run_cases``'s ``progress``)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None, plain_every: float = PLAIN_EVERY) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, plain_every: float | None = None) -> None:
         self.total = total
         self.stream = stream if stream is not None else sys.stderr
         try:
             self.terminal = self.stream.isatty()
         except (AttributeError, ValueError):
             self.terminal = False
-        self.plain_every = plain_every
+        self.plain_every = PLAIN_EVERY if plain_every is None else plain_every
         self.started = time.monotonic()
         self.last_plain = self.started
         self.done = 0

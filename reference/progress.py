@@ -285,10 +285,11 @@ _activity: list[Activity] = []
 
 
 @contextlib.contextmanager
-def command_activity(prefix: str, stream: TextIO | None = None, interval: float = POLL_SECONDS,
-                     show_after: float = SHOW_AFTER) -> Iterator[Activity | None]:
-    """Run a command with its progress line (``Activity``) when ``stream`` (default standard error) is a
-    terminal; nothing otherwise, so that piped and redirected output stays the command's own."""
+def command_activity(prefix: str, stream: TextIO | None = None, interval: float | None = None,
+                     show_after: float | None = None) -> Iterator[Activity | None]:
+    """Run a command with its progress line (``Activity``; every ``interval``, default ``POLL_SECONDS``,
+    after ``show_after``, default ``SHOW_AFTER``) when ``stream`` (default standard error) is a terminal;
+    nothing otherwise, so that piped and redirected output stays the command's own."""
     out = stream if stream is not None else sys.stderr
     try:
         on = out.isatty()
@@ -297,7 +298,8 @@ def command_activity(prefix: str, stream: TextIO | None = None, interval: float 
     if not on:
         yield None
         return
-    activity = Activity(prefix, out, interval, show_after)
+    activity = Activity(prefix, out, POLL_SECONDS if interval is None else interval,
+                        SHOW_AFTER if show_after is None else show_after)
     _activity.append(activity)
     activity.bar.thread.start()
     try:

@@ -560,3 +560,309 @@ def test_a_bad_where_is_bad_input(trips: dict[str, Path], where: str, message: s
     code, out, err = _run(capsys, ["read", str(trips["hive"]), "--where", where])
     assert (code, out) == (2, "")
     assert err.startswith("hudi-spec read: InvalidOperation: ") and message in err and "\n" not in err.rstrip(), err
+
+
+# --- 5. output -----------------------------------------------------------------------------------------------
+
+
+def _pieces(text: str) -> set[str]:
+    """Every run of letters and digits in a text (what a wrap inside a word would split)."""
+    return set(re.findall(r"[A-Za-z0-9]+", text))
+
+
+@pytest.fixture(scope="module")
+def serviced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample table (version 6, merge-on-read, deep in a long folder), savepointed and rolled back: its
+    desc, fsview, savepoint and rollback output hold long paths and file names."""
+    from reference import sample_tables
+
+    path = sample_tables.build_table(tmp_path_factory.mktemp("a-rather-long-folder-name-for-paths") / "trips", 6)
+    assert main(["savepoint", "create", str(path), "20250101080000000"]) == 0
+    assert main(["rollback", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize("argv", [["desc"], ["fsview"], ["fsview", "--latest"], ["savepoints"], ["rollbacks"],
+                                  ["commit-files"], ["timeline", "--files"]])
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_paths_and_file_names_are_never_cut(serviced: Path, argv: list[str], width: int,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Every word of the paths and file names a command shows (the runs of letters and digits between ``/``,
+    ``_``, ``-``, ``.``) is whole on one line, at any width: each piece of the text of four or more hex digits
+    (file ids, instants) is a whole piece of a value the JSON holds, and the table's folder names are whole."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    capsys.readouterr()
+    code, out, err = _run(capsys, [argv[0], str(serviced), *argv[1:]])
+    assert code == 0, err
+    assert max(len(line) for line in out.splitlines()) <= width
+    code, doc, _ = _run(capsys, [argv[0], str(serviced), *argv[1:], "--format", "json"])
+    known = _pieces(doc)
+    shown = _pieces(out)
+    cut = {p for p in shown if re.fullmatch(r"[0-9a-f]{4,}", p) and re.search(r"\d", p) and p not in known}
+    assert not cut, (cut, out)
+    if "rather" in doc:  # the command shows the table's path
+        assert {"rather", "long", "folder", "name", "paths0"} <= shown, out  # pytest numbers the folder
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_savepoint_and_rollback_output_keep_paths_whole(tmp_path: Path, width: int, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``savepoint create`` and ``rollback`` print the files they keep and write: each file id and instant
+    whole (as the listings' JSON holds them afterwards), each folder name of the path whole."""
+    from reference import sample_tables
+
+    path = sample_tables.build_table(tmp_path / "a-rather-long-folder-name" / "trips", 6)
+    monkeypatch.setenv("COLUMNS", str(width))
+    outs = []
+    for argv in (["savepoint", "create", str(path), "20250101080000000"], ["rollback", str(path)]):
+        code, out, err = _run(capsys, argv)
+        assert code == 0, err
+        assert max(len(line) for line in out.splitlines()) <= width
+        outs.append(out)
+    known = set().union(*(_pieces(_run(capsys, [c, str(path), "--format", "json"])[1])
+                          for c in ("savepoints", "rollbacks", "fsview", "timeline")))
+    known |= _pieces(str(path)) | {p for f in path.rglob("*") for p in _pieces(f.name)}
+    for out in outs:
+        shown = _pieces(out)
+        cut = {p for p in shown if re.fullmatch(r"[0-9a-f]{4,}", p) and re.search(r"\d", p) and p not in known}
+        assert not cut, (cut, out)
+    assert {"rather", "long", "folder", "name"} <= _pieces(outs[1])  # rollback shows the log file's full path
+
+
+def test_logfile_records_are_values(sample: dict[int, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    log = next(p for p in sample[6].rglob(".*.log.*"))
+    code, out, err = _run(capsys, ["logfile", str(log), "--records", "5"])
+    assert code == 0, err
+    assert "{'" not in out and "':" not in out  # no Python dict repr
+    assert re.search(r"^\s*recordKey\s+partitionPath\s+orderingVal", out, re.M)  # the delete block's keys
+    assert re.search(r"^\s*t2\s+city=san_francisco\s+2\s*$", out, re.M)
+    assert re.search(r"^uuid\s+t1$|^.*\buuid\b.*$", out, re.M) and "rider-A" in out
+
+
+def test_logfile_names_a_command_block_by_its_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from reference import sample_tables
+
+    path = sample_tables.build_table(tmp_path / "trips", 6)
+    assert main(["rollback", str(path)]) == 0  # a version 6 merge-on-read rollback appends a command block
+    capsys.readouterr()
+    logs = sorted(path.rglob(".*.log.*"))
+    code, out, _ = _run(capsys, ["logfile", str(logs[-1])])
+    assert code == 0 and "COMMAND_BLOCK (ROLLBACK_BLOCK)" in out
+    code, out, _ = _run(capsys, ["logfile", str(logs[-1]), "--format", "json"])
+    (block,) = json.loads(out)["blocks"]
+    assert (block["block_type"], block["command_type"]) == ("COMMAND_BLOCK", "ROLLBACK_BLOCK")
+
+
+@pytest.mark.parametrize("content", [b"PAR1 not a log", b"\x00" * 64, b"some notes\n"])
+def test_a_file_that_is_not_a_log_file_is_bad_input(tmp_path: Path, content: bytes,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    code, out, err = _run(capsys, ["logfile", str(path)])
+    assert (code, out) == (2, "")
+    assert err == (f"hudi-spec logfile: InvalidOperation: {path} is not a Hudi log file: no log block in its "
+                   f"{len(content)} bytes (give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0; "
+                   "`hudi-spec fsview TABLE` lists each file slice's log files)\n")
+
+
+def test_timeline_shows_the_timelines_own_times(sample: dict[int, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """Layout 2: the completion times the file names hold; the modification times only under file_modified."""
+    code, out, _ = _run(capsys, ["timeline", str(sample[8])])
+    assert code == 0
+    header = next(line for line in out.splitlines() if line.startswith("instant_time"))
+    assert header.split() == ["instant_time", "action", "state", "completion_time", "file_modified"]
+    assert re.search(r"^20250101080000000\s+deltacommit\s+COMPLETED\s+20250101080001000\s", out, re.M)
+    assert re.search(r"^20250101090000000\s+deltacommit\s+COMPLETED\s+20250101090001000\s", out, re.M)
+    code, out, _ = _run(capsys, ["timeline", str(sample[6])])
+    header = next(line for line in out.splitlines() if line.startswith("instant_time"))
+    assert header.split() == ["instant_time", "action", "state", "file_modified"]  # layout 1 names no completion
+
+
+@pytest.mark.parametrize("argv", [["desc"], ["timeline"], ["commits"], ["fsview"], ["stats"], ["schema"],
+                                  ["partitions"], ["cleans"], ["read"], ["compactions"]])
+def test_one_output_switch_and_the_old_ones_as_aliases(sample: dict[int, Path], argv: list[str],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(sample[8])
+    outputs = {}
+    for flags in (["--format", "json"], ["--output", "json"], ["--json"]):
+        code, out, err = _run(capsys, [argv[0], table, *argv[1:], *flags])
+        assert code == 0, err
+        outputs[tuple(flags)] = json.loads(out)
+    assert len({json.dumps(v, sort_keys=True) for v in outputs.values()}) == 1
+    code, table_text, _ = _run(capsys, [argv[0], table, "--format", "table"])
+    assert code == 0 and _run(capsys, [argv[0], table, "--output", "text"])[1] == table_text
+    code, out, _ = _run(capsys, [argv[0], table, "--format", "csv"])
+    assert code == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows and len({len(r) for r in rows}) == 1, out  # a header and rows of as many cells
+
+
+def test_the_help_calls_the_old_switches_deprecated(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["desc", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--format {table,json,csv}" in text
+    assert "--output {text,json,csv} deprecated: use --format" in text
+    assert "--json deprecated: use --format json" in text
+
+
+def test_csv_of_rows_reads_back(trips: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(trips["hive"])
+    rows = _json_rows(capsys, ["read", table, "--columns", "id,city,fare"])
+    out = _run(capsys, ["read", table, "--columns", "id,city,fare", "--format", "csv"])[1]
+    back = list(csv.DictReader(io.StringIO(out)))
+    assert [(int(r["id"]), r["city"], float(r["fare"]) if r["fare"] else None) for r in back] == [
+        (r["id"], r["city"], r["fare"]) for r in rows]
+
+
+# --- 7. schema, partitions, stats per partition ---------------------------------------------------------------
+
+
+def test_schema_and_its_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "t"
+    assert main(["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE]) == 0
+    wider = [{**r, "id": r["id"] + 10, "rider": "r"} for r in ROWS]  # a new column
+    assert main(["write", str(table), "--input", str(_input(tmp_path, wider, "wider.parquet"))]) == 0
+    assert main(["write", str(table), "--input", str(_input(tmp_path, wider[:1], "again.parquet"))]) == 0
+    capsys.readouterr()
+    code, out, err = _run(capsys, ["schema", str(table), "--format", "json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [c["column"] for c in doc["columns"]] == ["id", "ts", "city", "rider"]
+    assert [(c["type"], c["nullable"]) for c in doc["columns"]] == [("long", True), ("long", True),
+                                                                     ("string", True), ("string", True)]
+    commits = [i.requested for i in Timeline.load(str(table)).commits_timeline().instants]
+    assert [(h["instant_time"], h["added"], h["removed"]) for h in doc["history"]] == [
+        (commits[0], ["id", "ts", "city"], []), (commits[1], ["rider"], [])]  # the third changed nothing
+    assert doc["meta_columns"][0] == "_hoodie_commit_time"
+    code, out, _ = _run(capsys, ["schema", str(table)])
+    assert code == 0 and re.search(r"^4\s+rider\s+string\s+True\s*$", out, re.M)
+    assert "Schema history" in out and re.search(rf"^{commits[1]}\s+commit\s+4\s+rider\b", out, re.M)
+    code, out, _ = _run(capsys, ["schema", str(table), "--as-of", commits[0], "--format", "json"])
+    assert [c["column"] for c in json.loads(out)["columns"]] == ["id", "ts", "city"]
+
+
+def test_partitions_with_file_groups_and_rows(trips: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(trips["hive"])
+    code, out, err = _run(capsys, ["partitions", table, "--format", "json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    every = _json_rows(capsys, ["read", table])
+    assert [(p["partition"], p["file_groups"], p["base_files"], p["rows"]) for p in doc["items"]] == [
+        (f"city={c}", 3, 3, sum(r["city"] == c for r in every)) for c in ("la", "nyc", "sf")]
+    assert (doc["partitions"], doc["file_groups"], doc["rows"]) == (3, 9, len(every))
+    code, out, _ = _run(capsys, ["partitions", table])
+    assert out.startswith("3 partitions, 9 file groups, 18 rows") and re.search(r"^city=la\s+3\s+3\s+0\s", out, re.M)
+
+
+def test_partitions_count_merged_rows(sample: dict[int, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """Merge-on-read: a slice with log files is counted by merging it (the sample's delete removed a row)."""
+    for table in sample.values():
+        doc = json.loads(_run(capsys, ["partitions", str(table), "--format", "json"])[1])
+        assert [(p["partition"], p["rows"], p["log_files"]) for p in doc["items"]] == [
+            ("city=san_francisco", len(_json_rows(capsys, ["read", str(table)])), 1)]
+        base = next(table.rglob("*.parquet"))
+        assert doc["items"][0]["rows"] != pq.ParquetFile(base).metadata.num_rows  # the delete block counted
+
+
+def test_stats_per_partition(trips: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    table = trips["plain"]
+    code, out, err = _run(capsys, ["stats", str(table), "--format", "json"])
+    assert code == 0, err
+    by_partition = json.loads(out)["file_sizes_by_partition"]
+    on_disk = {c: sorted(p.stat().st_size for p in (table / c).glob("*.parquet")) for c in ("la", "nyc", "sf")}
+    assert [(r["partition"], r["num_files"], r["min"], r["max"], r["total_bytes"]) for r in by_partition] == [
+        (c, 3, sizes[0], sizes[-1], sum(sizes)) for c, sizes in on_disk.items()]
+    code, out, _ = _run(capsys, ["stats", str(table), "--partition", "city=la", "--section", "partitions",
+                                 "--format", "csv"])
+    assert code == 0 and list(csv.reader(io.StringIO(out)))[1][:2] == ["la", "3"]
+    code, out, _ = _run(capsys, ["stats", str(table)])
+    assert "File sizes (bytes) of the latest base files, by partition" in out
+
+
+# --- 8. progress ------------------------------------------------------------------------------------------------
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_long_command_shows_its_progress_on_a_terminal(trips: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A read that runs past the threshold draws ``file slices read N/9`` with a bar and an estimate on
+    standard error, and blanks it before printing its rows."""
+    from reference import progress
+    from spec.read.reader import TableReader
+
+    terminal = _Tty()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
+    real = TableReader.read_plan
+
+    def slow(self: Any, plan: Any, columns: Any = None) -> Any:
+        for part in real(self, plan, columns):
+            time.sleep(0.05)
+            yield part
+
+    monkeypatch.setattr(TableReader, "read_plan", slow)
+    assert main(["read", str(trips["hive"]), "--format", "json"]) == 0
+    drawn = terminal.getvalue()
+    assert "\rhudi-spec read: file slices read " in drawn and "/9 " in drawn and "left" in drawn, drawn
+    assert drawn.endswith("\r")  # blanked
+    assert len(json.loads(capsys.readouterr().out)) == 18
+
+
+def test_no_progress_when_not_a_terminal(trips: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from reference import progress
+
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    assert main(["read", str(trips["hive"]), "--format", "json"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_the_progress_line() -> None:
+    from reference.progress import activity_line
+
+    line = activity_line("hudi-spec read", "file slices read", 3, 12, 6.0)
+    assert line.startswith("hudi-spec read: file slices read 3/12 ━━━━━━") and line.endswith("6.0s, about 18.0s left")
+    assert activity_line("hudi-spec write", None, 0, None, 65.0) == "hudi-spec write: working… 1m05s"
+    assert len(activity_line("hudi-spec read", "x" * 200, 1, 2, 1.0, width=60)) == 60
+
+
+def test_conformance_run_shows_cases_failures_and_an_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.progress import CaseProgress, progress_line
+    from conformance.runner import Verdict
+
+    assert progress_line(57, 162, 1, 80.0) == ("hudi-conformance run: 57/162 cases ━━━━━━━━──────────────── "
+                                               "1 failed · 1m20s, about 2m27s left")
+    terminal = _Tty()
+    shown = CaseProgress(3, terminal)
+    for verdict in (Verdict.PASS, Verdict.FAIL, Verdict.PASS):
+        shown(type("R", (), {"verdict": verdict})())
+    shown.close()
+    drawn = terminal.getvalue()
+    assert "\rhudi-conformance run: 1/3 cases" in drawn and "2/3 cases" in drawn and "1 failed" in drawn
+    assert drawn.endswith("\r")
+    plain = io.StringIO()
+    shown = CaseProgress(3, plain, plain_every=0.0)
+    shown(type("R", (), {"verdict": Verdict.FAIL})())
+    assert plain.getvalue().startswith("hudi-conformance run: 1/3 cases, 1 failed · ")
+    quiet = io.StringIO()
+    shown = CaseProgress(3, quiet)  # not a terminal, a run shorter than PLAIN_EVERY: nothing
+    shown(type("R", (), {"verdict": Verdict.PASS})())
+    assert quiet.getvalue() == ""
+
+
+def test_conformance_run_reports_progress_on_stderr(capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance import progress as case_progress
+    from conformance.cli import main as conformance
+
+    monkeypatch.setattr(case_progress, "PLAIN_EVERY", 0.0)
+    assert conformance(["run", "--impl", "spec", "--case", "archive-cow-v6"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"^hudi-conformance run: 1/1 cases, 0 failed · ", err, re.M), err

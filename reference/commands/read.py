@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--begin", help="incremental (required, as in Apache Hudi): exclusive start instant; "
                                    f"{FROM_START} reads from the table's first commit")
     p.add_argument("--end", help="incremental: inclusive end instant (default: latest; not before --begin)")
-    p.add_argument("--columns", nargs="+", metavar="COLUMN[,COLUMN...]",
+    p.add_argument("--columns", nargs="+", metavar="COLUMNS",
                    help="only these columns (comma-separated, or several words)")
     p.add_argument("--partition", action="append", dest="partitions", metavar="PARTITION",
                    help="only this partition: its path (city=sf, or sf) in either form, hive-style or not "

@@ -30,7 +30,8 @@ WA_COLUMNS = ["commit_time", "total_upserted", "total_written", "write_amplifica
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = _output.table_command(sub, "stats", run, help="base file sizes per commit and write amplification per commit")
+    p = _output.table_command(sub, "stats", run,
+                              help="base file sizes per commit and per partition, and write amplification")
     p.add_argument("--partition", help="file sizes of this partition only")
     p.add_argument("--section", choices=SECTIONS, help="only this table (CSV: one table; default commits)")
 

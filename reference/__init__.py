@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from spec.storage.schemes import register_object_store
 
 if TYPE_CHECKING:
-    from spec.storage.hoodie_storage import ObjectStore
+    from spec.storage.schemes import ObjectStore
 
 
 def _s3_client() -> ObjectStore:

@@ -47,14 +47,13 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
-from spec.storage.schemes import OBJECT_STORES, StorageScheme, storage_scheme
+from spec.storage.schemes import OBJECT_STORES, ObjectStore, StorageScheme, storage_scheme
 
 
 @dataclass(frozen=True)
@@ -70,30 +69,6 @@ class FileStatus:
     def name(self) -> str:
         """The file's name, without its folder."""
         return posixpath.basename(self.path)
-
-
-class ObjectStore(Protocol):
-    """Single-request and conditional operations on an object store. ``path`` is a full path as
-    the store's ``pyarrow.fs`` file system names it (``bucket/key`` on S3); a version is what the
-    store answers a write with (the ETag on S3) and what a conditional replace names."""
-
-    def get(self, path: str) -> tuple[bytes, str] | None:
-        """The object's bytes and version; None when absent."""
-
-    def head(self, path: str) -> int | None:
-        """The object's size; None when absent."""
-
-    def put(self, path: str, data: bytes) -> str:
-        """Write the whole object in one request; its new version."""
-
-    def put_if_absent(self, path: str, data: bytes) -> str | None:
-        """Create the object only if no object of that name exists; its version, or None if one did."""
-
-    def put_if_match(self, path: str, data: bytes, version: str) -> str | None:
-        """Replace the object only if its version is still ``version``; the new version, or None."""
-
-    def delete(self, paths: Sequence[str]) -> None:
-        """Delete the objects (absent ones are fine)."""
 
 
 _FS_SCHEMES = {"local": "file", "s3": "s3", "gcs": "gs", "hdfs": "hdfs"}

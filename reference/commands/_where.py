@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from spec.errors import InvalidOperation
 
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 OPERATORS = ("=", "==", "!=", "<>", "<", "<=", ">", ">=")
 PRUNING_KEY_GENERATORS = ("SIMPLE", "COMPLEX", "SIMPLE_AVRO", "COMPLEX_AVRO")
 """Key generators whose partition path segments are the partition columns' values as written."""
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)
@@ -284,28 +282,25 @@ def evaluate(node: Node, test: Callable[[Compare | In | IsNull], bool | None]) -
 
 
 def partition_values(config: TableConfig, partition: str) -> dict[str, str | None] | None:
-    """The partition columns' values a partition path holds, as strings, or None when its segments are not
-    the columns' values (a key generator that transforms them). The default partition, where Hudi puts a
-    null value (``__HIVE_DEFAULT_PARTITION__``; ``default`` before Hudi 1.0, which a value can also be), is
-    a value nothing is known of: None."""
-    fields = list(config.partition_fields)
+    """The partition columns' values a partition path holds, as strings (``spec.keygen.partition_path.
+    parse_partition_path``), or None when its segments are not the columns' values (a key generator that
+    transforms them). The default partition, where Hudi puts a null value, and a segment ``default`` (the
+    default partition before Hudi 0.12, which a value can also be) are values nothing is known of: None."""
+    from spec.errors import HudiSpecError
+    from spec.keygen.partition_path import parse_partition_path
+
     keygen = (config.keygen_type or "").upper()
     class_name = (config.keygen_class or "").rsplit(".", 1)[-1]
     simple = keygen in PRUNING_KEY_GENERATORS or class_name in ("SimpleKeyGenerator", "ComplexKeyGenerator",
                                                                   "SimpleAvroKeyGenerator", "ComplexAvroKeyGenerator")
-    segments = partition.split("/") if partition else []
-    if not fields or not simple or len(segments) != len(fields):
+    if not config.partition_fields or not simple:
         return None
-    values: dict[str, str | None] = {}
-    for name, segment in zip(fields, segments, strict=True):
-        if config.hive_style_partitioning:
-            key, sep, segment = segment.partition("=")
-            if not sep or key != name:
-                return None
-        if config.url_encode_partitions:
-            segment = unquote(segment)
-        values[name] = None if segment in (HIVE_DEFAULT_PARTITION, "default") else segment
-    return values
+    try:
+        values = parse_partition_path(partition, tuple(config.partition_fields), config.hive_style_partitioning,
+                                      url_encoded=config.url_encode_partitions)
+    except HudiSpecError:
+        return None
+    return {k: None if v == "default" else v for k, v in values.items()}
 
 
 def _prunable(typ: pa.DataType) -> bool:

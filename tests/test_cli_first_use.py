@@ -206,7 +206,8 @@ def _subparsers(parser: Any) -> dict[str, Any]:
     return found
 
 
-WRITING = ("write", "compact", "clean", "rollback", "savepoint create", "savepoint restore", "savepoint delete")
+WRITING = ("write", "compact", "clean", "rollback", "savepoint create", "savepoint restore", "savepoint delete",
+           "archived")  # archived --run archives
 
 
 def test_every_command_that_writes_takes_engine() -> None:

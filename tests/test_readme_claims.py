@@ -53,6 +53,20 @@ def test_code_blocks_fit_the_page() -> None:
     assert not wide, wide
 
 
+GUIDE_PAGES = ("docs/index.md", "docs/project.md", "docs/guide/cli.md", "docs/guide/writer.md")
+"""The site's pages a newcomer reads first: their code blocks fit the page too."""
+
+
+@pytest.mark.parametrize("page", GUIDE_PAGES)
+def test_the_guides_code_blocks_fit_the_page(page: str) -> None:
+    """Every line of the code blocks of the pages a newcomer reads first fits 90 characters (the site's
+    column at its usual width)."""
+    text = (ROOT / page).read_text()
+    wide = [line for body in re.findall(r"^```[\w-]*\n(.*?)^```", text, re.S | re.M) for line in body.splitlines()
+            if len(line) > 90]
+    assert not wide, wide
+
+
 def test_the_readme_is_at_most_half_its_old_size() -> None:
     """Usage first, the rest on the site: the README stays under half of its 20,774 bytes and 295 lines of
     before (the project's evidence, the writer's guarantees and performance in full are pages of docs/)."""

@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for flag, name in (("--keep-min", "keep_min_commits"), ("--keep-max", "keep_max_commits")):
         setting = config_registry.BY_NAME[name]
         p.add_argument(flag, type=int, default=setting.value, help=f"{setting.key} (default {setting.default})")
+    _output.add_engine_option(p, ("local",), what="local: --run archives in this process (it has no Spark step)")
 
 
 def run(args: argparse.Namespace) -> int:

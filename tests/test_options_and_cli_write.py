@@ -42,9 +42,10 @@ def test_cli_write_then_read(spark: Any, tmp_path: Path, capsys: pytest.CaptureF
     pq.write_table(pa.table({"id": [1, 2], "ts": [1, 1], "city": ["a", "b"]}), src)
     table = tmp_path / "t"
     assert main(["write", str(table), "--input", str(src), "--record-key", "id", "--ordering-field", "ts",
-                 "--partition-field", "city", "--table-version", "8", "--json"]) == 0
+                 "--partition-field", "city", "--table-version", "8", "--engine", "spark", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["inserts"] == 2 and out["action"] == "commit"
+    assert (out["engine"], out["engine_choice"]) == ("spark", "--engine spark")  # the parquet input read by Spark
     assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
     assert main(["write", str(table), "--input", str(tmp_path / "missing.txt")]) == 2
 

@@ -8,21 +8,27 @@
     hudi-conformance check TABLE...
 
 ``run`` exits 0 when every executed case passed (or failed as a known failure) and at least one
-case executed, 1 otherwise, 2 on a usage error.
+case executed, 1 otherwise. Every command: 2 on bad input — a usage error, one line on standard error
+(``hudi-conformance COMMAND: usage: what (see hudi-conformance COMMAND --help)``), or a typed error
+(``hudi-conformance COMMAND: ErrorType: what``); 130 on Ctrl-C, at any moment, without a traceback. A bare
+``hudi-conformance`` lists the commands; ``--version`` says which version this is.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from spec.errors import HudiSpecError
 
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
 SUBCOMMANDS = ("run", "generate", "tables", "check", "export", "report")
 DEFAULT_FIXTURES = "fixtures"
 
@@ -65,9 +71,13 @@ def run(args: argparse.Namespace) -> int:
     if args.case:
         cases = [c for c in cases if any(part in c.case.id for part in args.case)]
     layers = LAYERS if args.strict else DEFAULT_LAYERS
+    from conformance.progress import CaseProgress
+
+    shown = CaseProgress(len(cases))
     try:
-        result = run_cases(cases, factory, layers)
+        result = run_cases(cases, factory, layers, progress=shown)
     finally:
+        shown.close()
         if not isinstance(factory, type):  # a factory object (exec:) holds a program to end
             getattr(factory, "close", lambda: None)()
     if args.examples > 0:
@@ -131,9 +141,37 @@ def tables(args: argparse.Namespace) -> int:
 BUILTIN = {"run": register_run, "generate": register_generate, "tables": register_tables}
 
 
+class ConformanceParser(argparse.ArgumentParser):
+    """argparse, with its usage errors on one line, as ``hudi-spec`` writes them (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
+
+
+class ConformanceVersion(argparse.Action):
+    """``--version``: the installed version (the package metadata is read only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of the suite and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("hudi-spec")
+        except PackageNotFoundError:
+            installed = "(not installed)"
+        print(f"hudi-conformance {installed} (Apache Hudi table versions 6, 8 and 9)")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hudi-conformance", description="The Hudi conformance suite.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser: argparse.ArgumentParser = ConformanceParser(
+        prog="hudi-conformance",
+        description="The Hudi conformance suite. `hudi-conformance COMMAND --help` describes a command.")
+    parser.add_argument("--version", action=ConformanceVersion)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)  # each a ConformanceParser too
     for name in SUBCOMMANDS:
         if name in BUILTIN:
             BUILTIN[name](sub)
@@ -145,16 +183,36 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    for command_parser in sub.choices.values():  # unknown arguments are reported by the command's parser
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command line; its exit code. Ctrl-C at any moment is 130 and one line, never a traceback."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _main(words)
+    except KeyboardInterrupt:
+        command = next((w for w in words if not w.startswith("-")), "")
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C while saying so
+            print(f"hudi-conformance {command}".rstrip() + ": interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(words: list[str]) -> int:
+    parser = build_parser()
+    if not words:  # a bare `hudi-conformance`: the commands
+        parser.print_help()
+        return 0
+    args, unknown = parser.parse_known_args(words)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.handler(args) or 0)
     except HudiSpecError as err:
         print(f"hudi-conformance {args.command}: {type(err).__name__}: {err}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """``hudi-spec``: the command line, in the manner of hudi-cli.
 
 Each subcommand lives in its own module under ``reference/commands/`` and exposes
-``register(subparsers)``; the parser below discovers them. Every command takes
+``register(subparsers)``; the parser below discovers them. A command module imports what its work
+needs (pyarrow, the reader, Spark) when it runs, so that ``hudi-spec --help`` stays quick. A bare
+``hudi-spec`` lists the commands; ``--version`` says which version this is. Every command takes
 ``--output text|json``. Every error is one line on standard error, ``hudi-spec COMMAND: what``.
 Exit codes (``EXIT_CODES``, the table of the README and the command-line guide): 0 success; 1 the
 command ran and found a problem (a corrupt log block); 2 bad input: a typed error from
@@ -12,9 +14,11 @@ failure (``HUDI_SPEC_DEBUG=1`` prints the traceback); 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
+import signal
 import sys
 import traceback
 import warnings
@@ -41,18 +45,46 @@ EXIT_CODES: dict[int, str] = {
 """Every exit code of ``hudi-spec`` and what it means; the README and the command-line guide show this table."""
 
 
-class Parser(argparse.ArgumentParser):
+class HudiSpecParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line like every other error (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
 
 
+class HudiSpecVersion(argparse.Action):
+    """``--version``: the installed version of hudi-spec and the table versions it reads and writes (the
+    package metadata is read only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of hudi-spec and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_line(parser.prog.split()[0]))
+        parser.exit(EXIT_OK)
+
+
+def version_line(program: str) -> str:
+    """``PROGRAM VERSION (Apache Hudi table versions 6, 8 and 9; new tables: 9)``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from spec.config.registry import default
+
+    try:
+        installed = version("hudi-spec")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        installed = "(not installed)"
+    return f"{program} {installed} (Apache Hudi table versions 6, 8 and 9; new tables: {default('table_version')})"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
+    parser = HudiSpecParser(
         prog="hudi-spec",
-        description="Inspect, read and write Apache Hudi tables with the executable specification.",
+        description="Inspect, read and write Apache Hudi tables with the executable specification. "
+                    "`hudi-spec COMMAND --help` describes a command.",
     )
+    parser.add_argument("--version", action=HudiSpecVersion)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
@@ -65,9 +97,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    """Run one command line; its exit code (``EXIT_CODES``). Ctrl-C at any moment — while the command is
+    chosen, runs or prints — is exit code 130 and one line, never a traceback."""
     try:
-        args, unknown = parser.parse_known_args(argv)
+        return _main(argv)
+    except KeyboardInterrupt:
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C while saying so
+            print(f"hudi-spec {_command(argv)}".rstrip() + ": interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if argv is None:  # the process is this command line's (not a caller's that passed its own argv)
+            _quiet_interrupts_from_now_on()
+
+
+def _quiet_interrupts_from_now_on() -> None:
+    """After the command, in a process of its own: a Ctrl-C while the interpreter shuts down (stopping
+    Spark, flushing output) ends the process with 130 at once instead of a traceback from an exit handler."""
+    def exit_interrupted(*_: Any) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    with contextlib.suppress(ValueError):  # not the main thread (a command run from a worker thread): leave it
+        signal.signal(signal.SIGINT, exit_interrupted)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not words:  # a bare `hudi-spec`: the commands
+        parser.print_help()
+        return EXIT_OK
+    try:
+        args, unknown = parser.parse_known_args(words)
         if unknown:
             args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except HudiSpecError as err:  # an argument's type refused it (e.g. --limit -1)
@@ -87,8 +150,11 @@ def _show_warning(command: str) -> Callable[..., None]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reference.instrumentation.progress import command_activity
+
     try:
-        code = args.handler(args)
+        with command_activity(f"hudi-spec {args.command}"):  # a progress line, on a terminal, past a second
+            code = args.handler(args)
     except HudiSpecError as err:
         print(f"hudi-spec {args.command}: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

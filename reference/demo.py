@@ -16,7 +16,8 @@ package) must read the same rows, and those rows must be the ones the demo meant
 ever differ the demo says where and exits with status 1. The table is left in ``--path`` (default:
 a new temporary folder) for ``hudi-spec`` to look at.
 
-Run ``python -m reference.demo [--path DIR] [--table-version 6|8] [--rows N]``.
+Run ``python -m reference.demo [--path DIR] [--table-version 9|8|6] [--rows N]``: table version 9 by
+default, as Apache Hudi 1.1 writes a new table (with its metadata table); 8 as Hudi 1.0, 6 as Hudi 0.14/0.15.
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ def _point(timeline: Timeline, requested: str) -> str:
     return (inst.completed if inst is not None and inst.completed else None) or requested
 
 
-def run(path: Path, version: int = 6, rows: int = 3000, spark: Any = None) -> DemoResult:
+def run(path: Path, version: int = 9, rows: int = 3000, spark: Any = None) -> DemoResult:
     """The whole demo on a new table at ``path``; raises DemoFailure when a check fails."""
     from reference.api import HudiTable
     from reference.engines.spark_session import get_or_create_session
@@ -402,7 +403,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reference.demo", description=doc.splitlines()[0])
     parser.add_argument("--path", type=Path, default=None,
                         help="where to write the table (default: a new temporary folder); replaced if it exists")
-    parser.add_argument("--table-version", type=int, choices=(6, 8), default=6)
+    parser.add_argument("--table-version", type=int, choices=(9, 8, 6), default=9,
+                        help="9 (default; Apache Hudi 1.1), 8 (Hudi 1.0) or 6 (Hudi 0.14/0.15)")
     parser.add_argument("--rows", type=int, default=3000, help="trips in the first write (default 3000)")
     args = parser.parse_args(argv)
     if args.rows < 40:

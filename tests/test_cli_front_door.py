@@ -34,7 +34,7 @@ AS_LIST = _rows(None)
 # command (after TABLE) → (headers the text table shows, keys every JSON row has, where the rows are)
 INSPECT: dict[str, tuple[list[str], list[str], Callable[[Any], list[dict[str, Any]]]]] = {
     "desc": (["property", "value", "meaning"], [], lambda doc: [doc]),
-    "timeline": (["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time"],
+    "timeline": (["instant_time", "action", "state", "file_modified"],
                  ["instant_time", "action", "state", "completion_time", "files"], _rows("instants")),
     "commits": (["commit_time", "state_transition_time", "action", "total_bytes_written", "total_files_added",
                  "total_files_updated", "total_partitions_written", "total_records_written",

@@ -18,7 +18,7 @@ from spec.timeline.instant import Action
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize("version", [6, 8])
+@pytest.mark.parametrize("version", [6, 8, 9])
 def test_demo_builds_and_checks_a_mor_table(spark: Any, version: int, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "trips"

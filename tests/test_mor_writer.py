@@ -326,7 +326,8 @@ def test_cli_compact_schedule_and_run(spark: Any, tmp_path: Path, capsys: pytest
     t = Lockstep(spark, tmp_path / "t", 8, small_file_limit=0)
     t.write("insert", [rec(i, 1, "sf" if i % 2 else "la") for i in range(4)])
     assert main(["compact", str(t.path), "--output", "json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"compaction_time": None, "state": None, "file_groups": []}
+    assert json.loads(capsys.readouterr().out) == {"compaction_time": None, "state": None, "engine": "local",
+                                                   "file_groups": []}
     t.write("upsert", [rec(1, 2), rec(2, 2, "la")])
     assert main(["compact", str(t.path), "--schedule", "--output", "json"]) == 0
     scheduled = json.loads(capsys.readouterr().out)

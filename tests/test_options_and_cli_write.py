@@ -19,7 +19,7 @@ from tests.hudi_rs import as_multiset, hudi_rs_read
 
 def test_defaults_and_inferred_key_generator() -> None:
     cfg = parse_options({"hoodie.datasource.write.recordkey.field": "id"})
-    assert (cfg.operation, cfg.table_version, cfg.keygen_type, cfg.max_file_size) == ("upsert", 6, "NON_PARTITION",
+    assert (cfg.operation, cfg.table_version, cfg.keygen_type, cfg.max_file_size) == ("upsert", 9, "NON_PARTITION",
                                                                                       125829120)
     assert parse_options({"hoodie.datasource.write.recordkey.field": "a,b",
                           "hoodie.datasource.write.partitionpath.field": "p"}).keygen_type == "COMPLEX"
@@ -42,9 +42,10 @@ def test_cli_write_then_read(spark: Any, tmp_path: Path, capsys: pytest.CaptureF
     pq.write_table(pa.table({"id": [1, 2], "ts": [1, 1], "city": ["a", "b"]}), src)
     table = tmp_path / "t"
     assert main(["write", str(table), "--input", str(src), "--record-key", "id", "--ordering-field", "ts",
-                 "--partition-field", "city", "--table-version", "8", "--json"]) == 0
+                 "--partition-field", "city", "--table-version", "8", "--engine", "spark", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["inserts"] == 2 and out["action"] == "commit"
+    assert (out["engine"], out["engine_choice"]) == ("spark", "--engine spark")  # the parquet input read by Spark
     assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
     assert main(["write", str(table), "--input", str(tmp_path / "missing.txt")]) == 2
 
@@ -80,7 +81,7 @@ def test_cli_write_into_a_hyphenated_folder_gives_a_table_hudi_rs_reads(tmp_path
     pq.write_table(pa.table({"id": [1, 2], "ts": [1, 1], "city": ["a", "b"]}), src)
     table = tmp_path / "my-table"
     assert main(["write", str(table), "--input", str(src), "--record-key", "id", "--ordering-field", "ts",
-                 "--partition-field", "city", "--engine", "local", "--json"]) == 0
+                 "--partition-field", "city", "--engine", "local", "--table-version", "6", "--json"]) == 0
     capsys.readouterr()
     props = (table / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.table.name=my-table" in props

@@ -17,7 +17,8 @@ from spec.schema.evolution import avro_primitive, promotes, reconcile_type
 from spec.timeline.active_timeline import Timeline
 
 OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
-           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p"}
+           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p",
+           "hoodie.write.table.version": "6"}
 
 
 @pytest.mark.parametrize(("source", "target"), [

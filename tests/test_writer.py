@@ -165,7 +165,8 @@ def test_duplicate_keys_with_equal_ordering_take_the_last(spark: Any, tmp_path: 
 def test_a_killed_write_is_rolled_back_by_the_next(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "t"
     table = HudiTable(str(path), spark)
-    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    options = {"hoodie.table.name": "t", "hoodie.write.table.version": "6",  # a version 6 layout
+               "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
     table.write(rows([1], ts=1), "upsert", options)
     # what a writer killed after writing a data file leaves: requested + inflight, and a base file
     base = next(path.rglob("*.parquet"))
@@ -243,7 +244,8 @@ def test_a_table_with_a_metadata_table_is_refused_untouched(spark: Any, tmp_path
 
     path = tmp_path / "t"
     table = HudiTable(str(path), spark)
-    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    options = {"hoodie.table.name": "t", "hoodie.write.table.version": "6",  # a version 6 layout
+               "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
     table.write(rows([1], ts=1), "upsert", options)
     props = path / ".hoodie" / "hoodie.properties"
     props.write_text(props.read_text() + "hoodie.table.metadata.partitions=files\n")
@@ -276,7 +278,8 @@ def test_bloom_index_reads_only_candidate_files(spark: Any, tmp_path: Path) -> N
 def test_markers_name_what_a_killed_write_created(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "t"
     table = HudiTable(str(path), spark)
-    options = {"hoodie.table.name": "t", "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
+    options = {"hoodie.table.name": "t", "hoodie.write.table.version": "6",  # a version 6 layout
+               "hoodie.datasource.write.precombine.field": "ts", **LAYOUTS["partitioned"]}
     table.write(rows([1], ts=1), "upsert", options)
     assert not list((path / ".hoodie" / ".temp").rglob("*.marker.*"))  # markers go when the commit completes
     base = next(path.rglob("*.parquet"))

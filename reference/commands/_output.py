@@ -1,4 +1,9 @@
-"""Shared output for ``hudi-spec`` commands: a rich table for people, JSON for programs.
+"""Shared output for ``hudi-spec`` commands: a rich table for people, JSON and CSV for programs.
+
+One switch chooses the output: ``--format table|json|csv`` (and a command's own formats: ``read``'s
+``parquet``, ``fsview``'s ``mermaid`` and ``svg``). The switches it replaces still work, as deprecated
+aliases: ``--output text|json`` and ``--json``. Commands read the choice as ``args.output``: ``text``
+(a table), ``json``, ``csv`` or the command's own.
 
 Text fits where it goes: on a terminal, the terminal's width (or ``COLUMNS`` when set); piped or
 redirected, ``COLUMNS`` when set, else ``PIPED_WIDTH`` characters. A table is drawn when its columns
@@ -11,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -24,11 +30,38 @@ MIN_WIDTH = 40
 """The narrowest a table is drawn, whatever ``COLUMNS`` says."""
 
 
+FORMATS = ("table", "json", "csv")
+"""Every command's output formats: a table for people (drawn to fit the width), JSON and CSV for programs."""
+
+
+class _Format(argparse.Action):
+    """``--format table`` is the ``text`` output; any other format is itself."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, "text" if values == "table" else values)
+
+
 def add_output_option(parser: argparse.ArgumentParser, extra: Sequence[str] = ()) -> None:
-    """Every command takes ``--output text|json`` (``--json`` is a shorthand for the latter); ``extra`` adds
-    formats of the command's own (``fsview``: ``mermaid``, ``svg``)."""
-    parser.add_argument("--output", choices=("text", "json", *extra), default="text", help="output format")
-    parser.add_argument("--json", dest="output", action="store_const", const="json", help="same as --output json")
+    """Every command takes ``--format table|json|csv``; ``extra`` adds formats of the command's own
+    (``fsview``: ``mermaid``, ``svg``; ``read``: ``parquet``). ``--output`` and ``--json``, the switches it
+    replaces, stay as deprecated aliases."""
+    parser.add_argument("--format", dest="output", choices=(*FORMATS, *extra), action=_Format, default="text",
+                        help="output: table (default), json or csv" + "".join(f", {e}" for e in extra))
+    parser.add_argument("--output", choices=("text", "json", "csv", *extra), dest="output",
+                        help="deprecated: use --format (--output text is --format table)")
+    parser.add_argument("--json", dest="output", action="store_const", const="json",
+                        help="deprecated: use --format json")
+
+
+def add_engine_option(parser: argparse.ArgumentParser, engines: Sequence[str] = ("local", "spark"),
+                      default: str = "local", what: str = "") -> None:
+    """Every command that writes takes ``--engine``. ``local``: pyarrow in this process, no Spark session;
+    ``spark``: Spark jobs. A command whose work has no Spark step (clean, rollback, savepoint) takes
+    ``local`` alone and says so."""
+    helps = {"auto": "auto", "local": "local: in this process, no Spark", "spark": "spark: as Spark jobs"}
+    text = what or "; ".join(helps[e] for e in engines)
+    parser.add_argument("--engine", choices=engines, default=default, help=f"{text} (default {default})")
 
 
 def table_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
@@ -55,7 +88,14 @@ def count(text: str) -> int:
     return value
 
 
+def start_output() -> None:
+    """Blank any progress line before the command prints its output."""
+    from reference.instrumentation import progress
+    progress.finish()
+
+
 def emit_json(data: Any) -> None:
+    start_output()
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
 
@@ -76,23 +116,39 @@ def text_width(is_terminal: bool, terminal_width: int) -> int:
 
 def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Print rows under ``columns`` (named as Hudi's ``CALL show_*`` procedures name them) in ``text_width``
-    characters: as a table when every column fits at least as wide as its name, long cells folded onto more
-    lines; else one record after another, ``column  value`` per line (as ``psql``'s expanded display). No rows:
-    the title, "no rows", and the column names."""
+    characters: as a table when every column fits at least as wide as its name and its longest word, long
+    cells wrapped onto more lines between words (``wrap_cell``: a path or file name only after ``/``, ``_``
+    or ``-``, never inside a word); else one record after another, ``column  value`` per line (as ``psql``'s
+    expanded display). No rows: the title, "no rows", and the column names. A title is wrapped between
+    words too, above the table."""
     from rich.console import Console
 
+    start_output()
     probe = Console()
     width = text_width(probe.is_terminal, probe.size.width)
-    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    cells = [[text_cell(v) for v in row] for row in rows]
     if not cells:
         for line in textwrap.wrap(f"{title}: no rows" if title else "no rows", width) + textwrap.wrap(
                 "columns: " + " ".join(columns), width, subsequent_indent="  "):
             print(line)
     elif table_width(columns, cells) <= width:
-        _print_table(Console(width=width), title, columns, cells)
+        for line in textwrap.wrap(title or "", width, break_long_words=False, break_on_hyphens=False):
+            print(line)
+        _print_table(Console(width=width), columns, cells, column_widths(columns, cells, width))
     else:
         for line in record_lines(title, columns, cells, width):
             print(line)
+
+
+def text_cell(value: Any) -> str:
+    """A value as a table shows it: None empty, a list or a mapping as JSON (never Python's repr), bytes in hex."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value, default=str, ensure_ascii=False)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
 
 
 SEPARATOR = 2
@@ -100,16 +156,67 @@ SEPARATOR = 2
 
 
 FOLD_OVER = 20
-"""Cells longer than this may fold onto more lines in a table; shorter ones (instant times, numbers) never do."""
+"""Cells longer than this may wrap inside a path or a name (``_BREAK``); shorter ones only at their spaces,
+so an instant time, a number or a short name is never cut."""
+
+_BREAK = re.compile(r"(?<=[/_\-,=])|(?<=\s)|(?<=\.)(?=[A-Za-z])")
+"""Where a cell may wrap: after a space, and in a path, a file name or a dotted name after ``/``, ``_``,
+``-``, ``,``, ``=`` or a ``.`` before a letter (``hoodie.`` ``table``, ``…283.`` ``parquet``; never ``21.`` ``0``)."""
+
+
+_SPACE = re.compile(r"(?<=\s)")
+
+
+def words(line: str, fine: bool = True) -> list[str]:
+    """The pieces of a line a wrap keeps whole (each with the separator it ends with): split at ``_BREAK``,
+    or with ``fine`` False at spaces only."""
+    return [w for w in (_BREAK if fine else _SPACE).split(line) if w]
+
+
+def wrap_cell(text: str, width: int) -> list[str]:
+    """A cell's lines at most ``width`` wide, wrapped between ``words`` (a cell of at most ``FOLD_OVER``
+    characters only at its spaces); a word wider than ``width`` alone (only at widths narrower than any table
+    is drawn) is cut."""
+    out: list[str] = []
+    fine = len(text) > FOLD_OVER
+    for line in text.splitlines() or [""]:
+        current = ""
+        for word in words(line, fine):
+            if current and len(current) + len(word.rstrip()) > width:
+                out.append(current.rstrip())
+                current = ""
+            while len(word.rstrip()) > width:
+                out.append(word[:width])
+                word = word[width:]
+            current += word
+        out.append(current.rstrip())
+    return out
+
+
+def longest_word(text: str) -> int:
+    """The longest piece of a cell ``wrap_cell`` keeps whole."""
+    fine = len(text) > FOLD_OVER
+    return max((len(w.rstrip()) for line in text.splitlines() for w in words(line, fine)), default=0)
 
 
 def min_widths(columns: Sequence[str], cells: Sequence[Sequence[str]]) -> list[int]:
-    """The narrowest each column is drawn: as wide as its name, and as its widest cell line up to
-    ``FOLD_OVER`` characters (longer cells fold)."""
-    widths = []
-    for i, name in enumerate(columns):
-        widest = max((len(line) for row in cells for line in row[i].splitlines() or [""]), default=0)
-        widths.append(max(len(name), min(widest, FOLD_OVER)))
+    """The narrowest each column is drawn: as wide as its name and as the longest word of its cells."""
+    return [max(len(name), *(longest_word(row[i]) for row in cells)) for i, name in enumerate(columns)]
+
+
+def column_widths(columns: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[int]:
+    """Each column's width in a table ``width`` wide: its widest line when all fit, else its ``min_widths``
+    and the room left shared in proportion to what each column would take more."""
+    least = min_widths(columns, cells)
+    natural = [max(least[i], *(len(line) for row in cells for line in row[i].splitlines() or [""]))
+               for i in range(len(columns))]
+    room = width - SEPARATOR * (len(columns) - 1)
+    if sum(natural) <= room:
+        return natural
+    extra = room - sum(least)
+    wants = [n - m for n, m in zip(natural, least, strict=True)]
+    total = sum(wants) or 1
+    widths = [m + extra * w // total for m, w in zip(least, wants, strict=True)]
     return widths
 
 
@@ -120,36 +227,37 @@ def table_width(columns: Sequence[str], cells: Sequence[Sequence[str]]) -> int:
 
 def record_lines(title: str | None, columns: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> list[str]:
     """Rows as records, for tables too wide for ``width``: a numbered header line per row, then one
-    ``column  value`` line per column, values wrapped (long words broken) to fit."""
+    ``column  value`` line per column, values wrapped between words (``wrap_cell``) to fit; a value with a
+    word too long to share the line with its column's name goes below it."""
     key_width = max(len(c) for c in columns)
-    stacked = key_width + SEPARATOR + 20 > width  # names too long to share a line with the value: value below
-    indent = SEPARATOR if stacked else key_width + SEPARATOR
+    indent = key_width + SEPARATOR
     out = textwrap.wrap(f"{title}: one record per row (too wide for {width} columns as a table)" if title else
-                        f"one record per row (too wide for {width} columns as a table)", width)
+                        f"one record per row (too wide for {width} columns as a table)", width,
+                        break_long_words=False, break_on_hyphens=False)
     for n, row in enumerate(cells, 1):
         out.append(f"-[ {n} ]" + "-" * max(width - len(f"-[ {n} ]"), 0))
         for name, value in zip(columns, row, strict=True):
-            pieces = [p for line in (value.splitlines() or [""])
-                      for p in (textwrap.wrap(line, width - indent, break_long_words=True, break_on_hyphens=False)
-                                or [""])]
-            if stacked:
-                out.append(name[:width])
-                out.extend(f"{'':<{indent}}{p}".rstrip() for p in pieces if p)
-            else:
+            if indent + 20 <= width and longest_word(value) <= width - indent:
+                pieces = wrap_cell(value, width - indent)
                 out.append(f"{name:<{key_width}}{' ' * SEPARATOR}{pieces[0]}".rstrip())
                 out.extend(f"{'':<{indent}}{p}".rstrip() for p in pieces[1:])
+            else:  # the value below its name
+                out.append(name[:width])
+                out.extend(f"{'':<{SEPARATOR}}{p}".rstrip() for p in wrap_cell(value, width - SEPARATOR) if p)
     return out
 
 
-def _print_table(console: Any, title: str | None, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+def _print_table(console: Any, columns: Sequence[str], cells: Sequence[Sequence[str]], widths: Sequence[int]) -> None:
+    """The table, its cells wrapped to ``widths`` beforehand (rich then draws them as they are)."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    for col, least in zip(columns, min_widths(columns, cells), strict=True):
-        table.add_column(col, overflow="fold", min_width=least)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    for col, w in zip(columns, widths, strict=True):
+        table.add_column(col, no_wrap=True, overflow="ignore", min_width=w, max_width=w)
     for row in cells:
-        table.add_row(*row)
+        table.add_row(*(Text("\n".join(wrap_cell(c, w))) for c, w in zip(row, widths, strict=True)))
     console.print(table)
 
 
@@ -157,19 +265,45 @@ def emit_mapping(title: str | None, mapping: Mapping[str, Any], key: str = "prop
     emit_table(title, [key, value], sorted(mapping.items()))
 
 
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: None empty, a list its items joined by ``;``, a mapping as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ";".join("" if v is None else str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, default=str)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def emit_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Rows under a header line, as RFC 4180 CSV (cells with commas, quotes or line breaks are quoted)."""
+    import csv
+
+    start_output()
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([csv_cell(v) for v in row])
+
+
 def emit(
     output: str, data: Any, columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
 ) -> None:
-    """Print ``data`` as JSON, or ``rows`` under ``columns`` as a table."""
+    """Print ``data`` as JSON, or ``rows`` under ``columns`` as CSV or a table."""
     if output == "json":
         emit_json(data)
+    elif output == "csv":
+        emit_csv(columns, rows)
     else:
         emit_table(title, columns, rows)
 
 
 def emit_rows(output: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str | None = None,
               data: Any = None) -> None:
-    """Print ``rows`` (or ``data`` when given) as JSON, or the ``columns`` of ``rows`` as a table."""
+    """Print ``rows`` (or ``data`` when given) as JSON, or the ``columns`` of ``rows`` as CSV or a table."""
     emit(output, rows if data is None else data, columns, [[r[c] for c in columns] for r in rows], title)
 
 

@@ -4,20 +4,23 @@ records of the other instant files (plans, service metadata)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from reference.executors.common import load_table, timeline_of
-from spec.config.table_config import TableConfig
-from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import parse_avro_metadata
 from spec.timeline.commit_metadata import CommitMetadata, parse_commit_metadata
 from spec.timeline.instant import Instant, State
 from spec.timeline.layout import parse_instant_file_name, read_instant_content, timeline_dir
 
+if TYPE_CHECKING:  # storage (pyarrow) is imported by the command that runs, not by ``--help``
+    from spec.config.table_config import TableConfig
+    from spec.storage.hoodie_storage import Storage
+
 
 def open_table(path: str) -> tuple[Storage, TableConfig, Timeline]:
     """Storage, config and active timeline of the table at ``path`` (InvalidTable when there is none)."""
+    from reference.executors.common import load_table, timeline_of
+
     storage, cfg = load_table(path)
     return storage, cfg, timeline_of(storage, cfg)
 

@@ -13,7 +13,7 @@ import argparse
 from reference.commands import _output
 from reference.executors.archive import archive
 from reference.executors.common import load_table
-from spec.actions.archive import ArchiveConfig, archived_instants
+from spec.actions.archive import ArchiveConfig
 from spec.config import registry as config_registry
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]
@@ -25,9 +25,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for flag, name in (("--keep-min", "keep_min_commits"), ("--keep-max", "keep_max_commits")):
         setting = config_registry.BY_NAME[name]
         p.add_argument(flag, type=int, default=setting.value, help=f"{setting.key} (default {setting.default})")
+    _output.add_engine_option(p, ("local",), what="local: --run archives in this process (it has no Spark step)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.actions.archive import archived_instants
+
     storage, table = load_table(args.table)
     moved: list[str] = []
     if args.run:

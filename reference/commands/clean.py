@@ -9,11 +9,9 @@ Nothing to clean writes no instant. Output: one row per deleted file.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from reference.commands import _output
-from reference.executors.clean import clean, plan_table_clean
-from reference.executors.common import load_table
-from spec.actions.clean import CleanConfig
 from spec.config.registry import (
     CLEAN_POLICIES,
     KEEP_LATEST_BY_HOURS,
@@ -22,6 +20,9 @@ from spec.config.registry import (
     default,
 )
 from spec.errors import InvalidConfig
+
+if TYPE_CHECKING:
+    from spec.actions.clean import CleanConfig
 
 COLUMNS = ["clean_time", "partition_path", "file"]
 RETENTIONS = ("clean_commits_retained", "clean_file_versions_retained", "clean_hours_retained")
@@ -34,10 +35,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="commits / file versions / hours retained (default "
                         f"{' / '.join(str(default(n)) for n in RETENTIONS)})")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
+    _output.add_engine_option(p, ("local",), what="local: clean runs in this process (it has no Spark step)")
 
 
 def clean_config(policy: str, retained: int | None) -> CleanConfig:
     """The CleanConfig of a policy name and its retention number."""
+    from spec.actions.clean import CleanConfig
+
     name = policy.upper()
     if name not in CLEAN_POLICIES:
         raise InvalidConfig(f"unknown cleaner policy {policy!r}", hint=f"use one of {', '.join(CLEAN_POLICIES)}")
@@ -51,6 +55,9 @@ def clean_config(policy: str, retained: int | None) -> CleanConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.executors.clean import clean, plan_table_clean
+    from reference.executors.common import load_table
+
     storage, table = load_table(args.table)
     config = clean_config(args.policy, args.retained)
     if args.dry_run:

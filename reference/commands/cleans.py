@@ -13,9 +13,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import instant_record, open_table, requested_plan, state_transition_time, timeline_mtimes
-from spec.timeline.avro_model import HoodieCleanerPlan, HoodieCleanMetadata
-from spec.timeline.instant import Action
 
 COLUMNS = ["clean_time", "state_transition_time", "action", "start_clean_time", "time_taken_in_millis",
            "total_files_deleted", "earliest_commit_to_retain", "last_completed_commit_timestamp", "version", "policy"]
@@ -29,6 +26,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import (
+        instant_record,
+        open_table,
+        requested_plan,
+        state_transition_time,
+        timeline_mtimes,
+    )
+    from spec.timeline.avro_model import HoodieCleanerPlan, HoodieCleanMetadata
+    from spec.timeline.instant import Action
+
     storage, _, timeline = open_table(args.table)
     cleans = [i for i in reversed(timeline.instants) if i.action == Action.CLEAN]
     if args.pending:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import commit_metadata, open_table
 from spec.errors import InstantNotFound
 
 COLUMNS = ["action", "partition_path", "file_id", "previous_commit", "total_records_updated", "total_records_written",
@@ -26,6 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import commit_metadata, open_table
+
     storage, _, timeline = open_table(args.table)
     commits = timeline.commits_timeline()
     inst = commits.get(args.instant) if args.instant else commits.latest_completed()

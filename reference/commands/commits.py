@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import commit_metadata, open_table, state_transition_time, timeline_mtimes
 
 COLUMNS = ["commit_time", "state_transition_time", "action", "operation", "total_bytes_written", "total_files_added",
            "total_files_updated", "total_partitions_written", "total_records_written", "total_update_records_written",
@@ -26,6 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import commit_metadata, open_table, state_transition_time, timeline_mtimes
+
     storage, _, timeline = open_table(args.table)
     rows = []
     mtimes = timeline_mtimes(storage, timeline)

@@ -2,7 +2,9 @@
 
 Without options: schedule a compaction of every latest file slice with log files and run it.
 ``--schedule`` only writes the plan (``<t>.compaction.requested``); ``--run [INSTANT]`` executes a
-pending plan (the oldest when no instant is given). Output: one row per compacted file group.
+pending plan (the oldest when no instant is given). ``--engine local`` (the default) merges the file
+groups on threads of this process, with no Spark session; ``--engine spark`` runs one Spark task per
+file group. Output: one row per compacted file group.
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mode.add_argument("--schedule", action="store_true", help="only write the compaction plan")
     mode.add_argument("--run", nargs="?", const="", metavar="INSTANT",
                       help="only run a pending compaction (the oldest, or INSTANT)")
+    _output.add_engine_option(p, what="local: file groups merged on threads of this process, no Spark; "
+                                      "spark: one Spark task per file group")
 
 
 def run(args: argparse.Namespace) -> int:
     from reference.executors.compaction import compact, run_compaction, schedule_compaction
     from reference.write.client import WriteClient
 
-    client = WriteClient(args.table)
+    client = WriteClient(args.table, engine=args.engine)
     if args.schedule:
         t = schedule_compaction(client)
         data: dict[str, Any] = {"compaction_time": t, "state": "REQUESTED" if t else None, "file_groups": []}
@@ -50,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
                  "prev_commit": s.prev_commit, "num_writes": s.num_writes,
                  "total_log_files_compacted": s.total_log_files_compacted, "total_log_records": s.total_log_records,
                  "file_size": s.file_size} for s in md.all_write_stats()]
-    data = {"compaction_time": t, "state": "COMPLETED" if t else None, "file_groups": rows}
-    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=f"Compaction {t}" if t else "Nothing to compact")
+    data = {"compaction_time": t, "state": "COMPLETED" if t else None, "engine": args.engine, "file_groups": rows}
+    title = f"Compaction {t} ({args.engine} engine)" if t else "Nothing to compact"
+    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=title)
     return 0

@@ -14,9 +14,6 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
-from spec.timeline.avro_model import HoodieCompactionPlan
-from spec.timeline.instant import Action
 
 COLUMNS = ["compaction_time", "state_transition_time", "state", "action", "timeline_type", "operation_size",
            "total_log_files", "partitions"]
@@ -28,6 +25,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
+    from spec.timeline.avro_model import HoodieCompactionPlan
+    from spec.timeline.instant import Action
+
     storage, _, timeline = open_table(args.table)
     rows: list[dict[str, Any]] = []
     mtimes = timeline_mtimes(storage, timeline)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from spec.config.table_config import KEYS_BY_NAME, TableConfig
-from spec.storage.hoodie_storage import Storage
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,6 +13,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.config.table_config import KEYS_BY_NAME, TableConfig
+    from spec.storage.hoodie_storage import Storage
+
     storage = Storage(args.table)
     cfg = TableConfig.load(storage)
     summary = {
@@ -30,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = [(k, v, "") for k, v in summary.items()]
     rows += [(k, v, KEYS_BY_NAME[k].doc if k in KEYS_BY_NAME else "") for k, v in sorted(cfg.props.items())]
-    _output.emit_table(f"Hudi table {cfg.name}", ["property", "value", "meaning"], rows)
+    _output.emit(args.output, None, ["property", "value", "meaning"], rows, f"Hudi table {cfg.name}")
     return 0

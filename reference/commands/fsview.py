@@ -18,15 +18,14 @@ slice) and ``--output svg`` as a picture over the timeline (``reference.diagrams
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reference.commands import _output
-from reference.commands._table import open_table
-from spec.file_group.file_system_view import FileSlice, FileSystemView
-from spec.metadata.metadata_table import list_table_files
-from spec.storage.hoodie_storage import Storage
-from spec.timeline.active_timeline import Timeline
-from spec.timeline.instant import validate_instant_time
+
+if TYPE_CHECKING:
+    from spec.file_group.file_system_view import FileSlice, FileSystemView
+    from spec.storage.hoodie_storage import Storage
+    from spec.timeline.active_timeline import Timeline
 
 COLUMNS = ["partition", "file_id", "base_instant", "data_file", "data_file_size", "num_delta_files",
            "total_delta_file_size", "delta_files"]
@@ -73,6 +72,11 @@ def _latest_row(sl: FileSlice, partition: str, file_id: str, timeline: Timeline)
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import open_table
+    from spec.file_group.file_system_view import FileSystemView
+    from spec.metadata.metadata_table import list_table_files
+    from spec.timeline.instant import validate_instant_time
+
     if args.as_of is not None:
         validate_instant_time(args.as_of, metadata_suffix=True)  # metadata tables name instants so too
     storage, cfg, timeline = open_table(args.table)

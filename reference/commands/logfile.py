@@ -1,9 +1,14 @@
 """``hudi-spec logfile FILE``: the blocks of a log file (like hudi-cli ``show logfile metadata/records``).
 
-Each block is framed (``spec.file_group.log_file.log_format``) and checked for what can be checked
-without a checksum (``spec.file_group.log_file.block_checks``); a corrupt region or a block with a
-problem makes the exit code 1. Where the file lies in a table (a ``.hoodie`` folder above it), its table
-version, partition and file id are checked too."""
+One row per block: its offset, type (a command block by its command, ``HoodieCommandBlockTypeEnum``:
+``COMMAND_BLOCK (ROLLBACK_BLOCK)``), instant, record count, sizes and whether it read whole. ``--records N``
+adds the first N records, in text as a table of their values per block (a delete block's keys as Hudi's
+``DeleteRecord`` holds them), in JSON as objects. A file with no log block in it at all (no ``#HUDI#``
+magic anywhere) is not a log file: bad input, exit 2; a log file with a corrupt block exits 1. Each block is
+also checked for what can be checked without a checksum (``spec.file_group.log_file.block_checks``); a block
+with a problem exits 1 too. Where the file lies in a table (a ``.hoodie`` folder above it), its table version,
+partition and file id are checked too.
+"""
 
 from __future__ import annotations
 
@@ -65,6 +70,8 @@ def _location(path: str) -> tuple[int | None, str | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.file_group.log_file.log_format import MAGIC, CommandType
+
     path = args.file
     if "://" in path:
         parent, _, name = path.rpartition("/")
@@ -79,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
                                hint="check the path; `hudi-spec fsview TABLE` lists each file slice's log files")
     data = storage.read(name)
     version, partition, file_id = _location(path)
+    if data and MAGIC not in data:
+        raise InvalidOperation(f"{path} is not a Hudi log file: no log block in its {len(data)} bytes",
+                               hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0; "
+                                    "`hudi-spec fsview TABLE` lists each file slice's log files")
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0
@@ -92,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
             continue
         block = rec.block
         header = {(HeaderKey(k).name if k in HeaderKey._value2member_map_ else str(k)): v for k, v in block.header}
+        command = block.header_value(HeaderKey.COMMAND_BLOCK_TYPE)
+        if block.block_type == BlockType.COMMAND_BLOCK and command is not None and command.isdigit():
+            known = int(command) in CommandType._value2member_map_
+            row["command_type"] = CommandType(int(command)).name if known else f"unknown command {command}"
         row.update(block_type=block.block_type.name, instant_time=block.instant_time,
                    target_instant_time=block.target_instant_time, content_bytes=len(block.content),
                    header=header, status="ok")
@@ -116,10 +131,25 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "damaged_blocks": damaged,
                            "blocks": blocks})
+        _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "blocks": blocks})
+    elif args.output == "csv":
+        _output.emit_csv(COLUMNS, [[_type_cell(b) if c == "block_type" else b.get(c) for c in COLUMNS]
+                                   for b in blocks])
     else:
         _output.emit_table(f"{name}: {len(blocks)} blocks, {len(data)} bytes", COLUMNS,
-                           [[b.get(c) for c in COLUMNS] for b in blocks])
+                           [[_type_cell(b) if c == "block_type" else b.get(c) for c in COLUMNS] for b in blocks])
         for b in blocks:
-            for r in b.get("records", []):
-                print(r)
+            records = b.get("records") or []
+            if records:
+                columns = list(dict.fromkeys(k for r in records for k in r))
+                print()
+                _output.emit_table(f"{len(records)} records of the {b['block_type']} at offset {b['offset']}"
+                                   f" (instant {b.get('instant_time')})", columns,
+                                   [[r.get(c) for c in columns] for r in records])
     return 1 if corrupt or damaged else 0
+
+
+def _type_cell(block: dict[str, Any]) -> str:
+    """A block's type as text shows it: a command block with its command."""
+    kind = str(block.get("block_type"))
+    return f"{kind} ({block['command_type']})" if "command_type" in block else kind

@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.executors.common import load_table
-from reference.executors.rollback import rollback
 
 COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
 
@@ -20,9 +18,13 @@ COLUMNS = ["rollback_instant", "instant", "partition_path", "change", "file"]
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = _output.table_command(sub, "rollback", run, help="roll back the latest (or a named) write")
     p.add_argument("instant", nargs="?", help="the instant to roll back (default: the latest write)")
+    _output.add_engine_option(p, ("local",), what="local: rollback runs in this process (it has no Spark step)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.rollback import rollback
+
     storage, table = load_table(args.table)
     result = rollback(storage, table, args.instant)
     rows = []

@@ -15,9 +15,6 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import instant_record, open_table, requested_plan, state_transition_time, timeline_mtimes
-from spec.timeline.avro_model import HoodieRollbackMetadata, HoodieRollbackPlan
-from spec.timeline.instant import Action
 
 COLUMNS = ["instant", "rollback_instant", "total_files_deleted", "time_taken_in_millis", "total_partitions",
            "action", "state_transition_time", "rollback_log_files"]
@@ -31,6 +28,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import (
+        instant_record,
+        open_table,
+        requested_plan,
+        state_transition_time,
+        timeline_mtimes,
+    )
+    from spec.timeline.avro_model import HoodieRollbackMetadata, HoodieRollbackPlan
+    from spec.timeline.instant import Action
+
     storage, _, timeline = open_table(args.table)
     rollbacks = [i for i in reversed(timeline.instants) if i.action == Action.ROLLBACK]
     if args.limit is not None:

@@ -13,9 +13,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.executors.common import load_table
-from reference.executors.restore import restore
-from reference.executors.savepoint import savepoint_create, savepoint_delete
 
 CREATE_COLUMNS = ["savepoint_time", "partition_path", "file"]
 RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "total_files_deleted"]
@@ -32,9 +29,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("instant", help="the savepoint's time")
     d = _output.table_command(actions, "delete", run_delete, help="delete a savepoint")
     d.add_argument("instant", help="the savepoint's time")
+    for action in (c, r, d):
+        _output.add_engine_option(action, ("local",), what="local: savepoints are written in this process "
+                                                            "(they have no Spark step)")
 
 
 def run_create(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.savepoint import savepoint_create
+
     storage, table = load_table(args.table)
     result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment)
     rows = [{"savepoint_time": result.instant, "partition_path": p, "file": f} for p, f in sorted(result.files)]
@@ -44,6 +47,9 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.restore import restore
+
     storage, table = load_table(args.table)
     result = restore(storage, table, args.instant)
     rows = []
@@ -59,6 +65,9 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
+    from reference.executors.common import load_table
+    from reference.executors.savepoint import savepoint_delete
+
     storage, table = load_table(args.table)
     savepoint_delete(storage, table, args.instant)
     _output.emit(args.output, {"deleted_savepoint": args.instant}, ["deleted_savepoint"], [[args.instant]],

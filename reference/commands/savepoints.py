@@ -11,9 +11,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
-from spec.timeline.avro_model import HoodieSavepointMetadata
-from spec.timeline.instant import Action
 
 COLUMNS = ["savepoint_time", "savepointed_by", "savepointed_at", "comments", "total_partitions", "total_files",
            "state_transition_time"]
@@ -24,6 +21,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import instant_record, open_table, state_transition_time, timeline_mtimes
+    from spec.timeline.avro_model import HoodieSavepointMetadata
+    from spec.timeline.instant import Action
+
     storage, _, timeline = open_table(args.table)
     rows = []
     mtimes = timeline_mtimes(storage, timeline)

@@ -1,10 +1,14 @@
 """``hudi-spec timeline TABLE``: the instants of the active timeline (like ``CALL show_timeline``).
 
-Columns as ``show_timeline`` names them: ``instant_time`` (requested time), ``action``, ``state``,
-and ``requested_time`` / ``inflight_time`` / ``completed_time``, the modification times of the
-instant's file in each state (UTC). Added here: ``completion_time`` (layout 2: the ``C`` of
-``T_C.action``), ``requested_action`` (``compaction`` for a completed compaction shown as
-``commit``) and ``files``, the instant's timeline files (in text only with ``--files``). Like
+Text shows the times the timeline itself holds: ``instant_time`` (the requested time), ``action``,
+``state`` and, on layout 2 (table versions 8 and 9), ``completion_time`` (the ``C`` of ``T_C.action``;
+layout 1 names none); the one time that is not the timeline's, when the instant's file was last written,
+only in a column that says so, ``file_modified`` (UTC). JSON has every column as ``show_timeline`` names
+them: ``instant_time``, ``action``, ``state``, and ``requested_time`` / ``inflight_time`` /
+``completed_time``, which in ``show_timeline`` are the modification times of the instant's file in each
+state (UTC, to the millisecond); added here: ``completion_time``, ``requested_action`` (``compaction`` for a
+completed compaction shown as ``commit``) and ``files``, the instant's timeline files (in text only with
+``--files``). Like
 ``show_timeline`` the newest 20 instants are shown unless ``--all`` or ``--limit`` says otherwise;
 rows are in timeline order. ``--archived`` (``show_timeline``'s ``showArchived``) puts the archived
 instants first, ``timeline_type`` ARCHIVED (v6: the archived log; v8: the LSM history).
@@ -14,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from reference.commands import _output
-from spec.storage.hoodie_storage import Storage
-from spec.timeline.active_timeline import Timeline
-from spec.timeline.instant import State
-from spec.timeline.layout import parse_instant_file_name, timeline_dir
+
+if TYPE_CHECKING:
+    from spec.storage.hoodie_storage import Storage
 
 COLUMNS = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time",
            "timeline_type", "completion_time", "requested_action", "files"]
@@ -38,24 +42,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def text_columns(rows: list[dict[str, object]], layout: int, archived: bool, files: bool) -> list[str]:
-    """The columns text shows, so that a timeline fits a terminal: ``timeline_type`` only with ``--archived``
-    (else every row is ACTIVE), ``completion_time`` only on layout 2 (layout 1 has none), ``files`` only with
-    ``--files``. A ``requested_action`` other than the action is shown in the action's cell, as
-    ``commit (compaction)``. JSON always has every column."""
-    columns = ["instant_time", "action", "state", "requested_time", "inflight_time", "completed_time"]
-    if archived:
-        columns.append("timeline_type")
+    """The columns text shows: the timeline's own times (``instant_time``; ``completion_time`` only on layout
+    2, layout 1 has none), then ``file_modified``; ``timeline_type`` only with ``--archived`` (else every row is
+    ACTIVE), ``files`` only with ``--files``. A ``requested_action`` other than the action is shown in the
+    action's cell, as ``commit (compaction)``. JSON always has every column."""
+    columns = ["instant_time", "action", "state"]
     if layout == 2:
         columns.append("completion_time")
+    columns.append("file_modified")
+    if archived:
+        columns.append("timeline_type")
     return [*columns, "files"] if files else columns
 
 
+FILE_MODIFIED = "file_modified"
+"""The text column of the modification time of the instant's file in its current state: not a time of the
+timeline, and named so (``MM-dd HH:mm:ss``, UTC, as ``show_timeline`` prints its state times)."""
+
+
 def _text_cell(row: dict[str, object], column: str) -> object:
-    """A cell of the text table: times of the state files as ``show_timeline`` prints them (``MM-dd HH:mm:ss``,
-    UTC; JSON has them to the millisecond), the action with the action it was requested as, files one a line."""
+    """A cell of the text table: the time the instant's file in its state was written (``file_modified``), the
+    action with the action it was requested as, files one a line."""
+    if column == FILE_MODIFIED:
+        state = {"REQUESTED": "requested_time", "INFLIGHT": "inflight_time", "COMPLETED": "completed_time"}
+        value = row.get(state.get(str(row["state"]), ""))
+        return datetime.fromisoformat(value).strftime("%m-%d %H:%M:%S") if isinstance(value, str) else None
     value = row[column]
-    if column in ("requested_time", "inflight_time", "completed_time") and isinstance(value, str):
-        return datetime.fromisoformat(value).strftime("%m-%d %H:%M:%S")
     if column == "action" and row["requested_action"] not in (None, value):
         return f"{value} ({row['requested_action']})"
     if column == "files":
@@ -68,6 +80,11 @@ def _iso(mtime_ms: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from spec.storage.hoodie_storage import Storage
+    from spec.timeline.active_timeline import Timeline
+    from spec.timeline.instant import State
+    from spec.timeline.layout import parse_instant_file_name, timeline_dir
+
     storage = Storage(args.table)
     timeline = Timeline.load(storage)
     listing = {f.name: f.mtime_ms for f in storage.list(timeline_dir(timeline.layout)) if not f.is_dir}
@@ -102,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     total = len(timeline) + (sum(r["timeline_type"] == "ARCHIVED" for r in rows) if args.archived else 0)
     if args.output == "json":
         _output.emit_json({"layout": timeline.layout, "total_instants": total, "instants": rows})
+    elif args.output == "csv":
+        _output.emit_csv(COLUMNS, [[r[c] for c in COLUMNS] for r in rows])
     else:
         shown = f"{len(rows)} of {total}" if len(rows) < total else str(len(rows))
         columns = text_columns(rows, timeline.layout, args.archived, args.files)
@@ -113,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
 def _archived_rows(storage: Storage, pending_only: bool) -> list[dict[str, object]]:
     from spec.actions.archive import archived_instants
     from spec.config.table_config import TableConfig
+    from spec.timeline.instant import State
 
     table = TableConfig.load(storage)
     return [{"instant_time": a.requested, "action": a.action, "state": a.state, "requested_time": None,

@@ -32,7 +32,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spec.errors import InvalidConfig
-from spec.storage.hoodie_storage import ObjectStore, register_object_store
 
 PRECONDITION_FAILED = 412
 """S3's answer to a failed ``If-None-Match`` / ``If-Match`` condition (``S3StorageLockClient``)."""
@@ -150,11 +149,6 @@ class S3ObjectStore:
                     "Objects": [{"Key": k} for k in keys[i:i + DELETE_BATCH]], "Quiet": True})
 
 
-def _factory() -> ObjectStore:
-    return S3ObjectStore()
-
-
-register_object_store(("s3", "s3a"), _factory)
 
 def object_store_env() -> dict[str, str]:
     """The driver's AWS settings (endpoint, region, keys), shipped with every Spark task that reaches

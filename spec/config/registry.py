@@ -158,8 +158,9 @@ SETTINGS: tuple[Setting, ...] = (
             "KeyGeneratorOptions.HIVE_STYLE_PARTITIONING_ENABLE", "hive_style", parse_bool),
     Setting("hoodie.datasource.write.partitionpath.urlencode", "false", "URL-encode partition values",
             "KeyGeneratorOptions.URL_ENCODE_PARTITIONING", "url_encode", parse_bool),
-    Setting("hoodie.write.table.version", "6", "table version of a new table: 6, 8 or 9 (8 and 9 keep a "
-            "metadata table unless hoodie.metadata.enable=false)", "HoodieWriteConfig.WRITE_TABLE_VERSION",
+    Setting("hoodie.write.table.version", "9", "table version of a new table: 9 (the default, as Apache Hudi "
+            "1.1 writes: HoodieTableVersion.current()), 8 (Hudi 1.0) or 6 (Hudi 0.14/0.15); 8 and 9 keep a "
+            "metadata table unless hoodie.metadata.enable=false", "HoodieWriteConfig.WRITE_TABLE_VERSION",
             "table_version", int, choices=("6", "8", "9")),
     Setting("hoodie.metadata.enable", None, "keep the metadata table's files partition (table versions 8 and 9); "
             "false deletes a table's metadata table. Unset: a table keeps its own as it is; a new table of version "

@@ -21,7 +21,8 @@ Rules the format relies on:
 
 Conditional writes need a client that exposes them; ``pyarrow.fs`` does not. ``spec`` states the
 interface (``ObjectStore``) and the rules; a client is registered per scheme
-(``register_object_store``, done by ``reference.transaction.object_store`` for ``s3``/``s3a`` with boto3).
+(``spec.storage.schemes.register_object_store``; ``reference`` registers its boto3 client,
+``reference.transaction.object_store``, for ``s3``/``s3a``).
 
 Parquet files are read with pre-buffering (whole column chunks fetched in coalesced requests)
 only where requests are slow, on object stores: on a local file system it only allocates large
@@ -43,17 +44,16 @@ import posixpath
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
-from spec.storage.schemes import StorageScheme, storage_scheme
+from spec.storage.schemes import OBJECT_STORES, ObjectStore, StorageScheme, storage_scheme
 
 
 @dataclass(frozen=True)
@@ -69,40 +69,6 @@ class FileStatus:
     def name(self) -> str:
         """The file's name, without its folder."""
         return posixpath.basename(self.path)
-
-
-class ObjectStore(Protocol):
-    """Single-request and conditional operations on an object store. ``path`` is a full path as
-    the store's ``pyarrow.fs`` file system names it (``bucket/key`` on S3); a version is what the
-    store answers a write with (the ETag on S3) and what a conditional replace names."""
-
-    def get(self, path: str) -> tuple[bytes, str] | None:
-        """The object's bytes and version; None when absent."""
-
-    def head(self, path: str) -> int | None:
-        """The object's size; None when absent."""
-
-    def put(self, path: str, data: bytes) -> str:
-        """Write the whole object in one request; its new version."""
-
-    def put_if_absent(self, path: str, data: bytes) -> str | None:
-        """Create the object only if no object of that name exists; its version, or None if one did."""
-
-    def put_if_match(self, path: str, data: bytes, version: str) -> str | None:
-        """Replace the object only if its version is still ``version``; the new version, or None."""
-
-    def delete(self, paths: Sequence[str]) -> None:
-        """Delete the objects (absent ones are fine)."""
-
-
-OBJECT_STORES: dict[str, Callable[[], ObjectStore]] = {}
-"""A factory of the ``ObjectStore`` client per scheme (``register_object_store``)."""
-
-
-def register_object_store(schemes: Sequence[str], factory: Callable[[], ObjectStore]) -> None:
-    """Make ``factory`` the client of every scheme in ``schemes`` (called by ``reference.transaction.object_store``)."""
-    for scheme in schemes:
-        OBJECT_STORES[scheme] = factory
 
 
 _FS_SCHEMES = {"local": "file", "s3": "s3", "gcs": "gs", "hdfs": "hdfs"}

@@ -29,9 +29,46 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Sto
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from spec.errors import InvalidConfig
+
+
+class ObjectStore(Protocol):
+    """Single-request and conditional operations on an object store. ``path`` is a full path as
+    the store's ``pyarrow.fs`` file system names it (``bucket/key`` on S3); a version is what the
+    store answers a write with (the ETag on S3) and what a conditional replace names."""
+
+    def get(self, path: str) -> tuple[bytes, str] | None:
+        """The object's bytes and version; None when absent."""
+
+    def head(self, path: str) -> int | None:
+        """The object's size; None when absent."""
+
+    def put(self, path: str, data: bytes) -> str:
+        """Write the whole object in one request; its new version."""
+
+    def put_if_absent(self, path: str, data: bytes) -> str | None:
+        """Create the object only if no object of that name exists; its version, or None if one did."""
+
+    def put_if_match(self, path: str, data: bytes, version: str) -> str | None:
+        """Replace the object only if its version is still ``version``; the new version, or None."""
+
+    def delete(self, paths: Sequence[str]) -> None:
+        """Delete the objects (absent ones are fine)."""
+
+
+OBJECT_STORES: dict[str, Callable[[], ObjectStore]] = {}
+"""A factory of the ``ObjectStore`` client per scheme (``register_object_store``): the client that
+``spec.storage.hoodie_storage.Storage`` writes an object store's files with."""
+
+
+def register_object_store(schemes: Sequence[str], factory: Callable[[], ObjectStore]) -> None:
+    """Make ``factory`` the client of every scheme in ``schemes`` (called when ``reference`` is imported)."""
+    for scheme in schemes:
+        OBJECT_STORES[scheme] = factory
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,34 @@ def validate_instant_time(t: str, metadata_suffix: bool = False) -> str:
     return t
 
 
+QUERY_INSTANT_FORMS = ("yyyyMMddHHmmss[SSS]", "yyyy-MM-dd HH:mm:ss[.SSS]", "yyyy-MM-dd")
+"""The forms a time-travel query's instant may take (``as.of.instant``)."""
+
+
+def format_query_instant(text: str) -> str:
+    """The instant time a time-travel query names, from any form ``QUERY_INSTANT_FORMS`` lists.
+
+    Rule (Hudi's ``HoodieSqlCommonUtils.formatQueryInstant``): an instant time (14 or 17 digits) is taken as
+    it is, once it is shown to be a valid date; ``yyyy-MM-dd HH:mm:ss[.SSS]`` becomes ``yyyyMMddHHmmssSSS``
+    (``HoodieInstantTimeGenerator.getInstantForDateString``, milliseconds ``000`` when absent);
+    ``yyyy-MM-dd`` becomes the start of that day, ``yyyyMMdd000000000``. The date and time are taken as
+    written, as Hudi reformats them (no time-zone conversion). Anything else is an InvalidInstantTime."""
+    forms = {10: "%Y-%m-%d", 19: "%Y-%m-%d %H:%M:%S", 23: "%Y-%m-%d %H:%M:%S.%f"}
+    try:
+        if _INSTANT_TIME_RE.fullmatch(text):
+            datetime.strptime(text[:14], INSTANT_TIME_FORMAT)
+            if len(text) == 17:
+                datetime.strptime(text[14:], "%f")
+            return text
+        if len(text) in forms and text.isascii():
+            parsed = datetime.strptime(text, forms[len(text)])
+            return parsed.strftime(INSTANT_TIME_FORMAT) + f"{parsed.microsecond // 1000:03d}"
+    except ValueError:
+        pass
+    raise InvalidInstantTime(f"{text!r} is not an instant time or a date a query takes",
+                             hint=f"give one of {', '.join(QUERY_INSTANT_FORMS)}, as Apache Hudi's as.of.instant takes")
+
+
 def format_instant_time(dt: datetime) -> str:
     """An instant time for ``dt`` in UTC, millisecond precision."""
     dt = dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)

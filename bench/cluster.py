@@ -134,7 +134,7 @@ def on_cluster(run: Callable[[Context], Measurement]) -> Callable[[Context], Mea
     peaks of the timed operation and the table's file groups added to its measurement."""
 
     def job(ctx: Context) -> Measurement:
-        from reference.spark import get_or_create_session
+        from reference.engines.spark_session import get_or_create_session
 
         if not Path("/proc/self/clear_refs").exists():
             from bench.jobs import NotAvailable

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -65,16 +67,16 @@ class UpsertShape:
         return self.n + self.inserts
 
 
-def _keys(ids: np.ndarray) -> pa.Array:
+def _keys(ids: npt.NDArray[Any]) -> pa.Array:
     digits = pc.utf8_lpad(pc.cast(pa.array(ids, pa.int64()), pa.string()), KEY_DIGITS, "0")
     return pc.binary_join_element_wise("k", digits, "")
 
 
-def _parts(ids: np.ndarray) -> pa.Array:
+def _parts(ids: npt.NDArray[Any]) -> pa.Array:
     return pc.binary_join_element_wise("p", pc.cast(pa.array(ids % PARTITIONS, pa.int64()), pa.string()), "")
 
 
-def _rows(ids: np.ndarray, ts: np.ndarray, rng: np.random.Generator, tag: str) -> pa.Table:
+def _rows(ids: npt.NDArray[Any], ts: npt.NDArray[Any], rng: np.random.Generator, tag: str) -> pa.Table:
     m = len(ids)
     filler = pc.utf8_lpad(pc.cast(pa.array(rng.integers(0, 10**12, m), pa.int64()), pa.string()), 12, "0")
     pad = pa.array(np.where(rng.random(m) < 0.5, "x" * 20, "y" * 40).astype(object), pa.string())

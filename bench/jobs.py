@@ -132,7 +132,7 @@ def bytes_on_disk(path: Path) -> int:
 
 def spark_session() -> Any:
     """The benchmark's Spark session (``local[2]``), started on first use."""
-    from reference.spark import get_or_create_session
+    from reference.engines.spark_session import get_or_create_session
 
     return get_or_create_session(app_name="hudi-spec-bench")
 

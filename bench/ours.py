@@ -256,8 +256,8 @@ def _hudi_rs_read(path: Path, ctx: Context) -> Measurement:
 
 
 def spark_reader() -> Callable[[Any, str], Any]:
-    """The Spark engine's snapshot read from reference/spark_reader.py: (spark, path) -> DataFrame."""
-    from reference.spark_reader import read_spark
+    """The Spark engine's snapshot read from reference/engines/spark_reader.py: (spark, path) -> DataFrame."""
+    from reference.engines.spark_reader import read_spark
 
     def read(session: Any, path: str) -> Any:
         return read_spark(session, path)
@@ -328,7 +328,7 @@ JOBS: tuple[Job, ...] = (
     Job("hudi_spec_snapshot_read_spec_engine", "hudi-spec spec.read.reader", READ,
         lambda c: _spec_read(cow_upserted(c), c), prepare=needs(cow_upserted),
         vs="hudi_rs_read_our_cow_table", warm=True, note="COW table after the upsert"),
-    Job("hudi_spec_snapshot_read_spark_engine", "hudi-spec reference.spark_reader (Spark)", READ,
+    Job("hudi_spec_snapshot_read_spark_engine", "hudi-spec reference.engines.spark_reader (Spark)", READ,
         lambda c: _spark_read(cow_upserted(c), c), prepare=_prepare_spark_read, spark=True,
         vs="hudi_rs_read_our_cow_table", warm=True, note="COW table after the upsert"),
     Job("hudi_rs_read_our_cow_table", "hudi-rs", READ, lambda c: _hudi_rs_read(cow_upserted(c), c),

@@ -103,7 +103,7 @@ def markdown_table(results: Sequence[JobResult]) -> str:
 
 def steps_table(results: Sequence[JobResult]) -> str:
     """Our writes' seconds per step of the write path (first and warm run), one row per job and run."""
-    from reference.step_times import StepTimes
+    from reference.instrumentation.step_times import StepTimes
 
     rows = [(r, label, steps) for r in results if r.status == OK
             for label, steps in (("first", r.steps), ("warm", r.warm_steps)) if steps]
@@ -130,7 +130,7 @@ def _mb(kb: Any) -> str:
 def scale_table(results: Sequence[JobResult]) -> str:
     """The scale jobs at each of their row counts: seconds, the ratio to local[2], the table's file groups,
     the driver's peak RSS (its Python process and its JVM) and the seconds of each step."""
-    from reference.step_times import StepTimes
+    from reference.instrumentation.step_times import StepTimes
 
     scale = _scale_jobs()
     rows = [r for r in results if r.job in scale]

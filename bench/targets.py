@@ -59,7 +59,7 @@ TARGETS: tuple[Target, ...] = (
 
 
 @dataclass(frozen=True)
-class Verdict:
+class TargetVerdict:
     """One target at one row count."""
 
     target: Target
@@ -86,30 +86,30 @@ def _x(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}x"
 
 
-def judge(target: Target, n: int, by: Mapping[tuple[str, int], Mapping[str, Any]]) -> Verdict:
+def judge(target: Target, n: int, by: Mapping[tuple[str, int], Mapping[str, Any]]) -> TargetVerdict:
     """The verdict of ``target`` at ``n`` rows from the results (``(job, n)`` to its result dict)."""
     job, base = by.get((target.job, n)), by.get((target.base, n))
     for name, r in ((target.job, job), (target.base, base)):
         if r is None:
-            return Verdict(target, n, None, None, "not run", f"{name} did not run at {n:,} rows")
+            return TargetVerdict(target, n, None, None, "not run", f"{name} did not run at {n:,} rows")
         if r["status"] != OK:
-            return Verdict(target, n, None, None, str(r["status"]), f"{name}: {r['status']}: {r.get('reason')}")
+            return TargetVerdict(target, n, None, None, str(r["status"]), f"{name}: {r['status']}: {r.get('reason')}")
     assert job is not None and base is not None
     first = _ratio(job.get("seconds"), base.get("seconds"))
     warm = _ratio(job.get("warm_seconds"), base.get("warm_seconds"))
     if target.limit is None:
-        return Verdict(target, n, first, warm, MET,
+        return TargetVerdict(target, n, first, warm, MET,
                        f"completed, rows checked; {job['seconds']:.2f} s against {base['seconds']:.2f} s on "
                        f"{base['engine']}")
     ratios = [(label, v) for label, v in (("first", first), ("warm", warm)) if v is not None]
     over = [f"{label} {v:.2f}x > {target.limit:.2f}x" for label, v in ratios if v > target.limit]
     if not over:
-        return Verdict(target, n, first, warm, MET,
+        return TargetVerdict(target, n, first, warm, MET,
                        ", ".join(f"{label} {v:.2f}x ≤ {target.limit:.2f}x" for label, v in ratios))
-    return Verdict(target, n, first, warm, MISSED, ", ".join(over) + _slowest_step(job))
+    return TargetVerdict(target, n, first, warm, MISSED, ", ".join(over) + _slowest_step(job))
 
 
-def verdicts(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> list[Verdict]:
+def verdicts(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> list[TargetVerdict]:
     """Every target at every row count of ``sizes``."""
     by = {(str(r["job"]), int(r["n"])): r for r in results}
     return [judge(t, n, by) for t in TARGETS for n in sizes]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from conformance.ops import Case, CreateTable, Op
+from conformance.interface.ops import Case, CreateTable, Op
 from spec.model.operations import Write
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"

@@ -13,7 +13,7 @@ from typing import Final
 from conformance.case_kit import COW, MOR, Builder, rec, w
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
-from conformance.ops import Case, Op
+from conformance.interface.ops import Case, Op
 from spec.model.operations import ExpectError, Write
 
 WRITE_OPERATIONS_ALL: Final = ("insert", "bulk_insert", "insert_overwrite", "insert_overwrite_table", "upsert",

@@ -1,7 +1,8 @@
 """The corpus's cases for what a writer leaves behind beyond the rows (the L4 ledger's bug classes):
 the tie rule on equal ordering values on both merge paths (the columnar fast path and the record-by-
 record row path), a compaction plan that must hold every file group with logs, compaction refused on
-a copy-on-write table, archival of a replacecommit whose replaced file groups are not cleaned yet.
+a copy-on-write table, archival of a replacecommit whose replaced file groups are not cleaned yet, a
+compaction after archival moved deltacommits whose log files it must still take.
 ``conformance.generate.corpus`` places them in their suites."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import rec, w
-from conformance.ops import Case
+from conformance.interface.ops import Case
 from spec.model.operations import Archive, Compact, ExpectError
 
 # --- suite: writes ---------------------------------------------------------------------------------
@@ -39,6 +40,19 @@ def compaction_two_groups(tt: str, v: int) -> Case:
                  ["compact", "bug:compaction-plan-incomplete"], _config(tt, v),
                  [w("insert", rec(1, 1), rec(2, 1, "b")), w("upsert", rec(1, 2), rec(2, 2, "b")),
                   Compact("schedule"), Compact("run")])
+
+
+def compaction_after_archive(tt: str, v: int) -> Case:
+    return _case("compaction-after-archive", tt, v, "archival moves deltacommits off the active timeline while their "
+                 "log files hold the only copy of their updates; the compaction after it takes those logs (their "
+                 "deltacommits completed, as the archived timeline says) and every update survives (keep_min 2, "
+                 "keep_max 3, one deltacommit enough for archival's compaction bound)",
+                 ["compact", "archive", "bug:compaction-reverts-archived-updates"],
+                 _config(tt, v, keep_min_commits=2, keep_max_commits=3, clean_commits_retained=1,
+                         compact_max_delta_commits=1),
+                 [w("insert", rec(1, 1), rec(2, 1), rec(3, 1), rec(4, 1)),
+                  *(w("upsert", rec(k, 2, v=f"update-{k}")) for k in (1, 2, 3, 4)),
+                  Archive(), Compact()])
 
 
 def compaction_on_cow(tt: str, v: int) -> Case:

@@ -15,6 +15,13 @@ A table passes when every rule below holds. Each finding names the rule it break
 - ``partition-metadata`` (error): every partition holding data files has a readable
   ``.hoodie_partition_metadata`` of the right depth;
 - ``log-block`` (error): every log file frames as whole blocks: no corrupt or truncated block;
+- ``log-block-content`` (error): each block holds what can be checked without a checksum
+  (``spec.file_group.log_file.block_checks``: header keys and values, an empty footer, record counts
+  and lengths, the schema, the meta fields against the block's instant and the file's partition and
+  file id), and what needs the table: the block's instant is on the timeline (or older than it, or
+  rolled back by a command block of its file group), its schema has the fields of the commit that
+  wrote it, and each record's key and partition path are the ones the table's key generator gives
+  its fields;
 - ``orphan-file`` (error): every data file belongs to an instant on the timeline (or older than it);
 - ``pending-files`` (warning): data files of instants that have not completed (a running or failed
   write; the next write rolls them back);
@@ -25,10 +32,15 @@ A table passes when every rule below holds. Each finding names the rule it break
   partition, that partition reads and lists exactly the live files (those of the file system view
   built from a listing of storage: files of completed instants).
 - ``single-base-per-instant`` (error): a file group has at most one base file per instant.
+- ``missing-file`` (error): every file a completed instant wrote for a file group's latest slice (or
+  a newer one) is on storage (``spec.file_group.file_system_view.missing_latest_files``, every instant's
+  commit metadata, and ``missing_slice_files``, every file of the latest slices): a missing one makes a
+  reader return older rows, or rows a delete block removed, unless it refuses as the spec reader does.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -36,12 +48,21 @@ from dataclasses import asdict, dataclass
 from spec.config.table_config import LAYOUT_V1, TableConfig
 from spec.errors import HudiSpecError, UnsupportedTable
 from spec.file_group.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
-from spec.file_group.file_system_view import DataFile, FileSystemView, list_data_files
-from spec.file_group.log_file.log_format import read_blocks
+from spec.file_group.file_system_view import (
+    DataFile,
+    FileSystemView,
+    list_data_files,
+    missing_latest_files,
+    missing_slice_files,
+)
+from spec.file_group.log_file.block_checks import check_block
+from spec.file_group.log_file.log_blocks import decode_records
+from spec.file_group.log_file.log_format import BlockType, LogBlock, read_blocks
 from spec.file_group.partition_metadata import PARTITION_METADATA_FILE, parse_partition_metadata, partition_depth
+from spec.keygen.key_generators import KeyGenerator, key_generator_from_config
 from spec.metadata.metadata_table import METADATA_TABLE_PATH, list_table_files, uses_metadata_table
 from spec.read.reader import TableReader
-from spec.schema.table_schema import COMMIT_TIME, RECORD_KEY
+from spec.schema.table_schema import COMMIT_TIME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -122,8 +143,9 @@ def _check_timeline(storage: Storage, layout: int) -> tuple[list[Finding], Timel
     return findings, timeline
 
 
-def _check_data_files(storage: Storage, timeline: Timeline) -> list[Finding]:
+def _check_data_files(storage: Storage, timeline: Timeline, cfg: TableConfig) -> list[Finding]:
     findings: list[Finding] = []
+    blocks: list[_LogBlockAt] = []
     partitions_with_data: set[str] = set()
     seen_base: dict[tuple[str, str, str], str] = {}
     first = timeline.first_instant()
@@ -157,6 +179,11 @@ def _check_data_files(storage: Storage, timeline: Timeline) -> list[Finding]:
                         reason = rec.corrupt.reason if rec.corrupt else ""
                         findings.append(Finding("error", "log-block", f.path,
                                                 f"corrupt block at offset {rec.offset} ({rec.length} bytes): {reason}"))
+                    elif rec.block is not None:
+                        blocks.append(_LogBlockAt(f.path, partition, log.file_id, rec.offset, rec.block))
+                        findings += [Finding("error", "log-block-content", f.path,
+                                             f"block at offset {rec.offset}: {problem}")
+                                     for problem in check_block(rec.block, cfg.table_version, partition, log.file_id)]
         inst = timeline.get(instant)
         older = first is not None and instant < first.requested
         if inst is None and not older and not (is_log_file_name(name) and _v6_log_of_slice(timeline, instant)):
@@ -165,6 +192,7 @@ def _check_data_files(storage: Storage, timeline: Timeline) -> list[Finding]:
         elif inst is not None and not inst.is_completed and inst.action != Action.COMPACTION:
             findings.append(Finding("warning", "pending-files", f.path,
                                     f"written by {inst.action} {instant}, which has not completed"))
+    findings += _check_blocks_against_table(storage, timeline, cfg, blocks)
     for partition in sorted(partitions_with_data):
         meta = posixpath.join(partition, PARTITION_METADATA_FILE) if partition else PARTITION_METADATA_FILE
         if not storage.exists(meta):
@@ -179,6 +207,96 @@ def _check_data_files(storage: Storage, timeline: Timeline) -> list[Finding]:
             findings.append(Finding("error", "partition-metadata", meta,
                                     f"partitionDepth is {md.depth}, the folder is {partition_depth(partition)} deep"))
     return findings
+
+
+@dataclass(frozen=True)
+class _LogBlockAt:
+    """A well-framed log block and where it is."""
+
+    path: str
+    partition: str
+    file_id: str
+    offset: int
+    block: LogBlock
+
+
+def _check_blocks_against_table(storage: Storage, timeline: Timeline, cfg: TableConfig,
+                                blocks: list[_LogBlockAt]) -> list[Finding]:
+    """What a block must hold that only the table knows: its instant on the timeline, its schema's fields
+    those of the commit that wrote it, each record's key and partition path the key generator's."""
+    findings: list[Finding] = []
+    first = timeline.first_instant()
+    rolled_back = {(b.partition, b.file_id, b.block.target_instant_time) for b in blocks if b.block.is_rollback}
+    schemas: dict[str, set[str] | None] = {}
+    try:
+        keygen: KeyGenerator | None = key_generator_from_config(cfg.props)
+    except HudiSpecError:
+        keygen = None
+    for b in blocks:
+        instant = b.block.instant_time
+        if instant is None or not instant.isdigit() or b.block.block_type == BlockType.COMMAND_BLOCK:
+            continue
+        where = f"block at offset {b.offset}"
+        inst = timeline.get(instant)
+        if inst is None:
+            if (first is None or instant >= first.requested) and (b.partition, b.file_id, instant) not in rolled_back:
+                findings.append(Finding("error", "log-block-content", b.path,
+                                        f"{where}: its instant {instant} is on no timeline and no rollback block "
+                                        "names it; readers ignore its records"))
+            continue
+        if not inst.is_completed or not b.block.is_data:
+            continue
+        if instant not in schemas:
+            schemas[instant] = _commit_fields(storage, timeline, instant)
+        expected = schemas[instant]
+        block_fields = _schema_fields(b.block.schema)
+        if expected is not None and block_fields is not None and block_fields - set(META_FIELDS) != expected:
+            findings.append(Finding("error", "log-block-content", b.path,
+                                    f"{where}: its schema's fields differ from those of the commit {instant} that "
+                                    f"wrote it: {', '.join(sorted((block_fields - set(META_FIELDS)) ^ expected))}"))
+        if keygen is not None and cfg.populate_meta_fields:
+            findings += _check_keys_of_block(b, keygen, where)
+    return findings
+
+
+def _schema_fields(schema: str | None) -> set[str] | None:
+    try:
+        return {str(f["name"]) for f in json.loads(schema or "")["fields"]}
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _commit_fields(storage: Storage, timeline: Timeline, instant: str) -> set[str] | None:
+    """The data fields of the schema a completed commit records (None when it records none)."""
+    inst = timeline.get(instant)
+    try:
+        md = parse_commit_metadata(read_instant_content(storage, inst, timeline.layout)) if inst else None
+    except HudiSpecError:
+        return None
+    fields = _schema_fields(md.schema) if md and md.schema else None
+    return None if fields is None else fields - set(META_FIELDS)
+
+
+def _check_keys_of_block(b: _LogBlockAt, keygen: KeyGenerator, where: str) -> list[Finding]:
+    """Each data record's ``_hoodie_record_key`` and ``_hoodie_partition_path`` are what the key generator
+    makes of its fields."""
+    try:
+        records = decode_records(b.block)
+    except HudiSpecError:
+        return []  # reported by check_block
+    for i, rec in enumerate(records):
+        key, partition = rec.get(RECORD_KEY), rec.get(PARTITION_PATH)
+        if key is None or partition is None:
+            continue
+        try:
+            expected = (keygen.record_key(rec), keygen.partition_path(rec))
+        except HudiSpecError:
+            continue
+        if (key, partition) != expected:
+            return [Finding("error", "log-block-content", b.path,
+                            f"{where}: record {i} has key {key!r} in partition {partition!r}, but its fields give "
+                            f"key {expected[0]!r} in partition {expected[1]!r}")]
+    return []
 
 
 def _v6_log_of_slice(timeline: Timeline, instant: str) -> bool:
@@ -254,6 +372,21 @@ def _check_metadata_files(storage: Storage, cfg: TableConfig, timeline: Timeline
     return findings
 
 
+def _check_missing_files(storage: Storage, cfg: TableConfig, timeline: Timeline) -> list[Finding]:
+    """Files the timeline says hold the latest rows of a file group, missing from storage."""
+    listing = list_data_files(storage)
+    try:
+        missing = set(missing_latest_files(storage, timeline, listing))
+        missing |= set(missing_slice_files(storage, FileSystemView.load(storage, cfg, timeline, None, listing)))
+    except HudiSpecError as err:
+        return [Finding("error", "missing-file", storage.uri, f"the files the timeline names cannot be checked: "
+                                                              f"{err.message}")]
+    return [Finding("error", "missing-file", path, f"written by the completed instant {instant} for its file "
+                                                   "group's latest slice, and missing: readers would return "
+                                                   "older rows in its place")
+            for instant, path in sorted(missing, key=lambda m: m[1])]
+
+
 def check_table(path: str | Storage) -> CheckReport:
     """Every finding for the table at ``path``."""
     storage = path if isinstance(path, Storage) else Storage(path)
@@ -267,8 +400,9 @@ def check_table(path: str | Storage) -> CheckReport:
         return CheckReport(storage.uri, (Finding("error", "table-config", ".hoodie/hoodie.properties", err.message),))
     findings, timeline = _check_timeline(storage, cfg.timeline_layout)
     assert timeline is not None
-    findings += _check_data_files(storage, timeline)
+    findings += _check_data_files(storage, timeline, cfg)
     findings += _check_metadata_files(storage, cfg, timeline)
+    findings += _check_missing_files(storage, cfg, timeline)
     if not any(f.code == "log-block" for f in findings):
         try:
             findings += _check_keys(storage)

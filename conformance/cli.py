@@ -60,7 +60,8 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.adapter import DEFAULT_LAYERS, LAYERS, resolve_impl
+    from conformance.adapters import resolve_impl
+    from conformance.interface.adapter import DEFAULT_LAYERS, LAYERS
     from conformance.runner import RunResult, load_cases, render_json, render_junit, render_text, run_cases
 
     if args.jars:
@@ -128,7 +129,7 @@ def register_tables(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def tables(args: argparse.Namespace) -> int:
-    from conformance.adapter import resolve_impl
+    from conformance.adapters import resolve_impl
     from conformance.golden import GOLDEN_CASES, write_goldens
 
     written = write_goldens(args.fixtures, resolve_impl("reference"), args.case or GOLDEN_CASES)

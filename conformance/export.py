@@ -163,7 +163,7 @@ def export_departures(out: Path, fixtures: str | Path, reader: str = "hudi_rs", 
     import tempfile
     from dataclasses import replace
 
-    from conformance.adapter import resolve_impl
+    from conformance.adapters import resolve_impl
     from conformance.report import factory_for
 
     fixtures_by_id = {fc.case.id: fc for fc in load_cases(fixtures)}

@@ -28,7 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.adapter import LAYERS
 from conformance.case_kit import BOTH_TYPES, BOTH_VERSIONS, COW, MOR, Builder, rec, w
 from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
@@ -44,12 +43,14 @@ from conformance.cases_fidelity import (
 )
 from conformance.cases_ledger import (
     archive_uncleaned_replace,
+    compaction_after_archive,
     compaction_on_cow,
     compaction_two_groups,
     equal_ordering_fast_path,
     equal_ordering_row_path,
 )
-from conformance.ops import Case, case_from_json, case_to_json
+from conformance.interface.adapter import LAYERS
+from conformance.interface.ops import Case, case_from_json, case_to_json
 from spec.errors import InvalidOperation
 from spec.model.operations import (
     Archive,
@@ -368,7 +369,7 @@ def corpus() -> dict[str, list[Case]]:
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]
     services += [*_grid(compaction_two_groups, types=(MOR,)), *_grid(compaction_on_cow, types=(COW,)),
-                 *_grid(archive_uncleaned_replace)]
+                 *_grid(archive_uncleaned_replace), *_grid(compaction_after_archive, types=(MOR,))]
     services += [c for b in (clean_file_versions, auto_clean, archival) for c in _grid(b, versions=(6, 8))
                  if c.config.table_type == COW or b is auto_clean]
     timeline = [c for b in (rollback_latest, savepoint_restore, crash_then_write, expect_error_write)

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from conformance.adapter import DEFAULT_LAYERS, DirectoryReads, TableUnderTest
 from conformance.diff import LayerDiff, diff_step
+from conformance.interface.adapter import DEFAULT_LAYERS, DirectoryReads, TableUnderTest
+from conformance.interface.ops import Case, CreateTable, Op, case_from_json, case_to_json
 from conformance.observe import Normalizer, fixed_times, observe, plan_of
-from conformance.ops import Case, CreateTable, Op, case_from_json, case_to_json
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
 from spec.errors import InvalidOperation
 from spec.timeline.avro_schemas import AVRO_MAGIC, read_container, write_container

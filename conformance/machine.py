@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
-from conformance.adapter import TableUnderTest
-from conformance.ops import CreateTable, Op
+from conformance.interface.adapter import TableUnderTest
+from conformance.interface.ops import CreateTable, Op
 from conformance.runner import Lockstep
 from spec.config.registry import default
 from spec.model.operations import (

@@ -51,10 +51,10 @@ def _m(id: str, path: str, find: str, replace: str, bug_class: str, description:
     return Mutation(id, path, find, replace, bug_class, description, hints)
 
 
-H, C, S, RB, CL, A = ("reference/handles.py", "reference/client.py", "reference/executors/compaction.py",
+H, C, S, RB, CL, A = ("reference/io/handles.py", "reference/write/client.py", "reference/executors/compaction.py",
                       "reference/executors/rollback.py", "reference/executors/clean.py",
                       "reference/executors/archive.py")
-B = "reference/buckets.py"
+B = "reference/io/buckets.py"
 MUTATIONS: Final[tuple[Mutation, ...]] = (
     _m("base-num-writes", H, '"numWrites": table.num_rows,', '"numWrites": table.num_rows + 1,', "write stats",
        "a base file's numWrites one too many", "insert-upsert-delete-cow-v6"),
@@ -133,10 +133,11 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
        "        chosen = chosen or hold_back_uncleaned_replaces(chosen, replaced_groups(", "archival",
        "a replacecommit is archived before its replaced groups are cleaned",
        "archive-uncleaned-replace-cow-v6"),
-    _m("operation-type-insert", C, '"insert": "INSERT", "bulk_insert"', '"insert": "UPSERT", "bulk_insert"',
+    _m("operation-type-insert", C, "operation_type = WriteOperationType.of_option(op).value",
+       'operation_type = WriteOperationType.of_option("upsert" if op == "insert" else op).value',
        "commit metadata", "an insert's commit names operation UPSERT", "insert-upsert-delete-cow-v6"),
-    _m("delete-partition-operation", C, '{"schema": schema_json(table, None)}, "DELETE_PARTITION",',
-       '{"schema": schema_json(table, None)}, "INSERT_OVERWRITE",', "commit metadata",
+    _m("delete-partition-operation", C, '{"schema": schema_json(table, None)}, WriteOperationType.DELETE_PARTITION',
+       '{"schema": schema_json(table, None)}, WriteOperationType.INSERT_OVERWRITE', "commit metadata",
        "delete_partition's commit names operation INSERT_OVERWRITE", "delete-partition-cow-v6"),
     _m("replaced-ids-drop-one", B, "replace = {p: tuple(v) for p, v in replaced.items()}",
        "replace = {p: tuple(v)[1:] for p, v in replaced.items()}", "commit metadata",

@@ -1,7 +1,7 @@
 """Observations: what the harness sees of a table after a step, normalized so that two
 implementations that conform leave equal observations.
 
-Layers (``conformance.adapter.LAYERS``):
+Layers (``conformance.interface.adapter.LAYERS``):
 
 - **L0 rows** — snapshot, read-optimized, time travel to each completed write, incremental over each
   window of completed instants; each a list of rows with the meta columns, sorted by (partition
@@ -36,8 +36,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from conformance.adapter import DEFAULT_LAYERS, NotSupported, Query, RawGroup, TableUnderTest
-from conformance.ops import Case, to_json
+from conformance.interface.adapter import DEFAULT_LAYERS, NotSupported, Query, RawGroup, TableUnderTest
+from conformance.interface.ops import Case, to_json
 from spec.errors import HudiSpecError, InvalidOperation
 from spec.file_group.file_naming import is_base_file_name, is_log_file_name, parse_base_file_name, parse_log_file_name
 from spec.write.ledger import ledger_violations

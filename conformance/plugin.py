@@ -49,7 +49,8 @@ class ConformanceManifest(pytest.File):
     results: dict[str, Any]
 
     def collect(self) -> Iterator[pytest.Item]:
-        from conformance.adapter import DEFAULT_LAYERS, LAYERS, resolve_impl
+        from conformance.adapters import resolve_impl
+        from conformance.interface.adapter import DEFAULT_LAYERS, LAYERS
         from conformance.runner import load_cases
 
         config = self.config

@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.adapter import TableUnderTest, resolve_impl
+from conformance.adapters import resolve_impl
+from conformance.interface.adapter import TableUnderTest
 from conformance.runner import FixtureCase, RunResult, Verdict, load_cases, run_cases
 
 DEFAULT_IMPLS: Final = ("spec", "reference", "reference_local", "hudi_rs", "hudi_spark")

@@ -25,10 +25,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from conformance.adapter import DEFAULT_LAYERS, LAYERS, TableUnderTest, missing_capabilities
 from conformance.diff import LayerDiff, diff_step, render_step
+from conformance.interface.adapter import DEFAULT_LAYERS, LAYERS, TableUnderTest, missing_capabilities
+from conformance.interface.ops import Case, CreateTable, Op, case_from_json
 from conformance.observe import Normalizer, Observation, QueryPlan, describe_op, fixed_times, observe, plan_of
-from conformance.ops import Case, CreateTable, Op, case_from_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model.operations import ExpectError
 

@@ -8,6 +8,9 @@ meaning, with the aliases each key is also known by.
 (``spec.config.registry.SETTINGS``): key, default, the Hudi ``ConfigProperty`` that declares it
 and the name it is carried as.
 
+``<!-- hudi-spec:refused-options -->`` is replaced by the table of every option the writer refuses
+(``spec.config.refused_options.REFUSED``): key, what it changes, the values accepted and what to do.
+
 ``<!-- hudi-spec:matrix -->`` is replaced by the conformance matrix rendered from the committed
 run ``docs/conformance-matrix.json`` (``conformance.report.render_matrix``).
 
@@ -25,6 +28,7 @@ from typing import Any
 OPTIONS_MARKER = "<!-- hudi-spec:options -->"
 SETTINGS_MARKER = "<!-- hudi-spec:settings -->"
 MATRIX_MARKER = "<!-- hudi-spec:matrix -->"
+REFUSED_MARKER = "<!-- hudi-spec:refused-options -->"
 SOURCES_MARKER = re.compile(r"<!-- hudi-spec:sources ((?:spec/[\w/]+\.py ?)+) -->")
 _ROOT = Path(__file__).resolve().parent.parent
 _MIB = 1024 * 1024
@@ -72,6 +76,18 @@ def settings_table() -> str:
     return "\n".join(lines)
 
 
+def refused_options_table() -> str:
+    """The markdown table of the options the writer refuses, in the order they are matched."""
+    from spec.config.refused_options import REFUSED
+
+    lines = ["| option | changes | accepted | instead |", "|---|---|---|---|"]
+    for r in REFUSED:
+        key = f"`{r.key}*`" if r.key.endswith(".") else f"`{r.key}`"
+        accepted = ", ".join(v if " " in v else f"`{v}`" for v in r.accepted) or "—"
+        lines.append(f"| {key} | {_cell(r.concern)}: {_cell(r.does)} | {_cell(accepted)} | {_cell(r.hint)} |")
+    return "\n".join(lines)
+
+
 def source_paragraph(module: str) -> str:
     """The paragraph of ``module``'s docstring that starts with "Source", on one line, in Markdown."""
     doc = ast.get_docstring(ast.parse((_ROOT / module).read_text())) or ""
@@ -104,6 +120,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         markdown = markdown.replace(OPTIONS_MARKER, options_table())
     if SETTINGS_MARKER in markdown:
         markdown = markdown.replace(SETTINGS_MARKER, settings_table())
+    if REFUSED_MARKER in markdown:
+        markdown = markdown.replace(REFUSED_MARKER, refused_options_table())
     if MATRIX_MARKER in markdown:
         markdown = markdown.replace(MATRIX_MARKER, matrix_page())
     return SOURCES_MARKER.sub(lambda m: sources_note(m.group(1).split()), markdown)

@@ -1,7 +1,7 @@
 """The reference writer and readers built on ``spec``.
 
-Importing the package registers the S3 client for conditional writes (``reference.object_store``) for
-``s3://`` and ``s3a://`` paths; the client's module (boto3, pyarrow) is imported when a table on S3 is
+Importing the package registers the S3 client for conditional writes (``reference.transaction.object_store``)
+for ``s3://`` and ``s3a://`` paths; the client's module (boto3, pyarrow) is imported when a table on S3 is
 first written, so that importing the package stays light (``hudi-spec --help`` imports no pyarrow).
 """
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def _s3_client() -> ObjectStore:
     """The S3 client, made on first use (``spec.storage.hoodie_storage.Storage.store``)."""
-    from reference.object_store import S3ObjectStore
+    from reference.transaction.object_store import S3ObjectStore
 
     return S3ObjectStore()
 

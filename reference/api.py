@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference.client import WriteClient, WriteResult
 from reference.executors.clean import CleanResult
+from reference.write.client import WriteClient, WriteResult
 from spec.config.table_config import TableConfig
 from spec.read.reader import read_table
 from spec.timeline.active_timeline import Timeline
@@ -75,8 +75,8 @@ class HudiTable:
         Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it first rolls back the
         failed writes whose heartbeat expired, as Hudi's cleaner does under the LAZY policy, and holds the
         table lock only to plan and to complete, so writers write while it deletes."""
+        from reference.config.options import parse_options
         from reference.executors.clean import clean
-        from reference.options import parse_options
         from spec.write.service_configs import clean_config
 
         cfg = parse_options(dict(options or {}))

@@ -36,7 +36,7 @@ EXIT_INTERRUPTED = 130
 DEBUG_ENV = "HUDI_SPEC_DEBUG"
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
-    EXIT_PROBLEM: "the command ran and found a problem: `logfile` read a corrupt block",
+    EXIT_PROBLEM: "the command ran and found a problem: `logfile` read a corrupt or damaged block",
     EXIT_BAD_INPUT: "bad input: not a Hudi table, a missing file, an unknown instant, a bad option or argument "
                     "(a typed error from `spec/errors.py`, or a usage error)",
     EXIT_FAILURE: f"an unexpected failure (a bug, or Spark failing); `{DEBUG_ENV}=1` prints the traceback",
@@ -150,7 +150,7 @@ def _show_warning(command: str) -> Callable[..., None]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from reference.progress import command_activity
+    from reference.instrumentation.progress import command_activity
 
     try:
         with command_activity(f"hudi-spec {args.command}"):  # a progress line, on a terminal, past a second

@@ -39,10 +39,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from reference import progress
 from reference.cli import main as cli
 from reference.commands._output import emit_table
-from reference.progress import spark_progress
+from reference.instrumentation import progress
+from reference.instrumentation.progress import spark_progress
 from spec.read.reader import read_table
 from spec.timeline.active_timeline import Timeline
 
@@ -188,12 +188,14 @@ class Readers:
     def check(self, label: str, expected: Mapping[str, dict[str, Any]] | None, query: str = "snapshot",
               **kw: str | None) -> pa.Table:
         """Read one query with every reader; raise DemoFailure unless they agree (and match ``expected``)."""
-        from reference.spark_reader import read_spark
+        from reference.engines.spark_reader import read_spark
 
         ours = read_table(self.path, query, **kw)  # type: ignore[arg-type]
         reference = canonical(ours)
         df = read_spark(self.spark, self.path, query, **kw)
-        spark_rows = canonical(df.toArrow() if df.columns else None)
+        from reference.engines.spark_arrow import spark_to_arrow
+
+        spark_rows = canonical(spark_to_arrow(df) if df.columns else None)
         readers: list[tuple[str, list[str]]] = [("the Spark reader", spark_rows)]
         if self.use_hudi_rs:
             readers.append(("hudi-rs", canonical(read_hudi_rs(self.path, query, **kw))))
@@ -268,9 +270,9 @@ def _point(timeline: Timeline, requested: str) -> str:
 def run(path: Path, version: int = 9, rows: int = 3000, spark: Any = None) -> DemoResult:
     """The whole demo on a new table at ``path``; raises DemoFailure when a check fails."""
     from reference.api import HudiTable
+    from reference.engines.spark_session import get_or_create_session
     from reference.executors.clean import clean
     from reference.executors.common import load_table
-    from reference.spark import get_or_create_session
     from spec.actions.clean import CleanConfig
     from spec.config.registry import KEEP_LATEST_COMMITS
 

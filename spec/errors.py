@@ -99,6 +99,13 @@ class ConfigConflict(InvalidConfig):
     kind = "config_conflict"
 
 
+class UnsupportedOption(InvalidConfig):
+    """A Hudi option the writer does not implement and may not ignore: it changes locking, concurrency,
+    consistency, durability or what is written (``spec.config.refused_options``)."""
+
+    kind = "unsupported_option"
+
+
 class InstantNotFound(HudiSpecError):
     """A named instant is not on the timeline (or not in the state the operation needs)."""
 
@@ -181,6 +188,7 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         ChecksumMismatch,
         InvalidConfig,
         ConfigConflict,
+        UnsupportedOption,
         InstantNotFound,
         LogFormatError,
         CorruptBlock,

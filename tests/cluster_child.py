@@ -22,7 +22,7 @@ from test_local_engine import _write_all
 
 from conformance.adapters.reference_spark import START_EPOCH, FileIds, ReplayClock
 from reference.api import HudiTable
-from reference.spark import get_or_create_session
+from reference.engines.spark_session import get_or_create_session
 
 BULK_OPTIONS = {"hoodie.table.name": "b", "hoodie.datasource.write.recordkey.field": "id",
                 "hoodie.datasource.write.partitionpath.field": "city",

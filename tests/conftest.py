@@ -11,6 +11,11 @@ elsewhere. The table-version-9 tables (Apache Hudi 1.1) are found the same way i
 ``../shared/external/hudi-rs-tables-v9`` (``--hudi-rs-tables-v9``, ``HUDI_RS_TABLES_V9``). Where
 there are none, every test that needs them skips from one place, so the summary reports them
 once, in one line, with how to get them.
+
+Apache Hudi itself (its Spark bundle, fetched by ``make apache-hudi`` into ``.cache/apache-hudi``, or
+named by ``HUDI_SPARK_BUNDLE``) is put into the one Spark session of the run, beside the reference
+writer; the ``apache_hudi`` fixture is that session. Without the bundle, every test that needs it skips
+from the same one place, in one line with the reason.
 """
 
 from __future__ import annotations
@@ -64,6 +69,11 @@ SKIP_MESSAGE = (
     "folders with their zips and MANIFEST.tsv"
 )
 V9_SKIP_MESSAGE = SKIP_MESSAGE
+HUDI_SKIP_MESSAGE = (
+    "Apache Hudi's Spark bundle was not found: `make apache-hudi` fetches it with Maven into .cache/apache-hudi "
+    "(it needs Maven and a reachable Maven Central), or point HUDI_SPARK_BUNDLE at the hudi-spark bundle jar "
+    "of the installed pyspark's Spark line"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -118,8 +128,8 @@ def _tables_source(config: pytest.Config, v9: bool = False) -> Path | None:
     return path
 
 
-def _skip_without_tables(message: str) -> NoReturn:
-    pytest.skip(message)  # the one place every real-table test skips from
+def _skip_without(message: str) -> NoReturn:
+    pytest.skip(message)  # the one place every real-table test and every Apache Hudi test skips from
 
 
 def _manifest_rows(source: Path) -> list[dict[str, str]]:
@@ -138,7 +148,7 @@ def required_tables_source(request: pytest.FixtureRequest) -> Path:
     """The folder the real tables come from, for tests that need the folder itself (skips without it)."""
     source = _tables_source(request.config)
     if source is None:
-        _skip_without_tables(SKIP_MESSAGE)
+        _skip_without(SKIP_MESSAGE)
     return source
 
 
@@ -147,7 +157,7 @@ def real_tables(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """All real tables, extracted once per session into a temporary folder (read-only use)."""
     source = _tables_source(request.config)
     if source is None:
-        _skip_without_tables(SKIP_MESSAGE)
+        _skip_without(SKIP_MESSAGE)
     baseline = json.loads((source / "BASELINE_hudi-py-0.5.0.json").read_text())
     return _extract(source, tmp_path_factory.mktemp("hudi-rs-tables"), baseline)
 
@@ -157,7 +167,7 @@ def real_tables_v9(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
     """The table-version-9 tables (Apache Hudi 1.1), extracted once per session (read-only use)."""
     source = _tables_source(request.config, v9=True)
     if source is None:
-        _skip_without_tables(V9_SKIP_MESSAGE)
+        _skip_without(V9_SKIP_MESSAGE)
     return _extract(source, tmp_path_factory.mktemp("hudi-rs-tables-v9"), {})
 
 
@@ -192,13 +202,30 @@ def real_table_copy(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """The one Spark session of the test run (local[2])."""
+    """The one Spark session of the test run (local[2]), with Apache Hudi's bundle in it where there is one."""
     pytest.importorskip("pyspark", reason="pyspark not installed: run `make test`, which installs it")
-    from reference.spark import get_or_create_session
+    from conformance.adapters.hudi_spark import bundle, hudi_conf
+    from reference.engines.spark_session import get_or_create_session
 
-    session = get_or_create_session(master="local[2]", app_name="hudi-spec-tests")
+    jar = bundle()
+    session = get_or_create_session(master="local[2]", app_name="hudi-spec-tests",
+                                    conf=hudi_conf(jar) if jar else None)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def apache_hudi(request: pytest.FixtureRequest) -> Any:
+    """The Spark session of the run, for tests that run Apache Hudi's datasource in it (skips without the
+    bundle, before Spark starts)."""
+    from conformance.adapters.hudi_spark import bundle, has_hudi
+
+    if bundle() is None:
+        _skip_without(HUDI_SKIP_MESSAGE)
+    spark = request.getfixturevalue("spark")
+    if not has_hudi(spark):  # started before the bundle was there
+        _skip_without(HUDI_SKIP_MESSAGE)
+    return spark
 
 
 _SKIP_LINE = next(n for n, line in enumerate(Path(__file__).read_text().splitlines(), 1)
@@ -207,13 +234,22 @@ _SKIP_LINE = next(n for n, line in enumerate(Path(__file__).read_text().splitlin
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Every skip for want of the real tables is reported at one place (this file), so the
-    summary groups them into a single line instead of one line per test."""
+    """Every skip for want of the real tables (or of Apache Hudi's bundle) is reported at one place (this
+    file), so the summary groups them into a single line instead of one line per test."""
     report = yield
     if (report.skipped and isinstance(report.longrepr, tuple)
-            and report.longrepr[2].endswith(SKIP_MESSAGE)):
+            and report.longrepr[2].endswith((SKIP_MESSAGE, HUDI_SKIP_MESSAGE))):
         report.longrepr = (__file__, _SKIP_LINE, report.longrepr[2])
     return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """An exploration (marker ``explore``) is also slow, so ``make test`` (``-m "not slow"``) never runs one;
+    refused at collection, before any selection by marker."""
+    lone = [item.nodeid for item in items if item.get_closest_marker("explore") and not item.get_closest_marker("slow")]
+    if lone:
+        raise pytest.UsageError(f"marked explore but not slow (mark them slow too): {', '.join(lone[:5])}")
 
 
 def _names(config: pytest.Config, v9: bool) -> list[str]:

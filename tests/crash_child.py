@@ -4,7 +4,9 @@ environment names.
 Usage: python tests/crash_child.py TABLE OPERATION RECORDS_JSON OPTIONS_JSON [ENGINE]
 
 OPERATION is a write operation (``upsert``, …), or ``compact``, ``clean`` or ``rollback`` (the
-latest write; RECORDS_JSON is ignored); ENGINE is ``spark`` (default) or ``local``.
+latest write; RECORDS_JSON is ignored), ``restore`` (RECORDS_JSON is the savepoint's time, as a JSON
+string) or ``archive`` (with the options' ``hoodie.keep.*`` settings); ENGINE is ``spark`` (default) or
+``local``.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import sys
 
 import pyarrow as pa
 
-from reference.client import WriteClient
+from reference.config.options import parse_options
+from reference.executors.archive import archive
 from reference.executors.clean import clean
 from reference.executors.compaction import compact
+from reference.executors.restore import restore
 from reference.executors.rollback import rollback
-from reference.faults import PGID_ENV
-from reference.options import parse_options
-from spec.write.service_configs import clean_config
+from reference.instrumentation.faults import PGID_ENV
+from reference.write.client import WriteClient
+from spec.write.service_configs import archive_config, clean_config, compaction_config
 
 
 def main() -> int:
@@ -40,6 +44,13 @@ def main() -> int:
     elif operation == "rollback":
         assert table is not None
         rollback(client.storage, table)
+    elif operation == "restore":
+        assert table is not None
+        restore(client.storage, table, json.loads(records))
+    elif operation == "archive":
+        assert table is not None
+        cfg = parse_options(opts)
+        archive(client.storage, table, archive_config(cfg), compaction_config(cfg))
     else:
         client.write(pa.Table.from_pylist(json.loads(records)), operation, opts)
     return 0

@@ -1,6 +1,6 @@
 """The shape of the code base (docs/architecture.md), checked on the source: the dependency rules of
-the packages (the import-linter contracts in pyproject.toml check them too), no import cycle, no
-long module, every module on the map.
+the packages (the import-linter contracts in pyproject.toml check them too), no import cycle between
+modules nor between package folders, no long module, every module on the map.
 
 `spec` may import only the standard library, `fastavro`, `pyarrow` and itself: it is the
 normative statement of the format and must run wherever Python runs, without Spark.
@@ -211,6 +211,56 @@ def test_the_cycle_check_sees_cycles(tmp_path: Path) -> None:
     assert one_cycle(["pkg.a", "pkg.b", "pkg.sub.c"], graph) == ["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]
     (pkg / "sub" / "c.py").write_text("")
     assert import_cycles(import_graph(tmp_path, ["pkg"])) == []
+
+
+def folder_graph(root: Path = ROOT, packages: Iterable[str] = PACKAGES) -> dict[str, set[str]]:
+    """Package folder → the package folders its modules import: a module's node is the folder it is in (a
+    package's ``__init__.py`` is in the package's own folder), an edge any import between modules of two
+    folders."""
+    known = module_files(root, packages)
+    folder = {name: path.parent.relative_to(root).as_posix().replace("/", ".") for name, path in known.items()}
+    graph: dict[str, set[str]] = {f: set() for f in folder.values()}
+    for name, imported in import_graph(root, packages).items():
+        graph[folder[name]].update(folder[m] for m in imported if folder[m] != folder[name])
+    return graph
+
+
+def test_no_import_cycle_among_package_folders() -> None:
+    """Folders in layers: no two package folders import each other, directly or around a loop, even where no
+    two modules do (``ls`` then shows the layers: a folder depends only on folders below it)."""
+    graph = folder_graph()
+    cycles = import_cycles(graph)
+    shown = [" → ".join(one_cycle(c, graph)) + f"  (component: {', '.join(c)})" for c in cycles]
+    assert not cycles, "folder import cycles (move the module to the layer it belongs in):\n" + "\n".join(shown)
+
+
+def test_the_folder_check_sees_cycles_no_module_cycle_shows(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for init in (pkg / "__init__.py", pkg / "sub" / "__init__.py"):
+        init.write_text("")
+    (pkg / "a.py").write_text("from pkg.sub import c\n")
+    (pkg / "b.py").write_text("")
+    (pkg / "sub" / "c.py").write_text("")
+    (pkg / "sub" / "d.py").write_text("import pkg.b\n")
+    assert import_cycles(import_graph(tmp_path, ["pkg"])) == []
+    graph = folder_graph(tmp_path, ["pkg"])
+    assert graph == {"pkg": {"pkg.sub"}, "pkg.sub": {"pkg"}}
+    assert import_cycles(graph) == [["pkg", "pkg.sub"]]
+    (pkg / "sub" / "d.py").write_text("")
+    assert import_cycles(folder_graph(tmp_path, ["pkg"])) == []
+
+
+def test_no_two_first_party_classes_share_a_name() -> None:
+    """One name, one concept: a class name means one thing across the packages (rename one of two same-named
+    classes to what it is, e.g. the model's ``ModelFileGroup`` beside the file-system view's ``FileGroup``)."""
+    where: dict[str, list[str]] = {}
+    for name, path in module_files().items():
+        for node in ast.parse(path.read_text(), filename=str(path)).body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(name)
+    shared = {cls: modules for cls, modules in where.items() if len(modules) > 1}
+    assert not shared, f"classes of one name in several modules: {shared}"
 
 
 def line_count(path: Path) -> int:

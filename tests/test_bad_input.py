@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import HudiSpecError, InvalidConfig, InvalidRecord, SchemaMismatch
 from spec.storage.lock import LOCKS_FOLDER
 
@@ -36,7 +36,19 @@ def options(table_type: str, version: int, **extra: str) -> dict[str, str]:
 
 
 def rows(city: Any = "sf", key: Any = "k1", **extra: Any) -> list[dict[str, Any]]:
-    return [{"id": "k0", "ts": 1, "city": "sf", "v": "ok"}, {"id": key, "ts": 2, "city": city, "v": "x", **extra}]
+    return [{"id": "k0", "ts": 1, "city": "sf", "v": "ok", "n": 1, "s": {"a": 1, "b": "x"}},
+            {"id": key, "ts": 2, "city": city, "v": "x", "n": 2, "s": {"a": 2, "b": "y"}, **extra}]
+
+
+def both(**columns: Any) -> list[dict[str, Any]]:
+    """The two rows of ``rows()`` with ``columns`` set in each (a column has one type in a batch)."""
+    return [{**r, **columns} for r in rows()]
+
+
+def with_non_null_column() -> pa.Table:
+    """The rows of ``rows()`` with a new column declared non-null."""
+    table = pa.Table.from_pylist(rows())
+    return table.append_column(pa.field("m", pa.int64(), nullable=False), pa.array([1, 2], pa.int64()))
 
 
 def snapshot(root: Path) -> dict[str, str] | None:
@@ -57,7 +69,7 @@ def snapshot(root: Path) -> dict[str, str] | None:
 
 
 # name -> (records, option overrides, operation, the error)
-BadInput = tuple[list[dict[str, Any]], dict[str, str], str, type[HudiSpecError]]
+BadInput = tuple[list[dict[str, Any]] | pa.Table, dict[str, str], str, type[HudiSpecError]]
 INPUTS: dict[str, BadInput] = {
     "partition '.'": (rows(city="."), {}, "upsert", InvalidRecord),
     "partition '..'": (rows(city=".."), {}, "upsert", InvalidRecord),
@@ -77,6 +89,12 @@ INPUTS: dict[str, BadInput] = {
 EXISTING_ONLY: dict[str, BadInput] = {
     "changed record key": (rows(), {"hoodie.datasource.write.recordkey.field": "v"}, "upsert", InvalidConfig),
     "dropped column": ([{"id": "k1", "ts": 2, "city": "sf"}], {}, "upsert", SchemaMismatch),
+    "dropped struct field": (both(s={"a": 3}), {}, "upsert", SchemaMismatch),
+    "struct field long to boolean": (both(s={"a": True, "b": "z"}), {}, "upsert", SchemaMismatch),
+    "struct to string": (both(s="z"), {}, "upsert", SchemaMismatch),
+    "long to list": (both(n=[3]), {}, "upsert", SchemaMismatch),
+    "long to struct": (both(n={"a": 3}), {}, "insert", SchemaMismatch),
+    "new non-null column": (with_non_null_column(), {}, "upsert", SchemaMismatch),
 }
 EXISTING_ERRORS = {"misspelled partition field": InvalidConfig}
 """On an existing table the option is checked against hoodie.properties before the records are."""
@@ -120,8 +138,8 @@ def test_bad_input_is_refused_and_the_table_is_unchanged(tmp_path_factory: pytes
     if existing:
         shutil.copytree(good_table(tmp_path_factory, table_type, version), path)
     client = WriteClient(str(path), engine="local")
-    refused_unchanged(path, lambda: client.write(pa.Table.from_pylist(records), operation,
-                                                 options(table_type, version, **extra)), error)
+    data = records if isinstance(records, pa.Table) else pa.Table.from_pylist(records)
+    refused_unchanged(path, lambda: client.write(data, operation, options(table_type, version, **extra)), error)
     if not existing:
         assert not path.exists()
         # the corrected write then creates the table

@@ -182,12 +182,14 @@ def test_a_process_that_dies_is_reported_failed_with_its_error(tmp_path: Path) -
 # --- one tiny run of every job ------------------------------------------------------------------------------
 
 
-# The core run (default suite): every peer without Spark, plain Spark's write and session start, and our
-# bulk insert; the full run (slow) adds every other entry of ours and the naive Spark rewrite.
-CORE = ("spark_session_start", "hudi_spec_bulk_insert", "spark_parquet_write", "delta_rs_write", "delta_rs_merge",
-        "pyiceberg_append", "pyiceberg_upsert", "pyarrow_dataset_write", "pyarrow_dataset_read")
-MUST_RUN = {*CORE, "spark_naive_full_rewrite", "hudi_spec_cow_upsert", "hudi_spec_snapshot_read_spec_engine",
-            "hudi_rs_read_our_cow_table"}
+# The core run (make test): every peer without Spark, our bulk insert on the local engine (a write with its
+# steps table) and one Spark job, the session start (one JVM: a live descendant whose memory is counted). Each
+# Spark job starts a JVM of its own, which is most of a run's time: the full run (make slow, make ci-slow) adds
+# the Spark writes (plain Spark's is the writes' baseline), every other entry of ours and the naive rewrite.
+CORE = ("spark_session_start", "hudi_spec_local_bulk_insert", "delta_rs_write", "delta_rs_merge", "pyiceberg_append",
+        "pyiceberg_upsert", "pyarrow_dataset_write", "pyarrow_dataset_read")
+MUST_RUN = {*CORE, "hudi_spec_bulk_insert", "spark_parquet_write", "spark_naive_full_rewrite", "hudi_spec_cow_upsert",
+            "hudi_spec_snapshot_read_spec_engine", "hudi_rs_read_our_cow_table"}
 
 
 @pytest.fixture(scope="module", params=[pytest.param("core", marks=pytest.mark.spark),
@@ -260,9 +262,12 @@ def test_rates_ratios_memory_and_bytes_add_up(smoke: dict[str, Any]) -> None:
         assert r["peak_rss_mb"] == round((ex["self_peak_kb"] + ex["descendants_peak_kb"]) / 1024, 1)
         if r["job"] != "spark_session_start":
             assert r["bytes"] > 0
-    assert by["delta_rs_merge"]["ratio"] == 1.0 and by["spark_parquet_write"]["ratio"] == 1.0
+    assert by["delta_rs_merge"]["ratio"] == 1.0  # a baseline divides by itself
+    if "spark_parquet_write" in by:
+        assert by["spark_parquet_write"]["ratio"] == 1.0
     # Spark jobs hold a JVM: it is a live descendant whose peak is counted
-    assert by["spark_parquet_write"]["extra"]["descendants_peak_kb"] > 100_000
+    spark_jobs = [r for r in by.values() if r["status"] == OK and r["spark"]]
+    assert spark_jobs and all(r["extra"]["descendants_peak_kb"] > 100_000 for r in spark_jobs)
     assert by["delta_rs_write"]["extra"]["descendants_peak_kb"] == 0
     # the session start is not inside a Spark job's seconds: its process spent at least that long outside them
     start = by["spark_session_start"]["seconds"]

@@ -3,12 +3,14 @@ fewest a write of that shape needs, and recorded between the performance page's 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from bench import requests
 from bench.requests import REQUESTS_BEGIN, REQUESTS_END, fewest, markdown, record
+from tests import processes
 
 UPSERT_REQUEST_BUDGET = 80
 
@@ -17,9 +19,9 @@ UPSERT_REQUEST_BUDGET = 80
 def counts() -> list[requests.RequestCount]:
     """Counted in a fresh process, as ``make bench`` counts them (a process makes one S3 client, for
     the endpoint it first reaches, so this test process, which may have reached another, cannot)."""
-    data = requests.run_in_subprocess(600)
-    assert data is not None, "the request count failed"
-    return requests.from_dicts(data)
+    done = processes.run(processes.python("-m", "bench.requests", "--json"), cwd=processes.ROOT)
+    done.expect(0, "the object-store requests counted")
+    return requests.from_dicts(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def test_every_representative_operation_is_counted_by_method(counts: list[requests.RequestCount]) -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference.bloom import extended_footer, footer
+from reference.io.bloom import extended_footer, footer
 from spec.file_group.bloom_filter import (
     FOOTER_KEY,
     FOOTER_TYPE_KEY,
@@ -125,13 +125,13 @@ def test_written_base_files_carry_a_working_bloom_filter(spark: Any, tmp_path: P
 
 @given(st.lists(st.text(max_size=12), min_size=1, max_size=150), st.lists(st.text(max_size=12), max_size=60))
 def test_index_probe_of_every_filter_row_is_the_spec_filter(members: list[str], others: list[str]) -> None:
-    """The index's probe (``reference.index.might_contain``, hash by hash on the keys still alive, every
+    """The index's probe (``reference.io.index.might_contain``, hash by hash on the keys still alive, every
     row of a dynamic filter) says what ``DynamicBloomFilter.might_contain`` says, for members (always
     true) and other keys alike, with filters of up to three rows."""
     import numpy as np
 
-    from reference.bloom import positions_by_hash
-    from reference.index import might_contain
+    from reference.io.bloom import positions_by_hash
+    from reference.io.index import might_contain
 
     stored = from_footer(footer(members, 40, 1e-9, 100)[FOOTER_KEY])
     probe = members + others

@@ -46,12 +46,12 @@ NEW_TABLE = ["--record-key", "id", "--ordering-field", "ts", "--partition-field"
 @pytest.fixture
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any attempt to start Spark fails the test."""
-    import reference.spark
+    import reference.engines.spark_session
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a Spark session was started")
 
-    monkeypatch.setattr(reference.spark, "get_or_create_session", refuse)
+    monkeypatch.setattr(reference.engines.spark_session, "get_or_create_session", refuse)
 
 
 def _desc(capsys: pytest.CaptureFixture[str], table: Path) -> dict[str, Any]:
@@ -91,7 +91,7 @@ def test_every_default_version_is_9(tmp_path: Path, no_spark: None) -> None:
     """The registry, the write command, the demo and the Python API choose the same version for a new table."""
     from reference import demo
     from reference.api import HudiTable
-    from reference.options import WriteConfig, parse_options
+    from reference.config.options import WriteConfig, parse_options
 
     assert registry.default("table_version") == 9
     assert write_command.DEFAULT_TABLE_VERSION == "9"
@@ -171,13 +171,13 @@ def test_a_big_input_goes_to_spark(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                    capsys: pytest.CaptureFixture[str]) -> None:
     """Above the threshold the write takes Spark (the session it asks for is refused here, so that the test
     starts none, and nothing is written)."""
-    import reference.spark
+    import reference.engines.spark_session
     from spec.errors import InvalidOperation
 
     def no_session(*args: Any, **kwargs: Any) -> Any:
         raise InvalidOperation("no Spark in this test")
 
-    monkeypatch.setattr(reference.spark, "get_or_create_session", no_session)
+    monkeypatch.setattr(reference.engines.spark_session, "get_or_create_session", no_session)
     monkeypatch.setattr(write_command, "LOCAL_LIMIT_BYTES", 64)
     src = _input(tmp_path, ROWS)
     assert write_command.estimated_memory(str(src)) > 64
@@ -794,7 +794,7 @@ def test_a_long_command_shows_its_progress_on_a_terminal(trips: dict[str, Path],
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """A read that runs past the threshold draws ``file slices read N/9`` with a bar and an estimate on
     standard error, and blanks it before printing its rows."""
-    from reference import progress
+    from reference.instrumentation import progress
     from spec.read.reader import TableReader
 
     terminal = _Tty()
@@ -818,7 +818,7 @@ def test_a_long_command_shows_its_progress_on_a_terminal(trips: dict[str, Path],
 
 def test_no_progress_when_not_a_terminal(trips: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from reference import progress
+    from reference.instrumentation import progress
 
     monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
     assert main(["read", str(trips["hive"]), "--format", "json"]) == 0
@@ -826,7 +826,7 @@ def test_no_progress_when_not_a_terminal(trips: dict[str, Path], monkeypatch: py
 
 
 def test_the_progress_line() -> None:
-    from reference.progress import activity_line
+    from reference.instrumentation.progress import activity_line
 
     line = activity_line("hudi-spec read", "file slices read", 3, 12, 6.0)
     assert line.startswith("hudi-spec read: file slices read 3/12 ━━━━━━") and line.endswith("6.0s, about 18.0s left")

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 import tomllib
@@ -26,6 +25,7 @@ from reference.commands import _output
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.instant import Instant
 from spec.timeline.layout import format_instant_file_name, timeline_dir
+from tests import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -96,9 +96,8 @@ def test_demo_hints_run_as_printed_without_an_activated_venv(tables: dict[int, P
         assert first == os.path.relpath(SCRIPT, ROOT)  # e.g. .venv/bin/hudi-spec on a fresh clone
     assert any("activate" in line for line in lines)
     for command in commands:
-        done = subprocess.run(shlex.split(command), cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, f"{command!r} exited {done.returncode}: {done.stderr}"
-        assert done.stdout.strip()
+        done = processes.run(shlex.split(command), cwd=ROOT, env=env).expect(0, "the hint runs as printed")
+        assert done.stdout.strip(), done.report("expected output")
 
 
 def test_demo_hints_use_the_bare_name_when_it_is_on_path(tables: dict[int, Path],
@@ -122,16 +121,12 @@ def test_piped_text_fits_columns_80(tables: dict[int, Path], command: str) -> No
     name, *extra = command.split()
     for version, table in tables.items():
         env = {**_env_without_venv(), "COLUMNS": "80"}
-        piped = subprocess.run([str(SCRIPT), name, str(table), *extra], env=env, capture_output=True, text=True,
-                               timeout=120)
-        assert piped.returncode == 0, piped.stderr
+        piped = processes.run([str(SCRIPT), name, str(table), *extra], env=env).expect(0)
         assert 0 < _widest(piped.stdout) <= 80, (version, piped.stdout)
         env.pop("COLUMNS")
-        wide = subprocess.run([str(SCRIPT), name, str(table), *extra], env=env, capture_output=True, text=True,
-                              timeout=120)
+        wide = processes.run([str(SCRIPT), name, str(table), *extra], env=env).expect(0)
         assert 80 < _widest(wide.stdout) <= _output.PIPED_WIDTH, (version, wide.stdout)
-        doc = subprocess.run([str(SCRIPT), name, str(table), *extra, "--json"], env={**env, "COLUMNS": "80"},
-                             capture_output=True, text=True, timeout=120)
+        doc = processes.run([str(SCRIPT), name, str(table), *extra, "--json"], env={**env, "COLUMNS": "80"}).expect(0)
         assert json.loads(doc.stdout)
 
 

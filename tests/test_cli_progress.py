@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reference import progress
-from reference.progress import JobProgress, StageProgress, render_line, spark_progress
+from reference.instrumentation import progress
+from reference.instrumentation.progress import JobProgress, StageProgress, render_line, spark_progress
 
 
 def _job(job_id: int = 7, description: str | None = "hudi commit 20250101080000000: upsert",

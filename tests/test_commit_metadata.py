@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spec.config.write_operation import WriteOperationType
 from spec.errors import MetadataFormatError
 from spec.timeline.avro_schemas import (
     commit_metadata_schema,
@@ -30,7 +31,6 @@ from spec.timeline.commit_metadata import (
     V6_DELTA_STAT_EXTRA,
     CommitMetadata,
     RuntimeStats,
-    WriteOperationType,
     WriteStat,
     format_commit_metadata,
     jackson_pretty,

@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,14 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import InvalidConfig, WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from tests import concurrent_writer
+from tests import processes
+
+ROOT = Path(__file__).resolve().parent.parent
 
 OCC = {"hoodie.table.name": "occ", "hoodie.datasource.write.recordkey.field": "id",
        "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p",
@@ -133,41 +136,38 @@ def _trials(where: str, s3_server: Any, tmp_path: Path, trials: int, same_partit
     """Two writer processes upsert disjoint new keys at the same moment, ``trials`` times; after each
     trial the table holds exactly the rows of the writers that committed."""
     path, options = _table(where, s3_server, tmp_path)
-    ctx = multiprocessing.get_context("spawn")
-    barrier, results = ctx.Barrier(3), ctx.Queue()
     parts = {"A": "a", "B": "a" if same_partition else "b"}
     batches = {w: [[{"id": f"{w}{t}-{i}", "ts": 1, "p": parts[w], "v": f"{w}{t}"} for i in range(30)]
                    for t in range(trials)] for w in ("A", "B")}
-    procs = [ctx.Process(target=concurrent_writer.run, args=(path, options, batches[w], barrier, results, w))
-             for w in ("A", "B")]
-    for p in procs:
-        p.start()
     expected = _state(path)
     outcomes = {"ok": 0, "conflict": 0}
-    try:
-        for t in range(trials):
-            barrier.wait(timeout=300)  # go
-            got = {}
-            for _ in range(2):
-                name, outcome, detail = results.get(timeout=300)
-                got[name] = (outcome, detail)
-            for w, (outcome, detail) in got.items():
-                assert outcome in ("ok", "conflict"), f"trial {t}, writer {w}: {detail}"
-                outcomes[outcome] += 1
-                if outcome == "ok":
-                    expected.update({r["id"]: r["v"] for r in batches[w][t]})
-                else:
-                    failed = re.search(r"write (\d{17})", detail)
-                    if failed is not None:
-                        assert not any(failed.group(1) in n for n in _names(path)), f"trial {t}: {w} left files"
-            assert _state(path) == expected, f"trial {t}: rows lost ({got})"
-            assert not Timeline.load(path).pending_writes().instants
-            barrier.wait(timeout=300)  # next
-    finally:
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():
-                p.kill()
+    with contextlib.ExitStack() as stack:
+        writers = {w: stack.enter_context(processes.start(
+            processes.python(str(ROOT / "tests" / "concurrent_writer.py"), path, json.dumps(options), w),
+            env=processes.child_env(), stdin=True)) for w in ("A", "B")}
+        with processes.reported(*writers.values()):
+            for writer in writers.values():
+                writer.wait_for_line("ready")
+            for t in range(trials):
+                for w, writer in writers.items():  # go
+                    writer.send_line(json.dumps(batches[w][t]))
+                got = {}
+                for writer in writers.values():
+                    name, outcome, detail = json.loads(writer.next_line(expected=f"the outcome of trial {t}"))
+                    got[name] = (outcome, detail)
+                for w, (outcome, detail) in got.items():
+                    assert outcome in ("ok", "conflict"), f"trial {t}, writer {w}: {detail}"
+                    outcomes[outcome] += 1
+                    if outcome == "ok":
+                        expected.update({r["id"]: r["v"] for r in batches[w][t]})
+                    else:
+                        failed = re.search(r"write (\d{17})", detail)
+                        if failed is not None:
+                            assert not any(failed.group(1) in n for n in _names(path)), f"trial {t}: {w} left files"
+                assert _state(path) == expected, f"trial {t}: rows lost ({got})"
+                assert not Timeline.load(path).pending_writes().instants
+            for writer in writers.values():
+                writer.finish().expect(0, "the writer ends when its input does")
     report = check_table(path)
     assert not [f for f in report.findings if f.level == "error"], report.findings
     return outcomes
@@ -187,6 +187,7 @@ def test_two_processes_disjoint_partitions_both_commit(where: str, s3_server: An
 
 
 @pytest.mark.slow
+@pytest.mark.explore
 @pytest.mark.parametrize("where", ["s3", "local"])
 @pytest.mark.parametrize("same_partition", [True, False])
 def test_twenty_trials_no_row_lost(where: str, same_partition: bool, s3_server: Any, tmp_path: Path) -> None:

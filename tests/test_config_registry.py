@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters.reference_spark import write_options
+from conformance.interface.ops import CreateTable
 from conformance.machine import MachineOptions
-from conformance.ops import CreateTable
-from reference.options import WriteConfig, parse_options
+from reference.config.options import WriteConfig, parse_options
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.actions.compaction import CompactionConfig

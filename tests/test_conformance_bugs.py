@@ -16,7 +16,7 @@ import pytest
 import spec.model.table_model
 import spec.model.writes
 from conformance.adapters.spec_model import SpecModelAdapter
-from conformance.ops import CreateTable, Op
+from conformance.interface.ops import CreateTable, Op
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
 from spec.model.operations import Write
 
@@ -236,9 +236,9 @@ class RefKeepsFailedWrites(BuggyReference):
     """bug:uncommitted-log-blocks / rollback — a write killed half way is never rolled back."""
 
     def patches(self) -> Sequence[Any]:
-        import reference.client
+        import reference.write.client
 
-        return [mock.patch.object(reference.client.WriteClient, "rollback_failed_writes",
+        return [mock.patch.object(reference.write.client.WriteClient, "rollback_failed_writes",
                                   lambda self, table, timeline, after=None: [])]
 
 
@@ -274,9 +274,9 @@ class RefIgnoresPendingCompaction(BuggyReference):
     their slice's base instant; v8 names them by their own deltacommit)."""
 
     def patches(self) -> Sequence[Any]:
-        import reference.client
+        import reference.write.client
 
-        return [mock.patch.object(reference.client, "pending_compaction_groups", lambda storage, timeline: {})]
+        return [mock.patch.object(reference.write.client, "pending_compaction_groups", lambda storage, timeline: {})]
 
 
 class RefCompactionDropsLogs(BuggyReference):

@@ -6,21 +6,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from conformance.adapter import DEFAULT_LAYERS, LAYERS, Query, RawRows, resolve_impl
+from conformance.adapters import resolve_impl
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.cli import main
 from conformance.diff import diff_l1, diff_rows
 from conformance.generate import corpus, generate, write_regression
+from conformance.interface.adapter import DEFAULT_LAYERS, LAYERS, Query, RawRows
+from conformance.interface.ops import OP_NAMES, Case, CreateTable, Op
 from conformance.observe import Normalizer
-from conformance.ops import OP_NAMES, Case, CreateTable, Op
 from conformance.runner import (
     FixtureCase,
     Verdict,
@@ -33,6 +32,7 @@ from conformance.runner import (
 )
 from spec.errors import InvalidConfig, InvalidOperation
 from spec.model.operations import WRITE_OPERATIONS, ExpectError, Rollback, Write
+from tests import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -301,34 +301,34 @@ def test_resolve_impl() -> None:
     assert resolve_impl("spec") is SpecModelAdapter
     assert resolve_impl("conformance.adapters.spec_model:SpecModelAdapter") is SpecModelAdapter
     with pytest.raises(InvalidConfig, match="not a TableUnderTest"):
-        resolve_impl("conformance.ops:Case")
+        resolve_impl("conformance.interface.ops:Case")
     with pytest.raises(InvalidConfig, match="cannot import"):
         resolve_impl("no_such_module:X")
     with pytest.raises(InvalidOperation, match="no suite"):
         load_cases(FIXTURES, "no-such-suite")
 
 
-def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+def _pytest(*args: str) -> processes.Ended:
+    return processes.run(processes.python("-m", "pytest", "-q", "-p", "no:cacheprovider", *args), cwd=ROOT)
 
 
 def test_pytest_plugin_collects_one_test_per_case_and_layer() -> None:
     done = _pytest("--hudi-impl", "spec", "--hudi-suite", "stream", "fixtures/MANIFEST.json")
     n = len(corpus()["stream"])
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert f"{n * len(DEFAULT_LAYERS)} passed" in done.stdout
+    done.expect(0)
+    assert f"{n * len(DEFAULT_LAYERS)} passed" in done.stdout, done.report(f"expected {n * len(DEFAULT_LAYERS)} passed")
     bad = _pytest("--hudi-impl", "tests.test_conformance_engine:DropsARow", "--hudi-suite", "writes",
                   "fixtures/MANIFEST.json", "-k", "insert-upsert-delete-cow-v6")
-    assert bad.returncode == 1
-    assert f"1 failed, {len(DEFAULT_LAYERS) - 1} passed" in bad.stdout
-    assert "diverges from the specification" in bad.stdout
+    bad.expect(1, "the adapter that drops a row fails")
+    assert f"1 failed, {len(DEFAULT_LAYERS) - 1} passed" in bad.stdout, bad.report("expected 1 failed")
+    assert "diverges from the specification" in bad.stdout, bad.report("expected the divergence named")
     none = _pytest("--hudi-impl", "tests.test_conformance_engine:NothingAdapter", "--hudi-suite", "stream",
                    "fixtures/MANIFEST.json")
-    assert none.returncode == 1 and "skipped" in none.stdout
+    none.expect(1, "an adapter that can do nothing")
+    assert "skipped" in none.stdout, none.report("expected skipped cases")
 
 
 def test_plugin_is_dormant_without_the_option() -> None:
     done = _pytest("fixtures/MANIFEST.json")
-    assert done.returncode == 4  # a usage error: without --hudi-impl the corpus is no test file
-    assert "no match" in done.stdout + done.stderr
+    done.expect(4, "a usage error: without --hudi-impl the corpus is no test file")
+    assert "no match" in done.stdout + done.stderr, done.report("expected 'no match'")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import RawGroup, RawSlice, resolve_impl
+from conformance.adapters import resolve_impl
 from conformance.adapters.exec import (
     KIND_COLUMN,
     ExecFactory,
@@ -28,6 +28,7 @@ from conformance.adapters.exec import (
 from conformance.adapters.exec_cmds.reference_cmd import decode_op
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
+from conformance.interface.adapter import RawGroup, RawSlice
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case, run_cases
 from spec.errors import InstantNotFound
 from spec.model.operations import Stream, StreamRecord, Write
@@ -83,7 +84,7 @@ def test_reference_through_exec_passes_the_whole_corpus(reference_exec: Any) -> 
 
 def test_hudi_rs_through_exec_reads_what_its_python_adapter_reads() -> None:
     cases = _cases(READER_SUBSET)
-    factory = ExecFactory(HUDI_RS_CMD, writer="reference_local")
+    factory = ExecFactory(HUDI_RS_CMD, writer=resolve_impl("reference_local"))
     try:
         through_exec = run_cases(cases, factory)
     finally:
@@ -99,7 +100,7 @@ def test_hudi_rs_through_exec_reads_what_its_python_adapter_reads() -> None:
 @pytest.mark.slow
 def test_hudi_rs_through_exec_reads_the_whole_corpus_as_its_python_adapter() -> None:
     cases = _cases()
-    factory = ExecFactory(HUDI_RS_CMD, writer="reference_local")
+    factory = ExecFactory(HUDI_RS_CMD, writer=resolve_impl("reference_local"))
     try:
         through_exec = run_cases(cases, factory)
     finally:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import DEFAULT_LAYERS
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.checker import check_table
 from conformance.generate import corpus
 from conformance.golden import GOLDEN_CASES, Golden, GoldenTable, check_golden, expected_last_step, load_goldens
+from conformance.interface.adapter import DEFAULT_LAYERS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDENS = {g.case.id: g for g in load_goldens(FIXTURES)}

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapter import missing_capabilities, resolve_impl
+from conformance.adapters import resolve_impl
 from conformance.adapters.hudi_spark import BUNDLE_ENV, CAPABILITIES, HudiSparkAdapter, call, plan_op
-from conformance.ops import CreateTable
+from conformance.interface.adapter import missing_capabilities
+from conformance.interface.ops import CreateTable
 from conformance.runner import Verdict, load_cases, run_cases
 from spec.errors import InvalidOperation
 from spec.model.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write
@@ -22,8 +23,8 @@ MOR = CreateTable(table_type="MERGE_ON_READ", table_version=8, partition_fields=
                   keep_min_commits=3, keep_max_commits=4)
 
 
-def test_without_a_bundle_every_case_skips_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(BUNDLE_ENV, raising=False)
+def test_without_a_bundle_every_case_skips_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(BUNDLE_ENV, str(tmp_path / "no-bundle.jar"))
     cases = [fc for fc in load_cases(FIXTURES) if fc.case.id.startswith("insert-upsert-delete")]
     result = run_cases(cases, resolve_impl("hudi_spark"))
     assert result.count(Verdict.SKIP) == len(cases) and not result.ok
@@ -36,6 +37,22 @@ def test_a_bundle_path_that_is_no_file_is_no_bundle(monkeypatch: pytest.MonkeyPa
     (tmp_path / "hudi.jar").write_bytes(b"PK")
     monkeypatch.setenv(BUNDLE_ENV, str(tmp_path / "hudi.jar"))
     assert HudiSparkAdapter().unavailable is None
+
+
+def test_without_the_variable_the_newest_cached_bundle_of_the_installed_spark_line_is_used(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from conformance.adapters import hudi_spark
+
+    monkeypatch.delenv(BUNDLE_ENV, raising=False)
+    monkeypatch.setattr(hudi_spark, "BUNDLE_CACHE", tmp_path)
+    monkeypatch.setattr(hudi_spark, "spark_line", lambda: "3.5")
+    assert hudi_spark.bundle() is None
+    for name in ("hudi-spark3.5-bundle_2.12-1.2.0.jar", "hudi-spark3.5-bundle_2.12-1.10.1.jar",
+                 "hudi-spark4.0-bundle_2.13-9.0.0.jar"):
+        (tmp_path / name).write_bytes(b"PK")
+    assert hudi_spark.bundle() == str(tmp_path / "hudi-spark3.5-bundle_2.12-1.10.1.jar")
+    monkeypatch.setattr(hudi_spark, "spark_line", lambda: None)  # no pyspark: no bundle to run
+    assert hudi_spark.bundle() is None
 
 
 def test_writes_go_through_the_datasource_with_the_tables_options() -> None:

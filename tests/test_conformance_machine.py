@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import TableUnderTest
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.generate import write_regression
+from conformance.interface.adapter import TableUnderTest
+from conformance.interface.ops import OP_NAMES, Op
 from conformance.machine import PROFILES, LockstepMachine, MachineOptions, machine_for, profile_settings, run_machine
-from conformance.ops import OP_NAMES, Op
 from conformance.runner import FixtureCase, Lockstep, Verdict, load_cases, run_case
 from spec.model.operations import Compact, ExpectError, Write
 

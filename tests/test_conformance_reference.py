@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import DEFAULT_LAYERS, missing_capabilities, required_capabilities
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.reference_spark import (
     CAPABILITIES,
@@ -26,7 +25,8 @@ from conformance.adapters.reference_spark import (
     write_options,
 )
 from conformance.adapters.spec_model import ALL_CAPABILITIES
-from conformance.ops import CreateTable
+from conformance.interface.adapter import DEFAULT_LAYERS, missing_capabilities, required_capabilities
+from conformance.interface.ops import CreateTable
 from conformance.runner import FixtureCase, Verdict, load_cases, render_text, run_case, run_cases
 
 pytestmark = pytest.mark.spark
@@ -102,7 +102,7 @@ def test_reference_passes_representative_cases(spark: Any, cases: dict[str, Fixt
 @pytest.mark.slow
 def test_a_crash_that_a_killed_process_cannot_stage_is_refused(spark: Any, tmp_path: Path) -> None:
     """``crash`` after some but not all of a write's files: the adapter says so instead of passing."""
-    from conformance.ops import Case
+    from conformance.interface.ops import Case
     from conformance.runner import execute
     from spec.model.operations import Crash, Write
 

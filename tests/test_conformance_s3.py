@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from conformance.adapters.reference_spark import KNOWN_FAILURES, ReferenceLocalAdapter
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from conformance.runner import FixtureCase, Verdict, load_cases, render_text, run_cases
 from tests.test_conformance_reference import CI_SUBSET
 
@@ -29,7 +29,7 @@ class ReferenceS3Adapter(ReferenceLocalAdapter):
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         super().create(config, workdir)
-        from reference.client import WriteClient
+        from reference.write.client import WriteClient
 
         self.path = f"s3://{self.server.new_bucket()}/{config.table_name}"
         self.client = WriteClient(self.path, self.spark, self.clock, self.ids, engine=self.engine)

@@ -1,7 +1,7 @@
 """Crash safety: a writer killed with SIGKILL at any point of a write loses nothing.
 
 Each trial copies a small table (COW or MOR, v6 or v8), starts a writer process that upserts into it
-with a fault point armed (``reference.faults``: before any data file, half way through a base file,
+with a fault point armed (``reference.instrumentation.faults``: before any data file, half way through a base file,
 half way through a log block, after the data files, half way through the completed instant), and
 checks that the process died there. Then:
 
@@ -16,15 +16,11 @@ CI runs one trial per (table type, fault point); ``make slow`` runs 100 random o
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
-import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +28,9 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from conformance.ops import CreateTable
-from reference.client import WriteClient
-from reference.faults import FAULT_ENV
+from conformance.interface.ops import CreateTable
+from reference.instrumentation.faults import FAULT_ENV
+from reference.write.client import WriteClient
 from spec.model import Env, TableModel
 from spec.model.operations import Write
 from spec.model.queries import snapshot
@@ -45,6 +41,7 @@ from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import HoodieRollbackMetadata, parse_avro_metadata
 from spec.timeline.instant import Action
 from spec.timeline.layout import read_instant_content
+from tests import processes
 from tests.hudi_rs import hudi_rs_read
 
 pytestmark = pytest.mark.spark
@@ -104,17 +101,14 @@ def base_tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     return get
 
 
-def run_killed_write(path: Path, table_type: str, version: int, point: str,
-                     engine: str = "spark") -> subprocess.CompletedProcess[str]:
-    """Run the write in a new session (its own process group, which the fault kills whole)."""
-    env = {**os.environ, FAULT_ENV: point, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "crash_child.py"), str(path), "upsert",
-                             json.dumps(KILLED), json.dumps(options(table_type, version)), engine],
-                            env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=300)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # stragglers of the group, if any
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+def run_killed_write(path: str | Path, table_type: str, version: int, point: str,
+                     engine: str = "spark") -> processes.Ended:
+    """Run the write in a new session (its own process group, which the fault kills whole); it must die
+    there, killed by SIGKILL."""
+    done = processes.run(processes.python(str(ROOT / "tests" / "crash_child.py"), str(path), "upsert",
+                                          json.dumps(KILLED), json.dumps(options(table_type, version)), engine),
+                         env=processes.child_env(**{FAULT_ENV: point}), new_session=True)
+    return done.expect(-signal.SIGKILL, f"the writer killed at {point}")
 
 
 def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: int, point: str,
@@ -124,8 +118,7 @@ def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: in
     path = work / "t"
     shutil.copytree(base, path)
     before = _rows(read_table(str(path)))
-    done = run_killed_write(path, table_type, version, point, engine)
-    assert done.returncode == -signal.SIGKILL, f"the writer was not killed at {point}: {done.stderr[-2000:]}"
+    run_killed_write(path, table_type, version, point, engine)
     pending = Timeline.load(str(path)).pending_writes().instants
     assert pending, "the killed write left no pending instant"
     # 1. the killed write is invisible
@@ -170,8 +163,14 @@ def test_killed_write_loses_nothing(spark: Any, base_tables: Any, tmp_path: Path
     crash_trial(spark, base_tables(table_type, version), tmp_path, table_type, version, point, engine)
 
 
+def seeds(seeds: range, in_ci: int) -> list[Any]:
+    """The seeds of random trials: the first ``in_ci`` run in ``make ci-slow``, the rest are explorations
+    (``make slow`` only)."""
+    return [seed if i < in_ci else pytest.param(seed, marks=pytest.mark.explore) for i, seed in enumerate(seeds)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100))
+@pytest.mark.parametrize("seed", seeds(range(100), in_ci=8))
 def test_killed_write_loses_nothing_random(spark: Any, base_tables: Any, tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     table_type = rng.choice(("COPY_ON_WRITE", "MERGE_ON_READ"))
@@ -192,12 +191,7 @@ def crash_trial_s3(s3_server: Any, table_type: str, version: int, point: str) ->
     for batch in BASE:
         WriteClient(path, engine="local").write(pa.Table.from_pylist(batch), "upsert", options(table_type, version))
     before = _rows(read_table(path))
-    env = {**os.environ, FAULT_ENV: point, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "crash_child.py"), path, "upsert",
-                             json.dumps(KILLED), json.dumps(options(table_type, version)), "local"],
-                            env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == -signal.SIGKILL, f"the writer was not killed at {point}: {err[-2000:]}"
+    run_killed_write(path, table_type, version, point, "local")
     pending = Timeline.load(path).pending_writes().instants
     assert pending, "the killed write left no pending instant"
     assert _rows(read_table(path)) == before

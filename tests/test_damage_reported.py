@@ -13,12 +13,13 @@ import pyarrow as pa
 import pytest
 
 from reference.cli import main
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 from spec.errors import CorruptBlock, InvalidTable, MetadataFormatError
 from spec.file_group.log_file.scanner import SkippedBlock
 from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.instant import Action, State
+from spec.timeline.instant import Action, Instant, State
 from tests.test_bad_input import options, refused_unchanged, rows, snapshot
 
 KINDS = [(tt, v) for tt in ("COPY_ON_WRITE", "MERGE_ON_READ") for v in (6, 8)]
@@ -145,3 +146,97 @@ def test_cli_unknown_option_is_one_warning_line(tmp_path: Path, capsys: pytest.C
                  "--option", "hoodie.bogus=1", "--output", "json"]) == 0
     err = capsys.readouterr().err
     assert err == "hudi-spec write: warning: unknown Hudi option 'hoodie.bogus' is ignored by hudi-spec's writer\n"
+
+
+# --- missing and truncated data files: typed errors, never older rows ----------------------------
+
+def _written(path: Path, table_type: str, version: int) -> WriteClient:
+    client = table(path, table_type, version)
+    client.write(pa.Table.from_pylist(rows(v="new")), "upsert", options(table_type, version))
+    return client
+
+
+def _latest_base(path: Path) -> Path:
+    return max((Path(p) for p in glob.glob(str(path / "sf" / "*.parquet"))), key=lambda p: p.name.rsplit("_", 1)[1])
+
+
+@pytest.mark.parametrize("version", [6, 8])
+@pytest.mark.parametrize("use_metadata_table", [True, False])
+def test_a_deleted_latest_base_file_is_a_typed_error_not_the_previous_values(tmp_path: Path, version: int,
+                                                                            use_metadata_table: bool) -> None:
+    """Before: v6 read the previous file slice's values silently; v8 raised FileNotFoundError. After:
+    InvalidTable naming the file and the instant that wrote it."""
+    path = tmp_path / "t"
+    _written(path, "COPY_ON_WRITE", version)
+    gone = _latest_base(path)
+    gone.unlink()
+    with pytest.raises(InvalidTable) as info:
+        read_table(str(path), use_metadata_table=use_metadata_table)
+    assert gone.name in info.value.message and info.value.hint
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_a_deleted_log_file_with_a_delete_block_is_a_typed_error_not_the_deleted_rows(tmp_path: Path,
+                                                                                     version: int) -> None:
+    """Before: v6 brought the deleted rows back, silently. After: InvalidTable naming the log file (a
+    read-optimized query reads no log file: it reads the base file as before)."""
+    path = tmp_path / "t"
+    client = table(path, "MERGE_ON_READ", version)
+    client.write(pa.Table.from_pylist(rows()[:1]), "delete", options("MERGE_ON_READ", version))
+    (log,) = [Path(p) for p in glob.glob(str(path / "sf" / ".*.log.*"))]
+    log.unlink()
+    for query in ("snapshot", "incremental"):
+        with pytest.raises(InvalidTable) as info:
+            read_table(str(path), query)
+        assert log.name in info.value.message
+    assert sorted(read_table(str(path), "read_optimized").column("_hoodie_record_key").to_pylist()) == ["k0", "k1"]
+
+
+def test_the_checker_reports_a_missing_file(tmp_path: Path) -> None:
+    from conformance.checker import check_table
+
+    path = tmp_path / "t"
+    _written(path, "COPY_ON_WRITE", 6)
+    gone = _latest_base(path)
+    gone.unlink()
+    report = check_table(str(path))
+    assert not report.ok
+    assert any(f.code == "missing-file" and f.path.endswith(gone.name) for f in report.errors)
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_a_truncated_base_file_is_a_typed_error_on_read_and_on_the_next_write(tmp_path: Path, version: int) -> None:
+    """Before: ArrowInvalid on read and on the next write. After: InvalidTable naming the file; the write
+    leaves the table as it was."""
+    path = tmp_path / "t"
+    client = table(path, "COPY_ON_WRITE", version)
+    (base,) = [Path(p) for p in glob.glob(str(path / "sf" / "*.parquet"))]
+    base.write_bytes(base.read_bytes()[: base.stat().st_size // 2])
+    with pytest.raises(InvalidTable) as info:
+        read_table(str(path))
+    assert base.name in info.value.message and info.value.hint
+    err = refused_unchanged(path, lambda: client.write(pa.Table.from_pylist(rows(key="k0")), "upsert",
+                                                       options("COPY_ON_WRITE", version)), InvalidTable)
+    assert base.name in err.message
+
+
+def test_a_healthy_table_reads_the_commit_metadata_of_its_latest_slices_only(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The missing-file check of a read decodes the commit metadata of the instants since the oldest latest
+    file slice, not of the whole timeline."""
+    import spec.file_group.file_system_view as fsv
+
+    path = tmp_path / "t"
+    client = table(path, "COPY_ON_WRITE", 6)
+    for i in range(6):
+        client.write(pa.Table.from_pylist(rows(v=f"v{i}")), "upsert", options("COPY_ON_WRITE", 6))
+    read: list[str] = []
+    original = fsv.read_instant_content
+
+    def counting(storage: Storage, inst: Instant, layout: int) -> bytes:
+        read.append(inst.requested)
+        return original(storage, inst, layout)
+
+    monkeypatch.setattr(fsv, "read_instant_content", counting)
+    assert read_table(str(path)).num_rows == 2
+    assert len(read) <= 1, read

@@ -15,8 +15,8 @@ import pytest
 
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.diff import diff_l4
+from conformance.interface.ops import Case, CreateTable
 from conformance.mutants import MUTATIONS, Mutation, apply_mutation, run_one
-from conformance.ops import Case, CreateTable
 from conformance.runner import FixtureCase, Verdict, run_case
 from spec.actions.archive import hold_back_uncleaned_replaces
 from spec.errors import InvalidOperation

@@ -26,11 +26,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.adapters.reference_spark import START_EPOCH, FileIds, ReplayClock
-from reference import handles
 from reference.api import HudiTable
-from reference.avro_columns import block_content, encode_records
-from reference.local_engine import dedupe, with_keys
-from reference.partitioning import route_batch
+from reference.engines.local import dedupe, with_keys
+from reference.engines.spark_arrow import arrow_to_spark, spark_to_arrow
+from reference.io import handles
+from reference.io.avro_columns import block_content, encode_records
+from reference.io.partitioning import route_batch
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidConfig, InvalidRecord
 from spec.file_group.file_system_view import FileSystemView
@@ -146,19 +147,19 @@ KEY_TABLE = pa.table({
                                                     (("name", "id"), (), False), (("id",), ("city", "id"), True)])
 def test_key_columns_match_the_spark_engine(spark: Any, keys: tuple[str, ...], parts: tuple[str, ...],
                                             hive: bool) -> None:
-    from reference.spark_engine import key_columns
+    from reference.engines.spark import key_columns
 
     config = _config(keys, parts, hive)
     table = KEY_TABLE if len(keys) > 1 else KEY_TABLE.filter(pc.is_valid(KEY_TABLE["id"]))
     local = with_keys(table, config)
-    remote = key_columns(spark.createDataFrame(table), config).toArrow()
+    remote = spark_to_arrow(key_columns(arrow_to_spark(spark, table), config))
     assert local["_hoodie_record_key"].to_pylist() == remote["_hoodie_record_key"].to_pylist()
     assert local["_hoodie_partition_path"].to_pylist() == remote["_hoodie_partition_path"].to_pylist()
 
 
 @pytest.mark.spark
 def test_dedupe_matches_the_spark_engine(spark: Any) -> None:
-    from reference.spark_engine import SparkEngine, key_columns
+    from reference.engines.spark import SparkEngine, key_columns
 
     rows = [{"id": i % 7, "city": "sf" if i % 3 else "la", "ts": (i * 5) % 4 if i % 5 else None, "v": i}
             for i in range(60)]
@@ -167,7 +168,7 @@ def test_dedupe_matches_the_spark_engine(spark: Any) -> None:
     config = _config(("id",), ("city",), False)
     local = dedupe(with_keys(table, config), "ts").select(["_hoodie_record_key", "_hoodie_partition_path", "v"])
     engine = SparkEngine(spark)
-    remote = engine.dedupe(key_columns(spark.createDataFrame(table).coalesce(1), config), "ts").toArrow()
+    remote = spark_to_arrow(engine.dedupe(key_columns(arrow_to_spark(spark, table).coalesce(1), config), "ts"))
     remote = remote.select(["_hoodie_record_key", "_hoodie_partition_path", "v"])
 
     def ordered(t: pa.Table) -> list[dict[str, Any]]:
@@ -274,7 +275,7 @@ def test_a_merge_keeps_the_old_files_order_and_continues_its_bloom_filter(tmp_pa
     its place, then the inserts; the records this commit writes are numbered in that order. Where every
     old row keeps its place, the new file's bloom filter is the old one continued, byte for byte the
     filter of all its keys in file order; after a delete it is built again from the keys."""
-    from reference.bloom import footer
+    from reference.io.bloom import footer
     from spec.file_group.bloom_filter import FOOTER_KEY
 
     continued: list[bool] = []

@@ -1,4 +1,4 @@
-"""The writer's metadata table (``spec.metadata.writer``, ``reference.metadata_writer``): its files byte for byte
+"""The writer's metadata table (``spec.metadata.writer``, ``reference.metadata.writer``): its files byte for byte
 as Hudi 1.1 writes them, every write and table service recorded in the files partition, crashes repaired,
 partitions it does not keep removed, and the metadata table turned off — each checked by hudi-rs (which lists
 files through the metadata table) against the spec's reader and by ``check`` (the files partition against the
@@ -20,12 +20,11 @@ from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.checker import check_table
 from conformance.runner import FixtureCase, Verdict, run_case
 from reference.api import HudiTable
-from reference.executors.archive import archived_instants
 from reference.executors.clean import clean
 from reference.executors.restore import restore
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
-from spec.actions.archive import ArchiveConfig
+from spec.actions.archive import ArchiveConfig, archived_instants
 from spec.actions.clean import CleanConfig
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, UnsupportedTableVersion
@@ -441,8 +440,8 @@ def test_the_metadata_table_is_compacted_after_ten_deltacommits_and_cleaned(tmp_
     _assert_consistent(path)
     assert sorted(read_table(str(path)).column("ts").to_pylist()) == [16, 17, 18, 19, 20, 21]  # (key, partition): i % 6
     # an instant a compaction merged cannot be rolled back out of the metadata table: it is listed anew
-    from reference.executors.common import instant_times
-    from reference.metadata_writer import rollback_instant
+    from reference.metadata.writer import rollback_instant
+    from spec.timeline.active_timeline import instant_times
     rollback_instant(Storage(str(path)), writes[0], "29990101000000000", instant_times(timeline, None))
     assert Timeline.load(mdt, 2).instants[0].requested == "00000000000000000"
     assert not any(i.action == "commit" for i in Timeline.load(mdt, 2).instants)
@@ -565,8 +564,8 @@ def test_a_compaction_run_again_after_a_crash_rolls_back_its_metadata_deltacommi
 
 def test_a_deltacommit_written_again_replaces_the_first(tmp_path: Path) -> None:
     """A metadata deltacommit for an instant that already has one (a re-attempted commit) replaces it."""
-    from reference.executors.common import instant_times
-    from reference.metadata_writer import append_deltacommit
+    from reference.metadata.writer import append_deltacommit
+    from spec.timeline.active_timeline import instant_times
 
     path = tmp_path / "t"
     result = HudiTable(str(path), engine="local").write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}), "insert",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from spec.errors import InstantNotFound, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.model import Env, TableModel, apply, predict
 from spec.model.operations import (

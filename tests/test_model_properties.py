@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from spec.actions.clean import CleanConfig, earliest_commit_to_retain
 from spec.errors import HudiSpecError
 from spec.model import TableModel, TableState, apply

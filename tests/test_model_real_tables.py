@@ -17,7 +17,7 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import FileSystemView, list_data_files
 from spec.file_group.log_file.delete_block import decode_delete_records

@@ -11,8 +11,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
+from reference.engines.spark_arrow import spark_to_arrow
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_group.file_system_view import FileSystemView
@@ -192,8 +193,8 @@ def test_mor_upserts_deletes_and_compaction_follow_the_model(spark: Any, tmp_pat
 
 
 def _spark_reads_equal_the_spec_reader(spark: Any, path: Path) -> None:
-    """The Spark reader (reference.spark_reader) returns the spec reader's rows for every query type."""
-    from reference.spark_reader import read_spark
+    """The Spark reader (reference.engines.spark_reader) returns the spec reader's rows for every query type."""
+    from reference.engines.spark_reader import read_spark
     from tests.hudi_rs import as_multiset
 
     done = Timeline.load(str(path)).commits_timeline().completed().instants
@@ -203,7 +204,7 @@ def _spark_reads_equal_the_spec_reader(spark: Any, path: Path) -> None:
     queries += [{"query": "incremental", "begin": done[0].requested, "end": i.requested} for i in picks]
     for q in queries:
         ours = read_table(str(path), **q)
-        theirs = read_spark(spark, str(path), **q).toArrow()
+        theirs = spark_to_arrow(read_spark(spark, str(path), **q))
         assert as_multiset(theirs) == as_multiset(ours), q
 
 

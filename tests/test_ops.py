@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.ops import OP_NAMES, Case, CreateTable, case_from_json, case_to_json, from_json, to_json
+from conformance.interface.ops import OP_NAMES, Case, CreateTable, case_from_json, case_to_json, from_json, to_json
 from spec.config.registry import CLEAN_POLICIES
 from spec.errors import ERROR_KINDS, InvalidOperation
 from spec.model.operations import (

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from reference.cli import main
-from reference.options import parse_options
+from reference.config.options import parse_options
 from spec.errors import InvalidConfig
 from spec.read.reader import read_table
 from tests.hudi_rs import as_multiset, hudi_rs_read
@@ -52,12 +52,12 @@ def test_cli_write_then_read(spark: Any, tmp_path: Path, capsys: pytest.CaptureF
 
 def test_cli_write_with_the_local_engine_starts_no_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import reference.spark
+    import reference.engines.spark_session
 
     def no_spark(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the local engine started a Spark session")
 
-    monkeypatch.setattr(reference.spark, "get_or_create_session", no_spark)
+    monkeypatch.setattr(reference.engines.spark_session, "get_or_create_session", no_spark)
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"id": [1, 2, 3], "ts": [1, 1, 2], "city": ["a", "b", "a"]}), src)
     table = tmp_path / "t"

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from reference.api import HudiTable
-from reference.handles import writer_compression
+from reference.io.handles import writer_compression
 from spec.config.parquet_codec import CODECS, ParquetCompression, parquet_compression
 from spec.errors import InvalidConfig
 from spec.file_group.log_file.log_blocks import parquet_data_block

@@ -18,7 +18,8 @@ from conformance.cli import build_parser as conformance_parser
 from reference import demo, sample_tables
 from reference.api import HudiTable
 from reference.cli import build_parser, main
-from spec.config.registry import ALIASES, BY_KEY, OPERATIONS
+from spec.config.registry import ALIASES, BY_KEY
+from spec.config.write_operation import WRITER_OPERATIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -105,9 +106,11 @@ def test_make_targets_exist() -> None:
     makefile = (ROOT / "Makefile").read_text()
     targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
     named = set(re.findall(r"`make ([\w-]+)", README)) | {line.split()[1] for line in _shell_lines("make")}
-    assert {"demo", "test", "bench", "slow", "docs-serve"} <= named
+    assert {"demo", "test", "bench", "slow", "ci-slow", "docs-serve"} <= named
     assert named <= targets, named - targets
     assert "$(DEMO_ARGS)" in makefile and "HYPOTHESIS_PROFILE=long" in makefile
+    ci = (ROOT / ".ci" / "run").read_text()  # CI: make test, then the slow tests it affords
+    assert [ln for ln in ci.splitlines() if ln.startswith("make ")] == ["make test", "make ci-slow"]
     with pytest.raises(SystemExit) as done:  # DEMO_ARGS="--table-version 8" is an option of the demo
         demo.main(["--table-version", "7"])
     assert done.value.code == 2
@@ -227,7 +230,7 @@ def test_the_writing_example_names_real_options_and_methods() -> None:
     assert "engine" in inspect.signature(HudiTable).parameters
     assert '"hoodie.write.table.version": "9",' in writing  # the default, said as such
     listed = re.search(r"Operations: (.+?), on copy-on-write", README.replace("\n", " "))
-    assert listed and re.findall(r"`(\w+)`", listed.group(1)) == list(OPERATIONS)
+    assert listed and re.findall(r"`(\w+)`", listed.group(1)) == list(WRITER_OPERATIONS)
 
 
 def test_files_counts_and_links_the_readme_names() -> None:

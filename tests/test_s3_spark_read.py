@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from reference.api import HudiTable
-from reference.spark_reader import read_spark
+from reference.engines.spark_reader import read_spark
 from spec.read.reader import read_table
 
 pytestmark = pytest.mark.spark

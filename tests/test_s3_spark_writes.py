@@ -10,8 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
+from reference.engines.spark_arrow import arrow_to_spark
 from spec.model import Env, TableModel
 from spec.model.operations import Compact, Write
 from tests.test_s3_writes import _options, _rec, check_against_model
@@ -36,7 +37,7 @@ def _spark_steps(path: str, s3_server: Any, spark: Any, table_type: str, version
         check_against_model(path, model, s3_server, step)
 
     for op, batch in STEPS:
-        table.write(spark.createDataFrame(pa.Table.from_pylist(batch).to_pandas()), op, options)
+        table.write(arrow_to_spark(spark, pa.Table.from_pylist(batch)), op, options)
         model.apply(Write(op, tuple(batch)))
         check(op)
     if table_type == "MERGE_ON_READ":

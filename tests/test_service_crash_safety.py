@@ -3,7 +3,7 @@ is finished by the next one, as Apache Hudi finishes them.
 
 Each trial copies a small table (local engine; MOR for compaction, COW or MOR for clean and
 rollback; v6 or v8), starts a process that runs the service with a fault point armed
-(``reference.faults``: ``mid_compaction`` after one new base file, ``mid_clean`` after the first
+(``reference.instrumentation.faults``: ``mid_compaction`` after one new base file, ``mid_clean`` after the first
 delete, ``mid_rollback`` after the target is un-published and its first file deleted or command
 block appended), and checks
 that the process died there, leaving the service's instant pending. Then:
@@ -21,14 +21,10 @@ CI runs ten trials with fixed seeds; ``make slow`` runs 100.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +32,15 @@ import pyarrow as pa
 import pytest
 
 from conformance.checker import check_table
-from reference.client import WriteClient
-from reference.faults import FAULT_ENV
+from reference.instrumentation.faults import FAULT_ENV
+from reference.write.client import WriteClient
 from spec.read.reader import read_table
 from spec.storage.lock import LOCK_FILE
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.instant import Action
+from tests import processes
 from tests.hudi_rs import hudi_rs_read
-from tests.test_crash_safety import _model_rows, _rows, rec
+from tests.test_crash_safety import _model_rows, _rows, rec, seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICES = {"compact": "mid_compaction", "clean": "mid_clean", "rollback": "mid_rollback"}
@@ -88,23 +85,20 @@ def base_table(tmp_path_factory: pytest.TempPathFactory, service: str, table_typ
     return _BASES[key]
 
 
-def run_killed(path: Path, service: str, table_type: str, version: int) -> subprocess.CompletedProcess[str]:
-    """Run the service in a new session (its own process group, which the fault kills whole)."""
-    env = {**os.environ, FAULT_ENV: SERVICES[service], "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "crash_child.py"), str(path), service, "[]",
-                             json.dumps(options(table_type, version)), "local"],
-                            env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=300)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+def run_killed(path: Path, service: str, table_type: str, version: int) -> processes.Ended:
+    """Run the service in a new session (its own process group, which the fault kills whole); it must die
+    there, killed by SIGKILL."""
+    done = processes.run(processes.python(str(ROOT / "tests" / "crash_child.py"), str(path), service, "[]",
+                                          json.dumps(options(table_type, version)), "local"),
+                         env=processes.child_env(**{FAULT_ENV: SERVICES[service]}), new_session=True)
+    return done.expect(-signal.SIGKILL, f"{service} killed at {SERVICES[service]}")
 
 
 def rerun(path: Path, service: str, table_type: str, version: int) -> None:
+    from reference.config.options import parse_options
     from reference.executors.clean import clean
     from reference.executors.compaction import compact
     from reference.executors.rollback import rollback
-    from reference.options import parse_options
     from spec.write.service_configs import clean_config
 
     client = WriteClient(str(path), engine="local")
@@ -122,8 +116,7 @@ def service_trial(tmp_path_factory: pytest.TempPathFactory, work: Path, service:
                   version: int) -> None:
     path = work / "t"
     shutil.copytree(base_table(tmp_path_factory, service, table_type, version), path)
-    done = run_killed(path, service, table_type, version)
-    assert done.returncode == -signal.SIGKILL, f"{service} was not killed: {done.stderr[-2000:]}"
+    run_killed(path, service, table_type, version)
     pending = [i for i in Timeline.load(str(path)).instants if i.action == ACTIONS[service] and not i.is_completed]
     assert pending, f"the killed {service} left no pending instant"
     # 1. the service runs again and finishes
@@ -174,7 +167,7 @@ def test_ci_seeds_cover_every_service_on_both_versions() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(10, 110))
+@pytest.mark.parametrize("seed", seeds(range(10, 110), in_ci=10))
 def test_killed_service_is_finished_random(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
                                            seed: int) -> None:
     service_trial(tmp_path_factory, tmp_path, *trial_for(seed))

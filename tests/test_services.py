@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from spec.actions.archive import ArchiveConfig, plan_archive
 from spec.actions.clean import CleanConfig, earliest_commit_to_retain, plan_clean
 from spec.actions.compaction import (

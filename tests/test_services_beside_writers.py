@@ -27,10 +27,10 @@ import pytest
 
 from conformance.checker import check_table
 from reference.api import HudiTable
-from reference.client import WriteClient
 from reference.executors import clean as clean_executor
 from reference.executors import compaction as compaction_executor
-from reference.executors.common import compaction_plan
+from reference.write.client import WriteClient
+from spec.actions.compaction import read_compaction_plan as compaction_plan
 from spec.errors import WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
@@ -368,15 +368,20 @@ def test_the_cleaner_rolls_back_a_dead_writers_write_but_not_a_live_ones(
     """Under the LAZY failed-writes policy the cleaner rolls back failed writes first (Hudi's
     ``CleanerUtils.rollbackFailedWrites``). While a live writer's write is pending (its heartbeat
     renewed every second), another writer is killed after it started; once its heartbeat has expired
-    a clean runs: it rolls the dead write back and leaves the live one, which then commits."""
-    import json
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
+    a clean runs: it rolls the dead write back and leaves the live one, which then commits.
 
-    from reference.faults import FAULT_ENV
+    The clean judges the heartbeats at a fixed moment, just past the dead one's expiry (1 s × 2 misses after
+    its last beat, as the storage dates it; S3 dates to the second), once the live writer has beaten since:
+    on a loaded machine a heartbeat thread can fall seconds behind, which must not decide the verdict."""
+    import json
+    import signal
+    import time
+    from types import SimpleNamespace
+
+    from reference.instrumentation.faults import FAULT_ENV
+    from reference.transaction import heartbeat
+    from spec.storage.heartbeat import HEARTBEAT_FOLDER
+    from tests import processes
 
     scene = Scene(where, s3_server, tmp_path, 8, "COPY_ON_WRITE")
     quick = {**scene.options, "hoodie.client.heartbeat.interval_in_ms": "1000",
@@ -387,15 +392,26 @@ def test_the_cleaner_rolls_back_a_dead_writers_write_but_not_a_live_ones(
 
     def a_writer_dies_then_the_cleaner_runs() -> None:
         before = {i.requested for i in Timeline.load(scene.path).pending_writes().instants}
-        child = subprocess.run([sys.executable, str(root / "tests" / "crash_child.py"), scene.path, "upsert",
-                                json.dumps(_rows(range(0, 3), "a", 7).to_pylist()), json.dumps(quick), "local"],
-                               env={**os.environ, FAULT_ENV: "after_start", "PYTHONPATH": str(root)},
-                               start_new_session=True, capture_output=True, text=True, timeout=300)
-        assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+        processes.run(processes.python(str(root / "tests" / "crash_child.py"), scene.path, "upsert",
+                                       json.dumps(_rows(range(0, 3), "a", 7).to_pylist()), json.dumps(quick), "local"),
+                      env=processes.child_env(**{FAULT_ENV: "after_start"}),
+                      new_session=True).expect(-signal.SIGKILL, "the writer killed after it started")
         pending = {i.requested for i in Timeline.load(scene.path).pending_writes().instants}
         (dead,) = pending - before
-        time.sleep(3.5)  # the dead writer's heartbeat expires (1 s × 2 misses); the live one's is renewed
-        seen["clean"] = scene.service.clean(quick)
+        (live,) = before
+        storage = Storage(scene.path)
+
+        def beats() -> dict[str, int]:
+            return {f.name: f.mtime_ms for f in storage.list(HEARTBEAT_FOLDER) if not f.is_dir}
+
+        dead_beat = beats().get(dead, 0)
+        hang_guard = time.monotonic() + 300
+        while beats().get(live, 0) <= dead_beat:  # the live writer beats on, after the dead one's last beat
+            assert time.monotonic() < hang_guard, "hang: the live writer's heartbeat stopped"
+            time.sleep(0.2)
+        with monkeypatch.context() as m:  # the moment the clean judges heartbeats at: the dead one just expired
+            m.setattr(heartbeat, "time", SimpleNamespace(time=lambda: (dead_beat + 2 * 1000 + 1) / 1000))
+            seen["clean"] = scene.service.clean(quick)
         seen.update(dead=dead, live=before, after={i.requested for i in
                                                    Timeline.load(scene.path).pending_writes().instants})
 

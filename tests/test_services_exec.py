@@ -24,23 +24,25 @@ from hypothesis import strategies as st
 
 from reference.executors import archive as arch
 from reference.executors.clean import clean, cleaner_plan_record, plan_table_clean
-from reference.executors.common import pending_compaction_plans, savepointed_files
+from reference.executors.common import savepointed_files
 from reference.executors.restore import restore
 from reference.executors.rollback import plan_table_rollback, rollback, rollback_plan_record
 from reference.executors.savepoint import savepoint_create
 from reference.sample_tables import INSERT_T, UPDATE_T, build_table
-from spec.actions.archive import ArchiveConfig
+from spec.actions.archive import ArchiveConfig, archived_instants
 from spec.actions.clean import CleanConfig, CleanPlan, earliest_commit_to_retain
-from spec.actions.compaction import compaction_base_instants
+from spec.actions.compaction import compaction_base_instants, pending_compaction_plans
 from spec.config.registry import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS
 from spec.config.table_config import COPY_ON_WRITE, TableConfig
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_system_view import FileSystemView
+from spec.file_group.log_file.archived_log import archive_log_files, read_archived_entries
 from spec.file_group.log_file.log_format import read_log_file
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import LOCKS_FOLDER as LOCKS  # the table lock: coordination, not table content
 from spec.timeline.active_timeline import Timeline
+from spec.timeline.archived_timeline import ENTRY_FIELDS
 from spec.timeline.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,
@@ -55,6 +57,7 @@ from spec.timeline.avro_model import (
 from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
 from spec.timeline.instant import Action, Instant, State, format_instant_time
 from spec.timeline.layout import read_instant_content
+from spec.timeline.lsm_timeline import latest_snapshot_version, snapshot_manifest
 from tests.hudi_rs import hudi_rs_read
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -137,7 +140,7 @@ def file_id_prefixes() -> Any:
 @pytest.fixture(scope="module")
 def cow_templates(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[Path, list[str]]]:
     """Per table version a COW table with four commits: group a gets a slice in each, group b in c1, c3."""
-    from reference.client import WriteClient
+    from reference.write.client import WriteClient
 
     out = {}
     for version in (6, 8):
@@ -348,9 +351,9 @@ def test_archival_moves_old_instants_and_lists_them_back(cow: Any) -> None:
     after = timeline_of(path)
     assert len(after) == len(before) - 2
     assert [i.requested for i in after.commits_timeline().instants] == commits[2:]
-    listed = arch.archived_instants(storage, table)
+    listed = archived_instants(storage, table)
     assert [(i.requested, i.action, i.state) for i in listed] == [(c, "commit", "COMPLETED") for c in commits[:2]]
-    entries = arch.archived_entries(storage)
+    entries = read_archived_entries(storage)
     assert len(entries) == result.records == 6  # requested, inflight and completed file of each commit
     completed = [e for e in entries if e["actionState"] == "COMPLETED"]
     assert all(e["hoodieCommitMetadata"]["operationType"] in ("INSERT", "UPSERT") for e in completed)
@@ -389,7 +392,7 @@ def test_archival_into_the_lsm_history(cow: Any) -> None:
     assert manifest == {"files": [{"fileName": result.archive_file.rsplit("/", 1)[1],
                                    "fileLen": storage.size(result.archive_file)}]}
     assert storage.read(f"{history}/_version_") == b"1"
-    listed = arch.archived_instants(storage, table)
+    listed = archived_instants(storage, table)
     assert [(i.requested, i.action, i.completed) for i in listed] == [
         (c, "commit", tl.get(c).completed) for c in commits[:2]]  # type: ignore[union-attr]
     assert [i.requested for i in timeline_of(path).commits_timeline().instants] == commits[2:]
@@ -581,15 +584,15 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
         (svc(3), "clean"), (svc(5), "rollback"), (t[6], "replacecommit"), (t[7], "commit")]
     assert [(i.requested, i.action) for i in timeline_of(path).instants] == [
         (t[8], "commit"), (t[9], "commit"), (svc(10), "clean")]
-    listed = arch.archived_instants(storage, table)
+    listed = archived_instants(storage, table)
     assert [(i.requested, i.action, i.state) for i in listed] == [
         (t[0], "commit", "COMPLETED"), (t[1], "commit", "COMPLETED"), (t[2], "commit", "COMPLETED"),
         (svc(3), "clean", "COMPLETED"), (svc(5), "rollback", "COMPLETED"), (t[6], "replacecommit", "COMPLETED"),
         (t[7], "commit", "COMPLETED")]
     if version == 6:
-        entries = {(e["commitTime"], e["actionType"], e["actionState"]): e for e in arch.archived_entries(storage)}
+        entries = {(e["commitTime"], e["actionType"], e["actionState"]): e for e in read_archived_entries(storage)}
         assert len(entries) == 21
-        filled = {k: sorted(f for f, _ in arch.ENTRY_FIELDS if f not in ("commitTime", "actionType", "actionState",
+        filled = {k: sorted(f for f, _ in ENTRY_FIELDS if f not in ("commitTime", "actionType", "actionState",
                                                                           "version", "stateTransitionTime")
                             and v[f] is not None) for k, v in entries.items()}
         assert filled[(svc(3), "clean", "REQUESTED")] == filled[(svc(3), "clean", "INFLIGHT")] == ["hoodieCleanerPlan"]
@@ -602,14 +605,14 @@ def test_archival_of_every_kind_of_instant(tmp_path: Path, version: int) -> None
             "partitionToReplaceFileIds"] == {"p": ["f0-0"]}
         assert filled[(t[0], "commit", "COMPLETED")] == ["hoodieCommitMetadata"]
         assert all(e["stateTransitionTime"] for e in entries.values())
-        assert arch.archive_files(storage) == [".hoodie/archived/.commits_.archive.1_1-0-1"]  # appended to
+        assert archive_log_files(storage) == [".hoodie/archived/.commits_.archive.1_1-0-1"]  # appended to
     else:
         assert second.archive_file == f".hoodie/timeline/history/{svc(3)}_{t[7]}_0.parquet"
         rows = {r["instantTime"]: r for r in pq.read_table(storage.full(second.archive_file)).to_pylist()}
         assert rows[svc(3)]["plan"] is not None and rows[svc(3)]["metadata"] is not None  # cleaner plan, metadata
         assert rows[t[6]]["plan"] is not None  # the inflight replacecommit's metadata
         assert rows[t[7]]["plan"] is None and rows[svc(5)]["action"] == "rollback"
-        assert arch.lsm_latest_version(storage) == 2 and len(arch.lsm_manifest(storage, 2)) == 2
+        assert latest_snapshot_version(storage) == 2 and len(snapshot_manifest(storage, 2)) == 2
 
 
 def test_clean_spares_slices_a_pending_compaction_needs(tmp_path: Path) -> None:
@@ -803,7 +806,7 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
     """The four writes, a savepoint, a clean, archival, a rollback and a restore: after each, the
     timeline, every group's slices and the snapshot are what the spec model predicts for the same steps
     (told the instant times and file sizes the writer chose, given the same file ids)."""
-    from conformance.ops import CreateTable
+    from conformance.interface.ops import CreateTable
     from spec.file_group.file_naming import parse_base_file_name
     from spec.model import Env, TableModel
     from spec.model.operations import Archive, Clean, Restore, Rollback, Savepoint, Write
@@ -870,7 +873,7 @@ def test_services_leave_the_table_the_model_predicts(cow: Any, version: int) -> 
         model.apply(op)
         check(name)
         if name == "archive":
-            assert timeline_of(path).get(commits[0]) is None and arch.archived_instants(storage, table)
+            assert timeline_of(path).get(commits[0]) is None and archived_instants(storage, table)
     remaining = [i.requested for i in timeline_of(path).commits_timeline().instants]
     assert remaining == commits[1:2]
     assert_hudi_rs_agrees(path)

@@ -12,14 +12,14 @@ same sequence on the local engine and the two tables must hold the same file gro
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_local_engine import _groups, _records, _write_all
+
+from tests import processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -41,11 +41,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_writes_through_a_standalone_master_leave_the_local_engines_table(cluster: str, tmp_path: Path,
                                                                           table_type: str, version: int) -> None:
     remote = tmp_path / "cluster"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "HUDI_SPEC_SPARK_DRIVER_MEMORY": "1g"}
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "cluster_child.py"), cluster, str(remote),
-                           table_type, str(version)], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, done.stderr[-4000:]
+    env = processes.child_env(PYSPARK_PYTHON=sys.executable, HUDI_SPEC_SPARK_DRIVER_MEMORY="1g")
+    done = processes.run(processes.python(str(ROOT / "tests" / "cluster_child.py"), cluster, str(remote), table_type,
+                                          str(version)), env=env, cwd=ROOT, hang_after=1800).expect(0)
     info = json.loads(done.stdout.strip().splitlines()[-1])
     assert info["master"] == cluster
     assert len(info["block_managers"]) >= 2, "no executor joined: the driver alone did the work"

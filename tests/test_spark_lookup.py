@@ -2,8 +2,8 @@
 
 Hudi's driver holds the workload profile's counts and the partitions' file listings, not records or
 keys (``HoodieBloomIndex`` looks keys up in executors). The Spark engine does likewise
-(``SparkEngine.locate``: one task per partition, ``reference.index.lookup_partition``); the driver-side
-paths (``SparkEngine.keys``, ``reference.index.bloom_index`` and ``simple_index``) are made to fail here,
+(``SparkEngine.locate``: one task per partition, ``reference.io.index.lookup_partition``); the driver-side
+paths (``SparkEngine.keys``, ``reference.io.index.bloom_index`` and ``simple_index``) are made to fail here,
 and the upserts and deletes must still leave the local engine's table.
 """
 
@@ -18,7 +18,7 @@ from test_local_engine import _groups, _records
 
 from conformance.adapters.reference_spark import FileIds, ReplayClock
 from reference.api import HudiTable
-from reference.index import base_files, lookup_partition
+from reference.io.index import base_files, lookup_partition
 from spec.file_group.file_system_view import FileSystemView
 from spec.storage.hoodie_storage import Storage
 
@@ -55,13 +55,12 @@ def test_spark_lookup_needs_no_key_on_the_driver(spark: Any, tmp_path: Path, mon
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a driver-side lookup ran on the Spark engine")
 
-    import reference.client
-    from reference.spark_engine import SparkEngine
+    import reference.engines.local
+    import reference.io.index
 
-    monkeypatch.setattr(SparkEngine, "keys", refuse)
-    monkeypatch.setattr(SparkEngine, "counts_of_keys", refuse)
-    monkeypatch.setattr(reference.client, "bloom_index", refuse)
-    monkeypatch.setattr(reference.client, "simple_index", refuse)
+    for module in (reference.io.index, reference.engines.local):  # the driver-side lookups, wherever bound
+        monkeypatch.setattr(module, "bloom_index", refuse)
+        monkeypatch.setattr(module, "simple_index", refuse)
     _write(tmp_path / "spark", "spark", table_type, index, spark)
     assert _groups(tmp_path / "spark") == _groups(tmp_path / "local")
     assert _records(tmp_path / "spark") == _records(tmp_path / "local")

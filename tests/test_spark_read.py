@@ -1,4 +1,4 @@
-"""The Spark readers (``reference.spark_reader``) against the spec reader, for every query type.
+"""The Spark readers (``reference.engines.spark_reader``) against the spec reader, for every query type.
 
 On every real table written by Apache Hudi, and on a table written by the reference writer, the
 DataFrame ``read_spark`` returns, collected to Arrow, has the columns of ``spec.read.reader.read_table``
@@ -20,7 +20,8 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import main
-from reference.spark_reader import read_spark
+from reference.engines.spark_arrow import spark_to_arrow
+from reference.engines.spark_reader import read_spark
 from spec.errors import InvalidOperation
 from spec.read.reader import TableReader, read_table
 from tests.conftest import RealTable
@@ -55,7 +56,7 @@ def spark_rows(spark: Any, path: str, query: str = "snapshot", **kw: Any) -> pa.
     df = read_spark(spark, path, query, **kw)
     if not df.columns:
         return pa.table({})
-    table: pa.Table = df.toArrow()
+    table: pa.Table = spark_to_arrow(df)
     return table
 
 

@@ -11,12 +11,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,7 @@ from typing import Any
 import pytest
 
 import reference  # noqa: F401  (registers the S3 client)
-from reference.lock import StorageBasedLock, holder_is_dead
+from reference.transaction.lock import StorageBasedLock, holder_is_dead
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import (
@@ -35,8 +32,8 @@ from spec.storage.lock import (
     is_lock_valid,
     new_lock,
 )
+from tests import processes
 
-ROOT = Path(__file__).resolve().parent.parent
 PROCESSES = 8
 ROUNDS = 3
 FAST = StorageLockConfig(validity_seconds=10, heartbeat_poll_seconds=1, wait_ms=60_000, retry_wait_ms=20)
@@ -44,7 +41,7 @@ FAST = StorageLockConfig(validity_seconds=10, heartbeat_poll_seconds=1, wait_ms=
 CONTENDER = """
 import json, sys, time
 import reference
-from reference.lock import StorageBasedLock
+from reference.transaction.lock import StorageBasedLock
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 storage = Storage(sys.argv[1])
@@ -64,7 +61,7 @@ for _ in range(int(sys.argv[2])):
 HOLDER = """
 import sys, time
 import reference
-from reference.lock import StorageBasedLock
+from reference.transaction.lock import StorageBasedLock
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 lock = StorageBasedLock(Storage(sys.argv[1]), StorageLockConfig(10, 1, 0))
@@ -72,10 +69,6 @@ lock.lock("holder")
 print("held", flush=True)
 time.sleep(600)
 """
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def _where(where: str, s3_server: Any, tmp_path: Path) -> str:
@@ -99,13 +92,11 @@ def test_lock_file_is_hudis_storage_lock_data() -> None:
 @pytest.mark.parametrize("where", [pytest.param("s3", marks=pytest.mark.slow), "local"])
 def test_eight_processes_never_hold_the_lock_together(where: str, s3_server: Any, tmp_path: Path) -> None:
     path = _where(where, s3_server, tmp_path)
-    procs = [subprocess.Popen([sys.executable, "-c", CONTENDER, path, str(ROUNDS)], env=_env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(PROCESSES)]
-    intervals = []
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err[-2000:]
-        intervals += [tuple(json.loads(line)) for line in out.splitlines()]
+    with contextlib.ExitStack() as stack:
+        procs = [stack.enter_context(processes.start(processes.python("-c", CONTENDER, path, str(ROUNDS)),
+                                                     env=processes.child_env())) for _ in range(PROCESSES)]
+        ended = [p.finish().expect(0, "a contender took and released the lock") for p in procs]
+    intervals = [tuple(json.loads(line)) for done in ended for line in done.stdout.splitlines()]
     assert len(intervals) == PROCESSES * ROUNDS
     assert int(Storage(path).read("counter")) == PROCESSES * ROUNDS  # no increment lost: one holder at a time
     intervals.sort()
@@ -142,13 +133,12 @@ def test_renewal_and_a_lock_lost_to_another_owner(where: str, s3_server: Any, tm
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_a_killed_holder_is_recovered_without_a_hand(where: str, s3_server: Any, tmp_path: Path) -> None:
     path = _where(where, s3_server, tmp_path)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, path], env=_env(), stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     storage = Storage(path)
-    with pytest.raises(WriteConflict, match=f":{holder.pid}"):
-        StorageBasedLock(storage, StorageLockConfig(10, 1, 0)).lock("second")
-    holder.send_signal(signal.SIGKILL)
-    holder.wait()
+    with processes.start(processes.python("-c", HOLDER, path), env=processes.child_env()) as holder:
+        holder.wait_for_line("held")
+        with pytest.raises(WriteConflict, match=f":{holder.pid}"):
+            StorageBasedLock(storage, StorageLockConfig(10, 1, 0)).lock("second")
+        holder.kill()
     held = StorageBasedLock(storage).current()
     assert held is not None and is_lock_valid(held, int(time.time() * 1000))  # still valid by its clock
     assert holder_is_dead(held.owner)
@@ -163,8 +153,8 @@ def test_a_lock_held_elsewhere_is_taken_once_it_expires(where: str, s3_server: A
     expires = int(time.time() * 1000) + 1500
     storage.create_if_absent(LOCK_FILE, StorageLockData(False, expires, "a-writer@elsewhere:1").to_json())
     assert not holder_is_dead("a-writer@elsewhere:1")
-    with pytest.raises(WriteConflict, match="a-writer@elsewhere"):
-        StorageBasedLock(storage, StorageLockConfig(10, 1, 0)).lock("impatient")
+    with pytest.raises(WriteConflict, match="a-writer@elsewhere"):  # tried before the expiry (its own clock says)
+        StorageBasedLock(storage, StorageLockConfig(10, 1, 0), clock=lambda: expires - 1000).lock("impatient")
     waiting = StorageBasedLock(storage, StorageLockConfig(10, 1, 10_000, 50))
     waiting.lock("patient")  # waits for the expiry, then takes it
     assert time.time() * 1000 > expires + CLOCK_DRIFT_BUFFER_MS
@@ -176,7 +166,7 @@ KILLED_WRITER = """
 import socket, sys, time
 socket.gethostname = lambda: "another-host"  # its owner id names another host: only expiry frees its lock
 import pyarrow as pa
-from reference.client import WriteClient
+from reference.write.client import WriteClient
 original = WriteClient._write
 def stall(self, *args):
     md = original(self, *args)
@@ -200,7 +190,7 @@ def test_a_writer_killed_holding_the_lock_is_recovered_once_its_lock_expires(whe
     it, rolls the dead write back and commits; the dead write's row is nowhere."""
     import pyarrow as pa
 
-    from reference.client import WriteClient
+    from reference.write.client import WriteClient
     from spec.read.reader import read_table
     from spec.timeline.active_timeline import Timeline
 
@@ -208,23 +198,21 @@ def test_a_writer_killed_holding_the_lock_is_recovered_once_its_lock_expires(whe
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
                "hoodie.datasource.write.precombine.field": "ts"}
     WriteClient(path, engine="local").write(pa.table({"id": ["k1"], "ts": [1], "v": ["a"]}), "upsert", options)
-    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, path], env=_env(), stdout=subprocess.PIPE,
-                             text=True)
-    assert child.stdout is not None and child.stdout.readline().strip() == "writing"
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    with processes.start(processes.python("-c", KILLED_WRITER, path), env=processes.child_env()) as child:
+        child.wait_for_line("writing")
+        child.kill()
     held = StorageBasedLock(Storage(path)).current()
     assert held is not None and held.owner.endswith(f"@another-host:{child.pid}") and not holder_is_dead(held.owner)
     nxt = WriteClient(path, engine="local")
     with pytest.raises(WriteConflict, match="another-host"):
         nxt.write(pa.table({"id": ["k2"], "ts": [1], "v": ["b"]}), "upsert", options)
-    deadline = time.time() + 60
+    deadline = time.time() + 300  # a hang guard: the lock is valid for 10 s after the writer's last renewal
     while True:
         try:
             nxt.write(pa.table({"id": ["k2"], "ts": [1], "v": ["b"]}), "upsert", options)
             break
         except WriteConflict:
-            assert time.time() < deadline, "the dead writer's lock never expired"
+            assert time.time() < deadline, "hang: the dead writer's lock was still refused after 300 s"
             time.sleep(0.5)
     assert time.time() * 1000 > held.valid_until + CLOCK_DRIFT_BUFFER_MS  # not before its expiry
     assert {r["id"]: r["v"] for r in read_table(path).to_pylist()} == {"k1": "a", "k2": "b"}

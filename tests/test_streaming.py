@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conformance.ops import CreateTable
-from reference.streaming import CHECKPOINT_KEY, StreamingWriter, start_stream
+from conformance.interface.ops import CreateTable
+from reference.write.streaming import CHECKPOINT_KEY, StreamingWriter, start_stream
 from spec.config.table_config import TableConfig
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name
 from spec.model import Env, TableModel

@@ -1,6 +1,6 @@
 """A second writer while one is in flight gets WriteConflict, and the table stays as it was.
 
-In single-writer mode one writer at a time holds the table lock (``reference.lock``: Hudi's
+In single-writer mode one writer at a time holds the table lock (``reference.transaction.lock``: Hudi's
 ``.hoodie/.locks/table_lock.json``, written conditionally). These tests hold it from another process,
 as a concurrent writer would, and check that every writing entry point refuses without touching the
 table; that the lock of a writer that died on this host is taken over by the next one; and that a lock
@@ -10,11 +10,7 @@ of a writer elsewhere is taken over only once it has expired, never by hand.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,25 +18,25 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from reference.client import WriteClient
 from reference.executors.clean import clean
 from reference.executors.common import load_table
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
-from reference.lock import table_lock
+from reference.transaction.lock import table_lock
+from reference.write.client import WriteClient
 from spec.errors import WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import CLOCK_DRIFT_BUFFER_MS, LOCK_FILE, StorageLockData, is_lock_valid
+from tests import processes
 
 pytestmark = pytest.mark.spark
-ROOT = Path(__file__).resolve().parent.parent
 
 OPTIONS = {"hoodie.table.name": "lock", "hoodie.datasource.write.recordkey.field": "id",
            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 HOLDER = """
 import sys, time
-from reference.lock import table_lock
+from reference.transaction.lock import table_lock
 from spec.storage.hoodie_storage import Storage
 with table_lock(Storage(sys.argv[1]), "upsert"):
     print("held", flush=True)
@@ -68,16 +64,15 @@ def table(spark: Any, tmp_path: Path) -> Path:
     return path
 
 
-def _hold(path: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
-    return proc
+def _hold(path: Path) -> processes.Running:
+    """A process holding the table lock (killed at the latest when the test leaves its ``with``)."""
+    holder = processes.start(processes.python("-c", HOLDER, str(path)), env=processes.child_env())
+    holder.wait_for_line("held")
+    return holder
 
 
 def test_second_writer_gets_write_conflict_and_the_table_is_untouched(spark: Any, table: Path) -> None:
-    holder = _hold(table)
-    try:
+    with _hold(table) as holder:
         before = _files(table)
         rows = read_table(str(table)).to_pylist()
         storage, cfg = load_table(str(table))
@@ -99,15 +94,11 @@ def test_second_writer_gets_write_conflict_and_the_table_is_untouched(spark: Any
         holder_record = json.loads((table / LOCK_FILE).read_text())
         assert set(holder_record) == {"expired", "validUntil", "owner"}  # Hudi's StorageLockData, nothing more
         assert holder_record["owner"].endswith(f":{holder.pid}") and holder_record["expired"] is False
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_lock_of_a_dead_writer_is_broken_by_the_next(spark: Any, table: Path) -> None:
-    holder = _hold(table)
-    holder.send_signal(signal.SIGKILL)  # dies holding the lock
-    holder.wait()
+    with _hold(table) as holder:
+        holder.kill()  # dies holding the lock
     assert _held(table)  # still valid by its time: only its dead process gives it away
     WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert", OPTIONS)
     assert not _held(table)
@@ -115,15 +106,17 @@ def test_lock_of_a_dead_writer_is_broken_by_the_next(spark: Any, table: Path) ->
 
 
 def test_lock_of_a_writer_elsewhere_is_taken_only_after_it_expires(spark: Any, table: Path) -> None:
+    """The other writer's lock refuses the write while it is valid (for an hour here: no wall-clock race) and
+    is taken once its validUntil and the drift buffer have passed (written as already past)."""
     owner = f"6f1c7f0e-0000-4000-8000-000000000000@not-{socket.gethostname()}:1"
-    valid_until = int(time.time() * 1000) + 2000
-    (table / LOCK_FILE).write_bytes(StorageLockData(False, valid_until, owner).to_json())
+    now = int(time.time() * 1000)
+    (table / LOCK_FILE).write_bytes(StorageLockData(False, now + 3_600_000, owner).to_json())
     before = _files(table)
     with pytest.raises(WriteConflict) as err:
         WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert", OPTIONS)
     assert owner in str(err.value) and "expires by itself" in err.value.hint
     assert _files(table) == before
-    time.sleep(max(0.0, (valid_until + CLOCK_DRIFT_BUFFER_MS) / 1000 - time.time()) + 0.1)
+    (table / LOCK_FILE).write_bytes(StorageLockData(False, now - CLOCK_DRIFT_BUFFER_MS - 1, owner).to_json())
     WriteClient(str(table), spark).write(pa.table({"id": ["c"], "ts": [1], "v": ["c1"]}), "upsert", OPTIONS)
     assert sorted(r["id"] for r in read_table(str(table)).to_pylist()) == ["a", "b", "c"]
     assert not _held(table)

@@ -256,7 +256,7 @@ def test_a_table_with_a_metadata_table_is_refused_untouched(spark: Any, tmp_path
 
 
 def test_bloom_index_reads_only_candidate_files(spark: Any, tmp_path: Path) -> None:
-    from reference.index import bloom_index, simple_index
+    from reference.io.index import bloom_index, simple_index
     from spec.file_group.file_system_view import FileSystemView
     from spec.storage.hoodie_storage import Storage
 
@@ -303,7 +303,7 @@ def test_step_seconds_account_for_the_write(spark: Any, tmp_path: Path, engine: 
     to no more than the write's wall time; an upsert spends time in its index lookup and its handles."""
     import time
 
-    from reference.step_times import StepTimes
+    from reference.instrumentation.step_times import StepTimes
 
     path = str(tmp_path / "t")
     table = HudiTable(path, spark) if engine == "spark" else HudiTable(path, engine="local")
@@ -331,7 +331,7 @@ def test_bloom_index_finds_what_the_simple_index_holds(tmp_path: Path, probe: li
     (``split`` records per insert bucket) and keys or partitions the table does not have."""
     import uuid
 
-    from reference.index import bloom_index, simple_index
+    from reference.io.index import bloom_index, simple_index
     from spec.file_group.file_system_view import FileSystemView
     from spec.storage.hoodie_storage import Storage
 

@@ -14,7 +14,7 @@ import pytest
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.generate import corpus
-from conformance.ops import Case
+from conformance.interface.ops import Case
 from conformance.runner import FixtureCase, Verdict, run_case
 from reference.api import HudiTable
 from spec.config.table_config import TableConfig

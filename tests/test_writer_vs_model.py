@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from conformance.ops import CreateTable
+from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
 from spec.file_group.file_naming import parse_base_file_name
 from spec.file_group.file_system_view import FileSystemView

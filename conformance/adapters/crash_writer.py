@@ -2,7 +2,7 @@
 
 Reads a JSON job on stdin — ``path``, ``operation``, ``records`` (null for ``delete_partition``),
 ``options``, ``clock`` (the replay clock's ``[now, fixed]``) and ``next_id`` (the next file id
-number) — and writes with ``reference.client.WriteClient`` under the fault the environment names
+number) — and writes with ``reference.write.client.WriteClient`` under the fault the environment names
 (``HUDI_SPEC_FAULT``). The parent starts it in a session of its own: the fault kills this process
 group (the driver, its Spark JVM and the Python workers) and nothing else. Reaching the end means
 the fault never fired: exit code 3.
@@ -21,8 +21,8 @@ def main() -> int:
     import pyarrow as pa
 
     from conformance.adapters.reference_spark import FileIds, ReplayClock
-    from reference.client import WriteClient
-    from reference.faults import PGID_ENV
+    from reference.instrumentation.faults import PGID_ENV
+    from reference.write.client import WriteClient
 
     os.environ[PGID_ENV] = str(os.getpgrp())
     job = json.load(sys.stdin)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
-from conformance.adapter import (
+from conformance.interface.adapter import (
     LAYERS,
     DirectoryReads,
     NotSupported,
@@ -39,9 +39,8 @@ from conformance.adapter import (
     RawSlice,
     RawTimeline,
     TableUnderTest,
-    resolve_impl,
 )
-from conformance.ops import CreateTable, to_json
+from conformance.interface.ops import CreateTable, to_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidConfig
 from spec.model.operations import Operation
 
@@ -243,10 +242,13 @@ def config_json(config: CreateTable) -> dict[str, Any]:
 class ExecAdapter(DirectoryReads, TableUnderTest):
     """One case's table on a program (``ExecSession``); a reader's table is written by ``writer``."""
 
-    def __init__(self, session: ExecSession, writer: Callable[[], TableUnderTest]) -> None:
+    def __init__(self, session: ExecSession, writer: Callable[[], TableUnderTest] | None) -> None:
         self.session = session
         self.hello_ = session.hello()
-        self.writer: Any = writer() if self.hello_.role == "reader" else None
+        if self.hello_.role == "reader" and writer is None:
+            raise InvalidConfig("the program is a reader: its tables need a writer",
+                                hint="name one with --writer (e.g. reference)")
+        self.writer: Any = writer() if self.hello_.role == "reader" and writer is not None else None
         self.scratch: Path | None = None
         self.steps = 0
 
@@ -329,9 +331,9 @@ class ExecAdapter(DirectoryReads, TableUnderTest):
         return parse_layout(answer.get("layout"))
 
     def archived_times(self) -> frozenset[str]:
-        """The archived instants the program's table directory holds (its archived timeline, read with the
-        reference's reader of it: the specification has none)."""
-        from reference.executors.archive import archived_instants
+        """The archived instants the program's table directory holds (its archived timeline, read by the
+        specification's reader of it, ``spec.actions.archive.archived_instants``)."""
+        from spec.actions.archive import archived_instants
         from spec.config.table_config import TableConfig
         from spec.storage.hoodie_storage import Storage
 
@@ -385,12 +387,14 @@ def read_rows(path: str | None) -> RawRows:
 class ExecFactory:
     """``--impl exec:CMD``: makes each case's ``ExecAdapter`` on one shared program."""
 
-    def __init__(self, command: str, writer: str = "reference") -> None:
+    def __init__(self, command: str, writer: Callable[[], TableUnderTest] | None = None) -> None:
+        """``writer``: the adapter factory that writes a reader program's tables (``conformance.adapters.
+        resolve_impl`` resolves ``--writer``); a writer program needs none."""
         self.session = ExecSession(command)
         self.writer = writer
 
     def __call__(self) -> ExecAdapter:
-        return ExecAdapter(self.session, resolve_impl(self.writer))
+        return ExecAdapter(self.session, self.writer)
 
     def close(self) -> None:
         self.session.close()

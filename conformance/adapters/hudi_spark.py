@@ -1,11 +1,13 @@
 """Apache Hudi's Spark datasource as an implementation under test (``--impl hudi_spark``).
 
-Needs the hudi-spark bundle jar of the user's Spark version: ``HUDI_SPARK_BUNDLE=/path/to/bundle.jar``
-(or ``hudi-conformance run --jars``). Without it every case is SKIPped with that reason: nothing is
-claimed. With it, each operation of the case language becomes what a Spark user of Hudi does:
+Needs the hudi-spark bundle jar of the user's Spark version: ``make apache-hudi`` fetches it into the
+project's ``.cache/apache-hudi`` (found there by the Spark line of the installed pyspark), or
+``HUDI_SPARK_BUNDLE=/path/to/bundle.jar`` (or ``hudi-conformance run --jars``) names one. Without it every
+case is SKIPped with that reason: nothing is claimed. With it, each operation of the case language becomes
+what a Spark user of Hudi does:
 
 - writes (and ``delete_partition``) go through the datasource, ``df.write.format("hudi")`` with the
-  table's options (``reference_spark.write_options``: table type, record key, precombine field,
+  table's options (``reference_spark.write_options``: table type, record key, ordering field,
   partition path, key generator, merge mode, sizing, inline services) plus
   ``hoodie.datasource.write.operation``;
 - table services are Hudi's SQL procedures on the table registered in the session's catalog:
@@ -21,14 +23,15 @@ fixes one is refused (``invalid_operation``); streams and crashes are not declar
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from conformance.adapter import DirectoryReads, TableUnderTest
 from conformance.adapters.reference_spark import write_options
-from conformance.ops import CreateTable
+from conformance.interface.adapter import DirectoryReads, TableUnderTest
+from conformance.interface.ops import CreateTable
 from spec.errors import InvalidOperation
 from spec.model.operations import (
     WRITE_OPERATIONS,
@@ -49,9 +52,23 @@ from spec.model.operations import (
 )
 
 BUNDLE_ENV: Final = "HUDI_SPARK_BUNDLE"
+BUNDLE_CACHE: Final = Path(__file__).resolve().parents[2] / ".cache" / "apache-hudi"
+"""Where ``make apache-hudi`` puts the bundle (the project's checkout)."""
+
+HUDI_CONF: Final = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    # Hudi sizes records with JOL, which prints warnings on standard output when it cannot attach to its own
+    # JVM: let it attach, and skip the serviceability agent it would try next
+    "spark.driver.extraJavaOptions": "-Djdk.attach.allowAttachSelf=true -Djol.skipHotspotSAAttach=true",
+}
+"""The session settings Hudi's Spark quick start asks for (Kryo with Hudi's registrar, Hudi's SQL extension
+for ``CALL`` procedures, Hudi's catalog for ``CREATE TABLE ... USING hudi``), and quiet JOL."""
 
 CAPABILITIES: Final = frozenset({
-    "COPY_ON_WRITE", "MERGE_ON_READ", "v6", "v8",
+    "COPY_ON_WRITE", "MERGE_ON_READ", "v6", "v8", "v9",
     *(f"write:{op}" for op in WRITE_OPERATIONS), "delete_partition",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
@@ -173,25 +190,56 @@ def _unmapped(op: Operation) -> InvalidOperation:
                             "declared by this adapter")
 
 
+def spark_line() -> str | None:
+    """The installed pyspark's ``major.minor`` (the Spark line a bundle is built for), None without pyspark."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return ".".join(version("pyspark").split(".")[:2])
+    except PackageNotFoundError:
+        return None
+
+
+def _version_key(jar: Path) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", jar.stem.rsplit("-", 1)[-1]))
+
+
 def bundle() -> str | None:
-    """The hudi-spark bundle jar the user supplied, if any."""
+    """The hudi-spark bundle jar: the one ``HUDI_SPARK_BUNDLE`` names (None if it is no file), else the newest
+    in ``.cache/apache-hudi`` built for the installed pyspark's Spark line."""
     path = os.environ.get(BUNDLE_ENV)
-    return path if path and Path(path).is_file() else None
+    if path:
+        return path if Path(path).is_file() else None
+    line = spark_line()
+    jars = sorted(BUNDLE_CACHE.glob(f"hudi-spark{line}-bundle_*.jar"), key=_version_key) if line else []
+    return str(jars[-1]) if jars else None
+
+
+def hudi_conf(jar: str) -> dict[str, str]:
+    """The Spark settings that put Apache Hudi (the bundle ``jar``) into a session."""
+    return {"spark.jars": jar, **HUDI_CONF}
+
+
+def has_hudi(spark: Any) -> bool:
+    """Whether the session was started with Hudi's SQL extension (and so, with its bundle)."""
+    return "HoodieSparkSessionExtension" in spark.conf.get("spark.sql.extensions", "")
 
 
 def hudi_session(jar: str) -> Any:
-    """A Spark session with the Hudi bundle, its SQL extension and catalog."""
-    from pyspark.sql import SparkSession
+    """The process's one Spark session (``reference.engines.spark_session.get_or_create_session``), started with the
+    Hudi
+    bundle, its SQL extension and catalog; a session already started without them is refused."""
+    from reference.engines.spark_session import get_or_create_session
 
-    return (SparkSession.builder.master(os.environ.get("HUDI_SPEC_SPARK_MASTER", "local[2]"))
-            .appName("hudi-conformance[hudi_spark]")
-            .config("spark.jars", jar)
-            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-            .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
-            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.ui.enabled", "false")
-            .getOrCreate())
+    session = get_or_create_session(app_name="hudi-conformance[hudi_spark]", conf=hudi_conf(jar))
+    if not has_hudi(session):
+        raise InvalidOperation("this process's Spark session was started without Apache Hudi",
+                               hint="run --impl hudi_spark in a process of its own")
+    # the JVM shares this program's standard output: what Hudi prints there (JOL's warnings) goes to standard
+    # error, so that the program's own output (e.g. --output json) stays whole
+    system = session._jvm.java.lang.System
+    system.setOut(system.err)
+    return session
 
 
 class HudiSparkAdapter(DirectoryReads, TableUnderTest):
@@ -210,8 +258,8 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
     def unavailable(self) -> str | None:  # type: ignore[override]
         if self.jar is not None:
             return None
-        return (f"no hudi-spark bundle: set {BUNDLE_ENV} to the hudi-spark bundle jar of your Spark version "
-                "(or pass --jars) to run Apache Hudi's Spark datasource")
+        return (f"no hudi-spark bundle: run `make apache-hudi`, or set {BUNDLE_ENV} to the hudi-spark bundle jar "
+                "of your Spark version (or pass --jars), to run Apache Hudi's Spark datasource")
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         if self.jar is None:
@@ -237,8 +285,10 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
     def _write(self, action: SparkAction) -> None:
         import pyarrow as pa
 
+        from reference.engines.spark_arrow import arrow_to_spark
+
         records = [dict(r) for r in action.records]
-        df = (self.spark.createDataFrame(pa.Table.from_pylist(records).to_pandas()) if records
+        df = (arrow_to_spark(self.spark, pa.Table.from_pylist(records)) if records
               else self.spark.createDataFrame([], "id long"))
         df.write.format("hudi").options(**action.options).mode("append").save(self.path)
 

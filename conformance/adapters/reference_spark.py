@@ -1,4 +1,4 @@
-"""The reference implementation (``reference.client.WriteClient`` on PySpark) as an implementation
+"""The reference implementation (``reference.write.client.WriteClient`` on PySpark) as an implementation
 under test: it writes a real table directory in the case's work folder, which the harness reads
 with the spec's reader (``DirectoryReads``).
 
@@ -8,11 +8,11 @@ that names its instant time gets exactly that time.
 
 Every operation of the case language goes to the reference's own entry point: writes to
 ``WriteClient.write``, ``compact`` to ``reference.executors.compaction``, ``stream`` to
-``reference.streaming.StreamingWriter`` (one writer per operation, a commit per checkpoint; a
+``reference.write.streaming.StreamingWriter`` (one writer per operation, a commit per checkpoint; a
 checkpoint's deletes are rows with ``_hoodie_is_deleted`` set), ``clean`` / ``rollback`` /
 ``savepoint`` / ``restore`` and ``archive`` to their executors in ``reference.executors``.
 
-``crash`` arms a fault (``reference.faults``): the next write runs in a child process
+``crash`` arms a fault (``reference.instrumentation.faults``): the next write runs in a child process
 (``conformance.adapters.crash_writer``) in a process group of its own, which the writer kills with
 SIGKILL at a fault point — ``after_start`` for ``after_files`` 0 (the instant is inflight, no data
 file written), ``before_commit`` otherwise (every data file written, the commit not). A case that
@@ -38,8 +38,8 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformance.adapter import DirectoryReads, TableUnderTest
-from conformance.ops import CreateTable
+from conformance.interface.adapter import DirectoryReads, TableUnderTest
+from conformance.interface.ops import CreateTable
 from spec.config.registry import BY_NAME, options_of
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.model.operations import (
@@ -142,13 +142,13 @@ class FileIds:
 
 
 class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[None]):
-    """``reference.client.WriteClient`` on a table directory in the case's work folder."""
+    """``reference.write.client.WriteClient`` on a table directory in the case's work folder."""
 
     name: ClassVar[str] = "reference"
     capabilities: ClassVar[frozenset[str]] = CAPABILITIES
     known_failures: ClassVar[dict[str, str]] = KNOWN_FAILURES
     engine: ClassVar[str] = "spark"
-    """Where batch writes and compaction run (``reference.client.ENGINES``); streams run on Spark."""
+    """Where batch writes and compaction run (``reference.engines.ENGINES``); streams run on Spark."""
 
     def __init__(self, spark: Any = None) -> None:
         self.spark = spark
@@ -160,10 +160,10 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         self.crash_after: int | None = None
 
     def create(self, config: CreateTable, workdir: Path) -> None:
-        from reference.client import WriteClient
+        from reference.write.client import WriteClient
 
         if self.spark is None and self.engine == "spark":
-            from reference.spark import get_or_create_session
+            from reference.engines.spark_session import get_or_create_session
 
             self.spark = get_or_create_session()
         self.path = str(workdir / config.table_name)
@@ -196,7 +196,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
     def _killed_write(self, operation: str, records: list[dict[str, Any]] | None, options: dict[str, str]) -> None:
         """The write in a child process killed at the armed fault point; the clock and the file ids
         then move past what the child used."""
-        from reference.faults import FAULT_ENV
+        from reference.instrumentation.faults import FAULT_ENV
         from spec.storage.hoodie_storage import Storage
         from spec.timeline.active_timeline import Timeline
 
@@ -226,7 +226,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         self.ids.skip_to(self.ids.last + 1000)
         if proc.returncode != -signal.SIGKILL:
             raise InvalidOperation(f"the {operation} was to be killed at {point} but ended with code "
-                                   f"{proc.returncode}: {err[-500:]}", hint="is reference.faults wired at that point?")
+                                   f"{proc.returncode}: {err[-500:]}",
+                                   hint="is reference.instrumentation.faults wired at that point?")
         pending = timeline.pending_writes().instants
         written = _files_of(storage, pending[-1].requested) if pending else []
         if after and len(written) > after:
@@ -238,11 +239,11 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         """A ``StreamingWriter``, a commit per checkpoint."""
         import pyarrow as pa
 
-        from reference.streaming import StreamingWriter
+        from reference.write.streaming import StreamingWriter
 
         if self.crash_after is not None:
             raise InvalidOperation("the reference kills only batch writes", hint="crash before a write")
-        writer = StreamingWriter(self.path, self.options, self.client.spark, self.clock, self.ids)
+        writer = StreamingWriter(self.path, self.options, self.spark, self.clock, self.ids)
         for checkpoint in op.checkpoints:
             deletes = any(r.kind == "delete" for r in checkpoint)
             rows = [{**r.record, "_hoodie_is_deleted": r.kind == "delete"} if deletes else dict(r.record)
@@ -267,7 +268,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             run_compaction(self.client, t)
 
     def archived_times(self) -> frozenset[str]:
-        from reference.executors.archive import archived_instants
+        from spec.actions.archive import archived_instants
         from spec.config.table_config import TableConfig
         from spec.storage.hoodie_storage import Storage
 
@@ -379,8 +380,7 @@ class ReferenceLocalRowsAdapter(ReferenceLocalAdapter):
     name: ClassVar[str] = "reference_local_rows"
 
     def apply(self, op: Operation) -> None:
-        from reference import handles
-
+        from reference.io import handles
         saved = handles._merge_columnwise, handles._encode_columnwise
         handles._merge_columnwise = handles._encode_columnwise = _no_fast_path  # type: ignore[assignment]
         try:

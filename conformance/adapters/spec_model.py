@@ -9,8 +9,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
-from conformance.adapter import LAYERS, Query, RawGroup, RawLayout, RawRows, RawSlice, RawTimeline, TableUnderTest
-from conformance.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
+from conformance.interface.adapter import (
+    LAYERS,
+    Query,
+    RawGroup,
+    RawLayout,
+    RawRows,
+    RawSlice,
+    RawTimeline,
+    TableUnderTest,
+)
+from conformance.interface.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
 from spec.errors import InvalidOperation
 from spec.model import Env, TableModel
 from spec.model.ledger import ledger as model_ledger

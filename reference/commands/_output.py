@@ -90,7 +90,7 @@ def count(text: str) -> int:
 
 def start_output() -> None:
     """Blank any progress line before the command prints its output."""
-    from reference import progress
+    from reference.instrumentation import progress
 
     progress.finish()
 

@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reference.executors.archive import archive, archived_instants
+    from reference.executors.archive import archive
     from reference.executors.common import load_table
-    from spec.actions.archive import ArchiveConfig
+    from spec.actions.archive import ArchiveConfig, archived_instants
 
     storage, table = load_table(args.table)
     moved: list[str] = []

@@ -29,10 +29,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reference.client import WriteClient
     from reference.commands._table import commit_metadata
     from reference.executors.compaction import compact, run_compaction, schedule_compaction
-    from reference.progress import spark_progress
+    from reference.instrumentation.progress import spark_progress
+    from reference.write.client import WriteClient
     from spec.timeline.active_timeline import Timeline
 
     client = WriteClient(args.table, engine=args.engine)

@@ -3,8 +3,11 @@
 One row per block: its offset, type (a command block by its command, ``HoodieCommandBlockTypeEnum``:
 ``COMMAND_BLOCK (ROLLBACK_BLOCK)``), instant, record count, sizes and whether it read whole. ``--records N``
 adds the first N records, in text as a table of their values per block (a delete block's keys as Hudi's
-``DeleteRecord`` holds them), in JSON as objects. A file with no log block in it at all (no ``#HUDI#``
-magic anywhere) is not a log file: bad input, exit 2; a log file with a corrupt block exits 1.
+``DeleteRecord`` holds them), in JSON as objects. Each block is framed (``spec.file_group.log_file.log_format``)
+and checked for what can be checked without a checksum (``spec.file_group.log_file.block_checks``); a
+corrupt region or a block with a problem makes the exit code 1. Where the file lies in a table (a ``.hoodie``
+folder above it), its table version, partition and file id are checked too. A file with no log block in it
+at all (no ``#HUDI#`` magic anywhere) is not a log file: bad input, exit 2.
 """
 
 from __future__ import annotations
@@ -39,7 +42,32 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _location(path: str) -> tuple[int | None, str | None, str | None]:
+    """The table version, partition path and file id of a local log file inside a table (None where unknown)."""
+    from spec.config.table_config import TableConfig
+    from spec.file_group.file_naming import is_log_file_name, parse_log_file_name
+
+    name = os.path.basename(path)
+    file_id = parse_log_file_name(name).file_id if is_log_file_name(name) else None
+    if "://" in path:
+        return None, None, file_id
+    folder = os.path.dirname(os.path.abspath(path))
+    root = folder
+    while not os.path.isdir(os.path.join(root, ".hoodie")):
+        parent = os.path.dirname(root)
+        if parent == root:
+            return None, None, file_id
+        root = parent
+    try:
+        version: int | None = TableConfig.load(root).table_version
+    except HudiSpecError:
+        version = None
+    partition = os.path.relpath(folder, root).replace(os.sep, "/")
+    return version, "" if partition == "." else partition, file_id
+
+
 def run(args: argparse.Namespace) -> int:
+    from spec.file_group.log_file.block_checks import check_block
     from spec.file_group.log_file.log_blocks import block_record_count, decode_records
     from spec.file_group.log_file.log_format import MAGIC, BlockType, CommandType, HeaderKey, read_blocks
     from spec.storage.hoodie_storage import Storage
@@ -61,9 +89,11 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidOperation(f"{path} is not a Hudi log file: no log block in its {len(data)} bytes",
                                hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0; "
                                     "`hudi-spec fsview TABLE` lists each file slice's log files")
+    version, partition, file_id = _location(path)
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0
+    damaged = 0
     for rec in read_blocks(data):
         row: dict[str, Any] = {"offset": rec.offset, "total_bytes": rec.length}
         if rec.block is None:
@@ -85,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
         except HudiSpecError as err:
             row["record_count"] = None
             row["status"] = f"content not decoded: {err.message}"
+        problems = check_block(block, version, partition, file_id)
+        row["problems"] = problems
+        if problems:
+            damaged += 1
+            row["status"] = "damaged: " + "; ".join(problems)
         if args.records and shown < args.records and block.block_type != BlockType.COMMAND_BLOCK:
             try:
                 records = decode_records(block)[: args.records - shown]
@@ -94,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
             shown += len(records)
         blocks.append(row)
     if args.output == "json":
-        _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "blocks": blocks})
+        _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "damaged_blocks": damaged,
+                           "blocks": blocks})
     elif args.output == "csv":
         _output.emit_csv(COLUMNS, [[_type_cell(b) if c == "block_type" else b.get(c) for c in COLUMNS]
                                    for b in blocks])
@@ -109,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 _output.emit_table(f"{len(records)} records of the {b['block_type']} at offset {b['offset']}"
                                    f" (instant {b.get('instant_time')})", columns,
                                    [[r.get(c) for c in columns] for r in records])
-    return 1 if corrupt else 0
+    return 1 if corrupt or damaged else 0
 
 
 def _type_cell(block: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     import pyarrow.parquet as pq
 
-    from reference.progress import task_progress
+    from reference.instrumentation.progress import task_progress
     from spec.read.query_plan import check_query
     from spec.read.reader import TableReader
     from spec.timeline.instant import format_query_instant

@@ -6,7 +6,7 @@ exit 2) and prints no rows.
 
 Two engines answer the same queries with the same rows: ``spec`` (the default) is the executable
 specification's reader and needs no Spark; ``spark`` is the reference implementation's Spark reader
-(``reference.spark_reader.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
+(``reference.engines.spark_reader.read_spark``), whose DataFrame is collected to Arrow for output. Rows from Spark
 come in Spark's order.
 """
 
@@ -189,7 +189,7 @@ def _read(args: argparse.Namespace) -> tuple[pa.Table, str]:
     columns = args.columns
     if where is not None and columns:  # read what the filter needs too, then keep the columns asked for
         columns = [*columns, *sorted(_where.columns_of(where) - set(columns))]
-    from reference.progress import task_progress
+    from reference.instrumentation.progress import task_progress
 
     tables = []
     position = {id(sl): n for n, sl in enumerate(plan.slices, 1)}
@@ -228,9 +228,9 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
     """The query's rows read by Spark (the process's session), collected to Arrow."""
     import pyarrow as pa
 
-    from reference.progress import spark_progress
-    from reference.spark import get_or_create_session
-    from reference.spark_reader import read_spark
+    from reference.engines.spark_reader import read_spark
+    from reference.engines.spark_session import get_or_create_session
+    from reference.instrumentation.progress import spark_progress
     from spec.read.query_plan import check_query
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts
@@ -251,8 +251,9 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
                 df = df.select(*args.columns)
         if not df.columns:
             return pa.table({})
-        table: pa.Table = df.toArrow()
-    return table
+        from reference.engines.spark_arrow import spark_to_arrow
+
+        return spark_to_arrow(df)
 
 
 def run(args: argparse.Namespace) -> int:

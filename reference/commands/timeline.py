@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _archived_rows(storage: Storage, pending_only: bool) -> list[dict[str, object]]:
-    from reference.executors.archive import archived_instants
+    from spec.actions.archive import archived_instants
     from spec.config.table_config import TableConfig
     from spec.timeline.instant import State
 

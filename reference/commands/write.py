@@ -1,7 +1,7 @@
 """``hudi-spec write TABLE --input FILE``: write a parquet, JSON or CSV file to a table.
 
 Engines (``--engine``): ``local`` runs the write with pyarrow in this process, with no Spark session
-(``reference.local_engine``); ``spark`` runs it as Spark jobs. The default, ``auto``, takes the local
+(``reference.engines.local``); ``spark`` runs it as Spark jobs. The default, ``auto``, takes the local
 engine for an input that fits in memory — an estimated in-memory size (a parquet file's uncompressed
 size from its footer; a JSON or CSV file's size) up to ``LOCAL_LIMIT_BYTES`` — and Spark above it, and
 says which it took.
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from reference.commands import _output
 from spec.config import registry
+from spec.config.write_operation import WRITER_OPERATIONS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("table", help="table base path")
     p.add_argument("--input", required=True, help="a .parquet, .json (lines) or .csv file")
-    p.add_argument("--operation", choices=registry.OPERATIONS, default=registry.default("operation"),
+    p.add_argument("--operation", choices=WRITER_OPERATIONS, default=registry.default("operation"),
                    help="the write operation (default %(default)s)")
     p.add_argument("--record-key", help="new tables: record key field(s), comma-separated")
     p.add_argument("--ordering-field", help="new tables: ordering (precombine) field")
@@ -196,14 +197,14 @@ def _spark_input(path: str) -> Any:
     this process), a JSON or CSV file read with pyarrow as for the local engine."""
     if not path.endswith(".parquet"):
         return _load(path)
-    from reference.spark import get_or_create_session
+    from reference.engines.spark_session import get_or_create_session
 
     return get_or_create_session().read.parquet(os.path.abspath(path))
 
 
 def run(args: argparse.Namespace) -> int:
-    from reference.api import HudiTable
-    from reference.progress import spark_progress
+    from reference.instrumentation.progress import spark_progress
+    from reference.write.client import WriteClient
 
     new = not table_exists(args.table)
     options = write_options(args, new)
@@ -212,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     engine, why = choose_engine(args.engine, args.input)
     with spark_progress():
         data = _spark_input(args.input) if engine == "spark" else _load(args.input)
-        result = HudiTable(args.table, engine=engine).write(data, args.operation, options)
+        result = WriteClient(args.table, engine=engine).write(data, args.operation, options)
     stats = list(result.metadata.all_write_stats())
     summary = {"instant": result.instant, "action": result.action, "operation": result.operation,
                "files": len(stats), "records_written": sum(s.num_writes for s in stats),

@@ -25,24 +25,22 @@ from reference.executors.common import (
     complete_instant,
     group_refs,
     in_partition,
-    instant_times,
     now_millis,
-    pending_compaction_plans,
     read_record,
     relative,
     savepointed_files,
     timeline_of,
     write_instant,
 )
-from reference.faults import fault_point
-from reference.lock import maybe_locked, table_lock
-from reference.metadata_writer import check_service_keeps_it
+from reference.instrumentation.faults import fault_point
+from reference.metadata.writer import check_service_keeps_it
+from reference.transaction.lock import maybe_locked, table_lock
 from spec.actions.clean import CleanConfig, CleanPlan, plan_clean
-from spec.actions.compaction import compaction_base_instants
+from spec.actions.compaction import compaction_base_instants, pending_compaction_plans
 from spec.config.table_config import TableConfig
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
-from spec.timeline.active_timeline import Timeline
+from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import (
     HoodieActionInstant,
     HoodieCleanerPlan,

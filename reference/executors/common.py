@@ -13,14 +13,21 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from spec.actions.compaction import CompactionPlan, compaction_plan_of, groups_under_compaction
+from reference.metadata.writer import on_service_complete
+from spec.actions.compaction import (
+    groups_under_compaction,
+    pending_compaction_plans,
+)
 from spec.actions.file_refs import GroupRef, SliceRef
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidTable
 from spec.file_group.file_system_view import DataFile, build_file_groups, file_group_replacements, list_data_files
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieCompactionPlan, HoodieSavepointMetadata, parse_avro_metadata
+from spec.timeline.avro_model import (
+    HoodieSavepointMetadata,
+    parse_avro_metadata,
+)
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State
 from spec.timeline.layout import instant_file_path, parse_instant_file_name, read_instant_content, timeline_dir
 
@@ -41,12 +48,6 @@ def timeline_of(storage: Storage, table: TableConfig) -> Timeline:
     return Timeline.load(storage, table.timeline_layout)
 
 
-def instant_times(timeline: Timeline, clock: Clock | None, after: str | None = None) -> InstantTimeGenerator:
-    """New instant times after every time on the timeline (requested and completion times) and ``after``."""
-    last = max([i.completed or i.requested for i in timeline.instants] + ([after] if after else []), default=None)
-    return InstantTimeGenerator(clock or time.time, last)
-
-
 def now_millis(clock: Clock | None) -> int:
     """The clock's time in milliseconds (the system clock when None)."""
     return int((clock or time.time)() * 1000)
@@ -60,9 +61,8 @@ def write_instant(storage: Storage, inst: Instant, layout: int, data: bytes = b"
 def complete_instant(storage: Storage, table: TableConfig, inst: Instant, gen: InstantTimeGenerator,
                      data: bytes) -> Instant:
     """Move an inflight instant to COMPLETED (layout 2: with a completion time from the generator); the metadata
-    table records a clean, rollback or restore first (``reference.metadata_writer.on_service_complete``)."""
-    from reference import metadata_writer
-    metadata_writer.on_service_complete(storage, inst, data, gen)
+    table records a clean, rollback or restore first (``reference.metadata.writer.on_service_complete``)."""
+    on_service_complete(storage, inst, data, gen)
     done = inst.transition(State.COMPLETED, completed=gen.next() if table.timeline_layout >= 2 else None)
     write_instant(storage, done, table.timeline_layout, data)
     return done
@@ -114,19 +114,6 @@ def savepointed_files(storage: Storage, timeline: Timeline) -> frozenset[str]:
     return frozenset(names)
 
 
-def compaction_plan(storage: Storage, instant_time: str, layout: int) -> CompactionPlan:
-    """The plan of the compaction requested at ``instant_time`` (in any state), read from its requested
-    file, where the plan lives."""
-    return compaction_plan_of(instant_time, read_record(storage, f"{instant_time}.compaction.requested", layout,
-                                                        HoodieCompactionPlan))
-
-
-def pending_compaction_plans(storage: Storage, timeline: Timeline) -> list[CompactionPlan]:
-    """The plans of the pending (requested or inflight) compactions, read from their requested files."""
-    return [compaction_plan(storage, inst.requested, timeline.layout)
-            for inst in timeline.pending_compactions().instants]
-
-
 def group_refs(storage: Storage, table: TableConfig, timeline: Timeline,
                listing: Sequence[DataFile] | None = None) -> list[GroupRef]:
     """Every file group with its committed slices, replaced groups included and marked with the
@@ -140,9 +127,20 @@ def group_refs(storage: Storage, table: TableConfig, timeline: Timeline,
 
 
 __all__ = [
-    "Clock", "absolute", "complete_instant", "group_refs", "in_partition", "instant_times", "load_table",
-    "now_millis", "pending_compaction_plans", "read_record", "relative", "remove_instant", "savepointed_files",
-    "timeline_of", "write_instant",
+    "Clock",
+    "absolute",
+    "complete_instant",
+    "group_refs",
+    "in_partition",
+    "load_table",
+    "now_millis",
+    "pending_compaction_plans",
+    "read_record",
+    "relative",
+    "remove_instant",
+    "savepointed_files",
+    "timeline_of",
+    "write_instant",
 ]
 
 

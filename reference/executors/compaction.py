@@ -25,10 +25,10 @@
   (``spec.actions.compaction.should_schedule_compaction``), schedule and run one.
 
 Writes that arrive while a compaction is pending append to the slice the compaction opens
-(``reference.buckets.append_bucket``); their logs are not in the plan and stay on top of the new
+(``reference.io.buckets.append_bucket``); their logs are not in the plan and stay on top of the new
 base file.
 
-The instants are the transaction's (``reference.transaction``: ``request``, ``start``, ``complete``);
+The instants are the transaction's (``reference.transaction.transaction``: ``request``, ``start``, ``complete``);
 the operations run on the writer's engine (``Engine.run_tasks``).
 """
 
@@ -43,15 +43,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference.buckets import stats_by_partition
-from reference.engine import Engine
+from reference.engines.engine import Engine
 from reference.executors.common import pending_compaction_groups, read_record
 from reference.executors.rollback import rollback_instant
-from reference.faults import fault_point
-from reference.handles import HandleContext, _write, marker_path
-from reference.lock import maybe_locked, table_lock
-from reference.metadata_writer import check_service_keeps_it
-from reference.transaction import Writer, complete, instant_generator, mark_inflight, request
+from reference.instrumentation.faults import fault_point
+from reference.io.buckets import stats_by_partition
+from reference.io.handles import HandleContext, _write, marker_path
+from reference.metadata.writer import check_service_keeps_it
+from reference.transaction.lock import maybe_locked, table_lock
+from reference.transaction.transaction import Writer, complete, mark_inflight, request
+from spec.actions.clustering import pending_clustering_groups
 from spec.actions.compaction import plan_compaction, should_schedule_compaction
 from spec.actions.file_refs import SliceRef
 from spec.config.table_config import MERGE_ON_READ, TableConfig
@@ -72,7 +73,7 @@ from spec.schema.table_schema import (
 )
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
-from spec.timeline.active_timeline import Timeline
+from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import (
     COMPACTION_METRICS,
     HoodieCompactionOperation,
@@ -86,14 +87,14 @@ from spec.timeline.layout import read_instant_content
 from spec.write.service_configs import compaction_config
 
 if TYPE_CHECKING:
-    from reference.options import WriteConfig
+    from reference.config.options import WriteConfig
 
 PLAN_VERSION = 2
 """``HoodieCompactionPlan.version`` as Hudi 0.x and 1.x write it."""
 
 
 class Compactor(Writer, Protocol):
-    """What compaction needs of the process that runs it (``reference.client.WriteClient`` is one): a
+    """What compaction needs of the process that runs it (``reference.write.client.WriteClient`` is one): a
     transaction's writer, the table's base path and config, and an engine to run the operations on."""
 
     path: str
@@ -133,14 +134,15 @@ def _schedule(client: Compactor, table: TableConfig, instant: str | None, multi_
     timeline = Timeline.load(client.storage, table.timeline_layout)
     client.rollback_failed_writes(table, timeline)
     timeline = Timeline.load(client.storage, table.timeline_layout)
-    t = instant or instant_generator(timeline, client.clock).next()
+    t = instant or instant_times(timeline, client.clock).next()
     latest = max((i.requested for i in timeline.instants), default="")
     if t <= latest:
         raise InvalidOperation(f"compaction instant {t} is not after the latest instant {latest}",
                                hint="omit the instant to let the writer choose one")
     if may_schedule_compaction(timeline, t, table.table_version, multi_writer) is not None:
         return None  # an earlier write is pending (a live writer's): Hudi skips scheduling
-    busy = pending_compaction_groups(client.storage, timeline)
+    busy = {**pending_compaction_groups(client.storage, timeline),  # and groups a pending clustering rewrites
+            **pending_clustering_groups(client.storage, timeline)}
     view = FileSystemView.load(client.storage, table, timeline)
     sizes = {f.path: f.size for f in view.listing}
     plan = plan_compaction(t, [SliceRef.of(sl) for sl in view.latest_slices()], timeline, table.table_version,
@@ -237,14 +239,14 @@ def _run_steps(client: Compactor, table: TableConfig, instant: str | None, codec
     md = CommitMetadata(stats_by_partition(stats), True, {"schema": schema}, "COMPACT")
     if commit_lock is None:
         complete(client.storage, table, inflight, md,
-                 instant_generator(Timeline.load(client.storage, layout), client.clock))
+                 instant_times(Timeline.load(client.storage, layout), client.clock), client.metadata_table_services)
         return t
     with table_lock(client.storage, f"commit of compaction {t}", commit_lock) as lock:
         if not lock.holds():
             raise WriteConflict(f"the table lock was lost before compaction {t} could commit",
                                 hint="run the compaction again: it resumes from its plan")
         complete(client.storage, table, inflight, md,
-                 instant_generator(Timeline.load(client.storage, layout), client.clock))
+                 instant_times(Timeline.load(client.storage, layout), client.clock), client.metadata_table_services)
     return t
 
 
@@ -285,7 +287,7 @@ def _compact_beside_writers(client: Compactor, table: TableConfig, cfg: WriteCon
 
 
 def _config(options: Mapping[str, Any] | None) -> WriteConfig:
-    from reference.options import parse_options
+    from reference.config.options import parse_options
 
     return parse_options(dict(options or {}))
 

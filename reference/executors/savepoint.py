@@ -13,20 +13,19 @@ from dataclasses import dataclass
 from reference.executors.common import (
     Clock,
     complete_instant,
-    instant_times,
     now_millis,
     read_record,
     remove_instant,
     timeline_of,
     write_instant,
 )
-from reference.lock import maybe_locked
+from reference.transaction.lock import maybe_locked
 from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.config.table_config import TableConfig
 from spec.errors import InstantNotFound
 from spec.file_group.file_system_view import FileSystemView
 from spec.storage.hoodie_storage import Storage
-from spec.timeline.active_timeline import Timeline
+from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import (
     HoodieCleanerPlan,
     HoodieCleanMetadata,
@@ -68,7 +67,10 @@ def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | N
                      locked: bool = False) -> SavepointResult:
     """Savepoint a completed write (default: the latest), if ``spec.actions.savepoint.savepoint_instant``
     allows it: the files of the latest slices as of it are kept by every later clean, and the table
-    can be restored to it."""
+    can be restored to it. Refused before the table lock is taken when the timeline on storage refuses it."""
+    if not locked:
+        before = timeline_of(storage, table)
+        savepoint_instant(before, instant_time, last_clean_retained(storage, before))
     with maybe_locked(storage, locked, "savepoint"):
         timeline = timeline_of(storage, table)
         instant_time = savepoint_instant(timeline, instant_time, last_clean_retained(storage, timeline))
@@ -94,13 +96,20 @@ def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | N
 
 def savepoint_delete(storage: Storage, table: TableConfig, instant_time: str, *, locked: bool = False) -> None:
     """Delete a savepoint (Hudi's ``deleteSavepoint``): its completed file first (un-publish), then its
-    inflight file; its files become cleanable again. InstantNotFound if there is no such savepoint."""
+    inflight file; its files become cleanable again. InstantNotFound if there is no such savepoint (decided
+    before the table lock is taken: the refusal changes nothing)."""
+    if not locked:
+        _savepoint_at(timeline_of(storage, table), instant_time)
     with maybe_locked(storage, locked, "savepoint delete"):
         timeline = timeline_of(storage, table)
-        found = [i for i in timeline.instants if i.action == Action.SAVEPOINT and i.requested == instant_time]
-        if not found:
-            raise InstantNotFound(f"no savepoint at {instant_time}", hint="list them with hudi-spec savepoints")
-        remove_instant(storage, timeline, found[0])
+        remove_instant(storage, timeline, _savepoint_at(timeline, instant_time))
+
+
+def _savepoint_at(timeline: Timeline, instant_time: str) -> Instant:
+    found = [i for i in timeline.instants if i.action == Action.SAVEPOINT and i.requested == instant_time]
+    if not found:
+        raise InstantNotFound(f"no savepoint at {instant_time}", hint="list them with hudi-spec savepoints")
+    return found[0]
 
 
 def savepoint_metadata(storage: Storage, timeline: Timeline, instant_time: str) -> HoodieSavepointMetadata:

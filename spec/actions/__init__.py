@@ -1,7 +1,8 @@
 """Table actions as planning rules: what compaction, clean, rollback, savepoint, restore and archival do.
 
 One module per action, named as Apache Hudi names its table actions (``org.apache.hudi.table.action``):
-``compaction``, ``clean``, ``rollback``, ``savepoint``, ``restore``, ``archive``, with the file slices
+``compaction``, ``clean``, ``rollback``, ``savepoint``, ``restore``, ``archive``, ``clustering`` (a pending
+one Hudi left: what it holds), with the file slices
 and groups they plan over in ``file_refs``. Every rule is a pure function over the timeline, the file
 groups and the plan records; the model (``spec.model.actions``) and the reference's executors
 (``reference.executors``) both call them, and only carry the plan out.

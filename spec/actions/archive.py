@@ -1,4 +1,9 @@
-"""Archival: which instants leave the active timeline, and which replacecommits must wait for the cleaner.
+"""Archival: which instants leave the active timeline, which replacecommits must wait for the cleaner, and the
+archived timeline they go to.
+
+The archived timeline's formats are the timeline's (``spec.timeline.archived_timeline``: the version-6 entries,
+``spec.file_group.log_file.archived_log``: the files holding them, ``spec.timeline.lsm_timeline``: versions 8 and
+9); ``archived_instants`` reads either back.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTimelineArchiver``
 (0.15.x), ``TimelineArchiverV1`` and ``TimelineArchiverV2`` (1.x) (``getCommitInstantsToArchive``,
@@ -10,14 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spec.actions.compaction import CompactionConfig, delta_commits_since_last_compaction
 from spec.actions.file_refs import GroupId
 from spec.config.registry import default
-from spec.config.table_config import COPY_ON_WRITE, MERGE_ON_READ
+from spec.config.table_config import COPY_ON_WRITE, LAYOUT_V1, MERGE_ON_READ, TableConfig
 from spec.errors import InvalidConfig
+from spec.file_group.log_file.archived_log import read_archived_entries
 from spec.timeline.active_timeline import Timeline
+from spec.timeline.archived_timeline import ArchivedInstant, archived_instants_of_entries
 from spec.timeline.instant import WRITE_ACTIONS, Action, Instant
+from spec.timeline.lsm_timeline import read_lsm_instants
+
+if TYPE_CHECKING:
+    from spec.storage.hoodie_storage import Storage
 
 
 @dataclass(frozen=True)
@@ -108,4 +120,13 @@ def hold_back_uncleaned_replaces(chosen: Sequence[Instant], replaced: Mapping[st
 # --8<-- [end:hold_back]
 
 
-__all__ = ["ArchiveConfig", "hold_back_uncleaned_replaces", "plan_archive"]
+def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInstant]:
+    """The archived timeline of a table: per archived instant its action and highest archived state, oldest
+    first (version 6: the archived logs' entries; 8 and 9: the LSM timeline's latest snapshot, with completion
+    times)."""
+    if table.timeline_layout == LAYOUT_V1:
+        return archived_instants_of_entries(read_archived_entries(storage))
+    return [ArchivedInstant.of_lsm(r) for r in read_lsm_instants(storage)]
+
+
+__all__ = ["ArchiveConfig", "archived_instants", "hold_back_uncleaned_replaces", "plan_archive"]

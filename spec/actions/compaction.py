@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from spec.actions.file_refs import GroupId, SliceRef
 from spec.config.registry import default
 from spec.errors import InvalidConfig
-from spec.file_group.file_naming import LogFileName, log_file_sort_key, parse_log_file_name
+from spec.file_group.file_naming import log_file_sort_key, parse_log_file_name
+from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieCompactionPlan
+from spec.timeline.avro_model import HoodieCompactionPlan, parse_avro_metadata
 from spec.timeline.instant import Action, Instant
+from spec.timeline.layout import read_instant_content
 
 
 # --8<-- [start:compaction_trigger]
@@ -78,15 +80,15 @@ def compactable_log_files(slice_: SliceRef, compaction_instant: str, timeline: T
 
     - v6: every log file of the latest slice (blocks of uncommitted instants are skipped when read);
     - v8: only logs whose deltacommit (the instant in the log's name) *completed before* the
-      compaction instant — a log completing later belongs to the slice the compaction opens
-      (docs/spec/file_system_view.md).
+      compaction instant (``CompletionTimeQueryViewV2.isCompletedBefore``) — a log completing later
+      belongs to the slice the compaction opens (docs/spec/file_system_view.md). A deltacommit that
+      archival moved off the active timeline completed when the archived timeline says: its log is
+      taken like any other (the active timeline alone would leave it out, and the compaction would
+      write the group's new base file without its records).
     """
     logs = sorted((parse_log_file_name(n) for n in slice_.log_files), key=log_file_sort_key)
     if table_version >= 8:
-        def done_before(lf: LogFileName) -> bool:
-            completed = timeline.completion_time(lf.instant)
-            return completed is not None and completed < compaction_instant
-        logs = [lf for lf in logs if done_before(lf)]
+        logs = [lf for lf in logs if timeline.is_completed_before(compaction_instant, lf.instant)]
     return tuple(lf.format() for lf in logs)
 
 
@@ -135,8 +137,21 @@ def compaction_base_instants(pending: Iterable[CompactionPlan]) -> dict[GroupId,
 # --8<-- [end:pending_compactions]
 
 
+def read_compaction_plan(storage: Storage, instant: str, layout: int) -> CompactionPlan:
+    """The plan of the compaction requested at ``instant`` (in any state), read from its requested file, where
+    the plan lives (``CompactionUtils.getCompactionPlan``)."""
+    content = read_instant_content(storage, f"{instant}.compaction.requested", layout)
+    return compaction_plan_of(instant, parse_avro_metadata(content, HoodieCompactionPlan))
+
+
+def pending_compaction_plans(storage: Storage, timeline: Timeline) -> list[CompactionPlan]:
+    """The plans of the pending (requested or inflight) compactions on ``timeline``."""
+    return [read_compaction_plan(storage, inst.requested, timeline.layout)
+            for inst in timeline.pending_compactions().instants]
+
+
 __all__ = [
     "CompactionConfig", "CompactionOperation", "CompactionPlan", "compactable_log_files", "compaction_base_instants",
-    "compaction_plan_of", "delta_commits_since_last_compaction", "groups_under_compaction", "plan_compaction",
-    "should_schedule_compaction",
+    "compaction_plan_of", "delta_commits_since_last_compaction", "groups_under_compaction",
+    "pending_compaction_plans", "plan_compaction", "read_compaction_plan", "should_schedule_compaction",
 ]

@@ -17,7 +17,9 @@ is Hudi's default, fixed.
 name, with the rules Hudi checks across keys (``HoodieWriteConfig.validate``, the archival and
 cleaner checks of ``HoodieArchivalConfig`` / ``HoodieCleanConfig``, the heartbeat minimum of
 ``HoodieHeartbeatClient``); a known key with a bad value raises ``InvalidConfig`` naming the key
-and what it takes, and unknown ``hoodie.*`` keys are returned for the caller to warn about.
+and what it takes, an option the writer does not implement but may not ignore (it changes locking,
+concurrency, consistency, durability or what is written: ``spec.config.refused_options``) raises
+``UnsupportedOption``, and the other unknown ``hoodie.*`` keys are returned for the caller to warn about.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieWriteConfig``,
 ``HoodieTableConfig``, ``HoodieCompactionConfig``, ``HoodieCleanConfig``, ``HoodieArchivalConfig``,
@@ -33,7 +35,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from spec.config.parquet_codec import CODECS, DEFAULT_CODEC
+from spec.config.refused_options import KEYGEN_CLASS_KEYS, check_refused, keygen_type_of_class, refused_option
 from spec.config.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
+from spec.config.write_operation import WRITER_OPERATIONS
 from spec.errors import InvalidConfig
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES, INTERVAL_KEY, TOLERABLE_MISSES_KEY
 from spec.storage.lock import (
@@ -51,9 +55,6 @@ from spec.storage.lock import (
 SINGLE_WRITER = "SINGLE_WRITER"
 OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
 """``hoodie.write.concurrency.mode`` values (``WriteConcurrencyMode``)."""
-OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table",
-              "delete_partition")
-"""``hoodie.datasource.write.operation`` values the writer runs (``WriteOperationType``)."""
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
 KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
 KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
@@ -141,7 +142,7 @@ SETTINGS: tuple[Setting, ...] = (
             "DataSourceWriteOptions.TABLE_TYPE", "table_type",
             choices=(COPY_ON_WRITE, MERGE_ON_READ), aliases=("hoodie.table.type",)),
     Setting("hoodie.datasource.write.operation", "upsert", "the write operation",
-            "DataSourceWriteOptions.OPERATION", "operation", choices=OPERATIONS),
+            "DataSourceWriteOptions.OPERATION", "operation", choices=WRITER_OPERATIONS),
     Setting("hoodie.datasource.write.recordkey.field", None, "record key field(s), comma-separated",
             "KeyGeneratorOptions.RECORDKEY_FIELD_NAME", "record_key_fields", parse_fields,
             aliases=("hoodie.table.recordkey.fields",)),
@@ -318,20 +319,36 @@ def options_of(settings: object, names: tuple[str, ...]) -> dict[str, str]:
 def resolve_settings(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Validate string options (booleans accepted) into the writer's values by name, and the unknown
     ``hoodie.*`` keys given (other unknown keys are ignored). Every writer option is in the result,
-    a key not given taking its default; then the derived values and the checks across keys."""
+    a key not given taking its default; then the derived values and the checks across keys. A key
+    generator class the writer writes sets the key generator type; an option the writer refuses
+    (``spec.config.refused_options``: it changes safety or what is written) raises ``UnsupportedOption``."""
     given: dict[str, str] = {}
     unknown: list[str] = []
+    refusable: dict[str, str] = {}
+    keygen_classes: dict[str, str] = {}
     for key, raw in (options or {}).items():
+        text = str(raw).lower() if isinstance(raw, bool) else str(raw)
         canonical = canonical_key(key)
-        if canonical not in BY_KEY or not BY_KEY[canonical].writer_option:
-            if key.startswith("hoodie."):
+        if canonical in BY_KEY and BY_KEY[canonical].writer_option:
+            given[canonical] = text
+        elif key in KEYGEN_CLASS_KEYS:
+            keygen_classes[key] = text
+        elif key.startswith("hoodie."):
+            if refused_option(key) is not None:
+                refusable[key] = text
+            else:
                 unknown.append(key)
-            continue
-        given[canonical] = str(raw).lower() if isinstance(raw, bool) else str(raw)
     values: dict[str, Any] = {}
     for s in WRITER_OPTIONS:
         raw = given.get(s.key, s.default)
         values[s.name] = None if raw is None else s.value_of(raw)
+    check_refused(refusable, values)
+    for key, raw in keygen_classes.items():
+        kind = keygen_type_of_class(key, raw)
+        if values["keygen_type"] not in (None, kind):
+            raise InvalidConfig(f"{key}={raw!r} names a {kind} key generator, hoodie.datasource.write.keygenerator"
+                                f".type={values['keygen_type']!r} another", hint="give one of them, or the same")
+        values["keygen_type"] = kind
     values["record_key_fields"] = values["record_key_fields"] or ()
     values["keygen_type"] = values["keygen_type"] or inferred_key_generator(values["record_key_fields"],
                                                                             values["partition_fields"])

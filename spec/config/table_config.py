@@ -123,7 +123,12 @@ TABLE_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("hoodie.table.metadata.partitions", doc="metadata table partitions; 'files' makes readers use it"),
     ConfigKey("hoodie.table.metadata.partitions.inflight", doc="metadata partitions being built"),
     ConfigKey("hoodie.table.index.defs.path", since_version=8, doc="index definitions file"),
-    ConfigKey("hoodie.table.cdc.enabled", "false", doc="change data capture logging"),
+    ConfigKey("hoodie.table.cdc.enabled", "false", doc="change data capture logging (writes refused when true)"),
+    ConfigKey("hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER", doc="what a CDC log holds"),
+    ConfigKey("hoodie.table.log.file.format", "HOODIE_LOG", doc="log file format: Hudi's log format"),
+    ConfigKey("hoodie.table.multiple.base.file.formats.enable", "false", doc="base files of several formats (refused)"),
+    ConfigKey("hoodie.datasource.write.slash.separated.date.partitioning", "false", since_version=9,
+              doc="Hudi 1.2: a date partition as yyyy/MM/dd (writes refused when true)"),
     ConfigKey("hoodie.keygen.timebased.timestamp.type", doc="TimestampBasedKeyGenerator input type"),
     ConfigKey("hoodie.keygen.timebased.output.dateformat", doc="TimestampBasedKeyGenerator output format"),
     ConfigKey("hoodie.keygen.timebased.input.dateformat", doc="TimestampBasedKeyGenerator input format"),
@@ -303,6 +308,12 @@ class TableConfig:
         """The metadata-table partitions the table maintains (none when it has no metadata table)."""
         return _fields(self.props.get("hoodie.table.metadata.partitions"))
 
+    @property
+    def metadata_partitions_inflight(self) -> tuple[str, ...]:
+        """The metadata-table partitions being built (``hoodie.table.metadata.partitions.inflight``): readers do
+        not use them yet."""
+        return _fields(self.props.get("hoodie.table.metadata.partitions.inflight"))
+
     # --8<-- [start:validate]
     def validate(self) -> TableConfig:
         """Raise a typed error unless this is a table config the specification can read: a covered version,
@@ -324,6 +335,9 @@ class TableConfig:
         if self.table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise InvalidTable(f"unknown table type {self.table_type!r}", hint="COPY_ON_WRITE or MERGE_ON_READ")
         formats = ("HFILE",) if self.is_metadata_table else READABLE_BASE_FILE_FORMATS
+        if _bool(self.props.get("hoodie.table.multiple.base.file.formats.enable"), False):
+            raise UnsupportedBaseFileFormat("the table mixes base file formats (hoodie.table.multiple.base.file."
+                                            "formats.enable)", hint=f"readable base file formats: {formats[0]} alone")
         if self.base_file_format not in formats:
             raise UnsupportedBaseFileFormat(
                 f"base file format {self.base_file_format} (hoodie.table.base.file.format) is not covered by this "

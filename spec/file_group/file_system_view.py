@@ -10,8 +10,11 @@ The rules differ by table version, side by side below:
   base instant is the greatest one ≤ the instant in its name (that name holds the slice's base
   instant). Log files are not filtered by name; their blocks are filtered when scanned.
 - v8: a log file's name holds the deltacommit that wrote it; it joins the slice whose base
-  instant is the greatest one ≤ that deltacommit's **completion** time. Base and log files of
-  instants that are not completed are invisible.
+  instant is the greatest one ≤ that deltacommit's **completion** time — from the active
+  timeline, or from the archived timeline once archival has moved the deltacommit off it
+  (``Timeline.completion_time``). A visible log whose completion time is known nowhere joins the
+  latest slice, as Hudi's ``HoodieFileGroup.getBaseInstantTime`` puts a log it takes for pending.
+  Base and log files of instants that are not completed are invisible.
 
 In both, base files of instants that did not complete are invisible (unless older than the
 active timeline), file groups replaced by a completed replacecommit are gone, and a slice
@@ -188,15 +191,20 @@ def build_file_groups(files: Sequence[DataFile], timeline: Timeline, table_versi
         slice_bases = {t: f for t, f in all_bases.items() if as_of is None or t <= as_of}
         members: dict[str, list[DataFile]] = {}
 
-        def anchor(item: tuple[LogFileName, DataFile]) -> str:
+        def anchor(item: tuple[LogFileName, DataFile]) -> str | None:
+            """v6: the instant in the log's name; v8: its deltacommit's completion time, None when unknown."""
             lg = item[0]
-            return lg.instant if table_version < 8 else (timeline.completion_time(lg.instant) or lg.instant)
+            return lg.instant if table_version < 8 else timeline.completion_time(lg.instant)
 
         # logs in anchor order, so that a log-only group's later logs join the slice its first log opened
-        for lg, f in sorted(logs.get(key, []), key=anchor):
+        for lg, f in sorted(logs.get(key, []), key=lambda item: (anchor(item) or item[0].instant, item[0].instant)):
             at = anchor((lg, f))
-            candidates = [t for t in instants | pending | set(members) if t <= at]
-            base_instant = max(candidates) if candidates else lg.instant
+            opened = instants | pending | set(members)
+            if at is None:  # completion unknown: the latest slice (HoodieFileGroup.getBaseInstantTime)
+                base_instant = max(opened) if opened else lg.instant
+            else:
+                candidates = [t for t in opened if t <= at]
+                base_instant = max(candidates) if candidates else lg.instant
             if as_of is not None and base_instant > as_of:
                 continue  # a slice that starts after the query instant is not part of its view
             members.setdefault(base_instant, []).append(f)
@@ -345,4 +353,43 @@ def missing_latest_files(storage: Storage, timeline: Timeline,
     needed = [v for g, v in (*base.items(), *log.items()) if g not in replaced]
     return sorted((t, path) for t, path in needed if path not in present)
 # --8<-- [end:missing]
+
+
+# --8<-- [start:missing_slices]
+def missing_slice_files(storage: Storage, view: FileSystemView, with_logs: bool = True) -> list[tuple[str, str]]:
+    """(instant, path) of every file a completed instant wrote for a file group's latest slice of ``view``,
+    or for a slice newer than it, that the view's listing lacks — each a file the timeline says holds the
+    group's current rows, gone by damage (``missing_latest_files`` states why the cleaner, a rollback or a
+    restore never leave such a gap). A reader that went on would return older rows, or rows a delete
+    block removed. Without ``with_logs`` (a read-optimized query, which reads no log file) only base
+    files count.
+
+    Cheap: only the commit metadata of the completed instants requested at or after the oldest base
+    instant of the view's latest slices (at most ``as_of``) is decoded — the instants that wrote the
+    latest slices (a writer's last commit, which the reader reads for its schema too) and any after them —
+    not the whole timeline. A group replaced by a replacecommit is skipped. A group whose only files
+    are all gone is found when an instant in that range wrote it; ``missing_latest_files`` (the writer's
+    check, and ``hudi-conformance check``) reads every instant."""
+    latest = {(sl.partition_path, sl.file_id): sl for sl in view.latest_slices()}
+    since = min((sl.base_instant for sl in latest.values()), default=None)
+    present = {f.path for f in view.listing}
+    replaced = replaced_as_of(view.replacements, view.as_of)
+    missing: list[tuple[str, str]] = []
+    for inst in view.timeline.commits_timeline().completed().instants:
+        if (since is not None and inst.requested < since) or (view.as_of is not None and inst.requested > view.as_of):
+            continue
+        md = parse_commit_metadata(read_instant_content(storage, inst, view.timeline.layout))
+        for stat in md.all_write_stats():
+            if not stat.path or stat.file_id is None:
+                continue
+            group = (stat.partition_path or "", stat.file_id)
+            sl = latest.get(group)
+            if group in replaced or (sl is not None and inst.requested < sl.base_instant):
+                continue
+            if not with_logs and not is_base_file_name(posixpath.basename(stat.path)):
+                continue
+            if stat.path not in present:
+                missing.append((inst.requested, stat.path))
+    return sorted(set(missing))
+# --8<-- [end:missing_slices]
 

@@ -48,7 +48,7 @@ FILE_INFO_SCHEMA = "schema"
 
 
 # --8<-- [start:blocks]
-class BlockType(Enum):
+class HFileBlockType(Enum):
     """The block types by magic (``HFileBlockType``)."""
 
     DATA = b"DATABLK*"
@@ -69,7 +69,7 @@ COMPRESSION_CODECS = ("LZO", "GZ", "NONE", "SNAPPY", "LZ4", "BZIP2", "ZSTD")
 class BlockHeader:
     """The 33-byte header of a block."""
 
-    block_type: BlockType
+    block_type: HFileBlockType
     on_disk_size_without_header: int
     uncompressed_size_without_header: int
     prev_block_offset: int
@@ -95,7 +95,7 @@ def parse_block_header(data: bytes, offset: int) -> BlockHeader:
     """The header of the block at ``offset``."""
     magic = data[offset:offset + 8]
     try:
-        block_type = BlockType(magic)
+        block_type = HFileBlockType(magic)
     except ValueError as err:
         raise HFileFormatError(f"no HFile block magic at byte {offset}: {magic!r}",
                                hint="a block index or the trailer points at the wrong offset") from err
@@ -163,7 +163,7 @@ def _decompress(payload: bytes, codec: str, size: int) -> bytes:
     return out
 
 
-def read_block(data: bytes, offset: int, codec: str, expect: tuple[BlockType, ...]) -> tuple[BlockHeader, bytes]:
+def read_block(data: bytes, offset: int, codec: str, expect: tuple[HFileBlockType, ...]) -> tuple[BlockHeader, bytes]:
     """The header and uncompressed payload of the block at ``offset``, which must be of a type in ``expect``."""
     h = parse_block_header(data, offset)
     if h.block_type not in expect:
@@ -262,7 +262,7 @@ class HFileTrailer:
 
 def parse_trailer(data: bytes) -> HFileTrailer:
     """The trailer of an HFile's bytes; HFileFormatError unless it is an HFile of major version 3."""
-    if len(data) < TRAILER_SIZE or data[-TRAILER_SIZE:-TRAILER_SIZE + 8] != BlockType.TRAILER.value:
+    if len(data) < TRAILER_SIZE or data[-TRAILER_SIZE:-TRAILER_SIZE + 8] != HFileBlockType.TRAILER.value:
         raise HFileFormatError("not an HFile: no trailer magic 4096 bytes before the end",
                                hint="metadata table base files and HFILE_DATA_BLOCK contents are HFiles")
     t = data[-TRAILER_SIZE:]
@@ -426,22 +426,22 @@ def parse_hfile(data: bytes) -> HFile:
     t = parse_trailer(data)
     codec = t.compression_codec
     at = t.load_on_open_data_offset
-    h, payload = read_block(data, at, codec, (BlockType.ROOT_INDEX,))
+    h, payload = read_block(data, at, codec, (HFileBlockType.ROOT_INDEX,))
     data_index, _ = parse_root_index(payload, t.data_index_count, full_keys=t.num_data_index_levels == 1)
     at += h.on_disk_size
     for _level in range(t.num_data_index_levels - 1):  # multi-level: follow the index down to the leaves
         data_index = [e for entry in data_index for e in parse_nonroot_index(
-            read_block(data, entry.offset, codec, (BlockType.INTERMEDIATE_INDEX, BlockType.LEAF_INDEX))[1])]
-    h, payload = read_block(data, at, codec, (BlockType.ROOT_INDEX,))
+            read_block(data, entry.offset, codec, (HFileBlockType.INTERMEDIATE_INDEX, HFileBlockType.LEAF_INDEX))[1])]
+    h, payload = read_block(data, at, codec, (HFileBlockType.ROOT_INDEX,))
     meta_index, _ = parse_root_index(payload, t.meta_index_count, full_keys=False)
     at += h.on_disk_size
-    _, payload = read_block(data, at, codec, (BlockType.FILE_INFO,))
+    _, payload = read_block(data, at, codec, (HFileBlockType.FILE_INFO,))
     info = parse_file_info(payload)
     entries: list[KeyValue] = []
     counts: list[int] = []
     headers: list[BlockHeader] = []
     for entry in data_index:
-        bh, block = read_block(data, entry.offset, codec, (BlockType.DATA,))
+        bh, block = read_block(data, entry.offset, codec, (HFileBlockType.DATA,))
         headers.append(bh)
         if bh.on_disk_size != entry.size:
             raise HFileFormatError(f"the data index says {entry.size} bytes at {entry.offset}, the block has "
@@ -452,7 +452,7 @@ def parse_hfile(data: bytes) -> HFile:
                                    hint="the file is damaged")
         entries.extend(kvs)
         counts.append(len(kvs))
-    metas = tuple(read_block(data, m.offset, codec, (BlockType.META,))[1] for m in meta_index)
+    metas = tuple(read_block(data, m.offset, codec, (HFileBlockType.META,))[1] for m in meta_index)
     if len(entries) != t.entry_count:
         raise HFileFormatError(f"the HFile holds {len(entries)} entries, its trailer says {t.entry_count}",
                                hint="the file is damaged")

@@ -31,8 +31,8 @@ from spec.metadata.hfile import (
     PBUF_MAGIC,
     TRAILER_SIZE,
     BlockIndexEntry,
-    BlockType,
     HFile,
+    HFileBlockType,
     HFileTrailer,
     KeyValue,
 )
@@ -94,7 +94,7 @@ def compress(payload: bytes, codec: str) -> bytes:
     return GZIP_HEADER + body + struct.pack("<II", zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
 
 
-def encode_block(block_type: BlockType, payload: bytes, prev_offset: int, codec: str, checksum_type: int,
+def encode_block(block_type: HFileBlockType, payload: bytes, prev_offset: int, codec: str, checksum_type: int,
                  bytes_per_checksum: int) -> bytes:
     """One block: header, compressed payload, checksums."""
     body = compress(payload, codec)
@@ -147,7 +147,7 @@ def encode_trailer(t: HFileTrailer) -> bytes:
         8: t.num_data_index_levels, 9: t.first_data_block_offset, 10: t.last_data_block_offset,
         11: t.comparator_class_name.encode(), 12: codec, 13: t.encryption_key}
     proto = write_protobuf((n, values[n]) for n in sorted(t.present))
-    head = BlockType.TRAILER.value + write_varint(len(proto)) + proto
+    head = HFileBlockType.TRAILER.value + write_varint(len(proto)) + proto
     if len(head) > TRAILER_SIZE - 4:
         raise HFileFormatError("the trailer protobuf does not fit in 4096 bytes", hint="shorten the comparator name")
     return head + bytes(TRAILER_SIZE - 4 - len(head)) + bytes([t.minor_version]) + t.major_version.to_bytes(3, "big")
@@ -162,9 +162,9 @@ def format_hfile(hf: HFile) -> bytes:
         raise HFileFormatError("only single-level data indexes are written", hint="Hudi writes one level")
     codec, ck, bpc = hf.trailer.compression_codec, hf.checksum_type, hf.bytes_per_checksum
     out = bytearray()
-    prev: dict[BlockType, int] = {}
+    prev: dict[HFileBlockType, int] = {}
 
-    def put(block_type: BlockType, payload: bytes, chained: bool = True) -> tuple[int, int]:
+    def put(block_type: HFileBlockType, payload: bytes, chained: bool = True) -> tuple[int, int]:
         at = len(out)
         out.extend(encode_block(block_type, payload, prev.get(block_type, -1) if chained else -1, codec, ck, bpc))
         prev[block_type] = at
@@ -174,16 +174,16 @@ def format_hfile(hf: HFile) -> bytes:
     index, start = [], 0
     for count in hf.block_counts:
         block = hf.entries[start:start + count]
-        at, size = put(BlockType.DATA, encode_data_block(block))
+        at, size = put(HFileBlockType.DATA, encode_data_block(block))
         first = encode_key(block[0]) if hbase else struct.pack(">h", len(block[0].row)) + block[0].row
         index.append((at, size, first))
         start += count
-    metas = [(*put(BlockType.META, payload), m.first_key) for payload, m in zip(hf.meta_blocks, hf.meta_index,
+    metas = [(*put(HFileBlockType.META, payload), m.first_key) for payload, m in zip(hf.meta_blocks, hf.meta_index,
                                                                                 strict=True)]
     load_on_open = len(out)
-    put(BlockType.ROOT_INDEX, encode_root_index(index), chained=hbase)
-    put(BlockType.ROOT_INDEX, encode_root_index(metas), chained=hbase)
-    file_info_at, _ = put(BlockType.FILE_INFO, encode_file_info(hf.file_info.items()), chained=False)
+    put(HFileBlockType.ROOT_INDEX, encode_root_index(index), chained=hbase)
+    put(HFileBlockType.ROOT_INDEX, encode_root_index(metas), chained=hbase)
+    file_info_at, _ = put(HFileBlockType.FILE_INFO, encode_file_info(hf.file_info.items()), chained=False)
     t = hf.trailer
     if (t.load_on_open_data_offset, t.file_info_offset, t.data_index_count, t.meta_index_count) != (
             load_on_open, file_info_at, len(index), len(metas)):
@@ -242,18 +242,18 @@ def build_hfile(entries: Sequence[KeyValue], user_info: Sequence[tuple[str, byte
     for count in counts:
         payload = encode_data_block(ordered[start:start + count])
         data_bytes += len(payload)
-        block = encode_block(BlockType.DATA, payload, -1, codec, ck, bpc)
+        block = encode_block(HFileBlockType.DATA, payload, -1, codec, ck, bpc)
         index.append((at, len(block), struct.pack(">h", len(ordered[start].row)) + ordered[start].row))
         at += len(block)
         start += count
     metas = []
     for name, payload in meta_blocks:
-        block = encode_block(BlockType.META, payload, -1, codec, ck, bpc)
+        block = encode_block(HFileBlockType.META, payload, -1, codec, ck, bpc)
         metas.append((at, len(block), name))
         at += len(block)
     load_on_open = at
-    at += len(encode_block(BlockType.ROOT_INDEX, encode_root_index(index), -1, codec, ck, bpc))
-    at += len(encode_block(BlockType.ROOT_INDEX, encode_root_index(metas), -1, codec, ck, bpc))
+    at += len(encode_block(HFileBlockType.ROOT_INDEX, encode_root_index(index), -1, codec, ck, bpc))
+    at += len(encode_block(HFileBlockType.ROOT_INDEX, encode_root_index(metas), -1, codec, ck, bpc))
     n = len(ordered)
     last = ordered[-1].row if ordered else b""
     auto = [("hfile.LASTKEY", struct.pack(">h", len(last)) + last if ordered else b""),

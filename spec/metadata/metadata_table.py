@@ -175,7 +175,14 @@ def uses_metadata_table(config: TableConfig) -> bool:
 def read_files_partition(storage: Storage, data_timeline: Timeline) -> dict[str, Listing]:
     """The merged records of the metadata table's ``files`` partition (key → name → FileInfo)."""
     mdt = metadata_storage(storage)
-    cfg = TableConfig.load(mdt)
+    try:
+        cfg = TableConfig.load(mdt)
+    except InvalidTable as err:
+        raise InvalidTable(
+            f"the table lists its files through its metadata table ({METADATA_TABLE_PATH}, named complete in "
+            f"hoodie.table.metadata.partitions), which is missing or damaged: {err.message}",
+            hint="read it listing storage (TableReader(..., use_metadata_table=False), `hudi-spec read "
+                 "--list-file-system`); the next write builds the metadata table again") from err
     if not cfg.is_metadata_table:
         raise InvalidTable(f"{METADATA_TABLE_PATH} is not a metadata table (its payload is not HoodieMetadataPayload)",
                            hint="list the file system instead")

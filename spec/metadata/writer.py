@@ -56,6 +56,7 @@ import fastavro
 from spec.actions.archive import ArchiveConfig
 from spec.config.registry import default
 from spec.config.table_config import TableConfig, table_checksum
+from spec.config.write_operation import WriteOperationType
 from spec.file_group.bloom_filter import DynamicBloomFilter
 from spec.file_group.file_system_view import DataFile
 from spec.file_group.log_file.delete_block import encode_delete_records
@@ -74,7 +75,7 @@ from spec.metadata.metadata_table import (
 from spec.metadata.record_schema import metadata_record_schema_json
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import HoodieCleanMetadata, HoodieCompactionOperation, HoodieCompactionPlan
-from spec.timeline.commit_metadata import CommitMetadata, WriteOperationType, jackson_pretty, write_stat
+from spec.timeline.commit_metadata import CommitMetadata, jackson_pretty, write_stat
 from spec.timeline.instant import Action
 
 FILE_GROUP_ID = "files-0000-0"
@@ -175,11 +176,15 @@ def listing_records(files: Iterable[DataFile]) -> dict[str, dict[str, FileInfo]]
 
 def listed_at_initialization(file_instant: str, timeline: Timeline) -> bool:
     """``listAllPartitionsFromFilesystem``: a data file is listed when the metadata table is initialized unless
-    its instant is pending on the active timeline, or is not on it and later than its first instant (a write
-    whose instant is gone); files of archived instants (earlier than the active timeline) are listed."""
+    its instant is pending on the active timeline, or is neither on it nor archived and later than its first
+    instant (a write whose instant is gone); files of archived instants are listed — those earlier than the
+    active timeline, and those the archived timeline holds (``Timeline.completion_time``: an archived commit
+    may be newer than a clean left pending on the active timeline)."""
     instant = next((i for i in timeline.instants if i.requested == file_instant), None)
     if instant is not None:
         return instant.is_completed
+    if timeline.completion_time(file_instant) is not None:
+        return True
     first = min((i.requested for i in timeline.instants), default=None)
     return first is not None and file_instant < first
 # --8<-- [end:records]
@@ -390,17 +395,38 @@ def metadata_table_config(data: TableConfig) -> TableConfig:
     return TableConfig(props)
 
 
+# --8<-- [start:partition_state]
 def with_partition_state(config: TableConfig, partition: str, enabled: bool) -> TableConfig:
     """``HoodieTableConfig.setMetadataPartitionState``: ``hoodie.table.metadata.partitions`` with the partition
-    added or removed (sorted, comma-separated); removing ``files`` clears the property."""
+    added (and dropped from ``hoodie.table.metadata.partitions.inflight``) or removed (sorted, comma-separated);
+    removing ``files`` clears both properties."""
     names = set(config.metadata_partitions)
+    inflight = set(config.metadata_partitions_inflight)
     if enabled:
         names.add(partition)
+        inflight.discard(partition)
     else:
         names.discard(partition)
+        inflight.discard(partition)
         if partition == FILES_PARTITION:
-            names = set()
-    return config.with_props(**{"hoodie.table.metadata.partitions": ",".join(sorted(names))})
+            names, inflight = set(), set()
+    props = {"hoodie.table.metadata.partitions": ",".join(sorted(names))}
+    if inflight or config.get("hoodie.table.metadata.partitions.inflight") is not None:
+        props["hoodie.table.metadata.partitions.inflight"] = ",".join(sorted(inflight))
+    return config.with_props(**props)
+
+
+def with_partition_inflight(config: TableConfig, partition: str) -> TableConfig:
+    """``HoodieTableConfig.setMetadataPartitionsInflight``: the partition is being built — named in
+    ``hoodie.table.metadata.partitions.inflight`` and no longer in ``hoodie.table.metadata.partitions``, so
+    no reader lists the table through it until ``with_partition_state(..., True)`` completes it. For
+    ``files``, every other partition goes with it (they need the file listing)."""
+    names = set(config.metadata_partitions)
+    names = set() if partition == FILES_PARTITION else names - {partition}
+    inflight = set(config.metadata_partitions_inflight) | {partition}
+    return config.with_props(**{"hoodie.table.metadata.partitions": ",".join(sorted(names)),
+                                "hoodie.table.metadata.partitions.inflight": ",".join(sorted(inflight))})
+# --8<-- [end:partition_state]
 
 
 WRITTEN_TABLE_VERSIONS = frozenset({8, 9})

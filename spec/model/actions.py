@@ -31,7 +31,7 @@ from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_group.file_system_view import build_file_groups
-from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogBlock, LogFile, listing
+from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogFile, ModelLogBlock, listing
 from spec.model.queries import merge_files, view
 from spec.model.state import Env, TableState, complete, start_instant
 from spec.model.writes import observed_size
@@ -196,7 +196,7 @@ def rollback_instant(state: TableState, target: Instant, r: str) -> TableState:
         if req.command_block_log is None:
             continue
         name = parse_log_file_name(req.command_block_log)
-        block = LogBlock("command", r, target=target.requested)
+        block = ModelLogBlock("command", r, target=target.requested)
         lf = LogFile(name.file_id, name.instant, name.version, (block,), r, ROLLBACK_WRITE_TOKEN)
         i = next(i for i, g in enumerate(groups) if (g.partition, g.file_id) == (req.partition_path, req.file_id))
         groups[i] = groups[i].with_log(lf)

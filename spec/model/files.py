@@ -65,7 +65,7 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
-class LogBlock:
+class ModelLogBlock:
     """A log block: ``data`` (rows with meta columns), ``delete`` ((key, ordering value) pairs;
     ordering None = a natural-order delete) or ``command`` (a rollback of ``target``)."""
 
@@ -84,7 +84,7 @@ class LogFile:
     file_id: str
     instant: str
     version: int
-    blocks: tuple[LogBlock, ...]
+    blocks: tuple[ModelLogBlock, ...]
     writer: str
     write_token: str = MODEL_WRITE_TOKEN
 
@@ -104,7 +104,7 @@ class LogFile:
 
 
 @dataclass(frozen=True)
-class FileGroup:
+class ModelFileGroup:
     """A file group of a partition, its files, and the replacecommit that replaced it (if any)."""
 
     partition: str
@@ -114,15 +114,15 @@ class FileGroup:
     replaced_by: str | None = None
     created_by: str = ""
 
-    def with_base(self, base: BaseFile) -> FileGroup:
+    def with_base(self, base: BaseFile) -> ModelFileGroup:
         """The group with ``base`` added as its newest base file."""
         return replace(self, base_files=(*self.base_files, base))
 
-    def with_log(self, log: LogFile) -> FileGroup:
+    def with_log(self, log: LogFile) -> ModelFileGroup:
         """The group with ``log`` appended to its log files."""
         return replace(self, log_files=(*self.log_files, log))
 
-    def without_files(self, names: frozenset[str]) -> FileGroup:
+    def without_files(self, names: frozenset[str]) -> ModelFileGroup:
         """The group without the base and log files named in ``names``."""
         return replace(self, base_files=tuple(b for b in self.base_files if b.name not in names),
                        log_files=tuple(lf for lf in self.log_files if lf.name not in names))
@@ -133,7 +133,7 @@ class FileGroup:
         return not self.base_files and not self.log_files
 
 
-def listing(groups: tuple[FileGroup, ...]) -> list[DataFile]:
+def listing(groups: tuple[ModelFileGroup, ...]) -> list[DataFile]:
     """The data files of the groups as a listing (what a reader would find on disk)."""
     out = []
     for g in groups:
@@ -143,7 +143,7 @@ def listing(groups: tuple[FileGroup, ...]) -> list[DataFile]:
 # --8<-- [end:files]
 
 
-def header_only(block: LogBlock) -> EncodedBlock:
+def header_only(block: ModelLogBlock) -> EncodedBlock:
     """A block's header as the log scanner sees it (the content is not needed to choose blocks)."""
     if block.kind == "command":
         return rollback_command_block(block.instant, block.target or "")
@@ -151,7 +151,7 @@ def header_only(block: LogBlock) -> EncodedBlock:
     return EncodedBlock(kind, ((int(HeaderKey.INSTANT_TIME), block.instant),), b"")
 
 
-def scan_records(logs: tuple[LogFile, ...]) -> tuple[list[BlockRecord], dict[int, LogBlock]]:
+def scan_records(logs: tuple[LogFile, ...]) -> tuple[list[BlockRecord], dict[int, ModelLogBlock]]:
     """The blocks of log files (in read order) as scanner input, and a way back to the model's blocks."""
     records, back = [], {}
     for lf in logs:

@@ -10,7 +10,7 @@ wrote, by the rules of ``spec.write.ledger``.
 from __future__ import annotations
 
 from spec.actions.compaction import CompactionOperation
-from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, FileGroup, LogFile, Row
+from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, LogFile, ModelFileGroup, Row
 from spec.model.state import TableState
 from spec.model.writes import concatenates
 from spec.timeline.instant import DATA_WRITES
@@ -30,19 +30,19 @@ def _meta(rows: tuple[Row, ...]) -> tuple[tuple[str, str, str], ...]:
     return tuple((str(r[COMMIT_TIME]), str(r[COMMIT_SEQNO]), str(r[RECORD_KEY])) for r in rows)
 
 
-def base_rows(g: FileGroup, b: BaseFile) -> FileRows:
+def base_rows(g: ModelFileGroup, b: BaseFile) -> FileRows:
     """A model base file as the ledger sees it."""
     return FileRows(g.partition, g.file_id, b.name, b.instant, (BlockRows("base", b.instant, _meta(b.rows)),))
 
 
-def log_rows(g: FileGroup, lf: LogFile) -> FileRows:
+def log_rows(g: ModelFileGroup, lf: LogFile) -> FileRows:
     """A model log file as the ledger sees it."""
     blocks = tuple(BlockRows(b.kind, b.instant, _meta(b.rows), tuple(k for k, _ in b.deletes), b.target)
                    for b in lf.blocks)
     return FileRows(g.partition, g.file_id, lf.name, lf.instant, blocks)
 
 
-def group_files(g: FileGroup) -> list[FileRows]:
+def group_files(g: ModelFileGroup) -> list[FileRows]:
     """The files of a model file group."""
     return [*(base_rows(g, b) for b in g.base_files), *(log_rows(g, lf) for lf in g.log_files)]
 

@@ -5,7 +5,7 @@ vocabulary's rules raises ``InvalidOperation``): a batch ``Write``, ``DeletePart
 services (``Compact``, ``Clean``, ``Rollback``, ``Savepoint``, ``Restore``, ``Archive``), a
 streaming write (``Stream``), a fault (``Crash``) and the directive ``ExpectError``. Their JSON
 form and the table configuration a case starts from (``CreateTable``) are the conformance suite's
-(``conformance/ops.py``).
+(``conformance/interface/ops.py``).
 
 Whoever executes operations — the model, the reference, Apache Hudi on Spark — implements
 ``OperationHandler``, one method per operation, and is handed each operation by ``dispatch``: the
@@ -28,20 +28,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, TypeVar, assert_never
 
+from spec.config.write_operation import WRITER_OPERATIONS, WriteOperationType
 from spec.errors import ERROR_KINDS, InvalidOperation
 from spec.timeline.instant import validate_instant_time
 
 Scalar: TypeAlias = int | float | str | bool | None
 Record: TypeAlias = Mapping[str, Scalar]
 
-WRITE_OPERATIONS: Final = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
+WRITE_OPERATIONS: Final = tuple(op for op in WRITER_OPERATIONS if op != WriteOperationType.DELETE_PARTITION.option)
+"""A ``Write``'s operations: the writer's, but ``delete_partition``, which is an operation of its own
+(``DeletePartition``)."""
 COMPACT_MODES: Final = ("schedule_and_run", "schedule", "run")
 STREAM_RECORD_KINDS: Final = ("upsert", "delete")
 
 
 def invalid(message: str, hint: str | None = None) -> InvalidOperation:
     """The error for anything outside the case language: ``InvalidOperation`` pointing at it."""
-    return InvalidOperation(message, hint=hint or "see conformance/ops.py for the case language")
+    return InvalidOperation(message, hint=hint or "see conformance/interface/ops.py for the case language")
 
 
 def check_record(rec: object, where: str) -> dict[str, Scalar]:

@@ -28,8 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spec.config.table_config import COMMIT_TIME_ORDERING
-from spec.file_group.file_system_view import FileGroup as ViewGroup
-from spec.file_group.file_system_view import FileSlice, build_file_groups
+from spec.file_group.file_system_view import FileGroup, FileSlice, build_file_groups
 from spec.file_group.log_file.scanner import blocks_to_apply
 from spec.model.files import (
     COMMIT_TIME,
@@ -37,9 +36,9 @@ from spec.model.files import (
     PARTITION_PATH,
     RECORD_KEY,
     BaseFile,
-    FileGroup,
-    LogBlock,
     LogFile,
+    ModelFileGroup,
+    ModelLogBlock,
     Row,
     Scalar,
     listing,
@@ -78,7 +77,7 @@ def replaced_groups(state: TableState, as_of: str | None) -> set[tuple[str, str]
             and (as_of is None or g.replaced_by <= as_of)}
 
 
-def view(state: TableState, as_of: str | None = None) -> list[ViewGroup]:
+def view(state: TableState, as_of: str | None = None) -> list[FileGroup]:
     """The file groups and slices a reader sees as of ``as_of`` (the reader's rules, the model's files)."""
     pending = [i.requested for i in state.timeline if i.action == Action.COMPACTION and not i.is_completed]
     return build_file_groups(listing(state.groups), state.timeline_view(), state.table_version, as_of,
@@ -92,7 +91,7 @@ def _files(state: TableState) -> tuple[dict[tuple[str, str], BaseFile], dict[tup
 
 
 # --8<-- [start:merge_slice]
-def merge_slice(base_rows: Sequence[Row], blocks: Sequence[LogBlock], rule: MergeRule,
+def merge_slice(base_rows: Sequence[Row], blocks: Sequence[ModelLogBlock], rule: MergeRule,
                 otype: str | None) -> tuple[Row, ...]:
     """A slice's rows: log versions folded in block order (``spec.read.slice_merge.fold_log_versions``), then each
     base row
@@ -204,11 +203,17 @@ def _writes(state: TableState) -> tuple[Write, ...]:
     return write_times(i for i in state.timeline if i.action in DATA_WRITES)
 
 
+def _all_writes(state: TableState) -> tuple[Write, ...]:
+    """Completed data-writing instants of the archived and the active timeline: (requested, completion)."""
+    return write_times(i for i in (*state.archived, *state.timeline) if i.action in DATA_WRITES)
+
+
 def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[Row, ...]:
-    """Rows written by the completed writes whose completion time is in (``begin``, ``end``]."""
+    """Rows written by the completed writes whose completion time is in (``begin``, ``end``] — archived writes
+    included, as Hudi's ``IncrementalQueryAnalyzer`` includes them."""
     check_query("incremental", None, begin, end)
     window = IncrementalWindow(begin, end)
-    writes = _writes(state)
+    writes = _all_writes(state)
     instants = set(window.instants(writes))
     if not instants:
         return ()
@@ -239,9 +244,10 @@ def answerable(state: TableState, as_of: str) -> bool:
     return True
 
 
-def restore_files(groups: tuple[FileGroup, ...], removed: tuple[FileGroup, ...]) -> tuple[FileGroup, ...]:
+def restore_files(groups: tuple[ModelFileGroup, ...],
+                  removed: tuple[ModelFileGroup, ...]) -> tuple[ModelFileGroup, ...]:
     """The groups with removed files put back (groups that lost every file come back too)."""
-    extra: dict[tuple[str, str], FileGroup] = {}
+    extra: dict[tuple[str, str], ModelFileGroup] = {}
     for r in removed:
         key = (r.partition, r.file_id)
         old = extra.get(key)

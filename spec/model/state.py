@@ -19,13 +19,14 @@ from typing import Protocol
 
 from spec.actions.compaction import CompactionPlan
 from spec.config.table_config import layout_for_table_version
-from spec.model.files import FileGroup, Scalar
+from spec.model.files import ModelFileGroup, Scalar
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.instant import Action, Instant, State, format_instant_time, parse_instant_time
+from spec.timeline.lsm_timeline import NO_ARCHIVE, ArchivedCompletions
 
 
 class TableSettings(Protocol):
-    """The table configuration the model reads (``conformance.ops.CreateTable`` has these)."""
+    """The table configuration the model reads (``conformance.interface.ops.CreateTable`` has these)."""
 
     table_name: str
     table_type: str
@@ -106,14 +107,14 @@ class TableState:
     config: TableSettings
     timeline: tuple[Instant, ...] = ()
     archived: tuple[Instant, ...] = ()
-    groups: tuple[FileGroup, ...] = ()
+    groups: tuple[ModelFileGroup, ...] = ()
     compaction_plans: tuple[tuple[str, CompactionPlan], ...] = ()
     savepoints: tuple[tuple[str, frozenset[str]], ...] = ()
     schema: tuple[tuple[str, str], ...] = ()
     schema_log: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     """The schema each completed write left (the table schema is the latest write's)."""
     partitions: tuple[str, ...] = ()
-    cleaned: tuple[FileGroup, ...] = ()
+    cleaned: tuple[ModelFileGroup, ...] = ()
     """Files the cleaner deleted (kept aside so the model knows which time-travel reads lost their files)."""
     crash_after: int | None = None
     expect_error: str | None = None
@@ -135,8 +136,11 @@ class TableState:
         return self.config.table_version
 
     def timeline_view(self) -> Timeline:
-        """The model's instants as a spec Timeline, in the table version's layout."""
-        return Timeline(self.timeline, layout_for_table_version(self.table_version))
+        """The model's instants as a spec Timeline, in the table version's layout, its archived instants'
+        completion times at hand (``Timeline.completion_time``) as a table's archived timeline holds them."""
+        layout = layout_for_table_version(self.table_version)
+        archived = {i.requested: i.completed or i.requested for i in self.archived if i.is_completed}
+        return Timeline(self.timeline, layout, archived=ArchivedCompletions(archived) if archived else NO_ARCHIVE)
 
     def instant(self, t: str) -> Instant | None:
         """The instant requested at t (not a savepoint: a savepoint shares its commit's time)."""
@@ -197,7 +201,7 @@ class TableState:
                        compaction_plans=tuple((t, p) for t, p in self.compaction_plans if t not in drop),
                        appended_logs=tuple((t, v) for t, v in self.appended_logs if t not in drop))
 
-    def with_groups(self, groups: Sequence[FileGroup]) -> TableState:
+    def with_groups(self, groups: Sequence[ModelFileGroup]) -> TableState:
         """The state with these file groups."""
         return replace(self, groups=tuple(groups))
 

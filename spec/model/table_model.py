@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from spec.config.write_operation import WriteOperationType
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model.actions import (
     archive,
@@ -119,12 +120,13 @@ def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping
     state = state.with_instant(start_instant(action, t))
     state = replace(state, schema=schema)  # rows are written with the batch's schema
     plan = plan_write(state, env, operation, recs, t)
-    return _commit(state, env, t, plan.files, plan.replaced, plan.appended, schema, operation.upper())
+    return _commit(state, env, t, plan.files, plan.replaced, plan.appended, schema,
+                   WriteOperationType.of_option(operation).value)
 
 
 def _commit(state: TableState, env: Env, t: str, files: Sequence[Any], replaced: frozenset[tuple[str, str]],
             appended: Sequence[tuple[str, str, str]], schema: tuple[tuple[str, str], ...],
-            operation: str = "UPSERT") -> TableState:
+            operation: str = WriteOperationType.UPSERT.value) -> TableState:
     """Write the files of instant ``t`` and complete it; ``operation`` is the ``WriteOperationType`` its
     commit metadata names (a streaming checkpoint is an ``UPSERT``)."""
     inst = state.instant(t)

@@ -42,9 +42,9 @@ from spec.model.files import (
     PARTITION_PATH,
     RECORD_KEY,
     BaseFile,
-    FileGroup,
-    LogBlock,
     LogFile,
+    ModelFileGroup,
+    ModelLogBlock,
     Row,
     Scalar,
 )
@@ -339,7 +339,7 @@ def observed_size(state: TableState, env: Env, partition: str, file_id: str, t: 
     return size if size is not None else rows * int(state.config.record_size_estimate)
 
 
-def _log_files(state: TableState, group: FileGroup, incoming: Sequence[Incoming], t: str, task: int
+def _log_files(state: TableState, group: ModelFileGroup, incoming: Sequence[Incoming], t: str, task: int
                ) -> list[LogFile]:
     """An append handle: data rows then one delete block, in a new log file (rolling over by size).
 
@@ -369,9 +369,9 @@ def _log_files(state: TableState, group: FileGroup, incoming: Sequence[Incoming]
                     assert r.data is not None
                     rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, group.partition, group.file_id))
                     seq += 1
-                blocks.append(LogBlock("data", t, tuple(rows)))
+                blocks.append(ModelLogBlock("data", t, tuple(rows)))
             else:
-                blocks.append(LogBlock("delete", t, deletes=tuple((r.key, r.ordering) for r in chosen)))
+                blocks.append(ModelLogBlock("delete", t, deletes=tuple((r.key, r.ordering) for r in chosen)))
         n = pf.name
         out.append(LogFile(n.file_id, n.instant, n.version, tuple(blocks), t))
     return out
@@ -453,7 +453,7 @@ def plan_stream_checkpoint(state: TableState, env: Env, t: str,
     files: list[tuple[str, str, BaseFile | LogFile]] = []
     appended: list[tuple[str, str, str]] = []
     for task, ((partition, fid), records) in enumerate(buckets.items()):
-        g = groups.get((partition, fid), FileGroup(partition, fid))
+        g = groups.get((partition, fid), ModelFileGroup(partition, fid))
         if state.config.is_mor:
             for lf in _log_files(state, g, records, t, task):
                 files.append((partition, fid, lf))
@@ -474,7 +474,7 @@ def apply_files(state: TableState, files: Sequence[tuple[str, str, BaseFile | Lo
         i = index.get((partition, fid))
         if i is None:
             index[(partition, fid)] = len(groups)
-            groups.append(FileGroup(partition, fid, created_by=t))
+            groups.append(ModelFileGroup(partition, fid, created_by=t))
             i = len(groups) - 1
         groups[i] = groups[i].with_base(f) if isinstance(f, BaseFile) else groups[i].with_log(f)
     parts = tuple(dict.fromkeys((*state.partitions, *(p for p, _, _ in files))))

@@ -1,7 +1,7 @@
 """The plan of a query: the checks it must pass and the file slices it reads.
 
 Every reader of this project plans a query here: the spec reader (``spec.read.reader``), the Spark
-reader (``reference.spark_reader``) and, over its in-memory table, the oracle (the incremental
+reader (``reference.engines.spark_reader``) and, over its in-memory table, the oracle (the incremental
 window and the instants a query may name).
 
 - **Query types** (``QUERY_TYPES``): ``snapshot`` (with ``as_of``: time travel),
@@ -13,19 +13,29 @@ window and the instants a query may name).
   that time. Time travel on a table with no completed instant reads nothing.
 - **Read-optimized**: the same slices' base files alone; a slice without a base file is not read.
 - **Incremental** ``(begin, end]``: the completed data writes whose completion time (layout 1: the
-  requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``);
-  the file groups they wrote (their commit metadata), read as a snapshot as of the last data write
-  completed by ``end``, keeping the rows whose ``_hoodie_commit_time`` is one of the window's
-  instants. The table must populate the meta columns. A write that started before ``begin`` but
-  completed inside the window is in it (table version 8 on: windows by completion time).
+  requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``),
+  those archival moved to the archived timeline included; the file groups they wrote (their commit
+  metadata; every file group when the window holds an archived write, as Hudi reads "the latest
+  snapshot" then), read as a snapshot as of the last data write completed by ``end``, keeping the
+  rows whose ``_hoodie_commit_time`` is one of the window's instants. The table must populate the
+  meta columns. A write that started before ``begin`` but completed inside the window is in it
+  (table version 8 on: windows by completion time).
 - **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
 - **Columns**: a query names only columns the table has (``check_columns``).
+- **Missing files**: a query of the table's latest state (snapshot, read-optimized, or incremental up
+  to the latest write) first checks that every file the completed instants wrote for a file group's
+  latest slice, or a newer one, is there (read-optimized: every base file;
+  ``spec.file_group.file_system_view.missing_slice_files``); a missing one is an ``InvalidTable``
+  naming it. Without the check a deleted base file would read as the group's previous values and a
+  deleted log file's delete block would bring deleted rows back. The reader decodes only the commit
+  metadata of the instants since the oldest latest slice.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``DataSourceReadOptions``
 (the query types and ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``),
 ``HoodieBaseRelation`` and ``MergeOnReadSnapshotRelation`` (the slices of a snapshot and a
 time-travel query), ``IncrementalRelation`` and ``MergeOnReadIncrementalRelation`` (the window,
-begin exclusive and end inclusive, and the file groups it wrote), ``HoodieInstantTimeGenerator``
+begin exclusive and end inclusive, and the file groups it wrote), ``IncrementalQueryAnalyzer`` (1.x: the
+window's archived instants, and reading the latest snapshot when there are some), ``HoodieInstantTimeGenerator``
 (the instant time format); hudi-rs's timeline selector windows incremental queries alike.
 """
 
@@ -35,13 +45,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from spec.actions.archive import archived_instants
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation
-from spec.file_group.file_system_view import FileSlice, FileSystemView
+from spec.errors import InvalidOperation, InvalidTable
+from spec.file_group.file_system_view import FileSlice, FileSystemView, missing_slice_files
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
-from spec.timeline.instant import Instant
+from spec.timeline.instant import DATA_WRITES, Instant, State
 from spec.timeline.layout import read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -197,6 +208,8 @@ def plan_query(table: PlannedTable, query: str = "snapshot", as_of: str | None =
         return QueryPlan(query, (), False, None, as_of=as_of)
     read_optimized = query == "read_optimized"
     view = table.view(as_of)
+    if as_of is None:
+        check_files_present(table.storage, view, with_logs=not read_optimized)
     slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
               if not (read_optimized and sl.base_file is None)]
     log_as_of = as_of or latest_write(timeline_writes(table.timeline))
@@ -209,16 +222,49 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
     """The file groups written by the window's instants, as a snapshot as of the last data write
     completed by the window's end."""
     check_incremental_table(table.config.populate_meta_fields)
-    writes = timeline_writes(table.timeline)
+    active = timeline_writes(table.timeline)
+    archived = archived_writes(table.storage, table.config) if _reaches_archive(window, active) else ()
+    writes = (*archived, *active)
     instants = window.instants(writes)
     if not instants:
         return QueryPlan("incremental", (), True, None, ())
     as_of = window.snapshot_as_of(writes)
-    touched = files_written(table.storage, table.timeline, instants)
     view = table.view(as_of)
-    slices = [sl for sl in view.latest_slices(select_partitions(view.partitions(), partition_filter))
-              if (sl.partition_path, sl.file_id) in touched]
+    if as_of == latest_write(writes):
+        check_files_present(table.storage, view)
+    slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
+    if not set(instants) & {t for t, _ in archived}:  # all active: the file groups their metadata names
+        touched = files_written(table.storage, table.timeline, instants)
+        slices = [sl for sl in slices if (sl.partition_path, sl.file_id) in touched]
     return QueryPlan("incremental", tuple(slices), True, as_of, instants)
+
+
+def _reaches_archive(window: IncrementalWindow, active: Sequence[Write]) -> bool:
+    """Whether the window may hold a write archival moved off the active timeline: it begins before the
+    first completion time of the active timeline's writes (or the active timeline has none)."""
+    return window.begin is None or not active or window.begin < min(done for _, done in active)
+
+
+def archived_writes(storage: Storage, config: TableConfig) -> tuple[Write, ...]:
+    """The completed data writes of the archived timeline (``spec.actions.archive.archived_instants``), as
+    writes: requested time and completion time (the requested time where the archive records none)."""
+    return tuple((a.requested, a.completed or a.requested) for a in archived_instants(storage, config)
+                 if a.state == State.COMPLETED.value and a.action in DATA_WRITES)
+
+
+def check_files_present(storage: Storage, view: FileSystemView, with_logs: bool = True) -> None:
+    """``InvalidTable`` naming the first file the view's latest slices need by the timeline that is missing
+    (``missing_slice_files``; base files only without ``with_logs``), the instant that wrote it, and what
+    to do."""
+    missing = missing_slice_files(storage, view, with_logs)
+    if missing:
+        instant, path = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise InvalidTable(
+            f"{path}, written by the completed instant {instant}, is missing{more}; reading without it would "
+            "return rows the timeline says were changed or deleted",
+            hint=f"put the file back from a backup, or undo {instant} and what came after it "
+                 f"(`hudi-spec rollback TABLE {instant}`, or restore to an earlier savepoint)")
 
 
 def files_written(storage: Storage, timeline: Timeline, instants: Iterable[str]) -> set[tuple[str, str]]:

@@ -16,6 +16,10 @@ table schema (``spec.schema.query_schema``):
   file groups those instants wrote, read as a snapshot as of ``end``, keeping rows whose
   ``_hoodie_commit_time`` is in the window.
 
+Every query reads the table as it means it: with a restore pending, the instants its plan rolls back
+are left out of the timeline (``spec.actions.restore.readable_timeline``), so a restore that is
+running or was killed shows the savepoint's state, never a state half way.
+
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 ``MergeOnReadSnapshotRelation`` and ``IncrementalRelation`` / ``MergeOnReadIncrementalRelation``
 (Spark datasource), ``HoodieFileGroupReader`` (1.x) and ``TableSchemaResolver``.
@@ -33,6 +37,7 @@ from typing import TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spec.actions.restore import readable_timeline
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.file_group.log_file.scanner import SkippedBlock, scan_slice_logs
@@ -67,7 +72,9 @@ class TableReader:
         self.workers = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self.storage = path if isinstance(path, Storage) else Storage(path)
         self.config = TableConfig.load(self.storage)
-        self.timeline = Timeline.load(self.storage, self.config.timeline_layout)
+        self.timeline = readable_timeline(self.storage, Timeline.load(self.storage, self.config.timeline_layout))
+        """The active timeline as the table means it: a pending restore's undone instants left out
+        (``spec.actions.restore.readable_timeline``)."""
         self.rule = MergeRule.from_config(self.config)
         self.use_metadata_table = use_metadata_table
         self._listing: list[DataFile] | None = None

@@ -5,9 +5,9 @@
   use the latest schema (``hoodie.datasource.read.schema.use.end.instanttime`` is false by default).
   None when no commit records a schema (``table_schema``, ``table_columns``).
 - **Conforming** (``conform``): a column whose file wrote another physical type (an evolved column:
-  int → long → float → double, or to string) is cast to the table's type; a column of the schema a
-  slice lacks reads as null; a value the cast cannot carry is a ``SchemaMismatch`` — the files
-  disagree incompatibly (``cast_column``).
+  int → long → float → double, or to string, at any depth of a struct, list or map) is cast to the
+  table's type; a column of the schema a slice lacks reads as null, and so does a struct field; a
+  value the cast cannot carry is a ``SchemaMismatch`` — the files disagree incompatibly (``cast_column``).
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieBaseRelation``
 (``TableSchemaResolver.getTableAvroSchema(timestamp)`` for time travel, ``getTableAvroSchema()``
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from spec.errors import HudiSpecError, SchemaMismatch
-from spec.schema.evolution import avro_primitive, promotes
+from spec.schema.evolution import read_as
 from spec.schema.table_schema import arrow_schema_from_avro
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
@@ -102,19 +102,15 @@ def conform(table: pa.Table, schema: pa.Schema | None, add_missing: bool = True)
 
 
 def cast_column(col: pa.ChunkedArray, to: pa.DataType, name: str) -> pa.ChunkedArray:
-    """A column of one physical type read as the table schema's (primitive types only): allowed where the
-    written type promotes to the table's (``spec.schema.evolution.promotes``), else ``SchemaMismatch``."""
-    if col.type == to or pa.types.is_nested(col.type) or pa.types.is_nested(to):
+    """A column of one physical type read as the table schema's, at every depth (struct fields, list
+    elements, map keys and values): allowed where each written primitive promotes to the table's
+    (``spec.schema.evolution.read_as``; a struct field the file lacks reads as null), else ``SchemaMismatch``."""
+    if col.type == to:
         return col
-    written, table = avro_primitive(col.type), avro_primitive(to)
-    if written is not None and table is not None and not promotes(written, table):
-        raise SchemaMismatch(f"column {name!r} was written as {written} in a file of this table, and {written} "
-                             f"does not promote to the table schema's {table}",
-                             hint="the table's files disagree incompatibly on this column (see "
-                                  "spec.schema.evolution): rewrite the file, or evolve the column compatibly")
+    read_as(name, col.type, to)
     try:
         return col.cast(to)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as err:
         raise SchemaMismatch(f"column {name!r} was written as {col.type} in a file of this table, which does "
                              f"not read as the table schema's {to}: {err}",
                              hint="the table's files disagree incompatibly on this column: rewrite them, or "

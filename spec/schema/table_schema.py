@@ -113,6 +113,33 @@ def _logical(t: Mapping[str, Any]) -> pa.DataType | None:
     return known.get((str(logical), str(base)))
 
 
+HUDI_LOGICAL_TYPES: Mapping[str, str] = {"variant": "record", "vector": "fixed", "blob": "record"}
+"""Hudi 1.2's own logical types and the Avro type they are laid on; this reader sees the physical type (``_logical``
+knows them not), and writers refuse a table that has them (``spec.write.writer_utils.check_table_features``)."""
+
+
+def hudi_logical_types(avro: Any) -> tuple[str, ...]:
+    """The Hudi logical types (``HUDI_LOGICAL_TYPES``) used anywhere in an Avro schema (JSON text or parsed), each
+    once, in the order first met."""
+    found: list[str] = []
+
+    def walk(t: Any) -> None:
+        if isinstance(t, list):
+            for branch in t:
+                walk(branch)
+        elif isinstance(t, Mapping):
+            if t.get("logicalType") in HUDI_LOGICAL_TYPES and t["logicalType"] not in found:
+                found.append(t["logicalType"])
+            for f in t.get("fields", ()):
+                walk(f.get("type"))
+            for key in ("type", "items", "values"):
+                if not isinstance(t.get(key), str):
+                    walk(t.get(key))
+
+    walk(json.loads(avro) if isinstance(avro, str) else avro)
+    return tuple(found)
+
+
 class _Names:
     """Named Avro types (records, enums, fixed) seen so far, by full name, for later references."""
 
@@ -198,7 +225,11 @@ def arrow_schema_from_avro(avro: str | Mapping[str, Any]) -> pa.Schema:
     """
     obj = record_schema(avro)
     names = _Names()
-    struct, _ = _to_arrow(obj, names, str(obj.get("namespace", "")))
+    try:
+        struct, _ = _to_arrow(obj, names, str(obj.get("namespace", "")))
+    except (KeyError, TypeError, AttributeError, ValueError) as err:  # a malformed schema (a damaged header)
+        raise SchemaMismatch(f"not a valid Avro schema: {type(err).__name__} {err}",
+                             hint="a record schema needs a name and fields, each with a name and a type") from err
     return pa.schema(list(struct))
 # --8<-- [end:avro_to_arrow]
 

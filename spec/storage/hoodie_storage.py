@@ -22,7 +22,7 @@ Rules the format relies on:
 Conditional writes need a client that exposes them; ``pyarrow.fs`` does not. ``spec`` states the
 interface (``ObjectStore``) and the rules; a client is registered per scheme
 (``spec.storage.schemes.register_object_store``; ``reference`` registers its boto3 client,
-``reference.object_store``, for ``s3``/``s3a``).
+``reference.transaction.object_store``, for ``s3``/``s3a``).
 
 Parquet files are read with pre-buffering (whole column chunks fetched in coalesced requests)
 only where requests are slow, on object stores: on a local file system it only allocates large
@@ -208,8 +208,9 @@ class Storage:
         if self.store is not None:
             return self.parquet_file(rel).read(columns=None if columns is None else list(columns),
                                                use_threads=True)
-        return pq.read_table(self.full(rel), columns=None if columns is None else list(columns),
-                             filesystem=self.fs, pre_buffer=not self.local)
+        with _unreadable_parquet(self.full(rel)):
+            return pq.read_table(self.full(rel), columns=None if columns is None else list(columns),
+                                 filesystem=self.fs, pre_buffer=not self.local)
 
     def parquet_file(self, rel: str) -> pq.ParquetFile:
         """The parquet file ``rel`` opened for reading (its footer read).
@@ -220,7 +221,8 @@ class Storage:
         base file several times (its footer and keys for the index, its rows in the merge handle),
         each a HEAD and two ranged GETs through ``pyarrow.fs``."""
         if self.store is None:
-            return pq.ParquetFile(self.full(rel), filesystem=self.fs)
+            with _unreadable_parquet(self.full(rel)):
+                return pq.ParquetFile(self.full(rel), filesystem=self.fs)
         path = self.full(rel)
         data = _PARQUET_CACHE.get(path)
         if data is None:
@@ -229,7 +231,8 @@ class Storage:
                 raise InvalidTable(f"{path} does not exist", hint="check the table path")
             data = got[0]
             _PARQUET_CACHE.put(path, data)
-        return pq.ParquetFile(pa.BufferReader(data), pre_buffer=True)
+        with _unreadable_parquet(path):
+            return pq.ParquetFile(pa.BufferReader(data), pre_buffer=True)
 
     def size(self, rel: str) -> int:
         """The size in bytes of ``rel`` (0 when it has none)."""
@@ -404,6 +407,22 @@ class Storage:
             os.fsync(f.fileno())
         return offset
     # --8<-- [end:append]
+
+
+@contextlib.contextmanager
+def _unreadable_parquet(path: str) -> Iterator[None]:
+    """A parquet file that is missing or does not decode (truncated, overwritten) raises ``InvalidTable``
+    naming it, not pyarrow's ``FileNotFoundError`` or ``ArrowInvalid``."""
+    try:
+        yield
+    except FileNotFoundError as err:
+        raise InvalidTable(f"{path} is missing", hint=_DAMAGED_HINT) from err
+    except pa.ArrowInvalid as err:  # not OSError: on an object store that may be a passing network failure
+        raise InvalidTable(f"{path} is not a readable parquet file: {err}", hint=_DAMAGED_HINT) from err
+
+
+_DAMAGED_HINT = ("a data file the timeline names is damaged: put it back from a backup, or undo the instant that "
+                 "wrote it and what came after (`hudi-spec rollback TABLE INSTANT`, or restore a savepoint)")
 
 
 @contextlib.contextmanager

@@ -5,6 +5,14 @@ it reached; it is read by listing the timeline folder (``spec.timeline.layout`` 
 ``spec.timeline.instant`` states what an instant is). Its queries are Hudi's: the completed instants, the
 pending ones, the commits timeline, the instants in a time range, the last completed write.
 
+When an instant completed is a question for the archived timeline too: from table version 8 on, a
+log file joins a file slice and a compaction takes it by its deltacommit's *completion* time, and
+archival may have moved that deltacommit off the active timeline while its log file is still live.
+``completion_time`` answers as Hudi's ``CompletionTimeQueryViewV2.getCompletionTime`` does: the active
+timeline's completed instants first, then, for an instant not on it, the archived timeline
+(``spec.timeline.lsm_timeline``, read once, on the first such question).
+An instant neither completed on the active timeline nor archived has no completion time: it is pending.
+
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTimeline``,
 ``HoodieDefaultTimeline`` and ``HoodieActiveTimeline`` (0.15.x), ``BaseTimelineV2`` and
 ``ActiveTimelineV2`` (1.x).
@@ -13,12 +21,15 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Hoo
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from spec.timeline.instant import STATE_ORDER, WRITE_ACTIONS, Action, Instant, State
+from spec.config.table_config import LAYOUT_V1
+from spec.timeline.instant import STATE_ORDER, WRITE_ACTIONS, Action, Instant, InstantTimeGenerator, State
 from spec.timeline.layout import is_instant_file_name, parse_instant_file_name, timeline_dir
+from spec.timeline.lsm_timeline import NO_ARCHIVE, ArchivedCompletions
 
 if TYPE_CHECKING:
     from spec.storage.hoodie_storage import Storage
@@ -31,13 +42,15 @@ class Timeline:
     Built from the names of the files in the timeline folder, as Hudi's active timeline is:
     the requested, inflight and completed files of one instant collapse into one instant.
     ``files`` keeps every timeline file name per requested time so writers and rollback know
-    what an instant left behind.
+    what an instant left behind. ``archived`` answers for the instants archival moved off it
+    (``completion_time``): the table's LSM history when loaded from a table of version 8 or 9.
     """
 
     instants: tuple[Instant, ...]
     layout: int
     files: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     origin_actions: Mapping[str, str] = field(default_factory=dict, compare=False)
+    archived: ArchivedCompletions = field(default=NO_ARCHIVE, compare=False, repr=False)
 
     # --8<-- [start:collapse]
     @staticmethod
@@ -70,7 +83,8 @@ class Timeline:
 
     @staticmethod
     def load(storage: Storage | str, layout: int | None = None) -> Timeline:
-        """The active timeline of the table at ``storage`` (layout from hoodie.properties if None)."""
+        """The active timeline of the table at ``storage`` (layout from hoodie.properties if None), with its
+        archived timeline's completion times at hand (layout 2: read on the first question that needs them)."""
         from spec.storage.hoodie_storage import Storage as _Storage
 
         st = storage if isinstance(storage, _Storage) else _Storage(storage)
@@ -79,7 +93,14 @@ class Timeline:
 
             layout = TableConfig.load(st).timeline_layout
         names = [f.name for f in st.list(timeline_dir(layout)) if not f.is_dir]
-        return Timeline.from_file_names(names, layout)
+        active = Timeline.from_file_names(names, layout)
+        if layout == LAYOUT_V1:
+            return active
+        return active.with_archived(ArchivedCompletions.of_storage(st))
+
+    def with_archived(self, archived: ArchivedCompletions) -> Timeline:
+        """This timeline, its archived instants' completion times answered by ``archived``."""
+        return Timeline(self.instants, self.layout, self.files, self.origin_actions, archived)
 
     # --- queries readers need -------------------------------------------------------------
 
@@ -110,7 +131,7 @@ class Timeline:
         kept = tuple(i for i in self.instants if pred(i))
         keep = {i.requested for i in kept}
         return Timeline(kept, self.layout, {t: f for t, f in self.files.items() if t in keep},
-                        {t: a for t, a in self.origin_actions.items() if t in keep})
+                        {t: a for t, a in self.origin_actions.items() if t in keep}, self.archived)
 
     def filter_actions(self, *actions: str) -> Timeline:
         """The instants of the given actions."""
@@ -152,12 +173,22 @@ class Timeline:
         inst = self.get(t)
         return inst is not None and inst.is_completed
 
+    # --8<-- [start:completion_time]
     def completion_time(self, t: str) -> str | None:
-        """The completion time of a completed instant (layout 2); its requested time in layout 1."""
+        """When instant ``t`` completed (``CompletionTimeQueryViewV2.getCompletionTime``): a completed instant's
+        completion time (layout 1: its requested time, which stands in); for an instant not on this timeline,
+        the archived timeline's (``archived``); None for a pending instant or one neither here nor archived."""
         inst = self.get(t)
-        if inst is None or not inst.is_completed:
-            return None
-        return inst.completed or inst.requested
+        if inst is not None:
+            return (inst.completed or inst.requested) if inst.is_completed else None
+        return self.archived.completion_time(t)
+
+    def is_completed_before(self, base: str, t: str) -> bool:
+        """``CompletionTimeQueryViewV2.isCompletedBefore``: instant ``t`` completed (on the active or the
+        archived timeline) before ``base`` — what a compaction at ``base`` asks of a log file's deltacommit."""
+        done = self.completion_time(t)
+        return done is not None and done < base
+    # --8<-- [end:completion_time]
 
     # --8<-- [start:before_start]
     def contains_or_before_start(self, t: str) -> bool:
@@ -191,3 +222,10 @@ class Timeline:
                      if parse_instant_file_name(n, self.layout).family == instant.family)
 
 
+def instant_times(timeline: Timeline, clock: Callable[[], float] | None = None,
+                  after: str | None = None) -> InstantTimeGenerator:
+    """New instant times after every time on ``timeline`` (requested and completion times) and ``after``, by
+    ``clock`` (the system's when None): Hudi hands out each new instant time greater than any the timeline holds
+    (``HoodieInstantTimeGenerator.createNewInstantTime``)."""
+    last = max([i.completed or i.requested for i in timeline.instants] + ([after] if after else []), default=None)
+    return InstantTimeGenerator(clock or time.time, last)

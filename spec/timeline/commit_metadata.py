@@ -30,9 +30,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from typing import Any
 
+from spec.config.write_operation import WriteOperationType
 from spec.errors import MetadataFormatError
 from spec.timeline.avro_schemas import (
     AVRO_MAGIC,
@@ -43,39 +43,15 @@ from spec.timeline.avro_schemas import (
 )
 
 __all__ = [
-    "AVRO_MAGIC", "NULL_COMMIT", "CommitMetadata", "RuntimeStats", "WriteOperationType", "WriteStat",
+    "AVRO_MAGIC", "NULL_COMMIT", "CommitMetadata", "RuntimeStats", "WriteStat",
     "format_commit_metadata", "parse_commit_metadata", "write_stat",
 ]
 
 
-# --8<-- [start:operation_type]
-class WriteOperationType(StrEnum):
-    """``WriteOperationType`` names as they appear in ``operationType``."""
-
-    INSERT = "INSERT"
-    INSERT_PREPPED = "INSERT_PREPPED"
-    UPSERT = "UPSERT"
-    UPSERT_PREPPED = "UPSERT_PREPPED"
-    BULK_INSERT = "BULK_INSERT"
-    BULK_INSERT_PREPPED = "BULK_INSERT_PREPPED"
-    DELETE = "DELETE"
-    DELETE_PREPPED = "DELETE_PREPPED"
-    BOOTSTRAP = "BOOTSTRAP"
-    INSERT_OVERWRITE = "INSERT_OVERWRITE"
-    CLUSTER = "CLUSTER"
-    DELETE_PARTITION = "DELETE_PARTITION"
-    INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
-    COMPACT = "COMPACT"
-    INDEX = "INDEX"
-    ALTER_SCHEMA = "ALTER_SCHEMA"
-    LOG_COMPACT = "LOG_COMPACT"
-    UNKNOWN = "UNKNOWN"
-    BUCKET_RESCALE = "BUCKET_RESCALE"  # newest Hudi only
-
-
+# --8<-- [start:null_commit]
 NULL_COMMIT = "null"
 """``prevCommit`` of a stat that starts a new file group: the string ``"null"``."""
-# --8<-- [end:operation_type]
+# --8<-- [end:null_commit]
 
 
 # --8<-- [start:write_stat]

@@ -52,8 +52,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
+from spec.config.write_operation import WriteOperationType
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.commit_metadata import CommitMetadata, WriteOperationType
+from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action, Instant
 
 GroupId = tuple[str, str]

@@ -1,7 +1,7 @@
 """A write's options against an existing table: Hudi's config-conflict and table-version rules.
 
 A table's identity lives in ``hoodie.properties``: its name, type, record key fields, ordering
-(precombine) field, partition fields, key generator, hive-style and URL-encoded partitioning, and
+field, partition fields, key generator, hive-style and URL-encoded partitioning, and
 version. A later write may repeat them but not change them:
 
 - **config conflict** — every identity option the write *gives* is compared with the table's value,
@@ -18,8 +18,16 @@ version. A later write may repeat them but not change them:
   ``UpgradeDowngrade``); this specification does not describe the upgrade, so a write naming a
   newer version than the table's is refused as well, with a hint to upgrade with Apache Hudi.
 
+- **table features this writer does not carry out** — a table whose ``hoodie.properties`` turns on change data
+  capture (Hudi's write handles, and on merge-on-read its compaction, add a CDC log beside each file they write),
+  base files of several formats, or Hudi 1.2's slash-separated date partitions, or whose schema has a Hudi 1.2
+  logical type (``variant``, ``vector``, ``blob``: ``spec.schema.table_schema.hudi_logical_types``), is refused
+  by every write and table service before anything is written (``UnsupportedTable``), instead of being left with
+  files Hudi's readers would find missing or misnamed.
+
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieWriterUtils``
-(``validateTableConfig``), ``CommonClientUtils`` (``validateTableVersion``), ``UpgradeDowngrade``.
+(``validateTableConfig``), ``CommonClientUtils`` (``validateTableVersion``), ``UpgradeDowngrade``,
+``HoodieTableConfig`` (``CDC_ENABLED``, ``MULTIPLE_BASE_FILE_FORMATS_ENABLE``) and ``HoodieCDCLogger``.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from spec.errors import ConfigConflict
+from spec.errors import ConfigConflict, UnsupportedTable
 
 TABLE_NAME: Final = "hoodie.table.name"
 TABLE_TYPE: Final = "hoodie.datasource.write.table.type"
@@ -44,7 +52,7 @@ AUTO_UPGRADE: Final = "hoodie.write.auto.upgrade"
 IDENTITY: Final = (TABLE_NAME, TABLE_TYPE, RECORD_KEY, ORDERING, PARTITION_PATH, KEY_GENERATOR, HIVE_STYLE,
                    URL_ENCODE)
 """The write options that name a table property (``HoodieWriterUtils``'s
-``sparkDatasourceConfigsToTableConfigsMap`` and the record key, precombine and key generator
+``sparkDatasourceConfigsToTableConfigsMap`` and the record key, ordering field and key generator
 checks), by their write-option key."""
 
 
@@ -95,3 +103,29 @@ def validate_table_version(table_version: str | None, write_version: str | None)
                 "downgrade the table with Apache Hudi's CLI")
     raise ConfigConflict(f"{WRITE_TABLE_VERSION}: given {write_version!r}, the table is version {table_version}",
                          hint=hint)
+
+
+# --8<-- [start:features]
+UNSUPPORTED_FEATURES: Final = (
+    ("hoodie.table.cdc.enabled", "change data capture (a CDC log beside every file a write or compaction writes)"),
+    ("hoodie.table.multiple.base.file.formats.enable", "base files of several formats in one table"),
+    ("hoodie.datasource.write.slash.separated.date.partitioning", "slash-separated date partitions (Hudi 1.2)"),
+)
+"""Table properties that, when ``true``, ask every writer for work this writer does not do."""
+
+
+def unsupported_features(props: Mapping[str, str], logical_types: tuple[str, ...] = ()) -> list[str]:
+    """What of the table (its properties, and the Hudi logical types its schema uses) this writer cannot write."""
+    out = [f"{what} ({key}=true)" for key, what in UNSUPPORTED_FEATURES
+           if str(props.get(key, "false")).strip().lower() == "true"]
+    out += [f"a column of Hudi 1.2's logical type {t!r}" for t in logical_types]
+    return out
+
+
+def check_table_features(props: Mapping[str, str], logical_types: tuple[str, ...] = (), action: str = "write") -> None:
+    """Raise ``UnsupportedTable`` naming everything ``unsupported_features`` finds, before anything is written."""
+    found = unsupported_features(props, logical_types)
+    if found:
+        raise UnsupportedTable(f"cannot {action} this table: it has {'; '.join(found)}, which this writer does not "
+                               "carry out; nothing was changed", hint=f"{action} it with Apache Hudi")
+# --8<-- [end:features]

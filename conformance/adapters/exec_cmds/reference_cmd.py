@@ -2,7 +2,7 @@
 
 Written against docs/conformance-protocol.md alone: it reads requests from stdin, answers on stdout,
 and applies each operation with the reference's conformance entry points
-(``ReferenceLocalAdapter`` / ``ReferenceSparkAdapter``, which call ``reference.client`` and the
+(``ReferenceLocalAdapter`` / ``ReferenceSparkAdapter``, which call ``reference.write.client`` and the
 reference's services). By default it answers ``reads: directory``: the suite reads the table it
 writes. With ``--reads rows`` it answers the reads itself (``read``, ``timeline`` and, from protocol
 version 2, ``layout``), with the reference's reader of its own table; ``--protocol 1`` makes it speak
@@ -52,7 +52,7 @@ def read_records(described: dict[str, Any]) -> list[dict[str, Any]]:
 
 def decode_op(obj: dict[str, Any]) -> Any:
     """The case language's operation for an ``apply`` request's op (records read back from files)."""
-    from conformance.ops import from_json
+    from conformance.interface.ops import from_json
 
     obj = dict(obj)
     if "records_file" in obj:
@@ -112,7 +112,7 @@ class ReferenceProgram:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from conformance.adapter import Query
+        from conformance.interface.adapter import Query
 
         q = request["query"]
         rows = self.table.rows(Query(q["kind"], q.get("as_of"), q.get("begin"), q.get("end")))
@@ -132,7 +132,7 @@ class ReferenceProgram:
                            for partition, groups in self.table.layout().items()}}
 
     def create(self, request: dict[str, Any]) -> dict[str, Any]:
-        from conformance.ops import CreateTable, from_json
+        from conformance.interface.ops import CreateTable, from_json
 
         if self.table is not None:
             self.table.close()

@@ -147,6 +147,12 @@ def encode_delete_records(deletes: Sequence[DeleteRecord]) -> bytes:
 
 def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
     """The delete records of a delete block, each with the union branch of its ordering value."""
+    return delete_records_span(block)[0]
+
+
+def delete_records_span(block: LogBlock) -> tuple[list[DeleteRecord], int, int]:
+    """The delete records of a delete block, where their list ends in the content and where the content
+    ends (they differ only in a damaged block: ``spec.file_group.log_file.block_checks``)."""
     import fastavro
 
     if block.block_type != BlockType.DELETE_BLOCK:
@@ -196,7 +202,7 @@ def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
                 raise CorruptBlock(f"delete record ordering value does not decode: {err}") from err
             pos += stream.tell()
             out.append(DeleteRecord(fields[0], fields[1], value, branch))
-    return out
+    return out, 8 + pos, len(content)
 # --8<-- [end:delete_block]
 
 

@@ -386,9 +386,10 @@ def decode_parquet_records(block: LogBlock) -> pa.Table:
     if block.block_type != BlockType.PARQUET_DATA_BLOCK:
         raise LogFormatError(f"{block.block_type.name} is not a parquet data block")
     try:
-        # decoded in this thread, with no reads left pending on pyarrow's IO pool: a block is a small buffer,
-        # and a damaged one must not leave a read behind that outlives it (pre-buffering would)
-        return pq.read_table(pa.BufferReader(block.content), use_threads=False, pre_buffer=False)
+        # decoded in this thread: ParquetFile.read with use_threads=False runs no task on pyarrow's pools, while
+        # the dataset scan behind pq.read_table does even with use_threads=False, and its pool thread enters the
+        # interpreter behind the caller's back (caught crashing a process whose tracemalloc was stopping)
+        return pq.ParquetFile(pa.BufferReader(block.content)).read(use_threads=False)
     except Exception as err:  # pyarrow raises ArrowInvalid, OSError, UnicodeDecodeError... on damaged files
         raise CorruptBlock(f"parquet data block content is not a parquet file: {err}") from err
 

@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
 """Current ``HoodieLogFormatVersion`` (0 was a legacy layout without header, footer and lengths)."""
+LOG_FORMAT_FEATURES: Mapping[int, frozenset[str]] = {
+    0: frozenset({"magic", "content", "content length", "ordinal"}),
+    1: frozenset({"magic", "content", "content length", "ordinal", "header", "footer", "block length"}),
+}
+"""``HoodieLogFormatVersion``'s feature flags (``hasMagicHeader``, ``hasContent``, ``hasContentLength``,
+``hasOrdinal``, ``hasHeader``, ``hasFooter``, ``hasLogBlockLength``) per version. Version 0 predates Hudi 0.5: no
+table of version 6, 8 or 9 has such a block, and this reader reports one as a corrupt region."""
 
 
 class BlockType(IntEnum):

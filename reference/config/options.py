@@ -1,0 +1,83 @@
+"""The ``hoodie.*`` write options users know from Hudi on Spark, validated into one ``WriteConfig``.
+
+The options, their defaults, aliases and checks are the registry's (``spec.config.registry``):
+a Hudi option the writer does not implement and that changes safety or what is written raises
+``UnsupportedOption`` (``spec.config.refused_options``); other unknown ``hoodie.*`` keys are warned
+about (never silently dropped); other keys are ignored; a known key with a bad value raises
+``InvalidConfig`` naming the key and what it takes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from spec.config.registry import OPTIMISTIC_CONCURRENCY_CONTROL, default, inferred_key_generator, resolve_settings
+from spec.storage.lock import StorageLockConfig
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    """Validated write options; every default is the registry's (``WriteConfig() == parse_options({})``)."""
+
+    table_name: str | None = default("table_name")
+    table_type: str = default("table_type")
+    operation: str = default("operation")
+    record_key_fields: tuple[str, ...] = ()
+    partition_fields: tuple[str, ...] = default("partition_fields")
+    ordering_field: str | None = default("ordering_field")
+    keygen_type: str = inferred_key_generator((), default("partition_fields"))
+    hive_style: bool = default("hive_style")
+    url_encode: bool = default("url_encode")
+    table_version: int = default("table_version")
+    merge_mode: str = default("merge_mode")
+    metadata_enable: bool | None = default("metadata_enable")
+    small_file_limit: int = default("small_file_limit")
+    max_file_size: int = default("max_file_size")
+    insert_split_size: int = default("insert_split_size")
+    auto_split: bool = default("auto_split")
+    record_size_estimate: int = default("record_size_estimate")
+    index_type: str = default("index_type")
+    compression: str = default("compression")
+    combine_before_upsert: bool = default("combine_before_upsert")
+    combine_before_insert: bool = default("combine_before_insert")
+    combine_before_delete: bool = default("combine_before_delete")
+    allow_duplicate_on_inserts: bool = default("allow_duplicate_on_inserts")
+    bulk_insert_sort_mode: str = default("bulk_insert_sort_mode")
+    partitions_to_delete: tuple[str, ...] = default("partitions_to_delete")
+    log_block_size: int = default("log_block_size")
+    log_file_size: int = default("log_file_size")
+    inline_compact: bool = default("inline_compact")
+    compact_max_delta_commits: int = default("compact_max_delta_commits")
+    auto_clean: bool = default("auto_clean")
+    clean_policy: str = default("clean_policy")
+    clean_commits_retained: int = default("clean_commits_retained")
+    clean_file_versions_retained: int = default("clean_file_versions_retained")
+    clean_hours_retained: int = default("clean_hours_retained")
+    auto_archive: bool = default("auto_archive")
+    keep_min_commits: int = default("keep_min_commits")
+    keep_max_commits: int = default("keep_max_commits")
+    concurrency_mode: str = default("concurrency_mode")
+    failed_writes_policy: str = "EAGER"  # unset: EAGER for a single writer (LAZY under optimistic control)
+    lock: StorageLockConfig = field(default_factory=lambda: StorageLockConfig(wait_ms=0))
+    heartbeat_interval_ms: int = default("heartbeat_interval_ms")
+    heartbeat_tolerable_misses: int = default("heartbeat_tolerable_misses")
+
+    @property
+    def optimistic(self) -> bool:
+        """Whether several writers may write at once (optimistic concurrency control)."""
+        return self.concurrency_mode == OPTIMISTIC_CONCURRENCY_CONTROL
+
+
+_FIELDS = frozenset(f.name for f in fields(WriteConfig))
+
+
+def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
+    """Validate ``options`` (string values, as on Spark) into a WriteConfig (``resolve_settings``),
+    warning about each unknown ``hoodie.*`` key."""
+    values, unknown = resolve_settings(options)
+    for key in unknown:
+        warnings.warn(f"unknown Hudi option {key!r} is ignored by hudi-spec's writer", stacklevel=3)
+    return WriteConfig(**{name: value for name, value in values.items() if name in _FIELDS})

@@ -1,0 +1,458 @@
+"""The metadata table's writer (Hudi's ``HoodieBackedTableMetadataWriter``): the metadata table kept up to date
+by the writer — created, updated on every data table instant before it completes, rolled back with it, re-listed
+after a restore, or deleted when ``hoodie.metadata.enable`` is false — and its own table services, run before each
+data instant's deltacommit: compacted when due, then cleaned, and its timeline archived when it has grown past its
+limit (``performTableServices``).
+
+The records, names, properties, instants and the services' rules are ``spec.metadata.writer``'s; this module
+writes them, inside the data table's transaction (under its lock), before the data instant's completed file. The
+metadata partitions this writer does not maintain (column_stats, partition_stats, record_index, bloom_filters,
+secondary and expression indexes) are deleted as Hudi's ``HoodieTable.deleteMetadataIndexIfNecessary`` deletes an
+index its writer has turned off, and dropped from ``hoodie.table.metadata.partitions``.
+
+The cleaner and the archiver are the data table's, run on the metadata table; Hudi's metadata writer runs them
+through a write client of its own, and this one is handed them (``TableServices``) by the transaction that
+records a data instant, so that it never imports the executors that record their own instants here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Collection, Mapping
+from typing import Any, Protocol
+
+from reference.instrumentation.faults import fault_point
+from spec.actions.archive import ArchiveConfig
+from spec.actions.clean import CleanConfig
+from spec.actions.compaction import CompactionConfig
+from spec.config.table_config import TableConfig
+from spec.errors import HudiSpecError, InvalidOperation, UnsupportedTableVersion
+from spec.file_group.file_naming import parse_base_file_name, parse_log_file_name
+from spec.file_group.file_system_view import DataFile, FileSystemView, list_data_files
+from spec.file_group.log_file.log_format import encode_blocks
+from spec.file_group.log_file.scanner import scan_slice_logs
+from spec.file_group.partition_metadata import PartitionMetadata
+from spec.metadata.metadata_table import (
+    FILES_PARTITION,
+    METADATA_TABLE_PATH,
+    FileInfo,
+    hfile_records,
+    merge_partition,
+    metadata_storage,
+)
+from spec.metadata.writer import (
+    CLEANER_COMMITS_RETAINED,
+    COMPACT_MAX_DELTA_COMMITS,
+    WRITE_TOKEN,
+    base_file_name,
+    clean_records,
+    commit_records,
+    compacted_records,
+    compaction_allowed,
+    compaction_commit_metadata,
+    compaction_due,
+    compaction_plan,
+    deltacommit_metadata,
+    enabled_by_default,
+    hfile_data_block,
+    index_definitions_without,
+    init_instant,
+    init_log_block,
+    listed_at_initialization,
+    listing_records,
+    log_file_name,
+    merged_by_compaction,
+    metadata_archival_retains,
+    metadata_archive_config,
+    metadata_table_config,
+    partitions_to_delete,
+    records_hfile,
+    with_partition_inflight,
+    with_partition_state,
+)
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_model import (
+    HoodieCleanMetadata,
+    HoodieInstantInfo,
+    HoodieRollbackMetadata,
+    HoodieRollbackPartitionMetadata,
+    HoodieRollbackPlan,
+    HoodieRollbackRequest,
+    format_avro_metadata,
+    parse_avro_metadata,
+)
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
+from spec.timeline.layout import format_instant_file_name, parse_instant_file_name, timeline_dir
+from spec.write.writer_utils import check_table_features
+
+Records = Mapping[str, Mapping[str, FileInfo]]
+
+
+class TableServices(Protocol):
+    """The data table's cleaner and archiver, which this writer runs on the metadata table (Hudi's metadata writer
+    runs them through its own ``BaseHoodieWriteClient``): ``reference.executors.service_client`` hands them in.
+    Both run under the data table's lock, which the caller holds."""
+
+    def clean(self, storage: Storage, table: TableConfig, config: CleanConfig) -> Any:
+        """The cleaner on the table at ``storage``, with ``config``'s retention."""
+        ...
+
+    def archive(self, storage: Storage, table: TableConfig, config: ArchiveConfig, compaction: CompactionConfig,
+                retain: Collection[str]) -> Any:
+        """The archiver on the table at ``storage``; the instants of ``retain`` stay on the active timeline."""
+        ...
+
+
+def _put_instant(mdt: Storage, inst: Instant, data: bytes = b"") -> None:
+    mdt.create_if_absent(posixpath.join(timeline_dir(2), format_instant_file_name(inst, 2)), data)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _save_properties(storage: Storage, config: TableConfig) -> None:
+    storage.write_atomic(".hoodie/hoodie.properties", config.to_bytes())
+
+
+def delete_metadata_table(storage: Storage) -> None:
+    """``HoodieTableMetadataUtil.deleteMetadataTable``: ``hoodie.table.metadata.partitions`` cleared (the table is
+    listed from storage again), then the metadata table's folder deleted — in that order, so that no reader is
+    ever sent to a metadata table that is gone (Hudi deletes the folder first)."""
+    table = TableConfig.load(storage)
+    if table.get("hoodie.table.metadata.partitions") or table.get("hoodie.table.metadata.partitions.inflight"):
+        props = {k: v for k, v in table.props.items()
+                 if k not in ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")}
+        _save_properties(storage, TableConfig(props))
+    storage.delete_dir(METADATA_TABLE_PATH)
+
+
+def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
+    """Every metadata partition but ``files`` deleted, and dropped from ``hoodie.table.metadata.partitions``
+    (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has off)."""
+    table = TableConfig.load(storage)
+    drop = partitions_to_delete(table)
+    for name in drop:
+        storage.delete_dir(posixpath.join(METADATA_TABLE_PATH, name))
+        table = with_partition_state(table, name, False)
+        _save_properties(storage, table)
+    defs = table.get("hoodie.table.index.defs.path")
+    if drop and defs and storage.exists(defs):
+        storage.write_atomic(defs, index_definitions_without(storage.read(defs).decode(), drop).encode())
+    return table
+
+
+def _completed_files(storage: Storage, timeline: Timeline) -> list[DataFile]:
+    out = []
+    for f in list_data_files(storage):
+        try:
+            instant = (parse_base_file_name(f.name).instant if not f.name.startswith(".")
+                       else parse_log_file_name(f.name).instant)
+        except HudiSpecError:
+            continue
+        if listed_at_initialization(instant, timeline):
+            out.append(f)
+    return out
+
+
+def mark_rebuilding(storage: Storage) -> None:
+    """Before a change that the metadata table cannot follow record by record (a restore): ``files`` marked as
+    being built (``with_partition_inflight``), so that every reader lists storage from now on, then the
+    metadata table's folder deleted. The table is listed anew by ``initialize`` afterwards; a process killed in
+    between leaves a table every reader lists from storage, and a restore finishing it rebuilds the metadata
+    table."""
+    table = TableConfig.load(storage)
+    if FILES_PARTITION in table.metadata_partitions:
+        table = with_partition_inflight(table, FILES_PARTITION)
+        _save_properties(storage, table)
+    if FILES_PARTITION in table.metadata_partitions_inflight:
+        storage.delete_dir(METADATA_TABLE_PATH)
+
+
+def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
+    """``initializeFromFilesystem``: ``files`` marked as being built (no reader lists through the metadata table
+    while it is), the metadata table created and its files partition filled from a listing of the files
+    completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``, last. A process
+    killed half way leaves a table readers list from storage, and the next ``initialize`` starts over."""
+    table = TableConfig.load(storage)
+    _save_properties(storage, with_partition_inflight(table, FILES_PARTITION))
+    storage.delete_dir(METADATA_TABLE_PATH)
+    mdt = metadata_storage(storage)
+    cfg = metadata_table_config(table)
+    mdt.write_atomic(".hoodie/hoodie.properties", cfg.to_bytes())
+    mdt.mkdirs(timeline_dir(2))
+    instant = init_instant(())
+    requested = new_instant(instant, Action.DELTA_COMMIT)
+    _put_instant(mdt, requested)
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    mdt.write_atomic(f"{FILES_PARTITION}/.hoodie_partition_metadata", PartitionMetadata(instant, 1).format())
+    fault_point("mid_metadata_init")  # the metadata table half built: its properties and timeline, no files yet
+    records = listing_records(_completed_files(storage, Timeline.load(storage, table.timeline_layout)))
+    log_name = log_file_name(instant, WRITE_TOKEN)
+    log_bytes = encode_blocks([init_log_block(instant)])
+    mdt.create_if_absent(f"{FILES_PARTITION}/{log_name}", log_bytes)
+    base_name = base_file_name(instant, WRITE_TOKEN)
+    base = records_hfile(records, _now_ms(), base_file=True, table_version=cfg.table_version)
+    mdt.create_if_absent(f"{FILES_PARTITION}/{base_name}", base)
+    md = deltacommit_metadata([(log_name, len(log_bytes)), (base_name, len(base))], len(records), "BULK_INSERT_PREPPED")
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, cfg.table_version))
+    _save_properties(storage, with_partition_state(TableConfig.load(storage), FILES_PARTITION, True))
+
+
+def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator) -> None:
+    """One metadata deltacommit at the data instant's time: its records as one HFILE data block in a new log
+    file of ``files-0000-0``, completed before the data instant. A metadata instant already there for the same
+    time (the data instant is re-attempted, e.g. a compaction run again after a crash) is removed first, as
+    Hudi's ``commitInternal`` rolls back a re-attempted commit."""
+    discard(storage, instant)
+    mdt = metadata_storage(storage)
+    table_version = TableConfig.load(mdt).table_version
+    requested = new_instant(instant, Action.DELTA_COMMIT)
+    _put_instant(mdt, requested)
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    name = log_file_name(instant, WRITE_TOKEN)
+    data = encode_blocks([hfile_data_block(instant, records, _now_ms(), table_version)])
+    mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
+    md = deltacommit_metadata([(name, len(data))], len(records))
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, table_version))
+
+
+def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
+    """Whether the table is to have a metadata table after this instant: ``hoodie.metadata.enable`` when given;
+    unset, a table keeps its metadata table as it is, and a ``new`` one (no completed instant yet) gets one as
+    Hudi's default says for its version (``spec.metadata.writer.enabled_by_default``: versions 8 and 9 yes,
+    6 no)."""
+    if enable is not None:
+        return enable
+    if FILES_PARTITION in table.metadata_partitions or FILES_PARTITION in table.metadata_partitions_inflight:
+        return True  # a metadata table, or one being rebuilt (a restore or an initialization was killed)
+    return new and enabled_by_default(table.table_version)
+
+
+def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
+    """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
+    turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
+    table = TableConfig.load(storage)
+    new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
+    if not wanted(table, enable, new):
+        if table.metadata_partitions or table.metadata_partitions_inflight or storage.exists(METADATA_TABLE_PATH):
+            delete_metadata_table(storage)
+        return False
+    if table.table_version < 8:
+        raise UnsupportedTableVersion(
+            f"this writer keeps the metadata table of table versions 8 and 9, not of version {table.table_version}",
+            hint="write with hoodie.metadata.enable=false (which deletes the metadata table), or upgrade the table")
+    table = drop_unmaintained_partitions(storage)
+    if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
+        initialize(storage, gen)
+    return True
+
+
+def whole(storage: Storage) -> bool:
+    """Whether the metadata table the data table names is there: its ``hoodie.properties`` exists. A table an
+    earlier version of this writer left with ``files`` named complete and the metadata table half rebuilt is
+    not; the next instant lists it anew."""
+    return storage.exists(METADATA_TABLE_PATH + "/.hoodie/hoodie.properties")
+
+
+def rollback_instant(storage: Storage, target: str, rollback_time: str, gen: InstantTimeGenerator) -> None:
+    """The metadata table's instant of a rolled-back data instant undone: its files deleted and its instant
+    files removed, recorded as a rollback at the data rollback's time (as Hudi 1.x does for table version 8+).
+    An instant a metadata compaction has already merged into a base file cannot be taken out so (Hudi refuses
+    it in ``validateRollback``): the metadata table is listed anew instead."""
+    mdt = metadata_storage(storage)
+    table_version = TableConfig.load(mdt).table_version
+    timeline = Timeline.load(mdt, 2)
+    names = timeline.files_of(target)
+    if not names:
+        return
+    if merged_by_compaction(timeline, target):
+        initialize(storage, gen)
+        return
+    deleted = _instant_files(mdt, target)
+    target_instant = timeline.get(target)
+    info = HoodieInstantInfo(commit_time=target,
+                             action=target_instant.action if target_instant else Action.DELTA_COMMIT)
+    plan = HoodieRollbackPlan(instant_to_rollback=info, rollback_requests=tuple(
+        HoodieRollbackRequest(partition_path=p, file_id="", latest_base_instant="", files_to_be_deleted=(mdt.full(f),),
+                              log_blocks_to_be_deleted={}) for p, fs in deleted.items() for f in fs))
+    requested = new_instant(rollback_time, Action.ROLLBACK)
+    _put_instant(mdt, requested, format_avro_metadata(plan, table_version))
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    for fs in deleted.values():
+        for f in fs:
+            mdt.delete(f)
+    for name in sorted(names, key=lambda n: parse_instant_file_name(n, 2).state, reverse=True):
+        mdt.delete(posixpath.join(timeline_dir(2), name))
+    md = HoodieRollbackMetadata(
+        start_rollback_time=rollback_time, time_taken_in_millis=0, total_files_deleted=sum(map(len, deleted.values())),
+        commits_rollback=(target,), partition_metadata={
+            p: HoodieRollbackPartitionMetadata(partition_path=p, success_delete_files=tuple(mdt.full(f) for f in fs),
+                                               failed_delete_files=(), rollback_log_files={},
+                                               log_files_from_failed_commit={})
+            for p, fs in deleted.items()}, instants_rollback=(info,))
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_avro_metadata(md, table_version))
+
+
+def _instant_files(mdt: Storage, target: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for part in mdt.list("", recursive=False):
+        if not part.is_dir or part.name == ".hoodie":
+            continue
+        for f in mdt.list(part.name):
+            try:
+                inst = (parse_log_file_name(f.name).instant if f.name.startswith(".")
+                        else parse_base_file_name(f.name).instant)
+            except HudiSpecError:
+                continue
+            if inst == target:
+                out.setdefault(part.name, []).append(f.path)
+    return out
+
+
+def discard(storage: Storage, instant: str) -> None:
+    """A data write undone on the spot (it failed in this process): its metadata deltacommit, if any, removed
+    with its files, so the metadata table is as it was."""
+    if not storage.exists(METADATA_TABLE_PATH + "/.hoodie/hoodie.properties"):
+        return
+    mdt = metadata_storage(storage)
+    names = Timeline.load(mdt, 2).files_of(instant)
+    if not names:
+        return
+    for paths in _instant_files(mdt, instant).values():
+        for path in paths:
+            mdt.delete(path)
+    for name in sorted(names, key=lambda n: parse_instant_file_name(n, 2).state, reverse=True):
+        mdt.delete(posixpath.join(timeline_dir(2), name))
+
+
+def check_service_keeps_it(table: TableConfig, service: str) -> None:
+    """A table service (clean, rollback, restore, compaction) runs only where this writer keeps the metadata
+    table: on a table of version 6 that has one (written by Apache Hudi 0.x), the service would change the
+    table's files and leave the metadata table's listing stale, so it is refused before anything is written; so is
+    one on a table that asks for work this writer does not do (``spec.write.writer_utils.check_table_features``)."""
+    check_table_features(table.props, action=service)
+    if table.metadata_partitions and table.table_version < 8:
+        raise InvalidOperation(
+            f"cannot {service}: the table has a version {table.table_version} metadata table "
+            f"({', '.join(table.metadata_partitions)}) that this writer does not maintain, and the {service} would "
+            "leave it stale for Java readers; nothing was changed",
+            hint="write once with hoodie.metadata.enable=false (which deletes the metadata table as Apache Hudi "
+                 "does), or run the service with Apache Hudi")
+
+
+def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: InstantTimeGenerator) -> None:
+    """A clean, rollback or restore about to complete, recorded in the metadata table when the table has one:
+    a clean's deleted files as tombstones (``update(HoodieCleanMetadata)``); a rollback as the rollback of the
+    metadata table's instant of each rolled-back instant; a restore by listing the table anew (the metadata table
+    re-initialized, as Hudi re-bootstraps one out of step with its data table)."""
+    table = TableConfig.load(storage)
+    if inst.action == Action.RESTORE and FILES_PARTITION in table.metadata_partitions_inflight:
+        initialize(storage, gen)  # marked as being rebuilt when the restore began
+        return
+    if FILES_PARTITION not in table.metadata_partitions or table.table_version < 8:
+        return
+    if not whole(storage):
+        initialize(storage, gen)  # listed anew: its records would have nothing to go to
+        return
+    if inst.action == Action.CLEAN:
+        drop_unmaintained_partitions(storage)
+        append_deltacommit(storage, inst.requested, clean_records(parse_avro_metadata(data, HoodieCleanMetadata)),
+                           gen)
+    elif inst.action == Action.ROLLBACK:
+        md = parse_avro_metadata(data, HoodieRollbackMetadata)
+        for target in md.commits_rollback:
+            rollback_instant(storage, target, inst.requested, gen)
+    elif inst.action == Action.RESTORE:
+        initialize(storage, gen)
+
+
+# --- the metadata table's own table services, and the data commit that runs them ---------------------------------
+
+
+def _latest_slice(mdt: Storage, cfg: TableConfig) -> tuple[Timeline, Any]:
+    timeline = Timeline.load(mdt, 2)
+    files = [f for f in list_data_files(mdt) if f.partition_path == FILES_PARTITION]
+    (sl,) = FileSystemView.build(files, timeline, cfg).latest_slices([FILES_PARTITION])
+    return timeline, sl
+
+
+def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices) -> Timeline:
+    """``compactIfNecessary`` then ``cleanIfNecessary``: when ``spec.metadata.writer.compaction_due`` and
+    ``compaction_allowed``, the files partition's latest slice merged into a new base HFile by a compaction at a
+    new instant (requested with its plan, inflight, completed as a ``commit``), then the metadata table cleaned
+    (KEEP_LATEST_COMMITS, ``CLEANER_COMMITS_RETAINED``) by ``services``. The metadata table's timeline after them."""
+    mdt = metadata_storage(storage)
+    cfg = TableConfig.load(mdt)
+    timeline, sl = _latest_slice(mdt, cfg)
+    if not compaction_due(timeline):
+        return timeline
+    data_timeline = Timeline.load(storage, TableConfig.load(storage).timeline_layout)
+    base = hfile_records(mdt.read(sl.base_file.path)) if sl.base_file else {}
+    blocks, _ = scan_slice_logs(mdt, [f.path for f in sl.log_files], timeline, None, cfg.table_version)
+    if not compaction_allowed([b.instant_time or "" for b in blocks], data_timeline):
+        return timeline
+    records = compacted_records(merge_partition(base, blocks))
+    instant = gen.next()
+    logs = [f.name for f in sl.log_files]
+    plan = compaction_plan(sl.base_instant, sl.base_file.name if sl.base_file else None, logs,
+                           sum(f.size for f in sl.log_files))
+    requested = new_instant(instant, Action.COMPACTION)
+    _put_instant(mdt, requested, format_avro_metadata(plan, cfg.table_version))
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    name = base_file_name(instant, WRITE_TOKEN)
+    data = records_hfile(records, _now_ms(), base_file=True, table_version=cfg.table_version, file_name=name)
+    mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
+    md = compaction_commit_metadata(name, len(data), sl.base_instant, len(records), len(logs))
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, cfg.table_version))
+    services.clean(mdt, cfg, CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=CLEANER_COMMITS_RETAINED))
+    return Timeline.load(mdt, 2)
+
+
+def archive_metadata_table(storage: Storage, services: TableServices, data_archive: ArchiveConfig | None = None,
+                           timeline: Timeline | None = None) -> None:
+    """``writeClient.archive()`` on the metadata table, after its compaction and clean: its timeline archived
+    by ``services`` as a merge-on-read table's (its compaction trigger: ``COMPACT_MAX_DELTA_COMMITS``
+    deltacommits), keeping one commit more than the data table at each end (``metadata_archive_config`` of
+    ``data_archive``, the data writer's ``hoodie.keep.*``; Hudi's defaults when None) and nothing from its latest
+    compaction or the data table's earliest commit or pending instant on (``metadata_archival_retains``).
+    ``timeline``: the metadata table's, when the caller has it; the data table's is read only when the metadata
+    timeline has more commits than it keeps."""
+    config = metadata_archive_config(data_archive or ArchiveConfig())
+    mdt = metadata_storage(storage)
+    timeline = timeline or Timeline.load(mdt, 2)
+    if len(timeline.commits_timeline().instants) <= config.keep_max_commits:
+        return
+    retain = metadata_archival_retains(timeline, Timeline.load(storage, TableConfig.load(storage).timeline_layout))
+    if retain is None:
+        return
+    services.archive(mdt, TableConfig.load(mdt), config, CompactionConfig(COMPACT_MAX_DELTA_COMMITS), retain)
+
+
+def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator, services: TableServices,
+              enable: bool | None = None, data_archive: ArchiveConfig | None = None) -> None:
+    """A commit, deltacommit, replacecommit or compaction about to complete, recorded in the metadata table
+    (``HoodieBackedTableMetadataWriter.update(HoodieCommitMetadata)``): the metadata table created, deleted or
+    trimmed as ``enable`` says (``prepare``), compacted and cleaned when due, its timeline archived when due
+    (``archive_metadata_table``, ``data_archive``: the data writer's archival config), then the instant's
+    deltacommit."""
+    if prepare(storage, gen, enable):
+        archive_metadata_table(storage, services, data_archive, compact(storage, gen, services))
+        append_deltacommit(storage, inst.requested, commit_records(md), gen)
+
+
+__all__ = ["TableServices", "append_deltacommit", "archive_metadata_table", "check_service_keeps_it", "compact",
+           "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize", "mark_rebuilding",
+           "on_commit",
+           "on_service_complete", "prepare", "rollback_instant", "whole"]

@@ -1,0 +1,122 @@
+"""What a write checks before it starts, on either engine: its options against the table's
+(``spec.write.writer_utils``), its batch's column types against the table's schema
+(``spec.schema.evolution``), null ordering values where it combines (``spec.model.writes.combines``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from reference.config.options import WriteConfig
+from spec.config.registry import canonical_key, parse_bool
+from spec.config.table_config import TableConfig
+from spec.errors import InvalidOperation, InvalidRecord
+from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
+from spec.schema.evolution import evolve_schema
+from spec.schema.table_schema import (
+    META_FIELDS,
+    arrow_schema_from_avro,
+    hudi_logical_types,
+)
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.layout import read_instant_content
+from spec.write import writer_utils as wu
+
+if TYPE_CHECKING:
+    from reference.engines.engine import Engine
+
+
+def table_identity(table: TableConfig) -> dict[str, str]:
+    """The table's identity properties by write-option key (``spec.write.writer_utils.IDENTITY``)."""
+    out = {wu.TABLE_NAME: table.name, wu.TABLE_TYPE: table.table_type,
+           wu.RECORD_KEY: ",".join(table.record_key_fields), wu.PARTITION_PATH: ",".join(table.partition_fields),
+           wu.HIVE_STYLE: str(table.hive_style_partitioning).lower(),
+           wu.URL_ENCODE: str(table.url_encode_partitions).lower(), wu.WRITE_TABLE_VERSION: str(table.table_version)}
+    if table.ordering_field:
+        out[wu.ORDERING] = table.ordering_field
+    keygen = table.keygen_type or KEYGEN_TYPES_BY_CLASS.get(table.keygen_class or "")
+    if keygen:
+        out[wu.KEY_GENERATOR] = keygen.removesuffix("_AVRO")
+    return out
+
+
+def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
+    """The identity options a write gives, by their canonical key (aliases resolved)."""
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        canonical = canonical_key(key)
+        if canonical == "hoodie.datasource.write.keygenerator.class" and str(value) in KEYGEN_TYPES_BY_CLASS:
+            canonical, value = wu.KEY_GENERATOR, KEYGEN_TYPES_BY_CLASS[str(value)].removesuffix("_AVRO")
+        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION) and value is not None:
+            out[canonical] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
+
+
+def combines(cfg: WriteConfig, op: str) -> bool:
+    """Whether a write dedupes its batch by key (``spec.model.writes.COMBINE_OPTIONS``: Hudi's
+    ``hoodie.combine.before.upsert`` / ``.delete`` / ``.insert``, defaults true / true / false)."""
+    if op == "upsert":
+        return cfg.combine_before_upsert
+    if op == "delete":
+        return cfg.combine_before_delete
+    return cfg.combine_before_insert
+
+
+def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
+    """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), and the
+    table has no metadata table this writer would leave stale: one of table version 6 is only written with
+    ``hoodie.metadata.enable=false`` (which deletes it); versions 8 and 9 keep theirs
+    (``reference.metadata.writer``)."""
+    """A write's options name the table's identity (``spec.write.writer_utils.validate_table_config``), the table
+    asks for nothing this writer does not do (``check_table_features``), and the table has no metadata table this
+    writer would leave stale: one of table version 6 is only written with ``hoodie.metadata.enable=false`` (which
+    deletes it); versions 8 and 9 keep theirs
+    (``reference.metadata.writer``)."""
+    wu.validate_table_config(table_identity(table), given_identity(options))
+    wu.check_table_features(table.props, hudi_logical_types(table.create_schema) if table.create_schema else ())
+    enable = next((parse_bool(str(v)) for k, v in options.items() if canonical_key(k) == "hoodie.metadata.enable"),
+                  None)
+    if table.metadata_partitions and table.table_version < 8 and enable is not False:
+        raise InvalidOperation(
+            f"the table has a version {table.table_version} metadata table ({', '.join(table.metadata_partitions)}) "
+            "that this writer does not maintain; writing would leave it stale for Java readers",
+            hint="write with hoodie.metadata.enable=false, which deletes the metadata table as Apache Hudi does")
+    if enable and table.table_version < 8:
+        raise InvalidOperation(
+            f"this writer keeps metadata tables of table versions 8 and 9, not {table.table_version}",
+            hint="leave hoodie.metadata.enable unset or false")
+
+
+def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,
+                 op: str) -> Any:
+    """The batch checked against the table's latest schema before anything is written
+    (``spec.schema.evolution``): key, partition and ordering fields present; then, at every depth (columns,
+    struct fields, list elements, map values): no field of the table dropped, no new non-null field, no
+    changed kind, each primitive type the table's, a promotion of it (the batch's values are cast to the
+    table's type) or a type it promotes to (the field evolves); anything else ``SchemaMismatch``."""
+    names = engine.columns(frame)
+    columns = set(names)
+    needed = set(table.record_key_fields) | set(table.partition_fields)
+    if op not in ("delete",) and table.ordering_field:
+        needed.add(table.ordering_field)
+    missing = sorted(needed - columns)
+    if missing:
+        raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
+                            hint="record key, partition and ordering fields must be present")
+    if op == "delete":
+        return frame
+    latest = timeline.commits_timeline().latest_completed()
+    if latest is None:
+        return frame
+    md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
+    if not md.schema:
+        return frame
+    table_schema = arrow_schema_from_avro(md.schema)
+    table_schema = pa.schema([f for f in table_schema if f.name not in META_FIELDS])
+    casts = evolve_schema(table_schema, engine.user_schema(frame))
+    wu.check_table_features({}, hudi_logical_types(md.schema))
+    return engine.cast(frame, casts) if casts else frame

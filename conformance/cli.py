@@ -141,14 +141,14 @@ def tables(args: argparse.Namespace) -> int:
 BUILTIN = {"run": register_run, "generate": register_generate, "tables": register_tables}
 
 
-class Parser(argparse.ArgumentParser):
+class SuiteParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line, as ``hudi-spec`` writes them (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
 
 
-class Version(argparse.Action):
+class ShowSuiteVersion(argparse.Action):
     """``--version``: the installed version (the package metadata is read only when asked)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
@@ -167,11 +167,11 @@ class Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = Parser(
+    parser: argparse.ArgumentParser = SuiteParser(
         prog="hudi-conformance",
         description="The Hudi conformance suite. `hudi-conformance COMMAND --help` describes a command.")
-    parser.add_argument("--version", action=Version)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)  # each a Parser too
+    parser.add_argument("--version", action=ShowSuiteVersion)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)  # each a SuiteParser too
     for name in SUBCOMMANDS:
         if name in BUILTIN:
             BUILTIN[name](sub)

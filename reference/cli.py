@@ -45,14 +45,14 @@ EXIT_CODES: dict[int, str] = {
 """Every exit code of ``hudi-spec`` and what it means; the README and the command-line guide show this table."""
 
 
-class Parser(argparse.ArgumentParser):
+class CommandLineParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line like every other error (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
 
 
-class Version(argparse.Action):
+class ShowVersion(argparse.Action):
     """``--version``: the installed version of hudi-spec and the table versions it reads and writes (the
     package metadata is read only when asked)."""
 
@@ -79,12 +79,12 @@ def version_line(program: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
+    parser = CommandLineParser(
         prog="hudi-spec",
         description="Inspect, read and write Apache Hudi tables with the executable specification. "
                     "`hudi-spec COMMAND --help` describes a command.",
     )
-    parser.add_argument("--version", action=Version)
+    parser.add_argument("--version", action=ShowVersion)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):

@@ -141,14 +141,14 @@ def tables(args: argparse.Namespace) -> int:
 BUILTIN = {"run": register_run, "generate": register_generate, "tables": register_tables}
 
 
-class SuiteParser(argparse.ArgumentParser):
+class ConformanceParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line, as ``hudi-spec`` writes them (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
 
 
-class ShowSuiteVersion(argparse.Action):
+class ConformanceVersion(argparse.Action):
     """``--version``: the installed version (the package metadata is read only when asked)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
@@ -167,11 +167,11 @@ class ShowSuiteVersion(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = SuiteParser(
+    parser: argparse.ArgumentParser = ConformanceParser(
         prog="hudi-conformance",
         description="The Hudi conformance suite. `hudi-conformance COMMAND --help` describes a command.")
-    parser.add_argument("--version", action=ShowSuiteVersion)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)  # each a SuiteParser too
+    parser.add_argument("--version", action=ConformanceVersion)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)  # each a ConformanceParser too
     for name in SUBCOMMANDS:
         if name in BUILTIN:
             BUILTIN[name](sub)

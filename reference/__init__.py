@@ -1,7 +1,7 @@
 """The reference writer and readers built on ``spec``.
 
-Importing the package registers the S3 client for conditional writes (``reference.transaction.object_store``)
-for ``s3://`` and ``s3a://`` paths; the client's module (boto3, pyarrow) is imported when a table on S3 is
+Importing the package registers the S3 client for conditional writes (``reference.transaction.object_store``) for
+``s3://`` and ``s3a://`` paths; the client's module (boto3, pyarrow) is imported when a table on S3 is
 first written, so that importing the package stays light (``hudi-spec --help`` imports no pyarrow).
 """
 

@@ -45,14 +45,14 @@ EXIT_CODES: dict[int, str] = {
 """Every exit code of ``hudi-spec`` and what it means; the README and the command-line guide show this table."""
 
 
-class CommandLineParser(argparse.ArgumentParser):
+class HudiSpecParser(argparse.ArgumentParser):
     """argparse, with its usage errors on one line like every other error (exit 2)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
 
 
-class ShowVersion(argparse.Action):
+class HudiSpecVersion(argparse.Action):
     """``--version``: the installed version of hudi-spec and the table versions it reads and writes (the
     package metadata is read only when asked)."""
 
@@ -79,12 +79,12 @@ def version_line(program: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = CommandLineParser(
+    parser = HudiSpecParser(
         prog="hudi-spec",
         description="Inspect, read and write Apache Hudi tables with the executable specification. "
                     "`hudi-spec COMMAND --help` describes a command.",
     )
-    parser.add_argument("--version", action=ShowVersion)
+    parser.add_argument("--version", action=HudiSpecVersion)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
@@ -107,16 +107,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         if argv is None:  # the process is this command line's (not a caller's that passed its own argv)
-            _quiet_interrupts_from_now_on()
+            _quiet_interrupts_from_now_on(_command(argv))
 
 
-def _quiet_interrupts_from_now_on() -> None:
+def _quiet_interrupts_from_now_on(command: str) -> None:
     """After the command, in a process of its own: a Ctrl-C while the interpreter shuts down (stopping
-    Spark, flushing output) ends the process with 130 at once instead of a traceback from an exit handler."""
+    Spark, flushing output) ends the process with 130 and the one line of any interrupt at once, instead
+    of a traceback from an exit handler."""
     def exit_interrupted(*_: Any) -> None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            print(f"hudi-spec {command}".rstrip() + ": interrupted", file=sys.stderr, flush=True)
         os._exit(EXIT_INTERRUPTED)
 
     with contextlib.suppress(ValueError):  # not the main thread (a command run from a worker thread): leave it

@@ -285,3 +285,25 @@ def test_a_metadata_table_left_half_built_is_rebuilt_by_the_next_write(tmp_path_
     expected = _model_rows("COPY_ON_WRITE", 8, [*BATCHES, NEXT])
     assert both_readers(path) == (expected, expected)
     settled(path)
+
+
+def test_a_killed_restore_past_a_later_savepoint_is_finished(tmp_path_factory: pytest.TempPathFactory,
+                                                             tmp_path: Path) -> None:
+    """A later commit is savepointed too (its savepoint shares its time): the restore undoes the commit, not the
+    savepoint's files, and removes the later savepoint."""
+    base, savepoint = restore_base(tmp_path_factory, "MERGE_ON_READ", 8)
+    path = tmp_path / "t"
+    shutil.copytree(base, path)
+    storage = Storage(str(path))
+    later = next(i for i in Timeline.load(str(path)).commits_timeline().instants if i.requested > savepoint)
+    savepoint_create(storage, TableConfig.load(storage), later.requested)
+    run_killed(path, "restore", savepoint, options("MERGE_ON_READ", 8), "restore_unpublished")
+    at_savepoint = _model_rows("MERGE_ON_READ", 8, BATCHES[:SAVEPOINTED])
+    assert both_readers(path) == (at_savepoint, at_savepoint)
+    WriteClient(str(path), engine="local").write(pa.Table.from_pylist(NEXT), "upsert", options("MERGE_ON_READ", 8))
+    expected = _model_rows("MERGE_ON_READ", 8, [*BATCHES[:SAVEPOINTED], NEXT])
+    assert both_readers(path) == (expected, expected)
+    timeline = Timeline.load(str(path))
+    assert [i.requested for i in timeline.instants if i.action == Action.SAVEPOINT] == [savepoint]
+    assert not [i for i in timeline.instants if i.action == Action.ROLLBACK], "the restore undid it, not a rollback"
+    settled(path)

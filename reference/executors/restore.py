@@ -121,8 +121,8 @@ def _execute(storage: Storage, table: TableConfig, inst: Instant, plan: HoodieRe
     undone: list[Instant] = []
     for info in plan.instants_to_rollback:
         tl = timeline_of(storage, table)
-        current = tl.get(info.commit_time)
-        target = current if current is not None else Instant(info.commit_time, info.action, State.INFLIGHT)
+        current = [i for i in tl.instants if i.requested == info.commit_time and i.action in WRITE_ACTIONS]
+        target = current[0] if current else Instant(info.commit_time, info.action, State.INFLIGHT)
         listing = list_data_files(storage)
         rollback_plan, appended = plan_table_rollback(storage, table, target, listing)
         record = rollback_plan_record(storage, rollback_plan, appended, {f.path: f.size for f in listing})

@@ -107,16 +107,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         if argv is None:  # the process is this command line's (not a caller's that passed its own argv)
-            _quiet_interrupts_from_now_on()
+            _quiet_interrupts_from_now_on(_command(argv))
 
 
-def _quiet_interrupts_from_now_on() -> None:
+def _quiet_interrupts_from_now_on(command: str) -> None:
     """After the command, in a process of its own: a Ctrl-C while the interpreter shuts down (stopping
-    Spark, flushing output) ends the process with 130 at once instead of a traceback from an exit handler."""
+    Spark, flushing output) ends the process with 130 and the one line of any interrupt at once, instead
+    of a traceback from an exit handler."""
     def exit_interrupted(*_: Any) -> None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            print(f"hudi-spec {command}".rstrip() + ": interrupted", file=sys.stderr, flush=True)
         os._exit(EXIT_INTERRUPTED)
 
     with contextlib.suppress(ValueError):  # not the main thread (a command run from a worker thread): leave it

@@ -358,7 +358,9 @@ def test_ctrl_c_is_130_at_any_moment(where: str, tmp_path: Path, monkeypatch: py
 def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
     """SIGINT sent to ``hudi-spec read`` at several moments once its code runs (``-X importtime`` tells
     when the command line's module is imported; before that the interpreter itself is starting): never a
-    traceback; exit code 130 and one line, or 0 when the read had finished."""
+    traceback; exit code 130 and one line, or 0 when the read had finished — or, in the last moments of the
+    interpreter's exit, when Python has put the default handler back, the end by the signal itself, which a
+    shell reports as 130 too."""
     table = tmp_path / "t"
     rows = [{"id": i, "ts": 1, "city": f"c{i % 7}"} for i in range(2000)]
     assert main(["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE]) == 0
@@ -375,7 +377,7 @@ def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
         _, rest = proc.communicate(timeout=120)
         err = "".join(line for line in rest.splitlines(keepends=True) if not line.startswith("import time:"))
         assert "Traceback" not in err and "Exception ignored" not in err, err
-        assert proc.returncode in (0, 130), (delay, proc.returncode, err)
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err)
         if proc.returncode == 130:
             assert err == "hudi-spec read: interrupted\n", err
         codes.append(proc.returncode)
@@ -819,6 +821,7 @@ def test_a_long_command_shows_its_progress_on_a_terminal(trips: dict[str, Path],
 def test_no_progress_when_not_a_terminal(trips: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     from reference.instrumentation import progress
+
     monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
     assert main(["read", str(trips["hive"]), "--format", "json"]) == 0
     assert capsys.readouterr().err == ""

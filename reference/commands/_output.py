@@ -91,6 +91,7 @@ def count(text: str) -> int:
 def start_output() -> None:
     """Blank any progress line before the command prints its output."""
     from reference.instrumentation import progress
+
     progress.finish()
 
 

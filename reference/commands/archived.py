@@ -11,9 +11,6 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
-from reference.executors.archive import archive
-from reference.executors.common import load_table
-from spec.actions.archive import ArchiveConfig
 from spec.config import registry as config_registry
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]
@@ -29,7 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spec.actions.archive import archived_instants
+    from reference.executors.archive import archive
+    from reference.executors.common import load_table
+    from spec.actions.archive import ArchiveConfig, archived_instants
 
     storage, table = load_table(args.table)
     moved: list[str] = []

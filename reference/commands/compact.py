@@ -13,9 +13,6 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._table import commit_metadata
-from reference.instrumentation.progress import spark_progress
-from spec.timeline.active_timeline import Timeline
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
            "total_log_files_compacted", "total_log_records", "file_size"]
@@ -32,8 +29,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reference.commands._table import commit_metadata
     from reference.executors.compaction import compact, run_compaction, schedule_compaction
+    from reference.instrumentation.progress import spark_progress
     from reference.write.client import WriteClient
+    from spec.timeline.active_timeline import Timeline
 
     client = WriteClient(args.table, engine=args.engine)
     if args.schedule:

@@ -3,11 +3,11 @@
 One row per block: its offset, type (a command block by its command, ``HoodieCommandBlockTypeEnum``:
 ``COMMAND_BLOCK (ROLLBACK_BLOCK)``), instant, record count, sizes and whether it read whole. ``--records N``
 adds the first N records, in text as a table of their values per block (a delete block's keys as Hudi's
-``DeleteRecord`` holds them), in JSON as objects. A file with no log block in it at all (no ``#HUDI#``
-magic anywhere) is not a log file: bad input, exit 2; a log file with a corrupt block exits 1. Each block is
-also checked for what can be checked without a checksum (``spec.file_group.log_file.block_checks``); a block
-with a problem exits 1 too. Where the file lies in a table (a ``.hoodie`` folder above it), its table version,
-partition and file id are checked too.
+``DeleteRecord`` holds them), in JSON as objects. Each block is framed (``spec.file_group.log_file.log_format``)
+and checked for what can be checked without a checksum (``spec.file_group.log_file.block_checks``); a
+corrupt region or a block with a problem makes the exit code 1. Where the file lies in a table (a ``.hoodie``
+folder above it), its table version, partition and file id are checked too. A file with no log block in it
+at all (no ``#HUDI#`` magic anywhere) is not a log file: bad input, exit 2.
 """
 
 from __future__ import annotations
@@ -18,13 +18,7 @@ import os
 from typing import Any
 
 from reference.commands import _output
-from spec.config.table_config import TableConfig
 from spec.errors import HudiSpecError, InvalidOperation
-from spec.file_group.file_naming import is_log_file_name, parse_log_file_name
-from spec.file_group.log_file.block_checks import check_block
-from spec.file_group.log_file.log_blocks import block_record_count, decode_records
-from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
-from spec.storage.hoodie_storage import Storage
 
 COLUMNS = ["offset", "block_type", "instant_time", "target_instant_time", "record_count", "content_bytes",
            "total_bytes", "status"]
@@ -50,6 +44,9 @@ def _jsonable(value: Any) -> Any:
 
 def _location(path: str) -> tuple[int | None, str | None, str | None]:
     """The table version, partition path and file id of a local log file inside a table (None where unknown)."""
+    from spec.config.table_config import TableConfig
+    from spec.file_group.file_naming import is_log_file_name, parse_log_file_name
+
     name = os.path.basename(path)
     file_id = parse_log_file_name(name).file_id if is_log_file_name(name) else None
     if "://" in path:
@@ -70,7 +67,10 @@ def _location(path: str) -> tuple[int | None, str | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spec.file_group.log_file.log_format import MAGIC, CommandType
+    from spec.file_group.log_file.block_checks import check_block
+    from spec.file_group.log_file.log_blocks import block_record_count, decode_records
+    from spec.file_group.log_file.log_format import MAGIC, BlockType, CommandType, HeaderKey, read_blocks
+    from spec.storage.hoodie_storage import Storage
 
     path = args.file
     if "://" in path:
@@ -85,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidOperation(f"no such log file: {path}",
                                hint="check the path; `hudi-spec fsview TABLE` lists each file slice's log files")
     data = storage.read(name)
-    version, partition, file_id = _location(path)
     if data and MAGIC not in data:
         raise InvalidOperation(f"{path} is not a Hudi log file: no log block in its {len(data)} bytes",
                                hint="give a log file, e.g. PARTITION/.FILEID_INSTANT.log.1_0-1-0; "
                                     "`hudi-spec fsview TABLE` lists each file slice's log files")
+    version, partition, file_id = _location(path)
     blocks: list[dict[str, Any]] = []
     shown = 0
     corrupt = 0
@@ -131,7 +131,6 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "json":
         _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "damaged_blocks": damaged,
                            "blocks": blocks})
-        _output.emit_json({"file": path, "size": len(data), "corrupt_blocks": corrupt, "blocks": blocks})
     elif args.output == "csv":
         _output.emit_csv(COLUMNS, [[_type_cell(b) if c == "block_type" else b.get(c) for c in COLUMNS]
                                    for b in blocks])

@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from reference.commands import _output
-from reference.instrumentation.progress import spark_progress
 from spec.errors import CorruptBlock, InvalidOperation
 
 if TYPE_CHECKING:  # pyarrow and the reader are imported by ``read`` when it runs, not by ``--help``
@@ -231,6 +230,7 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
 
     from reference.engines.spark_reader import read_spark
     from reference.engines.spark_session import get_or_create_session
+    from reference.instrumentation.progress import spark_progress
     from spec.read.query_plan import check_query
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts

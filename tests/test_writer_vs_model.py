@@ -56,12 +56,13 @@ def _model_layout(model: TableModel) -> dict[str, list[tuple[str, list[str], lis
 @pytest.mark.parametrize("max_file_size", [125829120, 2048])
 def test_layout_equals_the_models_prediction(spark: Any, tmp_path: Path, max_file_size: int) -> None:
     path = tmp_path / "t"
-    config = CreateTable(partition_fields=("city",), hive_style=True, max_file_size=max_file_size,
+    config = CreateTable(table_version=6, partition_fields=("city",), hive_style=True, max_file_size=max_file_size,
                          record_size_estimate=100)
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
                "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "city",
                "hoodie.datasource.write.hive_style_partitioning": "true",
-               "hoodie.parquet.max.file.size": str(max_file_size), "hoodie.copyonwrite.record.size.estimate": "100"}
+               "hoodie.parquet.max.file.size": str(max_file_size), "hoodie.copyonwrite.record.size.estimate": "100",
+               "hoodie.write.table.version": "6"}  # the instants below are the writer's requested times (layout 1)
     instants: deque[str] = deque()
     sizes: dict[tuple[str, str, str], int] = {}
     env = Env(lambda: instants.popleft(), _prefixes(), lambda p, f, t, n: sizes.get((p, f, t)))

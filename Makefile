@@ -14,9 +14,9 @@ BENCH_ARGS ?=
 PYTEST_WORKERS ?= 2
 # Apache Hudi's Spark bundle, the oracle of the interop tests (tests/test_apache_hudi_interop.py) and of
 # `hudi-conformance run --impl hudi_spark`: fetched once with Maven into .cache/apache-hudi (not committed).
-# 1.2.0 (table version 9, as 1.2.1) for Spark 3.5 / Scala 2.12: 1.2.1 was published without its Spark
-# bundle jars, and no bundle for Spark 4 is published, so Spark 3.5 is the newest line it runs on, and the
-# project's pyspark is pinned to it (pyproject.toml).
+# 1.2.0 (table version 9, as 1.2.1) for Spark 3.5 / Scala 2.12: Maven Central gave us no jar of 1.2.1's Spark
+# bundles and no Spark 4 bundle of any release, so Spark 3.5 is the newest line it runs on here, and the
+# project's pyspark is pinned to it (pyproject.toml). HUDI_VERSION=1.2.1 fetches that release where it is served.
 HUDI_VERSION ?= 1.2.0
 HUDI_SPARK   ?= 3.5
 HUDI_SCALA   ?= 2.12

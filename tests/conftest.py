@@ -137,6 +137,18 @@ def _manifest_rows(source: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(lines, delimiter="\t"))
 
 
+# The terminal a run happens on is not part of a test: CI sets ``COLUMNS`` (and ``LINES``), a desk's shell
+# may not, and text output is drawn to that width. Every test starts without them; a test of the width
+# rule sets ``COLUMNS`` itself.
+TERMINAL_ENV = ("COLUMNS", "LINES")
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_size_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in TERMINAL_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def real_tables_source(request: pytest.FixtureRequest) -> Path | None:
     """The folder the real tables come from, or None where there are none (tests that can use them)."""

@@ -3,7 +3,8 @@
 The reference declares every capability of the case language: copy-on-write and merge-on-read writes,
 streams, compaction, clean, rollback, savepoint, restore, archival, the services run inline, and
 crashes (a child process killed by SIGKILL). In CI a representative subset runs on the shared Spark
-session — a few cases per capability; under ``-m slow`` the whole corpus runs: every case passes or
+session — a few cases per capability, each capability once in ``make test``, the rest in ``make ci-slow`` —
+and on the local engine; under ``-m slow`` the whole corpus runs: every case passes or
 is on the reference's list of known failures, and every listed failure still fails (a fixed bug
 must leave the list). hudi-rs reads the tables the reference wrote and must return the predicted rows.
 """
@@ -48,6 +49,20 @@ CI_SUBSET = (
 )
 """A few cases per capability (the injected-bug tests use these cases too)."""
 
+ON_SPARK_IN_MAKE_TEST = (
+    "insert-upsert-delete-cow-v6", "insert-overwrite-cow-v8", "delete-partition-cow-v6", "bulk-insert-upsert-cow-v8",
+    "duplicates-insert-overwrite-table-cow-v6", "insert-upsert-delete-logs-mor-v8", "inline-compaction-mor-v8",
+    "rollback-latest-logs-mor-v6", "stream-buckets-mor-v6", "archive-cow-v6", "clean-savepoint-cow-v8",
+    "auto-clean-cow-v8", "crash-then-write-logs-mor-v8",
+)
+"""The cases of the CI subset that ``make test`` runs on the Spark engine too: each capability of the subset
+once (every Spark job starts the session's work afresh, the suite's costliest); the others run on Spark
+under ``make ci-slow``, and every one of them on the local engine in ``make test``."""
+
+
+def _on_spark(case_id: str) -> Any:
+    return case_id if case_id in ON_SPARK_IN_MAKE_TEST else pytest.param(case_id, marks=pytest.mark.slow)
+
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +78,9 @@ def test_capabilities_cover_the_case_language(cases: dict[str, FixtureCase]) -> 
     for capability in ("MERGE_ON_READ", "compact", "stream", "crash", "clean", "rollback", "savepoint", "archive",
                        "auto_clean", "write:insert_overwrite", "write:bulk_insert", "delete_partition"):
         assert capability in needed, f"no CI case exercises {capability}"
+    assert set(ON_SPARK_IN_MAKE_TEST) <= set(CI_SUBSET)
+    on_spark = [required_capabilities(cases[c].case) for c in ON_SPARK_IN_MAKE_TEST]
+    assert set().union(*on_spark) == needed, f"not run on Spark in make test: {needed - set().union(*on_spark)}"
 
 
 def test_known_failures_name_cases_of_the_corpus_with_a_reason(cases: dict[str, FixtureCase]) -> None:
@@ -92,7 +110,7 @@ def test_write_options_name_the_configuration() -> None:
     assert inline["hoodie.compact.inline"] == "true" and inline["hoodie.compact.inline.max.delta.commits"] == "2"
 
 
-@pytest.mark.parametrize("case_id", CI_SUBSET)
+@pytest.mark.parametrize("case_id", [_on_spark(c) for c in CI_SUBSET])
 def test_reference_passes_representative_cases(spark: Any, cases: dict[str, FixtureCase], case_id: str) -> None:
     result = run_case(cases[case_id], lambda: ReferenceSparkAdapter(spark))
     assert result.verdict == Verdict.PASS, result.diff

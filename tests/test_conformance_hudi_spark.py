@@ -156,8 +156,10 @@ def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> Non
     assert refused(ValueError("not Java")) is None
 
 
-# cases Apache Hudi 1.2.0 passes through the datasource and its procedures (clean, savepoint), run for real
-HUDI_PASSES = ("insert-upsert-delete-cow-v8", "insert-upsert-delete-mor-v6", "clean-savepoint-mor-v8")
+# a case Apache Hudi 1.2.0 passes through the datasource and its procedures (clean, savepoint), run for real
+# (one: a case observes every query after every step, minutes on a busy machine; the corpus runs through
+# `hudi-conformance run --impl hudi_spark`)
+HUDI_PASSES = ("clean-savepoint-mor-v8",)
 
 
 @pytest.mark.spark

@@ -66,9 +66,9 @@ HUDI_CONF: Final = {
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
     "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-    # Hudi sizes records with JOL, which prints warnings on standard output when it cannot attach to its own
-    # JVM: let it attach, and skip the serviceability agent it would try next
-    "spark.driver.extraJavaOptions": "-Djdk.attach.allowAttachSelf=true -Djol.skipHotspotSAAttach=true",
+    # Hudi sizes records with JOL, which tries to attach the HotSpot serviceability agent to its own JVM and
+    # prints warnings when it cannot: skip that attempt (``hudi_session`` sends what JOL prints to stderr)
+    "spark.driver.extraJavaOptions": "-Djol.skipHotspotSAAttach=true",
 }
 """The session settings Hudi's Spark quick start asks for (Kryo with Hudi's registrar, Hudi's SQL extension
 for ``CALL`` procedures, Hudi's catalog for ``CREATE TABLE ... USING hudi``), and quiet JOL."""

@@ -44,8 +44,10 @@ check-java:
 apache-hudi:
 	@if [ ! -s $(HUDI_BUNDLE) ]; then \
 	  command -v mvn >/dev/null 2>&1 || { echo "make apache-hudi needs Maven (mvn) on PATH (e.g. apt-get install maven)"; exit 1; }; \
+	  mkdir -p $(HUDI_CACHE); \
 	  mvn -q -B -Dstyle.color=never dependency:copy -Dartifact=org.apache.hudi:$(HUDI_ARTIFACT):$(HUDI_VERSION) \
-	    -DoutputDirectory=$(HUDI_CACHE) -Dmdep.overWriteIfNewer=true || { rm -f $(HUDI_BUNDLE); \
+	    -DoutputDirectory=$(HUDI_CACHE) -Dmdep.overWriteIfNewer=true > $(HUDI_CACHE)/maven.log 2>&1 || { \
+	    rm -f $(HUDI_BUNDLE); tail -n 20 $(HUDI_CACHE)/maven.log; \
 	    echo "could not fetch org.apache.hudi:$(HUDI_ARTIFACT):$(HUDI_VERSION) with Maven"; exit 1; }; \
 	fi
 	@echo "Apache Hudi $(HUDI_VERSION) (Spark $(HUDI_SPARK), Scala $(HUDI_SCALA)): $(abspath $(HUDI_BUNDLE))"

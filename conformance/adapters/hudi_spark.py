@@ -32,7 +32,13 @@ from typing import Any, ClassVar, Final
 from conformance.adapters.reference_spark import write_options
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
-from spec.errors import InvalidOperation
+from spec.errors import (
+    ConfigConflict,
+    HudiSpecError,
+    InstantNotFound,
+    InvalidOperation,
+    SchemaMismatch,
+)
 from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
@@ -60,9 +66,9 @@ HUDI_CONF: Final = {
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
     "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-    # Hudi sizes records with JOL, which prints warnings on standard output when it cannot attach to its own
-    # JVM: let it attach, and skip the serviceability agent it would try next
-    "spark.driver.extraJavaOptions": "-Djdk.attach.allowAttachSelf=true -Djol.skipHotspotSAAttach=true",
+    # Hudi sizes records with JOL, which tries to attach the HotSpot serviceability agent to its own JVM and
+    # prints warnings when it cannot: skip that attempt (``hudi_session`` sends what JOL prints to stderr)
+    "spark.driver.extraJavaOptions": "-Djol.skipHotspotSAAttach=true",
 }
 """The session settings Hudi's Spark quick start asks for (Kryo with Hudi's registrar, Hudi's SQL extension
 for ``CALL`` procedures, Hudi's catalog for ``CREATE TABLE ... USING hudi``), and quiet JOL."""
@@ -78,6 +84,10 @@ CAPABILITIES: Final = frozenset({
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
 
 COMPACTION_OPS: Final = {"schedule": "schedule", "run": "execute", "schedule_and_run": "scheduleandexecute"}
+COMPACT_NOW: Final = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
+                      "hoodie.compact.inline.max.delta.commits": "1"}
+"""A compaction the case asks for is scheduled now: Hudi schedules one only once its trigger is met
+(``ScheduleCompactionActionExecutor``: by default 5 delta commits since the last compaction)."""
 
 
 @dataclass(frozen=True)
@@ -139,9 +149,9 @@ class SparkPlanner(OperationHandler[SparkAction]):
         if op.mode != "run":
             _no_fixed_time(op, op.instant_time)
         timestamp = int(op.instant_time) if op.instant_time is not None else None
-        return SparkAction("sql", sql=call("run_compaction", op=COMPACTION_OPS[op.mode], table=self.table,
-                                           timestamp=timestamp, limit=1 if op.mode == "run" and timestamp is None
-                                           else None))
+        return SparkAction("sql", options=COMPACT_NOW, sql=call(
+            "run_compaction", op=COMPACTION_OPS[op.mode], table=self.table, timestamp=timestamp,
+            limit=1 if op.mode == "run" and timestamp is None else None))
 
     def clean(self, op: Clean) -> SparkAction:
         """``run_clean`` with the table's clean policy."""
@@ -183,6 +193,31 @@ class SparkPlanner(OperationHandler[SparkAction]):
     def expect_error(self, op: ExpectError) -> SparkAction:
         """Not mapped (``expect_error`` is the harness's)."""
         raise _unmapped(op)
+
+
+REFUSALS: Final[tuple[tuple[str, str, type[HudiSpecError]], ...]] = (
+    ("MissingSchemaFieldException", "", SchemaMismatch),
+    ("SchemaBackwardsCompatibilityException", "", SchemaMismatch),
+    ("SchemaCompatibilityException", "", SchemaMismatch),
+    ("HoodieNotSupportedException", "", InvalidOperation),
+    ("HoodieException", "Config conflict", ConfigConflict),
+    ("HoodieException", "not found", InstantNotFound),
+)
+"""Apache Hudi's refusals as the spec's error kinds: (Java exception class, a text its message holds, kind),
+matched on the exception and each of its causes, by class alone (no other text is read)."""
+
+
+def refused(err: BaseException) -> HudiSpecError | None:
+    """The spec error a Hudi refusal (a ``Py4JJavaError``) stands for, or None for anything else."""
+    java = getattr(err, "java_exception", None)
+    while java is not None:
+        name = str(java.getClass().getSimpleName())
+        message = str(java.getMessage() or "")
+        for cls, text, kind in REFUSALS:
+            if name == cls and text in message:
+                return kind(f"Apache Hudi refused: {name}: {message.splitlines()[0] if message else ''}")
+        java = java.getCause()
+    return None
 
 
 def _unmapped(op: Operation) -> InvalidOperation:
@@ -253,6 +288,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.spark: Any = None
         self.config = CreateTable()
         self.table = "t"
+        self.types: dict[str, Any] = {}
 
     @property
     def unavailable(self) -> str | None:  # type: ignore[override]
@@ -276,11 +312,31 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
 
     def apply(self, op: Operation) -> None:
         action = dispatch(SparkPlanner(self.config, self.table, self._latest_write), op)
-        if action.kind == "write":
-            self._write(action)
-        else:
-            self._register()
+        try:
+            if action.kind == "write":
+                self._write(action)
+            else:
+                self._procedure(action)
+        except Exception as err:
+            refusal = refused(err)
+            if refusal is None:
+                raise
+            raise refusal from err
+
+    def _procedure(self, action: SparkAction) -> None:
+        """A SQL procedure on the registered table, with the table's write options (and the action's own) as
+        ``hoodie.*`` session settings: Hudi's procedures build their write client from the table's config and
+        the session's ``hoodie.*`` settings (``HoodieCLIUtils.createHoodieWriteClient``), so the table version
+        and the service settings are the case's, not Hudi's defaults (which would upgrade a version 6 table)."""
+        self._register()
+        settings = {**write_options(self.config), **action.options}
+        for key, value in settings.items():
+            self.spark.conf.set(key, value)
+        try:
             self.spark.sql(action.sql).collect()
+        finally:
+            for key in settings:
+                self.spark.conf.unset(key)
 
     def _write(self, action: SparkAction) -> None:
         import pyarrow as pa
@@ -288,8 +344,13 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         from reference.engines.spark_arrow import arrow_to_spark
 
         records = [dict(r) for r in action.records]
-        df = (arrow_to_spark(self.spark, pa.Table.from_pylist(records)) if records
-              else self.spark.createDataFrame([], "id long"))
+        table = pa.Table.from_pylist(records)
+        # a column all null in this batch takes the type earlier batches gave it (Spark's NullType is no
+        # column type Hudi writes), as a Spark user's DataFrame would have it
+        table = table.cast(pa.schema([f.with_type(self.types.get(f.name, f.type)) if pa.types.is_null(f.type) else f
+                                      for f in table.schema]))
+        self.types.update({f.name: f.type for f in table.schema if not pa.types.is_null(f.type)})
+        df = (arrow_to_spark(self.spark, table) if records else self.spark.createDataFrame([], "id long"))
         df.write.format("hudi").options(**action.options).mode("append").save(self.path)
 
     def _register(self) -> None:

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.spark
 
 # the demo's default, table version 9, in make test; versions 6 and 8 (the other timeline layout and the
 # version before it) under make ci-slow
-@pytest.mark.parametrize("version", [pytest.param(6, marks=pytest.mark.slow), pytest.param(8, marks=pytest.mark.slow), 9])
+@pytest.mark.parametrize("version", [pytest.param(6, marks=pytest.mark.slow),
+                                     pytest.param(8, marks=pytest.mark.slow), 9])
 def test_demo_builds_and_checks_a_mor_table(spark: Any, version: int, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "trips"

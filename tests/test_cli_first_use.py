@@ -267,6 +267,23 @@ def test_help_imports_nothing_heavy(program: str, argv: list[str]) -> None:
     assert ("reference.commands.read" in modules) == (program == "hudi-spec")  # the parser was built
 
 
+READ_NEEDS_NONE_OF = ("pandas", "pyarrow.dataset", "pyarrow.compute", "rich", "spec.timeline.avro_model",
+                      "spec.actions.archive", "spec.read.slice_merge", "pyspark")
+
+
+def test_plain_read_loads_only_what_it_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``read TABLE --limit 1`` of a copy-on-write table (version 9, so its files are listed by the metadata
+    table) loads pyarrow's parquet reader and the spec's reader, and nothing a plain snapshot does not need:
+    not pandas (``pq.read_table``'s dataset scan imports it; one file is read through ``ParquetFile``), not
+    pyarrow.compute (only merges and incremental windows), not rich (a record list is plain text), not the
+    archive's or the Avro model's readers (no incremental query, no pending restore)."""
+    table = tmp_path / "t"
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE])[0] == 0
+    modules = _modules_after("hudi-spec", ["read", str(table), "--limit", "1"])
+    assert "pyarrow.parquet" in modules and "spec.read.reader" in modules and "spec.metadata.hfile" in modules
+    assert sorted(m for m in modules if m.startswith(READ_NEEDS_NONE_OF)) == []
+
+
 def test_version_on_both_commands(capsys: pytest.CaptureFixture[str]) -> None:
     from importlib.metadata import version
 

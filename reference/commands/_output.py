@@ -115,6 +115,14 @@ def text_width(is_terminal: bool, terminal_width: int) -> int:
     return max(width, MIN_WIDTH)
 
 
+def terminal() -> tuple[bool, int]:
+    """Whether standard output is a terminal, and the terminal's width (80 when it has none)."""
+    try:
+        return os.isatty(sys.stdout.fileno()), os.get_terminal_size(sys.stdout.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # replaced by an object without a descriptor, or not a terminal
+        return False, 80
+
+
 def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Print rows under ``columns`` (named as Hudi's ``CALL show_*`` procedures name them) in ``text_width``
     characters: as a table when every column fits at least as wide as its name and its longest word, long
@@ -122,11 +130,8 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
     or ``-``, never inside a word); else one record after another, ``column  value`` per line (as ``psql``'s
     expanded display). No rows: the title, "no rows", and the column names. A title is wrapped between
     words too, above the table."""
-    from rich.console import Console
-
     start_output()
-    probe = Console()
-    width = text_width(probe.is_terminal, probe.size.width)
+    width = text_width(*terminal())
     cells = [[text_cell(v) for v in row] for row in rows]
     if not cells:
         for line in textwrap.wrap(f"{title}: no rows" if title else "no rows", width) + textwrap.wrap(
@@ -135,6 +140,8 @@ def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequenc
     elif table_width(columns, cells) <= width:
         for line in textwrap.wrap(title or "", width, break_long_words=False, break_on_hyphens=False):
             print(line)
+        from rich.console import Console  # loaded only to draw a table (a record list needs none of it)
+
         _print_table(Console(width=width), columns, cells, column_widths(columns, cells, width))
     else:
         for line in record_lines(title, columns, cells, width):

@@ -15,7 +15,6 @@ it). ``--section commits|partitions|write-amplification`` prints one of the thre
 from __future__ import annotations
 
 import argparse
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +47,8 @@ def _percentile(sorted_sizes: Sequence[int], q: float) -> float:
 
 def size_row(commit_time: str, sizes: Sequence[int]) -> dict[str, Any]:
     """One ``stats_file_sizes`` row of a non-empty list of file sizes."""
+    import statistics
+
     s = sorted(sizes)
     return {"commit_time": commit_time, "min": s[0], "10th": _percentile(s, 0.10), "50th": _percentile(s, 0.50),
             "avg": round(statistics.fmean(s), 2), "95th": _percentile(s, 0.95), "max": s[-1], "num_files": len(s),

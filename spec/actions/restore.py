@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 from spec.actions.savepoint import savepoint_times
 from spec.errors import HudiSpecError, InstantNotFound, InvalidTable
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieRestorePlan, parse_avro_metadata
 from spec.timeline.instant import WRITE_ACTIONS, Action, Instant, State
 from spec.timeline.layout import read_instant_content
 
 if TYPE_CHECKING:
     from spec.storage.hoodie_storage import Storage
+    from spec.timeline.avro_model import HoodieRestorePlan
 
 
 def savepoint_to_restore(timeline: Timeline, savepoint_time: str | None = None) -> str:
@@ -68,6 +68,8 @@ def pending_restores(storage: Storage, timeline: Timeline) -> list[tuple[Instant
     for inst in timeline.instants:
         if inst.action != Action.RESTORE or inst.is_completed:
             continue
+        from spec.timeline.avro_model import HoodieRestorePlan, parse_avro_metadata  # Hudi's Avro model, loaded here
+
         requested = Instant(inst.requested, Action.RESTORE, State.REQUESTED)
         try:
             plan = parse_avro_metadata(read_instant_content(storage, requested, timeline.layout), HoodieRestorePlan)

@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from spec.actions.archive import archived_instants
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidTable
 from spec.file_group.file_system_view import FileSlice, FileSystemView, missing_slice_files
@@ -248,6 +247,8 @@ def _reaches_archive(window: IncrementalWindow, active: Sequence[Write]) -> bool
 def archived_writes(storage: Storage, config: TableConfig) -> tuple[Write, ...]:
     """The completed data writes of the archived timeline (``spec.actions.archive.archived_instants``), as
     writes: requested time and completion time (the requested time where the archive records none)."""
+    from spec.actions.archive import archived_instants  # the archive's readers, only for queries that need them
+
     return tuple((a.requested, a.completed or a.requested) for a in archived_instants(storage, config)
                  if a.state == State.COMPLETED.value and a.action in DATA_WRITES)
 

@@ -35,16 +35,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from spec.actions.restore import readable_timeline
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
-from spec.file_group.log_file.scanner import SkippedBlock, scan_slice_logs
+from spec.file_group.log_file.scanner import SkippedBlock
 from spec.metadata.metadata_table import list_table_files, uses_metadata_table
 from spec.read.merge import MergeRule
 from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns, latest_write, plan_query, timeline_writes
-from spec.read.slice_merge import SliceMerge
 from spec.schema import query_schema
 from spec.schema.table_schema import COMMIT_TIME
 from spec.storage.hoodie_storage import Storage
@@ -126,6 +124,10 @@ class TableReader:
         reads every column, then projects)."""
         if not with_logs or not sl.log_files:
             return self._read_base(sl, columns)
+        # the log scanner's and the merge's modules (and pyarrow.compute) load with the first slice that has logs
+        from spec.file_group.log_file.scanner import scan_slice_logs
+        from spec.read.slice_merge import SliceMerge
+
         blocks, stats = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline,
                                         as_of or self.latest_instant(), self.config.table_version)
         self.skipped.extend(stats.skipped)
@@ -187,6 +189,8 @@ class TableReader:
 
         for sl, table in in_order(read, plan.slices, self.workers if window is None else 1):
             if table is not None and window is not None:
+                import pyarrow.compute as pc
+
                 table = table.filter(pc.is_in(table.column(COMMIT_TIME).cast(pa.string()), value_set=window))
             if table is None or not table.num_rows:
                 continue

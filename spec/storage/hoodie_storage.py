@@ -208,9 +208,11 @@ class Storage:
         if self.store is not None:
             return self.parquet_file(rel).read(columns=None if columns is None else list(columns),
                                                use_threads=True)
+        # one file through ParquetFile, not pq.read_table: the dataset scan behind read_table imports
+        # pyarrow.dataset (and with it pandas), a third of a second of every short command
         with _unreadable_parquet(self.full(rel)):
-            return pq.read_table(self.full(rel), columns=None if columns is None else list(columns),
-                                 filesystem=self.fs, pre_buffer=not self.local)
+            return pq.ParquetFile(self.full(rel), filesystem=self.fs, pre_buffer=not self.local).read(
+                columns=None if columns is None else list(columns), use_threads=True)
 
     def parquet_file(self, rel: str) -> pq.ParquetFile:
         """The parquet file ``rel`` opened for reading (its footer read).

@@ -8,6 +8,8 @@ picture has one, by its Mermaid source in a folded block:
   ``spec.timeline.instant.TRANSITIONS`` and ``REVERSIONS``;
 - ``file-groups``: the file groups of the golden table ``FILE_GROUP_TABLE`` (written by our writer),
   from its file system view; its Mermaid is what ``hudi-spec fsview TABLE --output mermaid`` prints;
+- ``table-tree``: the folders and files of that golden table, each file named for what it is
+  (``reference.diagrams.table_tree``);
 - ``log-block``: the block frame of ``spec.file_group.log_file.log_format.BLOCK_FIELDS`` and the first block of a real
   log file of that table, cut along it;
 - ``buckets``: the partitioner's worked example, from ``spec.write.partitioner.assign_buckets``;
@@ -56,6 +58,17 @@ def file_groups(_: str | None) -> Picture:
             fsview_mermaid(view))
 
 
+def table_tree(_: str | None) -> Picture:
+    """The folders and files of the golden table."""
+    from reference.diagrams.table_tree import table_tree_svg
+
+    return (table_tree_svg(FILE_GROUP_TABLE, "Folders and files of the golden table compaction-logs-mor-v8"),
+            "A merge-on-read table as this project's writer left it (<code>fixtures/tables/compaction-logs-mor-v8"
+            "</code>): <code>.hoodie/</code> holds the table config and the timeline, one file per state of each "
+            "instant; the partition <code>a/</code> holds base files and the log files on them. Each note is what "
+            "the spec's parsers read from the file's name.", None)
+
+
 def log_block(_: str | None) -> Picture:
     """The frame, and the first block of the golden table's first log file."""
     from reference.diagrams.log_layout import block_layout_svg
@@ -89,7 +102,7 @@ def bench(metric: str | None) -> Picture:
 
 
 PICTURES: dict[str, Callable[[str | None], Picture]] = {
-    "timeline-states": timeline_states, "file-groups": file_groups, "log-block": log_block,
+    "timeline-states": timeline_states, "file-groups": file_groups, "table-tree": table_tree, "log-block": log_block,
     "buckets": buckets, "bench": bench,
 }
 

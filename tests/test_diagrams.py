@@ -112,6 +112,35 @@ def test_file_group_picture_follows_the_table(tmp_path: Path) -> None:
     assert fsview_svg(smaller, Storage(str(table))) != svg
 
 
+def test_table_tree_names_every_file_as_the_spec_parses_it(tmp_path: Path) -> None:
+    """The home page's tree: every file of the golden table drawn once, each named by the spec's parsers (a
+    timeline file by its state, a parquet file as a base file, a log file as a log of its group); a change
+    to the table changes the picture."""
+    from reference.diagrams.table_tree import table_tree_svg, tree_entries
+
+    table = tmp_path / "t"
+    shutil.copytree(GOLDEN, table)
+    entries = tree_entries(table, 2)
+    files = sorted(p.name for p in table.rglob("*") if p.is_file())
+    assert sorted(e.name for e in entries if not e.folder) == files
+    kinds = {e.name: e.kind for e in entries}
+    assert {kinds[n] for n in files if n.endswith(".parquet")} == {"base"}
+    assert {kinds[n] for n in files if ".log." in n} == {"log"}
+    assert kinds["hoodie.properties"] == "config" and kinds[".hoodie_partition_metadata"] == "partition"
+    notes = {e.name: e.note for e in entries}
+    assert notes["20240101000006000.compaction.requested"].startswith(
+        "instant 20240101000006000: compaction, requested")
+    assert notes["20240101000006000_20240101000007000.commit"].startswith(
+        "instant 20240101000006000: commit, completed at 20240101000007000")
+    assert "written by 20240101000008000" in notes[next(n for n in files if "_20240101000008000.log." in n)]
+    svg = table_tree_svg(table)
+    assert all(f">{n}<" in svg for n in files)
+    (table / "a" / "00000000-0000-4000-8000-000000000002-0_0-323-430_20240101000008000.parquet").unlink()
+    assert table_tree_svg(table) != svg
+    assert len(tree_entries(table, 2, max_files=3)) < len(entries)  # a long folder is cut, and says so
+    assert any(e.name.startswith("… ") for e in tree_entries(table, 2, max_files=3))
+
+
 def test_fsview_command_draws_mermaid_and_svg(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fsview", str(GOLDEN), "--output", "mermaid"]) == 0
     out = capsys.readouterr().out
@@ -221,7 +250,7 @@ def test_every_picture_marker_of_the_site_becomes_an_inline_svg() -> None:
         assert len(figures) == len(markers), page
         for svg in figures:
             assert svg.startswith("<svg") and svg.endswith("</svg>") and "\n\n" not in svg  # one HTML block
-    assert found >= 7  # two state machines, file groups, log block, buckets, two bench charts
+    assert found >= 9  # two state machines, file groups (twice), the table tree, log block, buckets, bench charts
 
 
 def test_the_bench_writes_the_charts_json_beside_the_page(tmp_path: Path) -> None:

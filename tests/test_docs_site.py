@@ -108,3 +108,13 @@ def test_wide_code_and_tables_show_that_they_scroll() -> None:
         rules = "".join(m.group(1) for m in re.finditer(rf"{re.escape(selector)}[^{{]*{{([^}}]*)}}", css))
         assert "scrollbar-color" in rules or "scrollbar-width" in rules, selector
         assert "no-repeat local" in rules and "no-repeat scroll" in rules, f"{selector}: no scroll shadow"
+
+
+def test_code_blocks_fit_the_page_width() -> None:
+    """A code block's long line wraps inside the column (leading spaces kept, a long name broken where it must)
+    instead of running past the page's right edge: the rule is in a stylesheet the site loads."""
+    config = (ROOT / "mkdocs.yml").read_text()
+    sheets = re.findall(r"^extra_css:\n((?:  - .+\n)+)", config, re.M)
+    css = "".join((DOCS / line.strip()[2:]).read_text() for line in sheets[0].splitlines())
+    rules = "".join(m.group(1) for m in re.finditer(r"\.md-typeset pre > code\s*{([^}]*)}", css))
+    assert re.search(r"white-space:\s*pre-wrap", rules) and re.search(r"overflow-wrap:\s*anywhere", rules), rules

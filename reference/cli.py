@@ -78,7 +78,18 @@ def version_line(program: str) -> str:
     return f"{program} {installed} (Apache Hudi table versions 6, 8 and 9; new tables: {default('table_version')})"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(word: str) -> str | None:
+    """The module of ``reference.commands`` that registers the command ``word`` (``commit-files``:
+    ``commit_files``), or None when no module is named so."""
+    name = word.replace("-", "_")
+    if name.startswith("_") or not name.isidentifier():
+        return None
+    return name if any(info.name == name for info in pkgutil.iter_modules(commands.__path__)) else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command, or with ``only`` (a module of ``reference.commands``) that
+    command alone, which is all a command line naming it needs (the other commands' modules are not imported)."""
     parser = HudiSpecParser(
         prog="hudi-spec",
         description="Inspect, read and write Apache Hudi tables with the executable specification. "
@@ -87,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=HudiSpecVersion)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or (only is not None and info.name != only):
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.register(sub)
@@ -126,7 +137,7 @@ def _quiet_interrupts_from_now_on(command: str) -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
+    parser = build_parser(command_module(words[0]) if words else None)
     if not words:  # a bare `hudi-spec`: the commands
         parser.print_help()
         return EXIT_OK

@@ -5,6 +5,7 @@ name, the engine each command runs on, and the basics of both command lines."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import re
@@ -264,7 +265,28 @@ def test_help_imports_nothing_heavy(program: str, argv: list[str]) -> None:
     modules = _modules_after(program, argv)
     heavy = sorted(m for m in modules if m.startswith(HEAVY))
     assert heavy == [], heavy
-    assert ("reference.commands.read" in modules) == (program == "hudi-spec")  # the parser was built
+    named = argv[0] if argv and not argv[0].startswith("-") else "read"  # a command's own, or every command's
+    assert (f"reference.commands.{named}" in modules) == (program == "hudi-spec")  # the parser was built
+
+
+def test_a_command_line_builds_its_commands_parser_alone() -> None:
+    """``hudi-spec COMMAND ...`` imports and registers that command alone, and parses as the parser of every
+    command does: the same options, defaults and help for each command; a word that names no command gets the
+    whole parser (and its "invalid choice" error with the list of commands)."""
+    from reference.cli import build_parser, command_module
+
+    every = _subparsers(build_parser())
+    tops = [name for name in every if " " not in name]
+    assert len(tops) >= 20
+    for name in tops:
+        module = command_module(name)
+        assert module is not None, name
+        alone = _subparsers(build_parser(module))
+        assert sorted(alone) == sorted(n for n in every if n == name or n.startswith(name + " ")), name
+        for sub in alone:
+            assert alone[sub].format_help() == every[sub].format_help(), sub
+    assert command_module("no-such-command") is None and command_module("_output") is None
+    assert command_module("--help") is None
 
 
 READ_NEEDS_NONE_OF = ("pandas", "pyarrow.dataset", "pyarrow.compute", "rich", "spec.timeline.avro_model",
@@ -278,10 +300,28 @@ def test_plain_read_loads_only_what_it_reads(tmp_path: Path, capsys: pytest.Capt
     pyarrow.compute (only merges and incremental windows), not rich (a record list is plain text), not the
     archive's or the Avro model's readers (no incremental query, no pending restore)."""
     table = tmp_path / "t"
-    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE])[0] == 0
+    at = dt.datetime(2024, 5, 1, 12, 30, 1, 250, tzinfo=dt.UTC)
+    rows = [{**r, "at": at} for r in ROWS]  # a UTC timestamp: pyarrow's own conversion of it imports pandas
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE])[0] == 0
     modules = _modules_after("hudi-spec", ["read", str(table), "--limit", "1"])
     assert "pyarrow.parquet" in modules and "spec.read.reader" in modules and "spec.metadata.hfile" in modules
     assert sorted(m for m in modules if m.startswith(READ_NEEDS_NONE_OF)) == []
+
+
+def test_python_rows_are_pyarrows_values() -> None:
+    """``read``'s rows as Python values equal ``to_pylist``'s, a UTC timestamp made without pandas included."""
+    from zoneinfo import ZoneInfo
+
+    from reference.commands.read import python_rows
+
+    utc = dt.datetime(2024, 5, 1, 12, 30, 1, 250, tzinfo=dt.UTC)
+    table = pa.table({"us": pa.array([utc, None], pa.timestamp("us", tz="UTC")),
+                      "ms": pa.array([utc.replace(microsecond=1000), None], pa.timestamp("ms", tz="Etc/UTC")),
+                      "paris": pa.array([utc, utc], pa.timestamp("us", tz="Europe/Paris")),
+                      "naive": pa.array([utc.replace(tzinfo=None)] * 2, pa.timestamp("us")), "n": [1, 2]})
+    table = pa.concat_tables([table, table])  # two chunks
+    assert python_rows(table) == table.to_pylist()
+    assert python_rows(table)[0]["us"] == utc and python_rows(table)[0]["paris"].tzinfo == ZoneInfo("Europe/Paris")
 
 
 def test_version_on_both_commands(capsys: pytest.CaptureFixture[str]) -> None:

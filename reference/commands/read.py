@@ -70,6 +70,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "spark: the reference Spark reader (same rows)")
 
 
+UTC_NAMES = frozenset({"UTC", "Etc/UTC", "Z", "+00:00", "utc"})
+
+
+def python_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """``table.to_pylist()``, the same values, with a UTC timestamp of unit s, ms or us made here: pyarrow makes
+    one (its time zone) by importing pandas, a third of a second of a short command. Other time zones and
+    nanoseconds (which pyarrow turns into pandas' Timestamp) are left to pyarrow."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    columns: dict[str, list[Any]] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        kind = column.type
+        if pa.types.is_timestamp(kind) and kind.tz in UTC_NAMES and kind.unit != "ns":
+            naive = pa.timestamp(kind.unit)  # the same instants, as UTC wall times (a view: nothing is computed)
+            columns[name] = [None if v is None else v.replace(tzinfo=dt.UTC)
+                             for chunk in column.chunks for v in chunk.view(naive).to_pylist()]
+        else:
+            columns[name] = column.to_pylist()
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
 def _jsonable(v: Any) -> Any:
     if isinstance(v, bytes):
         return v.hex()
@@ -154,13 +177,16 @@ def _read(args: argparse.Namespace) -> tuple[pa.Table, str]:
 
     import pyarrow as pa
 
-    from reference.commands import _where
     from spec.read.query_plan import check_query
     from spec.read.reader import TableReader
 
     check_query(args.query, args.as_of, args.begin, args.end)
     reader = TableReader(args.table, use_metadata_table=not args.list_file_system)
-    where = _where.parse_where(args.where) if args.where is not None else None
+    where = None
+    if args.where is not None:  # the filter's module loads only for a command line that has one
+        from reference.commands import _where
+
+        where = _where.parse_where(args.where)
     schema = reader.table_schema(args.as_of)
     if schema is not None:  # the rows read carry the meta columns too
         from spec.schema.table_schema import META_FIELDS
@@ -272,15 +298,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     with _destination(args.out):
         if fmt == "json":
-            _output.emit_json([{k: _jsonable(v) for k, v in row.items()} for row in shown.to_pylist()])
+            _output.emit_json([{k: _jsonable(v) for k, v in row.items()} for row in python_rows(shown)])
         elif fmt == "csv":
             _output.emit_csv(shown.column_names, [[row.get(c) for c in shown.column_names]
-                                                  for row in shown.to_pylist()])
+                                                  for row in python_rows(shown)])
         elif table.num_rows == 0:
             _output.start_output()
             print(f"0 rows ({args.query}{'; ' + pruned if pruned else ''}): {why_empty(args)}")
         else:
-            rows = [[row.get(c) for c in shown.column_names] for row in shown.to_pylist()]
+            rows = [[row.get(c) for c in shown.column_names] for row in python_rows(shown)]
             more = f", the first {shown.num_rows} shown" if shown.num_rows < table.num_rows else ""
             _output.emit_table(f"{table.num_rows} rows ({args.query}{'; read ' + pruned if pruned else ''}){more}",
                                shown.column_names, rows)

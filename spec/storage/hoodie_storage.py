@@ -206,13 +206,11 @@ class Storage:
         """The rows of the parquet file ``rel`` (only ``columns`` if given); pre-buffered on object
         stores, where the file is fetched whole once (``parquet_file``)."""
         if self.store is not None:
-            return self.parquet_file(rel).read(columns=None if columns is None else list(columns),
-                                               use_threads=True)
+            return _read_file(self.parquet_file(rel), columns)
         # one file through ParquetFile, not pq.read_table: the dataset scan behind read_table imports
         # pyarrow.dataset (and with it pandas), a third of a second of every short command
         with _unreadable_parquet(self.full(rel)):
-            return pq.ParquetFile(self.full(rel), filesystem=self.fs, pre_buffer=not self.local).read(
-                columns=None if columns is None else list(columns), use_threads=True)
+            return _read_file(pq.ParquetFile(self.full(rel), filesystem=self.fs, pre_buffer=not self.local), columns)
 
     def parquet_file(self, rel: str) -> pq.ParquetFile:
         """The parquet file ``rel`` opened for reading (its footer read).
@@ -409,6 +407,17 @@ class Storage:
             os.fsync(f.fileno())
         return offset
     # --8<-- [end:append]
+
+
+THREADED_READ_ROWS = 65_536
+"""A parquet file of at least this many rows is decoded on pyarrow's threads (its columns and row groups at
+once); a smaller one in the calling thread, where handing it to the pool costs more than it saves (readers
+already read several files at once, ``spec.read.reader.in_order``)."""
+
+
+def _read_file(file: pq.ParquetFile, columns: Sequence[str] | None) -> pa.Table:
+    return file.read(columns=None if columns is None else list(columns),
+                     use_threads=file.metadata.num_rows >= THREADED_READ_ROWS)
 
 
 @contextlib.contextmanager

@@ -941,3 +941,47 @@ def test_where_on_the_default_partition(tmp_path: Path, hive: bool, capsys: pyte
                        ("city = 'sf'", [2]), ("city != 'sf'", [3])):
         got = _json_rows(capsys, ["read", str(table), "--where", where])
         assert sorted(r["id"] for r in got) == ids, (where, got)
+
+
+# --- found on a walk through the commands from a fresh shell ------------------------------------------------
+
+
+def test_a_read_with_no_rows_keeps_the_tables_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Time travel to before the first commit, or a filter nothing matches: CSV prints the header of the table's
+    columns (not a blank line), JSON an empty list, a table the reason."""
+    table = tmp_path / "t"
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE])[0] == 0
+    code, out, err = _run(capsys, ["read", str(table), "--as-of", "2001-01-01", "--format", "csv"])
+    assert (code, out) == (0, "_hoodie_commit_time,_hoodie_commit_seqno,_hoodie_record_key,_hoodie_partition_path,"
+                              "_hoodie_file_name,id,ts,city\n"), err
+    assert _run(capsys, ["read", str(table), "--as-of", "2001-01-01", "--columns", "city,id", "--format", "csv"])[1] \
+        == "city,id\n"
+    assert _run(capsys, ["read", str(table), "--where", "id > 100", "--columns", "id", "--format", "csv"])[1] == "id\n"
+    assert json.loads(_run(capsys, ["read", str(table), "--as-of", "2001-01-01", "--format", "json"])[1]) == []
+    out = _run(capsys, ["read", str(table), "--as-of", "2001-01-01"])[1]
+    assert out.startswith("0 rows (snapshot): --as-of 20010101000000000 is before the table's first commit")
+
+
+def test_compact_with_nothing_to_do_says_so_in_a_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "t"
+    argv = ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE, "--table-type", "MERGE_ON_READ"]
+    assert _run(capsys, argv)[0] == 0
+    for extra in ([], ["--schedule"]):
+        code, out, err = _run(capsys, ["compact", str(table), *extra])
+        assert (code, out) == (0, "Nothing to compact: no latest file slice has log files, and no compaction is "
+                                  "pending\n"), err
+    assert json.loads(_run(capsys, ["compact", str(table), "--format", "json"])[1])["compaction_time"] is None
+
+
+def test_rollback_names_files_by_name_in_its_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The table's file column holds file names (the partition is the column beside it), so a long absolute
+    path is not folded over lines; CSV and JSON keep the paths Hudi's rollback metadata records."""
+    table = tmp_path / "t"
+    for _ in range(2):
+        assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE])[0] == 0
+    code, out, err = _run(capsys, ["rollback", str(table), "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and rows and all(r["file"].startswith(str(table)) for r in rows), err
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE])[0] == 0
+    code, out, err = _run(capsys, ["rollback", str(table)])
+    assert code == 0 and str(tmp_path) not in out and ".parquet" in out, out

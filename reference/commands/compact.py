@@ -39,8 +39,9 @@ def run(args: argparse.Namespace) -> int:
     if args.schedule:
         t = schedule_compaction(client)
         data: dict[str, Any] = {"compaction_time": t, "state": "REQUESTED" if t else None, "file_groups": []}
-        title = f"Compaction {t} scheduled" if t else "Nothing to compact"
-        _output.emit(args.output, data, COLUMNS, [], title=title)
+        if t is None and args.output not in ("json", "csv"):
+            return _nothing()
+        _output.emit(args.output, data, COLUMNS, [], title=f"Compaction {t} scheduled")
         return 0
     with spark_progress():
         t = run_compaction(client, args.run or None) if args.run is not None else compact(client)
@@ -55,6 +56,18 @@ def run(args: argparse.Namespace) -> int:
                  "total_log_files_compacted": s.total_log_files_compacted, "total_log_records": s.total_log_records,
                  "file_size": s.file_size} for s in md.all_write_stats()]
     data = {"compaction_time": t, "state": "COMPLETED" if t else None, "engine": args.engine, "file_groups": rows}
-    title = f"Compaction {t} ({args.engine} engine)" if t else "Nothing to compact"
-    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=title)
+    if t is None and args.output not in ("json", "csv"):
+        return _nothing()
+    _output.emit_rows(args.output, rows, COLUMNS, data=data, title=f"Compaction {t} ({args.engine} engine)")
+    return 0
+
+
+NOTHING = "Nothing to compact: no latest file slice has log files, and no compaction is pending"
+
+
+def _nothing() -> int:
+    """The one line a table-format answer gives when there was nothing to compact (JSON and CSV keep their
+    shape: a null instant, a header without rows)."""
+    _output.start_output()
+    print(NOTHING)
     return 0

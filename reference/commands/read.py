@@ -224,12 +224,29 @@ def _read(args: argparse.Namespace) -> tuple[pa.Table, str]:
             tables.append(part.table)
             step(position.get(id(part.slice)))
     report_skipped(reader.skipped, strict=args.strict)
-    table = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
-    if where is not None and table.num_columns:
+    table = pa.concat_tables(tables, promote_options="permissive") if tables else _no_rows(reader, args.columns)
+    if where is not None and table.num_columns and tables:
         table = _where.filter_rows(table, where)
         if args.columns:
             table = table.select(args.columns)
     return table, pruned
+
+
+def _no_rows(reader: Any, columns: list[str] | None) -> pa.Table:
+    """No rows, under the table's columns (its latest schema, the meta columns first; only ``columns`` if
+    given): CSV then prints its header and a table says which columns it would show. A table without a
+    schema (nothing committed) gives no columns either."""
+    import pyarrow as pa
+
+    from spec.schema.table_schema import META_FIELDS
+
+    schema = reader.table_schema(None)
+    if schema is None:
+        return pa.table({})
+    fields = [*(pa.field(m, pa.string()) for m in META_FIELDS if m not in schema.names), *schema]
+    if columns:
+        fields = [f for c in columns for f in fields if f.name == c]
+    return pa.schema(fields).empty_table()
 
 
 def report_skipped(skipped: list[SkippedBlock], strict: bool) -> None:

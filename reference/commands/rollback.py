@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     data = {"rollback_instant": result.instant, "instant": result.target.requested, "action": result.target.action,
             "state": result.target.state.value, "total_files_deleted": result.metadata.total_files_deleted,
             "changes": rows}
-    _output.emit_rows(args.output, rows, COLUMNS, data=data,
+    # the table names each file by its name (its partition is the column beside it); JSON and CSV keep the paths
+    shown = rows if args.output in ("json", "csv") else [{**r, "file": r["file"].rsplit("/", 1)[-1]} for r in rows]
+    _output.emit_rows(args.output, shown, COLUMNS, data=data,
                       title=f"Rolled back {result.target.requested} ({result.target.action}) at {result.instant}")
     return 0

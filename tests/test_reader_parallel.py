@@ -6,12 +6,14 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import spec.read.reader as reader_module
 from spec.errors import InvalidTable
 from spec.read.reader import TableReader, in_order
 from spec.storage.hoodie_storage import Storage
@@ -57,13 +59,35 @@ def test_in_order_yields_in_order_at_most_workers_at_once(delays: list[int], wor
 
 @pytest.mark.parametrize("table", GOLDEN, ids=[p.parent.name for p in GOLDEN])
 @pytest.mark.parametrize("query", ["snapshot", "read_optimized"])
-def test_slices_read_side_by_side_are_the_slices_read_one_by_one(table: Path, query: str) -> None:
+def test_slices_read_side_by_side_are_the_slices_read_one_by_one(table: Path, query: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     assert GOLDEN, "the golden tables are missing"
+    monkeypatch.setattr(reader_module, "SMALL_PLAN_BYTES", 0)  # these tables are small: read them on threads
     one = [(p.slice.file_id, p.table) for p in TableReader(str(table), workers=1).query(query)]
     four = [(p.slice.file_id, p.table) for p in TableReader(str(table), workers=4).query(query)]
     assert [f for f, _ in one] == [f for f, _ in four]
     for (_, a), (_, b) in zip(one, four, strict=True):
         assert a.equals(b)
+
+
+def test_a_small_plan_is_read_on_the_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``SMALL_PLAN_BYTES`` no thread is started (threads cost more than such a read); above it, slices
+    are read on the reader's threads."""
+    seen: list[str] = []
+    real = TableReader.read_slice
+
+    def read_slice(self: TableReader, *args: Any, **kwargs: Any) -> Any:
+        seen.append(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TableReader, "read_slice", read_slice)
+    table = max(GOLDEN, key=lambda t: len(list(TableReader(str(t)).query())))
+    assert len(list(TableReader(str(table), workers=4).query())) > 1
+    assert set(seen) == {threading.current_thread().name}
+    seen.clear()
+    monkeypatch.setattr(reader_module, "SMALL_PLAN_BYTES", 0)
+    list(TableReader(str(table), workers=4).query())
+    assert seen and all(name.startswith("hudi-read") for name in seen)
 
 
 def test_read_parquet_is_a_plain_parquet_read() -> None:

@@ -30,9 +30,8 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
@@ -48,7 +47,13 @@ from spec.schema.table_schema import COMMIT_TIME
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 T = TypeVar("T")
+SMALL_PLAN_BYTES = 8 * 1024 * 1024
+"""A plan whose files (base and log) hold fewer bytes than this is read on the calling thread: starting
+threads for it costs more than reading it."""
 R = TypeVar("R")
 
 
@@ -187,7 +192,9 @@ class TableReader:
         def read(sl: FileSlice) -> pa.Table | None:
             return self.read_slice(sl, plan.log_as_of, with_logs=plan.with_logs, columns=project)
 
-        for sl, table in in_order(read, plan.slices, self.workers if window is None else 1):
+        small = sum(f.size for sl in plan.slices for f in (*sl.log_files, *([sl.base_file] if sl.base_file else []))
+                    ) < SMALL_PLAN_BYTES
+        for sl, table in in_order(read, plan.slices, self.workers if window is None and not small else 1):
             if table is not None and window is not None:
                 import pyarrow.compute as pc
 
@@ -208,6 +215,8 @@ def in_order(fn: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator
         for item in items:
             yield item, fn(item)
         return
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hudi-read") as pool:
         pending: deque[tuple[T, Future[R]]] = deque()
         for item in items:

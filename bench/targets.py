@@ -55,6 +55,8 @@ TARGETS: tuple[Target, ...] = (
            "hudi_rs_read_our_cow_table", 1.0),
     Target("spec reader ≤ 1.0x hudi-rs, MOR snapshot", "hudi_spec_mor_snapshot_read_spec_engine",
            "hudi_rs_read_our_mor_table", 1.0),
+    Target("`hudi-spec read TABLE --limit 1` ≤ 1.0x a one-line hudi-rs read, whole processes",
+           "hudi_spec_cli_read_first_row", "hudi_rs_one_line_read", 1.0),
 )
 
 

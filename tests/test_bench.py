@@ -31,6 +31,7 @@ from bench.jobs import (
     Context,
     NotAvailable,
 )
+from bench.ours import SMALL_ROWS
 
 N = 2_000
 
@@ -237,6 +238,8 @@ def test_every_peer_and_entry_handles_the_rows_it_was_given(smoke: dict[str, Any
             assert r["rows"] == shape.batch and r["rows_seen"] == r["rows_expected"] == shape.rows_after, r
         elif r["job"] == "pyarrow_dataset_read":
             assert r["rows"] == r["rows_seen"] == N
+        elif r["job"] in ("hudi_spec_cli_read_first_row", "hudi_rs_one_line_read"):  # a small table of its own
+            assert r["rows"] == r["rows_seen"] == r["rows_expected"] == SMALL_ROWS, r
         elif kind == "read" or kind == "service":
             assert r["rows"] == r["rows_seen"] == r["rows_expected"] == shape.rows_after, r
         if r["rows_expected"] is not None:
@@ -346,7 +349,7 @@ def test_every_target_compares_two_jobs_of_the_bench() -> None:
     from bench.targets import TARGETS
 
     jobs = all_jobs()
-    assert len(TARGETS) == 13
+    assert len(TARGETS) == 14
     for t in TARGETS:
         assert t.job in jobs and t.base in jobs, t
         assert t.limit is None or 0 < t.limit <= 2.0
@@ -402,3 +405,22 @@ def test_the_scale_table_and_curves_show_the_driver_and_the_file_groups() -> Non
     assert "no scale job ran" in curve_svg(dicts[2:], "scale_seconds")
     page = Path(__file__).resolve().parents[1] / "docs" / "performance.json"
     assert set(charts_from_json(page)) == {"seconds", "peak_rss_mb", "scale_seconds", "scale_driver_mb"}
+
+
+def test_the_command_line_read_runs_beside_hudi_rs_in_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole-process job: ``hudi-spec read TABLE --limit 1`` and the one-line hudi-rs read of the same
+    table (version 9, the writer's default), in turn, each pair's ratio kept; what ours printed is checked."""
+    from bench import ours
+
+    monkeypatch.setattr(ours, "PAIRS", 2)
+    ctx = Context(N, tmp_path)
+    table = ours.small_table(ctx)
+    assert "hoodie.table.version=9" in (table / ".hoodie" / "hoodie.properties").read_text()
+    m = ours.cli_read_first_row(ctx)
+    assert m.rows == m.rows_seen == m.rows_expected == SMALL_ROWS and m.extra is not None
+    assert m.extra["pairs"] == 2 and m.seconds == m.extra["wall_seconds"]["median"] > 0
+    for key in ("wall_ratio", "cpu_ratio"):
+        spread = m.extra[key]
+        assert 0 < spread["min"] <= spread["median"] <= spread["max"], key
+    assert ours.hudi_rs_command(table)[-1] == str(table) and ours.cli_command(table)[1:] == [
+        "read", str(table), "--limit", "1"]

@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
+from typing import Protocol
 
 from spec.errors import WriteConflict
 from spec.storage.hoodie_storage import Storage
@@ -43,6 +44,7 @@ from spec.storage.lock import (
     is_lock_valid,
     new_lock,
 )
+from spec.storage.lock_provider import FILE_SYSTEM_BASED
 
 SINGLE_WRITER_LOCK = StorageLockConfig(wait_ms=0)
 """The lock of single-writer mode and of services run alone: try once, fail at once."""
@@ -174,11 +176,32 @@ class StorageBasedLock:
         self._renewer.start()
 
 
+class TableLock(Protocol):
+    """A lock provider's lock, as the writers use it (``StorageBasedLock``, ``FileSystemBasedLock``)."""
+
+    def lock(self, action: str) -> None: ...
+
+    def try_lock(self) -> bool: ...
+
+    def holds(self) -> bool: ...
+
+    def unlock(self) -> None: ...
+
+
+def make_lock(storage: Storage, config: StorageLockConfig = SINGLE_WRITER_LOCK) -> TableLock:
+    """The lock of the provider ``config`` names (``hoodie.write.lock.provider``), on ``storage``."""
+    from reference.transaction.file_system_lock import FileSystemBasedLock
+
+    if config.provider == FILE_SYSTEM_BASED:
+        return FileSystemBasedLock(storage, config)
+    return StorageBasedLock(storage, config)
+
+
 @contextmanager
 def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE_WRITER_LOCK
-               ) -> Iterator[StorageBasedLock]:
+               ) -> Iterator[TableLock]:
     """Hold the table lock for ``action`` (e.g. ``"upsert"``) for the block."""
-    lock = StorageBasedLock(storage, config)
+    lock = make_lock(storage, config)
     lock.lock(action)
     try:
         yield lock
@@ -192,4 +215,5 @@ def maybe_locked(storage: Storage, held: bool, action: str) -> AbstractContextMa
     return nullcontext() if held else table_lock(storage, action)
 
 
-__all__ = ["LOCK_FILE", "SINGLE_WRITER_LOCK", "StorageBasedLock", "holder_is_dead", "maybe_locked", "table_lock"]
+__all__ = ["LOCK_FILE", "SINGLE_WRITER_LOCK", "StorageBasedLock", "TableLock", "holder_is_dead", "make_lock",
+           "maybe_locked", "table_lock"]

@@ -81,6 +81,7 @@ def test_hudis_file_system_lock_and_ours_exclude_each_other(apache_hudi: Any, tm
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_an_expired_lock_file_is_taken_by_either(apache_hudi: Any, tmp_path: Path) -> None:
     base = tmp_path / "t"
     (base / ".hoodie").mkdir(parents=True)
@@ -101,6 +102,7 @@ def test_an_expired_lock_file_is_taken_by_either(apache_hudi: Any, tmp_path: Pat
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_hudis_storage_based_lock_does_not_start_on_a_local_path(apache_hudi: Any, tmp_path: Path) -> None:
     jvm = apache_hudi._jvm
     props = jvm.org.apache.hudi.common.config.TypedProperties()

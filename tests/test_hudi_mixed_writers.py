@@ -114,10 +114,10 @@ def hudi_write(spark: Any, base: Path, rows: list[Row], table_type: str, gate: G
     spark.createDataFrame(rows, SCHEMA).write.format("hudi").options(**options).mode("append").save(str(base))
 
 
-def our_write(base: Path, rows: list[Row], table_type: str, **extra: str) -> str:
+def our_write(base: Path, rows: list[Row], table_type: str, engine: str = "local", **extra: str) -> str:
     table = pa.Table.from_pylist([{"id": i, "ts": t, "p": p, "v": v} for i, t, p, v in rows])
     options = {**OURS, "hoodie.datasource.write.table.type": table_type, **extra}
-    return WriteClient(str(base), engine="local").write(table, "upsert", options).instant
+    return WriteClient(str(base), engine=engine).write(table, "upsert", options).instant
 
 
 def timeline(base: Path) -> set[str]:
@@ -200,8 +200,10 @@ def test_our_lock_keeps_hudis_write_out_until_it_releases(apache_hudi: Any, tabl
     assert rows_read(apache_hudi, base)["k1"] == "hudi"
 
 
-@pytest.mark.parametrize("table", ["COPY_ON_WRITE", "MERGE_ON_READ"], indirect=True)
+@pytest.mark.parametrize(("table", "engine"), [("COPY_ON_WRITE", "local"), ("MERGE_ON_READ", "local"),
+                                               ("MERGE_ON_READ", "spark")], indirect=["table"])
 def test_hudi_commits_first_and_our_write_to_the_same_file_group_aborts(apache_hudi: Any, table: tuple[Path, str],
+                                                                        engine: str,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     base, table_type = table
     original, seen = WriteClient._write, {}
@@ -215,23 +217,24 @@ def test_hudi_commits_first_and_our_write_to_the_same_file_group_aborts(apache_h
 
     monkeypatch.setattr(WriteClient, "_write", write_then_hudi)
     with pytest.raises(WriteConflict, match="conflicts with") as err:
-        our_write(base, [("k2", 3, "a", "ours")], table_type)
+        our_write(base, [("k2", 3, "a", "ours")], table_type, engine)
     monkeypatch.undo()
     assert seen["hudi"] in err.value.message and "rolled back" in err.value.message
     assert rows_read(apache_hudi, base) == {"k1": "hudi", "k2": "a2", "k3": "b3"}
     assert not (base / ".hoodie/lock").exists()
 
 
-@pytest.mark.parametrize("table", ["COPY_ON_WRITE", "MERGE_ON_READ"], indirect=True)
+@pytest.mark.parametrize(("table", "engine"), [("COPY_ON_WRITE", "local"), ("MERGE_ON_READ", "local"),
+                                               ("COPY_ON_WRITE", "spark")], indirect=["table"])
 def test_our_write_commits_first_and_hudis_to_the_same_file_group_aborts(apache_hudi: Any, table: tuple[Path, str],
-                                                                         tmp_path: Path) -> None:
+                                                                         engine: str, tmp_path: Path) -> None:
     base, table_type = table
     gate, before = Gate(tmp_path / "gate"), timeline(base)
     hudi = Background(lambda: hudi_write(apache_hudi, base, [("k1", 3, "a", "hudi")], table_type, gate))
     wait_for(lambda: any(n.endswith(".inflight") for n in timeline(base) - before)
              and not (base / ".hoodie/lock").exists())
     (hudi_instant,) = {n[:17] for n in timeline(base) - before}
-    ours = our_write(base, [("k2", 3, "a", "ours")], table_type)
+    ours = our_write(base, [("k2", 3, "a", "ours")], table_type, engine)
     gate.open()
     error = hudi.join().error
     assert error is not None and "HoodieWriteConflictException" in str(error)

@@ -132,7 +132,18 @@ def test_the_file_system_lock_is_taken_on_local_files_and_refused_on_s3(tmp_path
     assert isinstance(first, FileSystemBasedLock) and first.try_lock() and not second.try_lock()
     first.unlock()
     assert second.try_lock()
+    (tmp_path / ".hoodie/lock").write_bytes(b"")  # a racing Hudi create truncated it: no longer ours, left alone
+    assert not second.holds()
     second.unlock()
+    assert (tmp_path / ".hoodie/lock").exists()
+    elsewhere = StorageLockConfig(wait_ms=0, provider=FILE_SYSTEM_BASED,
+                                  file_system=FileSystemLockConfig(f"file://{tmp_path}/locks", 0))
+    third = make_lock(Storage(str(tmp_path)), elsewhere)
+    assert third.try_lock() and (tmp_path / "locks/lock").exists() and (tmp_path / "locks/.lock.crc").exists()
+    third.unlock()
+    with pytest.raises(UnsupportedOption, match="local folder"):
+        make_lock(Storage(str(tmp_path)), StorageLockConfig(provider=FILE_SYSTEM_BASED,
+                                                            file_system=FileSystemLockConfig("hdfs://nn/locks")))
     with pytest.raises(UnsupportedOption, match="atomically") as err:
         check_provider_on(FILE_SYSTEM_BASED, storage_scheme("s3://bucket/t"))
     assert STORAGE_BASED in (err.value.hint or "")

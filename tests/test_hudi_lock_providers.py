@@ -22,9 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import reference  # noqa: F401  (registers the S3 client)
+from reference.api import HudiTable
 from reference.config.options import parse_options
 from reference.transaction.file_system_lock import FileSystemBasedLock
 from reference.transaction.lock import make_lock
@@ -123,6 +125,8 @@ def test_a_lock_provider_our_writer_cannot_share_is_refused(provider: str) -> No
 
 
 def test_the_file_system_lock_is_taken_on_local_files_and_refused_on_s3(tmp_path: Path) -> None:
+    """Our writers take it (a write, a compaction run alone), exclude each other with it, and never remove
+    a lock file that is no longer theirs; S3 is refused."""
     cfg = parse_options({"hoodie.write.lock.provider": FILE_SYSTEM_BASED, "hoodie.write.lock.filesystem.expire": "5",
                          "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
                          "hoodie.write.lock.storage.heartbeat.poll.secs": "30"})
@@ -144,6 +148,18 @@ def test_the_file_system_lock_is_taken_on_local_files_and_refused_on_s3(tmp_path
     with pytest.raises(UnsupportedOption, match="local folder"):
         make_lock(Storage(str(tmp_path)), StorageLockConfig(provider=FILE_SYSTEM_BASED,
                                                             file_system=FileSystemLockConfig("hdfs://nn/locks")))
+    table = tmp_path / "mor"
+    options = {"hoodie.table.name": "mor", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.write.lock.provider": FILE_SYSTEM_BASED}
+    for ts in (1, 2):  # a base file, then a log file: something to compact
+        HudiTable(str(table), engine="local").write(pa.table({"id": ["k"], "ts": [ts]}), "upsert", options)
+    held = make_lock(Storage(str(table)), FS_LOCK)
+    assert held.try_lock()
+    with pytest.raises(WriteConflict, match=r"\.hoodie/lock"):  # a compaction run alone takes the same lock
+        HudiTable(str(table), engine="local").compact(options)
+    held.unlock()
+    assert HudiTable(str(table), engine="local").compact(options) is not None
     with pytest.raises(UnsupportedOption, match="atomically") as err:
         check_provider_on(FILE_SYSTEM_BASED, storage_scheme("s3://bucket/t"))
     assert STORAGE_BASED in (err.value.hint or "")

@@ -209,10 +209,12 @@ def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE
         lock.unlock()
 
 
-def maybe_locked(storage: Storage, held: bool, action: str) -> AbstractContextManager[object]:
-    """The table lock for ``action``, unless the caller holds it already (``held``): a service that
-    runs inside a write (inline compaction, automatic clean and archival) runs under the writer's lock."""
-    return nullcontext() if held else table_lock(storage, action)
+def maybe_locked(storage: Storage, held: bool, action: str, config: StorageLockConfig = SINGLE_WRITER_LOCK
+                 ) -> AbstractContextManager[object]:
+    """The table lock for ``action`` (of the provider ``config`` names), unless the caller holds it already
+    (``held``): a service that runs inside a write (inline compaction, automatic clean and archival) runs
+    under the writer's lock."""
+    return nullcontext() if held else table_lock(storage, action, config)
 
 
 __all__ = ["LOCK_FILE", "SINGLE_WRITER_LOCK", "StorageBasedLock", "TableLock", "holder_is_dead", "make_lock",

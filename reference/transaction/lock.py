@@ -47,7 +47,8 @@ from spec.storage.lock import (
 from spec.storage.lock_provider import FILE_SYSTEM_BASED
 
 SINGLE_WRITER_LOCK = StorageLockConfig(wait_ms=0)
-"""The lock of single-writer mode and of services run alone: try once, fail at once."""
+"""The lock of single-writer mode when no option names a provider (``parse_options({}).lock``): the
+default provider's, tried once."""
 
 
 def holder_is_dead(owner: str) -> bool:
@@ -188,8 +189,14 @@ class TableLock(Protocol):
     def unlock(self) -> None: ...
 
 
-def make_lock(storage: Storage, config: StorageLockConfig = SINGLE_WRITER_LOCK) -> TableLock:
-    """The lock of the provider ``config`` names (``hoodie.write.lock.provider``), on ``storage``."""
+def make_lock(storage: Storage, config: StorageLockConfig) -> TableLock:
+    """The lock of the provider ``config`` names (``hoodie.write.lock.provider``), on ``storage``.
+
+    This is the one place that turns the configured provider into a lock: every action that takes the
+    table lock — a write, and each service run alone or beside writers — comes here (through
+    ``table_lock`` or ``maybe_locked``) with the ``StorageLockConfig`` its options resolved to
+    (``WriteConfig.lock``). None of the three has a default, so no action can fall back to another
+    provider's lock than the one its options name."""
     from reference.transaction.file_system_lock import FileSystemBasedLock
 
     if config.provider == FILE_SYSTEM_BASED:
@@ -198,8 +205,7 @@ def make_lock(storage: Storage, config: StorageLockConfig = SINGLE_WRITER_LOCK) 
 
 
 @contextmanager
-def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE_WRITER_LOCK
-               ) -> Iterator[TableLock]:
+def table_lock(storage: Storage, action: str, config: StorageLockConfig) -> Iterator[TableLock]:
     """Hold the table lock for ``action`` (e.g. ``"upsert"``) for the block."""
     lock = make_lock(storage, config)
     lock.lock(action)
@@ -209,7 +215,7 @@ def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE
         lock.unlock()
 
 
-def maybe_locked(storage: Storage, held: bool, action: str, config: StorageLockConfig = SINGLE_WRITER_LOCK
+def maybe_locked(storage: Storage, held: bool, action: str, config: StorageLockConfig
                  ) -> AbstractContextManager[object]:
     """The table lock for ``action`` (of the provider ``config`` names), unless the caller holds it already
     (``held``): a service that runs inside a write (inline compaction, automatic clean and archival) runs

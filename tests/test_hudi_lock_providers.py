@@ -30,10 +30,10 @@ from reference.api import HudiTable
 from reference.config.options import parse_options
 from reference.transaction.file_system_lock import FileSystemBasedLock
 from reference.transaction.lock import make_lock
-from spec.errors import UnsupportedOption, WriteConflict
+from spec.errors import LockProviderMismatch, UnsupportedOption, WriteConflict
 from spec.storage.file_system_lock import FileSystemLockConfig, crc_content, lock_owner
 from spec.storage.hoodie_storage import Storage
-from spec.storage.lock import StorageLockConfig
+from spec.storage.lock import LOCK_FILE, StorageLockConfig
 from spec.storage.lock_provider import FILE_SYSTEM_BASED, REFUSED_PROVIDERS, STORAGE_BASED, check_provider_on
 from spec.storage.schemes import storage_scheme
 
@@ -69,7 +69,14 @@ def test_hudis_file_system_lock_and_ours_exclude_each_other(apache_hudi: Any, tm
     assert not ours.try_lock()
     with pytest.raises(WriteConflict, match=r"\.hoodie/lock .*taken by Apache Hudi"):
         ours.lock("upsert")
+    storage_lock = make_lock(Storage(str(base)), StorageLockConfig(wait_ms=0))  # ours on the default provider
+    with pytest.raises(LockProviderMismatch, match=r"\.hoodie/lock") as err:
+        storage_lock.lock("upsert")
+    assert FILE_SYSTEM_BASED in (err.value.hint or "")
+    assert not storage_lock.holds() and (base / ".hoodie/lock").exists()  # ours released; Hudi's untouched
     hudi.unlock()
+    (base / LOCK_FILE).unlink()  # the released storage lock ours left (expired: true)
+    (base / ".hoodie/.locks").rmdir()
     assert sorted(os.listdir(base / ".hoodie")) == []
 
     assert ours.try_lock()  # ours holds it: Hudi cannot take it, and reads (checksum verified) who holds it

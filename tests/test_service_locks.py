@@ -29,10 +29,11 @@ from reference.executors.savepoint import savepoint_create, savepoint_delete
 from reference.transaction.lock import make_lock
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
-from spec.errors import WriteConflict
+from spec.errors import LockProviderMismatch, WriteConflict
+from spec.storage.file_system_lock import crc_content
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import LOCK_FILE
-from spec.storage.lock_provider import FILE_SYSTEM_BASED
+from spec.storage.lock_provider import FILE_SYSTEM_BASED, STORAGE_BASED
 from spec.timeline.active_timeline import Timeline
 
 FS = {"hoodie.write.lock.provider": FILE_SYSTEM_BASED}
@@ -123,3 +124,42 @@ def test_each_service_run_alone_waits_for_the_configured_providers_lock_and_touc
     assert main(_cli(table)["savepoint create"]) == EXIT_OK
     assert not (table / ".hoodie" / "lock").exists() and not (table / LOCK_FILE).exists()
     assert sorted(HudiTable(str(table)).read().column("id").to_pylist()) == ["a", "b"]
+
+
+def test_a_writer_on_the_other_provider_than_the_lock_held_is_refused(tmp_path: Path) -> None:
+    """The mismatch a user falls into: ours on the default storage-based lock beside a writer on the
+    file-system lock (Hudi 1.2.0's lock file: empty, with Hadoop's checksum), and the reverse — refused
+    with ``LockProviderMismatch`` saying to name the same provider, the table untouched and our lock
+    released. A released or another provider's stale lock is no mismatch."""
+    base = tmp_path / "t"
+    default = {k: v for k, v in OPTIONS.items() if k != "hoodie.write.lock.provider"}
+    HudiTable(str(base), engine="local").write(pa.table({"id": ["a"], "ts": [1]}), "upsert", default)
+    assert (base / LOCK_FILE).exists()  # the default provider's lock, released (expired: true)
+    HudiTable(str(base), engine="local").write(pa.table({"id": ["a"], "ts": [2]}), "upsert", OPTIONS)  # no mismatch
+    (base / ".hoodie" / "lock").write_bytes(b"")  # a Hudi writer on FileSystemBasedLockProvider holds it
+    (base / ".hoodie" / ".lock.crc").write_bytes(crc_content(b""))
+    before = _files(base)
+    for options in (default, {**OCC, "hoodie.write.lock.provider": STORAGE_BASED}):
+        with pytest.raises(LockProviderMismatch,
+                           match=r"\(\.hoodie/lock\) while this one takes .*StorageBasedLockProvider") as err:
+            HudiTable(str(base), engine="local").write(pa.table({"id": ["b"], "ts": [1]}), "upsert", options)
+        assert f"hoodie.write.lock.provider ({FILE_SYSTEM_BASED}" in (err.value.hint or "")
+        with pytest.raises(LockProviderMismatch):
+            HudiTable(str(base), engine="local").clean(options)
+        assert _files(base) == {**before, LOCK_FILE: (base / LOCK_FILE).read_bytes()}
+        assert b'"expired":true' in (base / LOCK_FILE).read_bytes()  # ours released at once
+    (base / ".hoodie" / "lock").unlink()
+    (base / ".hoodie" / ".lock.crc").unlink()
+
+    holder = make_lock(Storage(str(base)), parse_options(default).lock)  # another writer of ours, default lock
+    assert holder.try_lock()
+    before = _files(base)
+    with pytest.raises(LockProviderMismatch,
+                       match=r"table_lock\.json\) while this one takes the lock of .*FileSystemBasedLockProvider"):
+        HudiTable(str(base), engine="local").write(pa.table({"id": ["b"], "ts": [1]}), "upsert", OPTIONS)
+    with pytest.raises(LockProviderMismatch):
+        rollback(*load_table(str(base)), lock=parse_options(FS).lock)
+    assert _files(base) == before and not (base / ".hoodie" / "lock").exists()
+    holder.unlock()
+    HudiTable(str(base), engine="local").write(pa.table({"id": ["b"], "ts": [1]}), "upsert", OPTIONS)
+    assert sorted(HudiTable(str(base)).read().column("id").to_pylist()) == ["a", "b"]

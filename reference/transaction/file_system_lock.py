@@ -56,6 +56,7 @@ class FileSystemBasedLock:
 
     def __init__(self, storage: Storage, config: StorageLockConfig, clock: Callable[[], int] = _now_ms) -> None:
         check_provider_on(FILE_SYSTEM_BASED, storage.scheme)
+        self.storage = storage
         self.config = config
         self.clock = clock
         folder = config.file_system.path
@@ -114,8 +115,16 @@ class FileSystemBasedLock:
         self._content = content
         return True
 
+    def held_by_another(self) -> bool:
+        """Whether another writer holds the lock file: there, not ours, and not stale."""
+        return self.current() is not None and not self.holds() and not self._stale()
+
     def lock(self, action: str) -> None:
-        """Take the lock, trying every ``retry_wait_ms`` for up to ``wait_ms``; else WriteConflict."""
+        """Take the lock, trying every ``retry_wait_ms`` for up to ``wait_ms``; else WriteConflict. Taken
+        while another writer holds the storage-based lock: released again, and ``LockProviderMismatch``
+        (``reference.transaction.lock.check_same_provider``)."""
+        from reference.transaction.lock import check_same_provider
+
         deadline = time.monotonic() + self.config.wait_ms / 1000
         while not self.try_lock():
             if time.monotonic() >= deadline:
@@ -128,6 +137,7 @@ class FileSystemBasedLock:
                     hint="retry when it is done; a lock file whose writer died stays until it expires "
                          "(hoodie.write.lock.filesystem.expire minutes; 0: never) or is deleted")
             time.sleep(min(self.config.retry_wait_ms / 1000, max(0.0, deadline - time.monotonic())) or 0.01)
+        check_same_provider(self.storage, self.config, action, self)
 
     def holds(self) -> bool:
         """Whether the lock file is still ours (``actuallyHoldsLock``)."""

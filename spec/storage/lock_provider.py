@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from spec.errors import UnsupportedOption
+from spec.errors import LockProviderMismatch, UnsupportedOption
 from spec.storage.schemes import StorageScheme
 
 PROVIDER_KEY: Final = "hoodie.write.lock.provider"
@@ -78,6 +78,26 @@ def parse_lock_provider(raw: str) -> str:
                             hint=_WHAT_TO_DO)
 
 
+# --8<-- [start:mismatch]
+def other_provider_lock(provider: str) -> str:
+    """The provider whose lock a writer of ``provider`` looks for beside its own: a table has one lock file
+    per provider (``.hoodie/.locks/table_lock.json``, ``.hoodie/lock``), and one of them held live by
+    another writer while this one takes the other means the table's writers name different providers and
+    exclude nobody. Hudi does no such check (each provider sees only its own file)."""
+    return FILE_SYSTEM_BASED if provider == STORAGE_BASED else STORAGE_BASED
+
+
+def mismatch(provider: str, held: str, where: str, action: str) -> LockProviderMismatch:
+    """The error of a writer taking ``provider``'s lock while another writer holds ``held``'s at ``where``."""
+    return LockProviderMismatch(
+        f"another writer of this table holds the lock of {held} ({where}) while this one takes the lock of "
+        f"{provider}: the two exclude nobody; {action} did not start",
+        hint=f"give every writer of the table, the Hudi pipelines too, the same {PROVIDER_KEY} "
+             f"({FILE_SYSTEM_BASED} on local files, {STORAGE_BASED} on S3); if no writer holds {where} any more "
+             "(one that died), delete it")
+# --8<-- [end:mismatch]
+
+
 def check_provider_on(provider: str, scheme: StorageScheme) -> None:
     """``UnsupportedOption`` when Hudi cannot run ``provider`` on ``scheme`` and the lock would exclude no
     Hudi writer: the file-system lock needs atomic file creation (``StorageSchemes.isAtomicCreationSupported``)."""
@@ -89,4 +109,4 @@ def check_provider_on(provider: str, scheme: StorageScheme) -> None:
 
 
 __all__ = ["FILE_SYSTEM_BASED", "PROVIDER_KEY", "REFUSED_PROVIDERS", "STORAGE_BASED", "SUPPORTED",
-           "check_provider_on", "parse_lock_provider"]
+           "check_provider_on", "mismatch", "other_provider_lock", "parse_lock_provider"]

@@ -15,7 +15,7 @@ writes that touched one file group, the later to commit fails — ours with Writ
 instant, its files rolled back at once; Hudi's with ``HoodieWriteConflictException`` naming ours, its
 instant left inflight without a heartbeat, and rolled back by the next writer (ours here). Both orders,
 copy-on-write and merge-on-read; writes to other file groups both commit. After every trial Hudi's
-reader and the spec reader read the same rows: the winner's, nothing lost, no key twice.
+reader, hudi-rs and the spec reader read the same rows: the winner's, nothing lost, no key twice.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 from spec.storage.lock_provider import FILE_SYSTEM_BASED
+from tests.hudi_rs import check_hudi_rs_snapshot
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -132,10 +133,13 @@ def wait_for(what: Callable[[], bool], seconds: float = 120) -> None:
 
 
 def rows_read(spark: Any, base: Path) -> dict[str, str]:
-    """The rows as the spec reader reads them, after checking Hudi's reader reads the same (no key twice)."""
-    ours = [(r["id"], r["v"]) for r in read_table(str(base)).to_pylist()]
+    """The rows as the spec reader reads them, after checking Hudi's reader and hudi-rs (the ``hudi`` package)
+    read the same (no key twice)."""
+    spec_rows = read_table(str(base)).to_pylist()
+    ours = [(r["id"], r["v"]) for r in spec_rows]
     hudis = [(r.id, r.v) for r in spark.read.format("hudi").load(str(base)).select("id", "v").collect()]
     assert sorted(ours) == sorted(hudis)
+    check_hudi_rs_snapshot(str(base), spec_rows, project=lambda r: (r["id"], r["v"]))
     assert len({k for k, _ in ours}) == len(ours)
     return dict(ours)
 

@@ -57,11 +57,12 @@ class HudiTable:
 
         return compact(self._client, options=options)
 
-    def schedule_compaction(self, instant: str | None = None) -> str | None:
-        """Merge-on-read: write a compaction plan (``<t>.compaction.requested``) without running it."""
+    def schedule_compaction(self, instant: str | None = None, options: Mapping[str, Any] | None = None) -> str | None:
+        """Merge-on-read: write a compaction plan (``<t>.compaction.requested``) without running it, under the
+        lock of the provider ``options`` name."""
         from reference.executors.compaction import schedule_compaction
 
-        return schedule_compaction(self._client, instant)
+        return schedule_compaction(self._client, instant, options=options)
 
     def run_compaction(self, instant: str | None = None, options: Mapping[str, Any] | None = None) -> str:
         """Merge-on-read: execute a pending compaction (the oldest when ``instant`` is None); ``options``
@@ -74,17 +75,18 @@ class HudiTable:
         """Run the cleaner with the retention of ``options`` (``hoodie.cleaner.*``); a ``CleanResult``.
         Under optimistic concurrency control (``hoodie.write.concurrency.mode``) it first rolls back the
         failed writes whose heartbeat expired, as Hudi's cleaner does under the LAZY policy, and holds the
-        table lock only to plan and to complete, so writers write while it deletes."""
+        table lock only to plan and to complete, so writers write while it deletes. The lock is always the one
+        of the provider ``options`` name (``hoodie.write.lock.provider``)."""
         from reference.config.options import parse_options
         from reference.executors.clean import clean
         from spec.write.service_configs import clean_config
 
         cfg = parse_options(dict(options or {}))
         if not cfg.optimistic:
-            return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock)
+            return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock, lock=cfg.lock)
         self._client.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)
         return clean(self._client.storage, self.config, clean_config(cfg), clock=self._client.clock, lock=cfg.lock,
-                     rollback_failed=self._client.rollback_failed_writes)
+                     optimistic=True, rollback_failed=self._client.rollback_failed_writes)
 
     @property
     def config(self) -> TableConfig:

@@ -99,6 +99,13 @@ class ConfigConflict(InvalidConfig):
     kind = "config_conflict"
 
 
+class LockProviderMismatch(ConfigConflict):
+    """Another writer of the table holds the lock of another ``hoodie.write.lock.provider`` than this
+    writer's: the two would not exclude each other (``spec.storage.lock_provider.other_provider_lock``)."""
+
+    kind = "lock_provider_mismatch"
+
+
 class UnsupportedOption(InvalidConfig):
     """A Hudi option the writer does not implement and may not ignore: it changes locking, concurrency,
     consistency, durability or what is written (``spec.config.refused_options``)."""

@@ -22,7 +22,7 @@ from reference.executors.clean import clean
 from reference.executors.common import load_table
 from reference.executors.rollback import rollback
 from reference.executors.savepoint import savepoint_create
-from reference.transaction.lock import table_lock
+from reference.transaction.lock import SINGLE_WRITER_LOCK, table_lock
 from reference.write.client import WriteClient
 from spec.errors import WriteConflict
 from spec.read.reader import read_table
@@ -36,9 +36,9 @@ OPTIONS = {"hoodie.table.name": "lock", "hoodie.datasource.write.recordkey.field
            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
 HOLDER = """
 import sys, time
-from reference.transaction.lock import table_lock
+from reference.transaction.lock import SINGLE_WRITER_LOCK, table_lock
 from spec.storage.hoodie_storage import Storage
-with table_lock(Storage(sys.argv[1]), "upsert"):
+with table_lock(Storage(sys.argv[1]), "upsert", SINGLE_WRITER_LOCK):
     print("held", flush=True)
     time.sleep(600)
 """
@@ -137,6 +137,6 @@ def test_a_write_failing_inside_the_lock_is_undone_and_releases_it(spark: Any, t
                                              "upsert", OPTIONS)
     assert not _held(table)
     assert _files(table) == before
-    with table_lock(Storage(str(table)), "test"):
+    with table_lock(Storage(str(table)), "test", SINGLE_WRITER_LOCK):
         assert _held(table)
     assert not _held(table)

@@ -59,6 +59,7 @@ from spec.model.operations import (
     Write,
     dispatch,
 )
+from spec.storage.lock import StorageLockConfig
 from spec.timeline.instant import parse_instant_time
 
 # --8<-- [start:capabilities]
@@ -260,12 +261,13 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             if op.mode == "run":
                 raise InstantNotFound("there is no pending compaction to run", hint="schedule one first")
             return
+        locking = {k: v for k, v in self.options.items() if k.startswith("hoodie.write.lock.")}  # its provider's
         if op.mode == "run":
-            run_compaction(self.client, op.instant_time)
+            run_compaction(self.client, op.instant_time, options=locking)
             return
-        t = schedule_compaction(self.client, op.instant_time)
+        t = schedule_compaction(self.client, op.instant_time, options=locking)
         if op.mode == "schedule_and_run" and t is not None:
-            run_compaction(self.client, t)
+            run_compaction(self.client, t, options=locking)
 
     def archived_times(self) -> frozenset[str]:
         from spec.actions.archive import archived_instants
@@ -294,6 +296,12 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         raise InvalidOperation("the reference adapter cannot apply ExpectError",
                                hint="expect_error is the harness's: conformance.runner arms it")
 
+    def lock(self) -> StorageLockConfig:
+        """The table lock the services take: the provider the case's write options name (``WriteConfig.lock``)."""
+        from reference.config.options import parse_options
+
+        return parse_options(self.options).lock
+
     def clean(self, op: Clean) -> None:
         """Run the cleaner with the table's clean policy (``reference.executors.clean``)."""
         from reference.executors.clean import clean
@@ -304,21 +312,21 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         storage, table = _storage_table(self)
         c = self.config
         _fixing(self, op.instant_time)
-        clean(storage, table, clean_config(c), clock=self.clock)
+        clean(storage, table, clean_config(c), clock=self.clock, lock=self.lock())
 
     def rollback(self, op: Rollback) -> None:
         """Roll back an instant (``reference.executors.rollback``)."""
         from reference.executors.rollback import rollback
 
         storage, table = _storage_table(self)
-        rollback(storage, table, op.instant_time, clock=self.clock)
+        rollback(storage, table, op.instant_time, clock=self.clock, lock=self.lock())
 
     def savepoint(self, op: Savepoint) -> None:
         """Savepoint a commit (``reference.executors.savepoint``)."""
         from reference.executors.savepoint import savepoint_create
 
         storage, table = _storage_table(self)
-        savepoint_create(storage, table, op.instant_time, clock=self.clock)
+        savepoint_create(storage, table, op.instant_time, clock=self.clock, lock=self.lock())
 
     def restore(self, op: Restore) -> None:
         """Restore to a savepoint, the latest when the operation names none (``reference.executors.restore``)."""
@@ -327,7 +335,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         from spec.actions.restore import savepoint_to_restore
 
         storage, table = _storage_table(self)
-        restore(storage, table, savepoint_to_restore(timeline_of(storage, table), op.savepoint_time), clock=self.clock)
+        restore(storage, table, savepoint_to_restore(timeline_of(storage, table), op.savepoint_time), clock=self.clock,
+                lock=self.lock())
 
     def archive(self, op: Archive) -> None:
         """Archive old instants (``reference.executors.archive``)."""
@@ -338,7 +347,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             return  # nothing written, nothing to archive
         storage, table = _storage_table(self)
         c = self.config
-        archive(storage, table, archive_config(c), compaction_config(c))
+        archive(storage, table, archive_config(c), compaction_config(c), lock=self.lock())
 
 
 def _files_of(storage: Any, instant: str) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
+from reference.commands._service_options import add_option_argument, service_config
 from spec.config import registry as config_registry
 
 COLUMNS = ["instant_time", "action", "state", "completion_time"]
@@ -23,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         setting = config_registry.BY_NAME[name]
         p.add_argument(flag, type=int, default=setting.value, help=f"{setting.key} (default {setting.default})")
     _output.add_engine_option(p, ("local",), what="local: --run archives in this process (it has no Spark step)")
+    add_option_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,10 +32,11 @@ def run(args: argparse.Namespace) -> int:
     from reference.executors.common import load_table
     from spec.actions.archive import ArchiveConfig, archived_instants
 
+    cfg = service_config(args)
     storage, table = load_table(args.table)
     moved: list[str] = []
     if args.run:
-        result = archive(storage, table, ArchiveConfig(args.keep_min, args.keep_max))
+        result = archive(storage, table, ArchiveConfig(args.keep_min, args.keep_max), lock=cfg.lock)
         moved = [i.requested for i in result.archived]
     rows = [{"instant_time": i.requested, "action": i.action, "state": i.state, "completion_time": i.completed}
             for i in archived_instants(storage, table)]

@@ -3,7 +3,8 @@
 ``--policy`` is ``hoodie.cleaner.policy`` (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS,
 KEEP_LATEST_BY_HOURS) and ``--retained N`` the retention of that policy (commits, file versions
 or hours; Hudi's defaults 10, 3 and 24). ``--dry-run`` prints the plan without writing anything.
-Nothing to clean writes no instant. Output: one row per deleted file.
+Nothing to clean writes no instant. ``--option hoodie.write.lock.provider=...`` names the table lock it takes
+(``reference.commands._service_options``). Output: one row per deleted file.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from reference.commands import _output
+from reference.commands._service_options import add_option_argument, service_config
 from spec.config.registry import (
     CLEAN_POLICIES,
     KEEP_LATEST_BY_HOURS,
@@ -36,6 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         f"{' / '.join(str(default(n)) for n in RETENTIONS)})")
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted; change nothing")
     _output.add_engine_option(p, ("local",), what="local: clean runs in this process (it has no Spark step)")
+    add_option_argument(p)
 
 
 def clean_config(policy: str, retained: int | None) -> CleanConfig:
@@ -58,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from reference.executors.clean import clean, plan_table_clean
     from reference.executors.common import load_table
 
+    cfg = service_config(args)
     storage, table = load_table(args.table)
     config = clean_config(args.policy, args.retained)
     if args.dry_run:
@@ -65,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         files = plan.files_to_delete
         instant = None
     else:
-        result = clean(storage, table, config)
+        result = clean(storage, table, config, lock=cfg.lock)
         files, instant = result.deleted, result.instant
     rows = [{"clean_time": instant, "partition_path": p, "file": f} for p, fs in sorted(files.items()) for f in fs]
     data = {"clean_time": instant, "dry_run": args.dry_run, "policy": config.policy,

@@ -4,7 +4,8 @@ Without options: schedule a compaction of every latest file slice with log files
 ``--schedule`` only writes the plan (``<t>.compaction.requested``); ``--run [INSTANT]`` executes a
 pending plan (the oldest when no instant is given). ``--engine local`` (the default) merges the file
 groups on threads of this process, with no Spark session; ``--engine spark`` runs one Spark task per
-file group. Output: one row per compacted file group.
+file group. ``--option`` gives write options: the table lock it takes (``hoodie.write.lock.provider``), the
+codec of the new base files. Output: one row per compacted file group.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
+from reference.commands._service_options import add_option_argument, options_of
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
            "total_log_files_compacted", "total_log_records", "file_size"]
@@ -26,6 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="only run a pending compaction (the oldest, or INSTANT)")
     _output.add_engine_option(p, what="local: file groups merged on threads of this process, no Spark; "
                                       "spark: one Spark task per file group")
+    add_option_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,16 +38,18 @@ def run(args: argparse.Namespace) -> int:
     from reference.write.client import WriteClient
     from spec.timeline.active_timeline import Timeline
 
+    options = options_of(args)
     client = WriteClient(args.table, engine=args.engine)
     if args.schedule:
-        t = schedule_compaction(client)
+        t = schedule_compaction(client, options=options)
         data: dict[str, Any] = {"compaction_time": t, "state": "REQUESTED" if t else None, "file_groups": []}
         if t is None and args.output not in ("json", "csv"):
             return _nothing()
         _output.emit(args.output, data, COLUMNS, [], title=f"Compaction {t} scheduled")
         return 0
     with spark_progress():
-        t = run_compaction(client, args.run or None) if args.run is not None else compact(client)
+        t = (run_compaction(client, args.run or None, options=options) if args.run is not None
+             else compact(client, options=options))
     rows: list[dict[str, Any]] = []
     if t is not None:
         timeline = Timeline.load(client.storage)

@@ -6,6 +6,8 @@
   after the savepoint under one restore instant; the table then reads as it read at the savepoint;
 - ``savepoint delete TABLE INSTANT`` (like ``CALL delete_savepoint``): removes the savepoint; the
   files it kept become cleanable again.
+
+Each takes ``--option`` to name the table lock it takes (``reference.commands._service_options``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 from reference.commands import _output
+from reference.commands._service_options import add_option_argument, service_config
 
 CREATE_COLUMNS = ["savepoint_time", "partition_path", "file"]
 RESTORE_COLUMNS = ["restore_instant", "savepoint_time", "instant", "action", "total_files_deleted"]
@@ -32,14 +35,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for action in (c, r, d):
         _output.add_engine_option(action, ("local",), what="local: savepoints are written in this process "
                                                             "(they have no Spark step)")
+        add_option_argument(action)
 
 
 def run_create(args: argparse.Namespace) -> int:
     from reference.executors.common import load_table
     from reference.executors.savepoint import savepoint_create
 
+    cfg = service_config(args)
     storage, table = load_table(args.table)
-    result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment)
+    result = savepoint_create(storage, table, args.instant, user=args.user, comment=args.comment, lock=cfg.lock)
     rows = [{"savepoint_time": result.instant, "partition_path": p, "file": f} for p, f in sorted(result.files)]
     data = {"savepoint_time": result.instant, "total_files": len(rows), "files": rows}
     _output.emit_rows(args.output, rows, CREATE_COLUMNS, data=data, title=f"Savepoint {result.instant}")
@@ -50,8 +55,9 @@ def run_restore(args: argparse.Namespace) -> int:
     from reference.executors.common import load_table
     from reference.executors.restore import restore
 
+    cfg = service_config(args)
     storage, table = load_table(args.table)
-    result = restore(storage, table, args.instant)
+    result = restore(storage, table, args.instant, lock=cfg.lock)
     rows = []
     for inst in result.rolled_back:
         md = (result.metadata.hoodie_restore_metadata.get(inst.requested) or (None,))[0]
@@ -68,8 +74,9 @@ def run_delete(args: argparse.Namespace) -> int:
     from reference.executors.common import load_table
     from reference.executors.savepoint import savepoint_delete
 
+    cfg = service_config(args)
     storage, table = load_table(args.table)
-    savepoint_delete(storage, table, args.instant)
+    savepoint_delete(storage, table, args.instant, lock=cfg.lock)
     _output.emit(args.output, {"deleted_savepoint": args.instant}, ["deleted_savepoint"], [[args.instant]],
                  title="Savepoint deleted")
     return 0

@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from reference.instrumentation.faults import fault_point
-from reference.transaction.lock import maybe_locked
+from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked
 from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId
@@ -55,6 +55,7 @@ from spec.file_group.log_file.archived_log import (
     format_archive_blocks,
 )
 from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.archived_timeline import format_archived_entry
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -103,10 +104,11 @@ class ArchiveResult:
 
 def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None = None,
             compaction: CompactionConfig | None = None, *, locked: bool = False,
-            retain: Collection[str] = ()) -> ArchiveResult:
+            retain: Collection[str] = (), lock: StorageLockConfig = SINGLE_WRITER_LOCK) -> ArchiveResult:
     """Archive what ``plan_archive`` chooses (v6: the archived log; v8: the LSM history), holding back
-    ``retain`` and what follows it. Nothing chosen: nothing written."""
-    with maybe_locked(storage, locked, "archive"):
+    ``retain`` and what follows it. Nothing chosen: nothing written. ``lock``: the table lock of the configured
+    provider (``WriteConfig.lock``), unless ``locked``."""
+    with maybe_locked(storage, locked, "archive", lock):
         timeline = Timeline.load(storage, table.timeline_layout)
         chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig(),
                               retain)

@@ -5,7 +5,7 @@ the timeline: ``T.clean.requested`` (HoodieCleanerPlan) → ``T.clean.inflight``
 the planned files deleted → ``T.clean`` / ``T_C.clean`` (HoodieCleanMetadata). An empty plan
 writes no instant. A clean left pending by a crash is finished by the next clean.
 
-Beside writers (optimistic concurrency control: ``clean(..., lock=...)``) the table lock is held
+Beside writers (optimistic concurrency control: ``clean(..., optimistic=True)``) the table lock is held
 only while the plan is written and again while the clean completes (Hudi's ``scheduleTableService``
 and ``CleanActionExecutor.runClean``); the deletes run outside it. The plan keeps what pending
 writes and compactions need (``spec.actions.clean``), so a writer never loses a file it reads.
@@ -34,7 +34,7 @@ from reference.executors.common import (
 )
 from reference.instrumentation.faults import fault_point
 from reference.metadata.writer import check_service_keeps_it
-from reference.transaction.lock import maybe_locked, table_lock
+from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked, table_lock
 from spec.actions.clean import CleanConfig, CleanPlan, plan_clean
 from spec.actions.compaction import compaction_base_instants, pending_compaction_plans
 from spec.config.table_config import TableConfig
@@ -169,22 +169,23 @@ def plan_table_clean(storage: Storage, table: TableConfig, config: CleanConfig,
 
 def clean(storage: Storage, table: TableConfig, config: CleanConfig | None = None, *,
           now: str | None = None, clock: Clock | None = None, locked: bool = False,
-          lock: StorageLockConfig | None = None,
+          lock: StorageLockConfig = SINGLE_WRITER_LOCK, optimistic: bool = False,
           rollback_failed: Callable[[TableConfig, Timeline], object] | None = None) -> CleanResult:
     """Plan and run the cleaner (Hudi's CleanPlanActionExecutor + CleanActionExecutor).
 
     Pending cleans are finished first. Nothing to clean leaves no instant. ``now`` is the current
-    instant time for KEEP_LATEST_BY_HOURS (default: the clock's). ``lock``: the lock settings of
-    optimistic concurrency control — the lock is then held only to plan and to complete, and waited
-    for as writers wait; without it the clean holds the lock throughout (unless ``locked``: the caller holds it).
-    ``rollback_failed``: with ``lock``, how failed writes are rolled back first (Hudi's cleaner does it
+    instant time for KEEP_LATEST_BY_HOURS (default: the clock's). ``lock``: the table lock of the
+    configured provider (``WriteConfig.lock``). With ``optimistic`` (optimistic concurrency control) it is
+    held only to plan and to complete, and waited for as writers wait; otherwise the clean holds it
+    throughout (unless ``locked``: the caller holds it).
+    ``rollback_failed``: with ``optimistic``, how failed writes are rolled back first (Hudi's cleaner does it
     under the LAZY failed-writes policy, ``CleanerUtils.rollbackFailedWrites``: only writes whose
     heartbeat expired).
     """
     check_service_keeps_it(table, "clean")
-    if lock is not None and not locked:
+    if optimistic and not locked:
         return _clean_beside_writers(storage, table, config or CleanConfig(), now, clock, lock, rollback_failed)
-    with maybe_locked(storage, locked, "clean"):
+    with maybe_locked(storage, locked, "clean", lock):
         s = _schedule_clean(storage, table, config or CleanConfig(), now, clock)
         if s.requested is None or s.record is None or s.gen is None:
             return CleanResult(None, s.plan, {}, s.finished)

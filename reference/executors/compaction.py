@@ -126,7 +126,7 @@ def schedule_compaction(client: Compactor, instant: str | None = None, *, locked
     if cfg.optimistic and not locked:
         with table_lock(client.storage, "schedule compaction", cfg.lock):
             return _schedule(client, table, instant, multi_writer=True)
-    with maybe_locked(client.storage, locked, "schedule compaction"):
+    with maybe_locked(client.storage, locked, "schedule compaction", cfg.lock):
         return _schedule(client, table, instant)
 
 
@@ -184,7 +184,7 @@ def run_compaction(client: Compactor, instant: str | None = None, *, locked: boo
     cfg = _config(options)
     if cfg.optimistic and not locked:
         return _run(client, table, instant, cfg.compression, commit_lock=cfg.lock)
-    with maybe_locked(client.storage, locked, "run compaction"):
+    with maybe_locked(client.storage, locked, "run compaction", cfg.lock):
         return _run(client, table, instant, _codec(options))
 
 
@@ -266,7 +266,7 @@ def compact(client: Compactor, *, locked: bool = False, options: Mapping[str, An
     cfg = _config(options)
     if cfg.optimistic and not locked:
         return _compact_beside_writers(client, table, cfg)
-    with maybe_locked(client.storage, locked, "compaction"):
+    with maybe_locked(client.storage, locked, "compaction", cfg.lock):
         codec = _codec(options)
         done = run_pending_compactions(client, table, codec)
         t = _schedule(client, table, None, multi_writer=cfg.optimistic)

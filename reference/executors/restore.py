@@ -43,11 +43,12 @@ from reference.executors.rollback import plan_table_rollback, rollback_plan_reco
 from reference.instrumentation.faults import fault_point
 from reference.metadata import writer as metadata_writer
 from reference.metadata.writer import check_service_keeps_it
-from reference.transaction.lock import maybe_locked
+from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked
 from spec.actions.restore import pending_restores, plan_restore
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import list_data_files
 from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
 from spec.timeline.active_timeline import instant_times
 from spec.timeline.avro_model import (
     HoodieInstantInfo,
@@ -72,15 +73,17 @@ class RestoreResult:
 
 
 def restore(storage: Storage, table: TableConfig, savepoint_time: str, *,
-            clock: Clock | None = None, locked: bool = False) -> RestoreResult:
+            clock: Clock | None = None, locked: bool = False,
+            lock: StorageLockConfig = SINGLE_WRITER_LOCK) -> RestoreResult:
     """Restore the table to a savepoint: every data-writing instant after it (completed or pending,
     compactions included) is undone newest first under one restore instant; savepoints after it go
     too. The table then reads exactly as it read at the savepoint. A restore a crash left pending is
-    finished first; when it restored to the same savepoint, it is the result (Hudi reuses it)."""
+    finished first; when it restored to the same savepoint, it is the result (Hudi reuses it). ``lock``: the
+    table lock of the configured provider (``WriteConfig.lock``), unless ``locked``."""
     check_service_keeps_it(table, "restore")
     if not locked and not pending_restores(storage, timeline_of(storage, table)):
         plan_restore(timeline_of(storage, table), savepoint_time)  # refused before the lock: nothing changes
-    with maybe_locked(storage, locked, "restore"):
+    with maybe_locked(storage, locked, "restore", lock):
         finished = finish_pending_restores(storage, table, clock=clock)
         same = [r for r in finished if r.savepoint == savepoint_time]
         if same:

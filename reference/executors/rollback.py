@@ -29,7 +29,7 @@ from reference.executors.common import (
 )
 from reference.instrumentation.faults import fault_point
 from reference.metadata.writer import check_service_keeps_it
-from reference.transaction.lock import maybe_locked
+from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked
 from spec.actions.file_refs import GroupId
 from spec.actions.rollback import (
     RollbackPlan,
@@ -51,6 +51,7 @@ from spec.file_group.file_system_view import DataFile, list_data_files
 from spec.file_group.log_file.log_blocks import rollback_command_block
 from spec.file_group.log_file.log_format import append_blocks, read_blocks
 from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
 from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import (
     HoodieInstantInfo,
@@ -186,21 +187,23 @@ def undo(storage: Storage, table: TableConfig, timeline: Timeline, target: Insta
 
 
 def rollback(storage: Storage, table: TableConfig, instant_time: str | None = None, *,
-             clock: Clock | None = None, locked: bool = False) -> RollbackResult:
+             clock: Clock | None = None, locked: bool = False,
+             lock: StorageLockConfig = SINGLE_WRITER_LOCK) -> RollbackResult:
     """Explicitly roll back ``instant_time`` (default: the latest data-writing instant, completed or
     pending). Refused, with the table untouched, as ``spec.actions.rollback.check_rollback_allowed`` says.
 
     Rollbacks a crash left pending are finished first, from their plans; when one of them undid
     the instant asked for (or no instant was named), that finished rollback is the result. A rollback
     refused by what is on storage now is refused before the table lock is taken: the refusal changes
-    nothing, not even the lock's file.
+    nothing, not even the lock's file. ``lock``: the table lock of the configured provider
+    (``WriteConfig.lock``), unless ``locked``.
     """
     check_service_keeps_it(table, "roll back")
     if not locked:
         timeline = timeline_of(storage, table)
         if not timeline.filter(lambda i: i.action == Action.ROLLBACK and not i.is_completed).instants:
             check_rollback_allowed(timeline, instant_to_rollback(timeline, instant_time))
-    with maybe_locked(storage, locked, "rollback"):
+    with maybe_locked(storage, locked, "rollback", lock):
         resumed = finish_pending_rollbacks(storage, table, clock=clock)
         for r in reversed(resumed):
             if instant_time is None or r.target.requested == instant_time:

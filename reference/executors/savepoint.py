@@ -19,12 +19,13 @@ from reference.executors.common import (
     timeline_of,
     write_instant,
 )
-from reference.transaction.lock import maybe_locked
+from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked
 from spec.actions.savepoint import last_clean, savepoint_instant
 from spec.config.table_config import TableConfig
 from spec.errors import InstantNotFound
 from spec.file_group.file_system_view import FileSystemView
 from spec.storage.hoodie_storage import Storage
+from spec.storage.lock import StorageLockConfig
 from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import (
     HoodieCleanerPlan,
@@ -64,14 +65,15 @@ def last_clean_retained(storage: Storage, timeline: Timeline) -> str | None:
 
 def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | None = None, *,
                      user: str = "hudi-spec", comment: str = "", clock: Clock | None = None,
-                     locked: bool = False) -> SavepointResult:
+                     locked: bool = False, lock: StorageLockConfig = SINGLE_WRITER_LOCK) -> SavepointResult:
     """Savepoint a completed write (default: the latest), if ``spec.actions.savepoint.savepoint_instant``
     allows it: the files of the latest slices as of it are kept by every later clean, and the table
-    can be restored to it. Refused before the table lock is taken when the timeline on storage refuses it."""
+    can be restored to it. Refused before the table lock is taken when the timeline on storage refuses it.
+    ``lock``: the table lock of the configured provider (``WriteConfig.lock``), unless ``locked``."""
     if not locked:
         before = timeline_of(storage, table)
         savepoint_instant(before, instant_time, last_clean_retained(storage, before))
-    with maybe_locked(storage, locked, "savepoint"):
+    with maybe_locked(storage, locked, "savepoint", lock):
         timeline = timeline_of(storage, table)
         instant_time = savepoint_instant(timeline, instant_time, last_clean_retained(storage, timeline))
         view = FileSystemView.load(storage, table, timeline, as_of=instant_time)
@@ -94,13 +96,14 @@ def savepoint_create(storage: Storage, table: TableConfig, instant_time: str | N
         return SavepointResult(instant_time, md)
 
 
-def savepoint_delete(storage: Storage, table: TableConfig, instant_time: str, *, locked: bool = False) -> None:
+def savepoint_delete(storage: Storage, table: TableConfig, instant_time: str, *, locked: bool = False,
+                     lock: StorageLockConfig = SINGLE_WRITER_LOCK) -> None:
     """Delete a savepoint (Hudi's ``deleteSavepoint``): its completed file first (un-publish), then its
     inflight file; its files become cleanable again. InstantNotFound if there is no such savepoint (decided
     before the table lock is taken: the refusal changes nothing)."""
     if not locked:
         _savepoint_at(timeline_of(storage, table), instant_time)
-    with maybe_locked(storage, locked, "savepoint delete"):
+    with maybe_locked(storage, locked, "savepoint delete", lock):
         timeline = timeline_of(storage, table)
         remove_instant(storage, timeline, _savepoint_at(timeline, instant_time))
 

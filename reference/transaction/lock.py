@@ -32,9 +32,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Protocol
 
-from spec.errors import WriteConflict
+from spec.errors import InvalidTable, WriteConflict
+from spec.storage.file_system_lock import lock_file
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import (
     LOCK_FILE,
@@ -43,9 +46,11 @@ from spec.storage.lock import (
     is_lock_valid,
     new_lock,
 )
+from spec.storage.lock_provider import FILE_SYSTEM_BASED, STORAGE_BASED, mismatch, other_provider_lock
 
 SINGLE_WRITER_LOCK = StorageLockConfig(wait_ms=0)
-"""The lock of single-writer mode and of services run alone: try once, fail at once."""
+"""The lock of single-writer mode when no option names a provider (``parse_options({}).lock``): the
+default provider's, tried once."""
 
 
 def holder_is_dead(owner: str) -> bool:
@@ -116,10 +121,12 @@ class StorageBasedLock:
 
     def lock(self, action: str) -> None:
         """Take the lock, trying every ``retry_wait_ms`` (``tryLock(time)``) for up to ``wait_ms``; else
-        WriteConflict naming the holder."""
+        WriteConflict naming the holder. Taken while another writer holds the file-system lock:
+        released again, and ``LockProviderMismatch`` (``check_same_provider``)."""
         deadline = time.monotonic() + self.config.wait_ms / 1000
         while True:
             if self.try_lock():
+                check_same_provider(self.storage, self.config, action, self)
                 return
             if time.monotonic() >= deadline:
                 break
@@ -174,11 +181,70 @@ class StorageBasedLock:
         self._renewer.start()
 
 
+def check_same_provider(storage: Storage, config: StorageLockConfig, action: str, taken: TableLock) -> None:
+    """Just after ``taken`` (the lock of ``config.provider``) was acquired: when the other provider's lock of
+    this table (``spec.storage.lock_provider.other_provider_lock``) is held live by another writer, release
+    ``taken`` and raise ``LockProviderMismatch`` — the table's writers name different providers.
+
+    Live means: ``.hoodie/.locks/table_lock.json`` valid (``is_lock_valid``) and its holder not known dead;
+    ``.hoodie/lock`` (or ``lock`` in ``hoodie.write.lock.filesystem.path``) present, not expired by this
+    writer's ``hoodie.write.lock.filesystem.expire`` and not left by a dead writer of ours — looked for only
+    where Hudi runs that provider (a file system that creates atomically). It is seen only when the other
+    writer holds its lock at the moment ours is taken (at the start of a write, and at its commit under
+    optimistic concurrency control); a lock folder set elsewhere for the other writer alone is not seen."""
+    from reference.transaction.file_system_lock import FileSystemBasedLock
+
+    other = other_provider_lock(config.provider)
+    where: str | None = None
+    if other == STORAGE_BASED:
+        got = storage.read_versioned(LOCK_FILE)
+        if got is not None:
+            try:
+                data: StorageLockData | None = StorageLockData.from_json(got[0])
+            except InvalidTable:
+                data = None  # not a lock anyone holds
+            if data is not None and is_lock_valid(data, _now_ms()) and not holder_is_dead(data.owner):
+                where = LOCK_FILE
+    elif storage.scheme.atomic_creation:
+        fs = FileSystemBasedLock(storage, replace(config, provider=FILE_SYSTEM_BASED))
+        if fs.held_by_another():
+            where = fs.path if config.file_system.path else lock_file(None)
+    if where is not None:
+        taken.unlock()
+        raise mismatch(config.provider, other, where, action)
+
+
+class TableLock(Protocol):
+    """A lock provider's lock, as the writers use it (``StorageBasedLock``, ``FileSystemBasedLock``)."""
+
+    def lock(self, action: str) -> None: ...
+
+    def try_lock(self) -> bool: ...
+
+    def holds(self) -> bool: ...
+
+    def unlock(self) -> None: ...
+
+
+def make_lock(storage: Storage, config: StorageLockConfig) -> TableLock:
+    """The lock of the provider ``config`` names (``hoodie.write.lock.provider``), on ``storage``.
+
+    This is the one place that turns the configured provider into a lock: every action that takes the
+    table lock — a write, and each service run alone or beside writers — comes here (through
+    ``table_lock`` or ``maybe_locked``) with the ``StorageLockConfig`` its options resolved to
+    (``WriteConfig.lock``). None of the three has a default, so no action can fall back to another
+    provider's lock than the one its options name."""
+    from reference.transaction.file_system_lock import FileSystemBasedLock
+
+    if config.provider == FILE_SYSTEM_BASED:
+        return FileSystemBasedLock(storage, config)
+    return StorageBasedLock(storage, config)
+
+
 @contextmanager
-def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE_WRITER_LOCK
-               ) -> Iterator[StorageBasedLock]:
+def table_lock(storage: Storage, action: str, config: StorageLockConfig) -> Iterator[TableLock]:
     """Hold the table lock for ``action`` (e.g. ``"upsert"``) for the block."""
-    lock = StorageBasedLock(storage, config)
+    lock = make_lock(storage, config)
     lock.lock(action)
     try:
         yield lock
@@ -186,10 +252,14 @@ def table_lock(storage: Storage, action: str, config: StorageLockConfig = SINGLE
         lock.unlock()
 
 
-def maybe_locked(storage: Storage, held: bool, action: str) -> AbstractContextManager[object]:
-    """The table lock for ``action``, unless the caller holds it already (``held``): a service that
-    runs inside a write (inline compaction, automatic clean and archival) runs under the writer's lock."""
-    return nullcontext() if held else table_lock(storage, action)
+def maybe_locked(storage: Storage, held: bool, action: str, config: StorageLockConfig
+                 ) -> AbstractContextManager[object]:
+    """The table lock for ``action`` (of the provider ``config`` names), unless the caller holds it already
+    (``held``): a service that runs inside a write (inline compaction, automatic clean and archival) runs
+    under the writer's lock."""
+    return nullcontext() if held else table_lock(storage, action, config)
 
 
-__all__ = ["LOCK_FILE", "SINGLE_WRITER_LOCK", "StorageBasedLock", "holder_is_dead", "maybe_locked", "table_lock"]
+__all__ = ["LOCK_FILE", "SINGLE_WRITER_LOCK", "StorageBasedLock", "TableLock", "check_same_provider",
+           "holder_is_dead", "make_lock",
+           "maybe_locked", "table_lock"]

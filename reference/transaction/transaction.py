@@ -31,7 +31,7 @@ from reference.instrumentation.faults import armed, die, fault_point
 from reference.instrumentation.step_times import StepTimes
 from reference.metadata import writer as metadata_writer
 from reference.transaction.heartbeat import Heartbeat
-from reference.transaction.lock import StorageBasedLock, table_lock
+from reference.transaction.lock import make_lock, table_lock
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clustering import clustering_groups, pending_clustering_groups, updates_to_clustering
 from spec.actions.compaction import read_compaction_plan
@@ -213,7 +213,7 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
 def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg: WriteConfig, write: Write,
                 times: StepTimes) -> tuple[str, CommitMetadata]:
     storage = writer.storage
-    lock = StorageBasedLock(storage, cfg.lock)
+    lock = make_lock(storage, cfg.lock)
     lock.lock(label)
     try:
         writer.heartbeat = (cfg.heartbeat_interval_ms, cfg.heartbeat_tolerable_misses)

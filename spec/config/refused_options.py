@@ -4,9 +4,9 @@ An option the writer does not implement is either harmless to ignore (it tunes h
 it writes: parallelism, memory, metrics, catalog sync) — it is warned about and ignored — or it
 changes one of these, and then ignoring it would break a promise the user relied on:
 
-- **locking**: which lock excludes other writers (``hoodie.write.lock.provider`` and every
-  ``hoodie.write.lock.*`` setting of another provider). A Hudi pipeline on the same table configured with
-  ZooKeeper, DynamoDB, Hive or a file-system lock does not see this writer's storage-based lock, so the
+- **locking**: every ``hoodie.write.lock.*`` setting of a provider whose lock this writer does not take
+  (ZooKeeper, DynamoDB, Hive metastore; ``spec.storage.lock_provider`` refuses the providers themselves).
+  A Hudi pipeline on the same table configured with one of them does not see this writer's lock, so the
   two would not exclude each other;
 - **concurrency**: how concurrent writes are detected and resolved (early conflict detection, conflict
   resolution strategies, retries on conflict);
@@ -18,8 +18,8 @@ changes one of these, and then ignoring it would break a promise the user relied
   bloom filter parameters, clustering, CDC, metadata table indexes, the table services' schedules.
 
 Each is refused with ``UnsupportedOption`` (a typed ``InvalidConfig``) naming the key, its concern and
-what to do — unless its value is one that means what this writer does (``accepts``): the
-storage-based lock provider, a switch at its default, the payload class of the table's merge mode.
+what to do — unless its value is one that means what this writer does (``accepts``): a switch at its
+default, the payload class of the table's merge mode.
 Keys are matched exactly, or by a prefix ending in ``.``; a key the registry knows
 (``spec.config.registry``) is never looked up here.
 
@@ -45,9 +45,10 @@ from spec.config.table_config import (
     OVERWRITE_WITH_LATEST_PAYLOAD,
 )
 from spec.errors import UnsupportedOption
+from spec.storage.lock_provider import FILE_SYSTEM_BASED, STORAGE_BASED
 
-STORAGE_LOCK_PROVIDER: Final = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
-"""The lock provider whose lock this writer takes (``.hoodie/.locks``, ``spec.storage.lock``)."""
+STORAGE_LOCK_PROVIDER: Final = STORAGE_BASED
+"""The lock provider whose lock this writer takes by default (``.hoodie/.locks``, ``spec.storage.lock``)."""
 SIMPLE_CONFLICT_STRATEGY: Final = ("org.apache.hudi.client.transaction."
                                    "SimpleConcurrentFileWritesConflictResolutionStrategy")
 """The conflict resolution this writer applies (``spec.timeline.conflict_resolution``)."""
@@ -98,21 +99,21 @@ class RefusedOption:
         return any(_same(raw, v) for v in self.accepted)
 
 
-_LOCK_HINT = (f"hudi-spec's writers exclude each other with the storage-based lock ({STORAGE_LOCK_PROVIDER}); "
-              "configure every writer of the table, Hudi pipelines included, with it — or do not write at once")
+_LOCK_HINT = (f"hudi-spec's writers take the lock of {STORAGE_BASED} or {FILE_SYSTEM_BASED} "
+              "(hoodie.write.lock.provider); configure every writer of the table, Hudi pipelines included, with one "
+              "of them — or do not write at once")
 _OFF = "leave it unset or false"
 
 REFUSED: tuple[RefusedOption, ...] = (
     # --- locking ------------------------------------------------------------------------------
-    RefusedOption("hoodie.write.lock.provider", LOCKING, "names the lock that excludes other writers",
-                  (STORAGE_LOCK_PROVIDER,), _LOCK_HINT),
     RefusedOption("hoodie.write.lock.conflict.resolution.strategy", CONCURRENCY,
                   "decides which of two concurrent writes fails", (SIMPLE_CONFLICT_STRATEGY,),
                   "this writer fails the later of two writes that touched the same file group"),
     RefusedOption("hoodie.write.lock.", LOCKING, "configures a lock provider this writer does not take "
-                  "(ZooKeeper, DynamoDB, Hive metastore, file system) or its retries", (),
+                  "(ZooKeeper, DynamoDB, Hive metastore) or its retries", (),
                   _LOCK_HINT + "; its settings are hoodie.write.lock.wait_time_ms, "
-                  "hoodie.write.lock.wait_time_ms_between_retry and hoodie.write.lock.storage.*"),
+                  "hoodie.write.lock.wait_time_ms_between_retry, hoodie.write.lock.storage.* and "
+                  "hoodie.write.lock.filesystem.*"),
     # --- concurrency --------------------------------------------------------------------------
     RefusedOption("hoodie.write.concurrency.", CONCURRENCY, "switches early conflict detection and its "
                   "strategies", ("false",), "leave it unset: conflicts are checked at commit"),

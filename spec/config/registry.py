@@ -39,11 +39,15 @@ from spec.config.refused_options import KEYGEN_CLASS_KEYS, check_refused, keygen
 from spec.config.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
 from spec.config.write_operation import WRITER_OPERATIONS
 from spec.errors import InvalidConfig
+from spec.storage.file_system_lock import EXPIRE_KEY as FS_EXPIRE_KEY
+from spec.storage.file_system_lock import PATH_KEY as FS_PATH_KEY
+from spec.storage.file_system_lock import FileSystemLockConfig
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES, INTERVAL_KEY, TOLERABLE_MISSES_KEY
 from spec.storage.lock import (
     DEFAULT_HEARTBEAT_POLL_SECONDS,
     DEFAULT_VALIDITY_SECONDS,
     DEFAULT_WAIT_TIME_MS,
+    HEARTBEAT_POLL_ALIAS,
     HEARTBEAT_POLL_KEY,
     RETRY_WAIT_KEY,
     RETRY_WAIT_MS,
@@ -51,6 +55,7 @@ from spec.storage.lock import (
     WAIT_TIME_KEY,
     StorageLockConfig,
 )
+from spec.storage.lock_provider import PROVIDER_KEY, STORAGE_BASED, parse_lock_provider
 
 SINGLE_WRITER = "SINGLE_WRITER"
 OPTIMISTIC_CONCURRENCY_CONTROL = "OPTIMISTIC_CONCURRENCY_CONTROL"
@@ -263,7 +268,15 @@ SETTINGS: tuple[Setting, ...] = (
             "renewal (a killed holder's lock expires after this)", "StorageBasedLockConfig.VALIDITY_TIMEOUT_SECONDS",
             "lock_validity_seconds", parse_positive_int),
     Setting(HEARTBEAT_POLL_KEY, str(DEFAULT_HEARTBEAT_POLL_SECONDS), "seconds between renewals of a held lock",
-            "StorageBasedLockConfig.HEARTBEAT_POLL_SECONDS", "lock_heartbeat_poll_seconds", parse_positive_int),
+            "StorageBasedLockConfig.RENEW_INTERVAL_SECS", "lock_heartbeat_poll_seconds", parse_positive_int,
+            aliases=(HEARTBEAT_POLL_ALIAS,)),
+    Setting(PROVIDER_KEY, STORAGE_BASED, "the table lock every writer of the table takes: StorageBasedLockProvider "
+            "(.hoodie/.locks/table_lock.json) or FileSystemBasedLockProvider (.hoodie/lock); others are refused",
+            "HoodieLockConfig.LOCK_PROVIDER_CLASS_NAME", "lock_provider", parse_lock_provider),
+    Setting(FS_PATH_KEY, None, "FileSystemBasedLockProvider: the folder of its lock file (unset: the table's .hoodie)",
+            "HoodieLockConfig.FILESYSTEM_LOCK_PATH", "lock_filesystem_path"),
+    Setting(FS_EXPIRE_KEY, "0", "FileSystemBasedLockProvider: minutes after which a lock file is stale (0: never)",
+            "HoodieLockConfig.FILESYSTEM_LOCK_EXPIRE", "lock_filesystem_expire", parse_non_negative_int),
     Setting(INTERVAL_KEY, str(DEFAULT_INTERVAL_MS), "optimistic concurrency control: ms between two heartbeats "
             "of a pending write (at least 1000)", "HoodieWriteConfig.CLIENT_HEARTBEAT_INTERVAL_IN_MS",
             "heartbeat_interval_ms", parse_positive_int),
@@ -394,5 +407,7 @@ def concurrency_settings(values: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidConfig(f"{INTERVAL_KEY}={values['heartbeat_interval_ms']} is below one second",
                             hint="HoodieHeartbeatClient takes at least 1000 ms")
     lock = StorageLockConfig(values["lock_validity_seconds"], values["lock_heartbeat_poll_seconds"],
-                             values["lock_wait_ms"] if optimistic else 0, values["lock_retry_wait_ms"])
+                             values["lock_wait_ms"] if optimistic else 0, values["lock_retry_wait_ms"],
+                             values["lock_provider"], FileSystemLockConfig(values["lock_filesystem_path"],
+                                                                           values["lock_filesystem_expire"]))
     return {"failed_writes_policy": policy, "lock": lock}

@@ -17,7 +17,12 @@ Rules the format relies on:
 - object stores get no directory markers (``mkdirs`` does nothing there);
 - a log write on a store without append creates a new log file, written whole (``append``);
 - the table lock's file is replaced only if unchanged since it was read (``put_if_match``: an
-  ETag condition on S3, a compare-and-swap under ``flock`` locally).
+  ETag condition on S3, a compare-and-swap under ``flock`` locally);
+- on a local file system, a file we replace, append to or delete loses its checksum sibling
+  ``.<name>.crc``: Apache Hudi writes local files through Hadoop's ``ChecksumFileSystem``, which
+  keeps one beside each file and verifies it on every read, so a stale one would make Hudi fail to
+  read a file we changed ("Could not load Hoodie properties" for a ``hoodie.properties`` we rewrote).
+  A file without a sibling is read unverified, as Hadoop reads any file it did not write.
 
 Conditional writes need a client that exposes them; ``pyarrow.fs`` does not. ``spec`` states the
 interface (``ObjectStore``) and the rules; a client is registered per scheme
@@ -264,6 +269,7 @@ class Storage:
         with self.fs.open_output_stream(self.full(tmp)) as f:
             f.write(data)
         self.fs.move(self.full(tmp), self.full(rel))
+        self._drop_checksum(rel)
 
     def check_writable(self) -> None:
         """InvalidConfig, before anything is read or written, when this writer cannot write conditionally
@@ -297,6 +303,7 @@ class Storage:
             return None
         finally:
             os.unlink(self.full(tmp))
+        self._drop_checksum(rel)
         return _local_version(data)
 
     def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
@@ -333,6 +340,7 @@ class Storage:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
+        self._drop_checksum(rel)
         return _local_version(data)
 
     def _need_local(self, what: str) -> None:
@@ -366,6 +374,15 @@ class Storage:
         except FileNotFoundError:
             if not missing_ok:
                 raise
+        self._drop_checksum(rel)
+
+    def _drop_checksum(self, rel: str) -> None:
+        """Locally: delete Hadoop's checksum sibling of ``rel`` (``.<name>.crc``, ``ChecksumFileSystem``), which
+        no longer matches what we wrote (or deleted)."""
+        if self.local:
+            folder, name = posixpath.split(self.full(rel))
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(posixpath.join(folder, f".{name}.crc"))
 
     def delete_dir(self, rel: str) -> None:
         """Delete folder ``rel`` with everything below it, if it exists."""
@@ -405,6 +422,8 @@ class Storage:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if offset:
+            self._drop_checksum(rel)
         return offset
     # --8<-- [end:append]
 

@@ -31,9 +31,11 @@ Source (Apache Hudi 1.1.x; the same lock for tables of version 6 and 8 written b
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from spec.errors import InvalidConfig, InvalidTable
+from spec.storage.file_system_lock import FileSystemLockConfig
+from spec.storage.lock_provider import STORAGE_BASED
 
 LOCKS_FOLDER = ".hoodie/.locks"
 """``HoodieTableMetaClient.LOCKS_FOLDER_NAME`` under the meta folder."""
@@ -44,9 +46,12 @@ CLOCK_DRIFT_BUFFER_MS = 500
 VALIDITY_TIMEOUT_KEY = "hoodie.write.lock.storage.validity.timeout.secs"
 DEFAULT_VALIDITY_SECONDS = 300
 """``StorageBasedLockConfig.VALIDITY_TIMEOUT_SECONDS``: five minutes."""
-HEARTBEAT_POLL_KEY = "hoodie.write.lock.storage.heartbeat.poll.secs"
+HEARTBEAT_POLL_KEY = "hoodie.write.lock.storage.renew.interval.secs"
+"""``StorageBasedLockConfig.RENEW_INTERVAL_SECS`` (1.2.0; ``hoodie.write.lock.storage.heartbeat.poll.secs``, its
+name in 1.0.x and 1.1.x, is its alternative)."""
+HEARTBEAT_POLL_ALIAS = "hoodie.write.lock.storage.heartbeat.poll.secs"
 DEFAULT_HEARTBEAT_POLL_SECONDS = 30
-"""``StorageBasedLockConfig.HEARTBEAT_POLL_SECONDS``: the lock is renewed this often."""
+"""The lock is renewed this often."""
 WAIT_TIME_KEY = "hoodie.write.lock.wait_time_ms"
 DEFAULT_WAIT_TIME_MS = 60_000
 """``LockConfiguration.DEFAULT_ACQUIRE_LOCK_WAIT_TIMEOUT_MS``: how long ``tryLock(time)`` keeps trying."""
@@ -99,13 +104,16 @@ def new_lock(owner: str, now_ms: int, validity_seconds: int) -> StorageLockData:
 
 @dataclass(frozen=True)
 class StorageLockConfig:
-    """``StorageBasedLockConfig`` with its checks, how long an acquisition waits and how long it pauses
-    between attempts."""
+    """The table lock a writer takes: ``StorageBasedLockConfig`` with its checks, how long an acquisition
+    waits and how long it pauses between attempts (``HoodieLockConfig``), which provider's lock it is
+    (``spec.storage.lock_provider``) and, for ``FileSystemBasedLockProvider``, its settings."""
 
     validity_seconds: int = DEFAULT_VALIDITY_SECONDS
     heartbeat_poll_seconds: int = DEFAULT_HEARTBEAT_POLL_SECONDS
     wait_ms: int = DEFAULT_WAIT_TIME_MS
     retry_wait_ms: int = RETRY_WAIT_MS
+    provider: str = STORAGE_BASED
+    file_system: FileSystemLockConfig = field(default_factory=FileSystemLockConfig)
 
     def __post_init__(self) -> None:
         if self.validity_seconds < self.heartbeat_poll_seconds * 10:

@@ -121,5 +121,6 @@ def cleans(state: TableState) -> dict[str, tuple[tuple[str, str], ...]]:
 # --8<-- [start:ledger]
 def ledger(state: TableState) -> Ledger:
     """The model's ledger."""
-    return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state), cleans(state))
+    return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state), cleans(state),
+                  state.table_version)
 # --8<-- [end:ledger]

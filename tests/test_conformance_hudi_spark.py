@@ -73,6 +73,9 @@ def test_writes_go_through_the_datasource_with_the_tables_options() -> None:
     assert opts["hoodie.datasource.write.precombine.field"] == "ts"
     assert opts["hoodie.datasource.write.partitionpath.field"] == "p"
     assert opts["hoodie.write.table.version"] == "8"
+    own = plan_op(Write("upsert", ({"id": 1, "p": "a", "ts": 1},), options=(("hoodie.datasource.write.recordkey.field",
+                                                                           "v"),)), MOR, "t").options
+    assert own["hoodie.datasource.write.recordkey.field"] == "v"  # the write's own options over the table's
     drop = plan_op(DeletePartition(("a", "b")), MOR, "t").options
     assert drop["hoodie.datasource.write.operation"] == "delete_partition"
     assert drop["hoodie.datasource.write.partitions.to.delete"] == "a,b"

@@ -132,10 +132,10 @@ class SparkPlanner(OperationHandler[SparkAction]):
     latest_write: Callable[[], str | None]
 
     def write(self, op: Write) -> SparkAction:
-        """A datasource write with the write operation."""
+        """A datasource write with the write operation and the write's own options (on top of the table's)."""
         _no_fixed_time(op, op.instant_time)
-        return SparkAction("write", {**write_options(self.config), "hoodie.datasource.write.operation": op.operation},
-                           op.records)
+        return SparkAction("write", {**write_options(self.config), **dict(op.options),
+                                     "hoodie.datasource.write.operation": op.operation}, op.records)
 
     def delete_partition(self, op: DeletePartition) -> SparkAction:
         """A datasource ``delete_partition`` write."""
@@ -215,7 +215,7 @@ def refused(err: BaseException) -> HudiSpecError | None:
         message = str(java.getMessage() or "")
         for cls, text, kind in REFUSALS:
             if name == cls and text in message:
-                return kind(f"Apache Hudi refused: {name}: {message.splitlines()[0] if message else ''}")
+                return kind(f"Apache Hudi refused: {name}: {' '.join(message.split())[:400]}")
         java = java.getCause()
     return None
 

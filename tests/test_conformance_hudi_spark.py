@@ -160,10 +160,12 @@ def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> Non
     assert refused(ValueError("not Java")) is None
 
 
-# a case Apache Hudi 1.2.0 passes through the datasource and its procedures (clean, savepoint), run for real
-# (one: a case observes every query after every step, minutes on a busy machine; the corpus runs through
-# `hudi-conformance run --impl hudi_spark`)
-HUDI_PASSES = ("clean-savepoint-mor-v8",)
+# cases Apache Hudi 1.2.0 passes through the datasource and its procedures, run for real: clean and savepoint;
+# and a merge-on-read table whose logs hold updates that lose their merge, a delete block and a compaction
+# (the incremental rule, delete blocks' ordering values and version 6 compaction stats the spec took from
+# Hudi). Two: a case observes every query after every step, minutes on a busy machine; the corpus runs
+# through `hudi-conformance run --impl hudi_spark`
+HUDI_PASSES = ("clean-savepoint-mor-v8", "compaction-logs-mor-v6")
 
 
 @pytest.mark.spark
@@ -175,9 +177,13 @@ def test_apache_hudi_runs_cases_of_the_corpus_and_passes_them(apache_hudi: objec
         [c.diff for c in result.cases]
 
 
+# The whole corpus through Apache Hudi: measured at about 46 s a case on a loaded 2-core machine (44 cases in
+# 34 minutes), so about two hours for the corpus, beyond CI's budget; and the differences docs/conformance.md
+# lists as "not yet changed in the model" still fail. Until both are done it runs under `make slow` only.
 @pytest.mark.slow
+@pytest.mark.explore
 @pytest.mark.spark
-@pytest.mark.timeout(4 * 3600)  # the whole corpus through Apache Hudi: a Spark job per write and procedure
+@pytest.mark.timeout(4 * 3600)
 def test_apache_hudi_runs_the_whole_corpus_with_every_difference_decided(apache_hudi: object) -> None:
     """Every case of the corpus through Apache Hudi's datasource and procedures ends PASS, a known failure
     (``HudiSparkAdapter.known_failures``: Hudi's bug, with its reproducer) or a SKIP naming what Hudi's Spark

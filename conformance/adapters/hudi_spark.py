@@ -83,6 +83,23 @@ CAPABILITIES: Final = frozenset({
 })
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
 
+ROLLBACK_ON_VERSION_6: Final = (
+    "Apache Hudi 1.2.0 bug: CALL rollback_to_instant on a table version 6 table fails with HoodieIOException "
+    "'Failed to scan metadata' (FileNotFoundException: .hoodie/timeline does not exist): "
+    "RollbackToInstantTimeProcedure reads the active timeline with the layout 2 factory (ActiveTimelineV2) where a "
+    "version 6 table has timeline layout 1. Smallest reproducer: write a table with hoodie.write.table.version=6 "
+    "through the datasource (an insert, then an upsert), register it, CALL rollback_to_instant(table => 't', "
+    "instant_time => '<the upsert's instant>')")
+"""Hudi's bug behind the version 6 rollback cases (the corpus cases it fails)."""
+
+KNOWN_FAILURES: Final[dict[str, str]] = {
+    "rollback-latest-cow-v6": ROLLBACK_ON_VERSION_6,
+    "rollback-latest-mor-v6": ROLLBACK_ON_VERSION_6,
+}
+"""Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
+reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the
+spec follows Hudi (docs/conformance.md, "Apache Hudi as the oracle")."""
+
 COMPACTION_OPS: Final = {"schedule": "schedule", "run": "execute", "schedule_and_run": "scheduleandexecute"}
 COMPACT_NOW: Final = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
                       "hoodie.compact.inline.max.delta.commits": "1"}
@@ -282,6 +299,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
 
     name: ClassVar[str] = "hudi_spark"
     capabilities: ClassVar[frozenset[str]] = CAPABILITIES
+    known_failures: ClassVar[Mapping[str, str]] = KNOWN_FAILURES
 
     def __init__(self) -> None:
         self.jar = bundle()

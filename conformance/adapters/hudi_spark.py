@@ -117,6 +117,25 @@ class SparkAction:
     sql: str = ""
 
 
+MERGE_MODE_KEYS: Final = ("hoodie.record.merge.mode", "hoodie.write.record.merge.mode")
+"""The table property and Hudi's write option of the merge mode (``HoodieTableConfig.RECORD_MERGE_MODE``,
+``HoodieWriteConfig.RECORD_MERGE_MODE``): a table is created with the write option's value (the table
+property among a write's options is not read then, and Hudi infers event-time ordering from an ordering
+field), and a later write's table property is checked against the table's (commit-time-ordering-cow-v8)."""
+
+
+def hudi_options(config: CreateTable, *extra: Mapping[str, str]) -> dict[str, str]:
+    """The table's write options for Hudi's datasource, the ``extra`` ones on top, the merge mode of a version 8
+    or 9 table under both of its keys (version 6 has no merge mode property)."""
+    opts = {**write_options(config)}
+    for e in extra:
+        opts.update(e)
+    mode = next((opts[k] for k in reversed(MERGE_MODE_KEYS) if k in opts), None)
+    if mode is not None and config.table_version >= 8:
+        opts.update(dict.fromkeys(MERGE_MODE_KEYS, mode))
+    return opts
+
+
 def _literal(value: str | int) -> str:
     return str(value) if isinstance(value, int) else "'" + value.replace("'", "''") + "'"
 
@@ -151,15 +170,15 @@ class SparkPlanner(OperationHandler[SparkAction]):
     def write(self, op: Write) -> SparkAction:
         """A datasource write with the write operation and the write's own options (on top of the table's)."""
         _no_fixed_time(op, op.instant_time)
-        return SparkAction("write", {**write_options(self.config), **dict(op.options),
-                                     "hoodie.datasource.write.operation": op.operation}, op.records)
+        return SparkAction("write", hudi_options(self.config, dict(op.options),
+                                                 {"hoodie.datasource.write.operation": op.operation}), op.records)
 
     def delete_partition(self, op: DeletePartition) -> SparkAction:
         """A datasource ``delete_partition`` write."""
         _no_fixed_time(op, op.instant_time)
-        return SparkAction("write", {**write_options(self.config), "hoodie.datasource.write.operation":
-                                     "delete_partition",
-                                     "hoodie.datasource.write.partitions.to.delete": ",".join(op.partitions)})
+        return SparkAction("write", hudi_options(self.config, {
+            "hoodie.datasource.write.operation": "delete_partition",
+            "hoodie.datasource.write.partitions.to.delete": ",".join(op.partitions)}))
 
     def compact(self, op: Compact) -> SparkAction:
         """``run_compaction``: schedule, execute or both."""
@@ -347,7 +366,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         the session's ``hoodie.*`` settings (``HoodieCLIUtils.createHoodieWriteClient``), so the table version
         and the service settings are the case's, not Hudi's defaults (which would upgrade a version 6 table)."""
         self._register()
-        settings = {**write_options(self.config), **action.options}
+        settings = hudi_options(self.config, action.options)
         for key, value in settings.items():
             self.spark.conf.set(key, value)
         try:

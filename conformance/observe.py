@@ -299,7 +299,7 @@ def observe_ledger(adapter: TableUnderTest, norm: Normalizer) -> dict[str, Any]:
               for t, files in sorted(led.cleans.items())}
     return {"commits": commits, "compactions": plans, "cleans": cleans,
             "invariants": sorted([rule, norm.file_name(name), norm.instant(t), key]
-                                 for rule, name, t, key in ledger_violations(led.files, led.known))}
+                                 for rule, name, t, key in ledger_violations(led.files, led.known, led.table_version))}
 
 
 def learn_groups_from_rows(adapter: TableUnderTest, norm: Normalizer) -> None:

@@ -118,16 +118,16 @@ def test_a_reader_losing_a_row_is_caught(exported: Path) -> None:
 
 def test_hudi_rs_against_the_export_shows_only_its_known_departures(exported: Path) -> None:
     wrong = check_reader(exported, hudi_rs_reader)
-    ordering = {"insert-upsert-delete-logs-mor-v6", "compaction-logs-mor-v8", "insert-upsert-delete-mor-v6-to-step-2"}
-    assert set(wrong) == ordering | {"pending-compaction-mor-v6-to-step-4"}
-    assert all(q.startswith("incremental-") for name in ordering for q in wrong[name])
+    assert set(wrong) == {"pending-compaction-mor-v8-to-step-6", "pending-compaction-mor-v6-to-step-4"}
+    # the window before the compaction completed: read from the compacted file
+    assert all(q.startswith("incremental-") for q in wrong["pending-compaction-mor-v8-to-step-6"])
     assert "snapshot" in wrong["pending-compaction-mor-v6-to-step-4"]  # the log written under the plan is unread
 
 
 def test_each_departure_is_a_minimal_table_with_its_reason(exported: Path) -> None:
     top = json.loads((exported / "index.json").read_text())
     departures = {t["name"]: t for t in top["tables"] if t["source"] == "departure"}
-    assert set(departures) == {"insert-upsert-delete-mor-v6-to-step-2", "pending-compaction-mor-v6-to-step-4"}
+    assert set(departures) == {"pending-compaction-mor-v8-to-step-6", "pending-compaction-mor-v6-to-step-4"}
     index = json.loads((exported / departures["pending-compaction-mor-v6-to-step-4"]["index"]).read_text())
     assert index["departure"]["step"] == 4 and "pending" in index["departure"]["reason"]
     assert (exported / "departures" / index["name"] / "table" / ".hoodie").is_dir()

@@ -73,6 +73,13 @@ def test_writes_go_through_the_datasource_with_the_tables_options() -> None:
     assert opts["hoodie.datasource.write.precombine.field"] == "ts"
     assert opts["hoodie.datasource.write.partitionpath.field"] == "p"
     assert opts["hoodie.write.table.version"] == "8"
+    own = plan_op(Write("upsert", ({"id": 1, "p": "a", "ts": 1},), options=(("hoodie.datasource.write.recordkey.field",
+                                                                           "v"),)), MOR, "t").options
+    assert own["hoodie.datasource.write.recordkey.field"] == "v"  # the write's own options over the table's
+    commit_time = CreateTable(table_version=8, merge_mode="COMMIT_TIME_ORDERING")
+    assert {k: v for k, v in plan_op(Write("insert", ({"id": 1},)), commit_time, "t").options.items()
+            if "merge.mode" in k} == {"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+                                      "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
     drop = plan_op(DeletePartition(("a", "b")), MOR, "t").options
     assert drop["hoodie.datasource.write.operation"] == "delete_partition"
     assert drop["hoodie.datasource.write.partitions.to.delete"] == "a,b"
@@ -157,10 +164,12 @@ def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> Non
     assert refused(ValueError("not Java")) is None
 
 
-# a case Apache Hudi 1.2.0 passes through the datasource and its procedures (clean, savepoint), run for real
-# (one: a case observes every query after every step, minutes on a busy machine; the corpus runs through
-# `hudi-conformance run --impl hudi_spark`)
-HUDI_PASSES = ("clean-savepoint-mor-v8",)
+# cases Apache Hudi 1.2.0 passes through the datasource and its procedures, run for real: clean and savepoint;
+# and a merge-on-read table whose logs hold updates that lose their merge, a delete block and a compaction
+# (the incremental rule, delete blocks' ordering values and version 6 compaction stats the spec took from
+# Hudi). Two: a case observes every query after every step, minutes on a busy machine; the corpus runs
+# through `hudi-conformance run --impl hudi_spark`
+HUDI_PASSES = ("clean-savepoint-mor-v8", "compaction-logs-mor-v6")
 
 
 @pytest.mark.spark
@@ -170,3 +179,28 @@ def test_apache_hudi_runs_cases_of_the_corpus_and_passes_them(apache_hudi: objec
     result = run_cases(cases, resolve_impl("hudi_spark"))
     assert {c.case_id: c.verdict for c in result.cases} == dict.fromkeys(HUDI_PASSES, Verdict.PASS), \
         [c.diff for c in result.cases]
+
+
+# The whole corpus through Apache Hudi: measured at about 46 s a case on a loaded 2-core machine (44 cases in
+# 34 minutes), so about two hours for the corpus, beyond CI's budget; and the differences docs/conformance.md
+# lists as "not yet changed in the model" still fail. Until both are done it runs under `make slow` only.
+@pytest.mark.slow
+@pytest.mark.explore
+@pytest.mark.spark
+@pytest.mark.timeout(4 * 3600)
+def test_apache_hudi_runs_the_whole_corpus_with_every_difference_decided(apache_hudi: object) -> None:
+    """Every case of the corpus through Apache Hudi's datasource and procedures ends PASS, a known failure
+    (``HudiSparkAdapter.known_failures``: Hudi's bug, with its reproducer) or a SKIP naming what Hudi's Spark
+    datasource cannot be asked to do (streams, crashes at a chosen point): no undecided FAIL."""
+    from conformance.runner import render_text
+
+    run = run_cases(load_cases(FIXTURES), resolve_impl("hudi_spark"))
+    undecided = [c.case_id for c in run.cases if c.verdict == Verdict.FAIL]
+    assert not undecided, render_text(run)
+    for c in run.cases:
+        if c.case_id in HudiSparkAdapter.known_failures:
+            assert c.verdict == Verdict.XFAIL, f"{c.case_id} passes now: take it off the known failures"
+        elif c.verdict == Verdict.SKIP:
+            assert c.suite == "stream" or "crash" in c.reason, (c.case_id, c.reason)
+        else:
+            assert c.verdict == Verdict.PASS, (c.case_id, c.diff)

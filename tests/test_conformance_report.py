@@ -124,7 +124,7 @@ def test_the_site_shows_a_committed_real_run() -> None:
     assert BUNDLE_ENV in next(iter(by_name["hudi_spark"]["cases"].values()))["reason"]
     assert "protocol 1" in by_name["reference_local_exec_rows_v1"]["layers"]["L2"]  # not supported, not a crash
     departures = {t["table"]: t["queries"] for t in matrix["departures"]["tables"]}
-    assert {"departures/insert-upsert-delete-mor-v6-to-step-2", "departures/pending-compaction-mor-v6-to-step-4"} \
+    assert {"departures/pending-compaction-mor-v8-to-step-6", "departures/pending-compaction-mor-v6-to-step-4"} \
         <= set(departures)
     assert all(departures.values())
     page = (ROOT / "docs" / "conformance-matrix.md").read_text()

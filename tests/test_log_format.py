@@ -98,14 +98,14 @@ def test_real_log_files_decode_and_reencode_exactly(real_table: RealTable) -> No
     assert counts == expected
 
 
-def test_real_delete_blocks_reencode_with_long_zero_ordering(real_tables: list[RealTable]) -> None:
+def test_real_delete_blocks_reencode_with_int_zero_ordering(real_tables: list[RealTable]) -> None:
     seen = 0
     for table in real_tables:
         for path in _log_files(table.path, metadata=False):
             for r in read_blocks(path.read_bytes()):
                 if r.block and r.block.block_type == BlockType.DELETE_BLOCK:
                     dels = decode_delete_records(r.block)
-                    # Spark SQL DELETE writes 0 in the long branch (HoodieDeleteBlock, DeleteRecord)
+                    # Spark SQL DELETE writes IntWrapper(0), branch 2 (HoodieDeleteBlock, DeleteRecord.create(key))
                     assert {(d.ordering_value, d.ordering_branch) for d in dels} == {(0, 2)}
                     rebuilt = delete_block(r.block.instant_time or "", r.block.schema or "", dels)
                     assert rebuilt.content == r.block.content

@@ -97,9 +97,11 @@ def test_is_deleted_flag_is_a_delete() -> None:
 
 def test_v6_long_zero_delete_after_update_named_difference_with_hudi_rs(real_tables: list[RealTable],
                                                                         real_table_copy: object) -> None:
-    """Difference 3: a Spark SQL DELETE (ordering Long 0) after a logged UPDATE of the same key, in a v6
-    table. Apache Hudi 0.x compares Long 0 as a real ordering value, so the update survives; hudi-rs
-    breaks the tie by commit time and deletes the key. We follow Apache Hudi."""
+    """Difference 3: a delete whose ordering value is ``Long 0`` (``LongWrapper``, branch 3: a datasource
+    delete of a record whose long ordering field is 0) after a logged UPDATE of the same key, in a v6 table.
+    Apache Hudi 0.x takes only ``Integer 0`` as the natural order and compares Long 0 as a real ordering
+    value, so the update survives; hudi-rs breaks the tie by commit time and deletes the key. We follow
+    Apache Hudi. (Spark SQL's DELETE writes ``IntWrapper(0)``, branch 2: a natural-order delete in both.)"""
     table = next(t for t in real_tables if t.name == "quickstart_trips_table/mor/avro/v6_trips_8i1u")
     path: Path = real_table_copy(table)  # type: ignore[operator]
     log = sorted(p for p in path.rglob(".*.log.*"))[0]
@@ -108,7 +110,7 @@ def test_v6_long_zero_delete_after_update_named_difference_with_hudi_rs(real_tab
     key, partition = updated["_hoodie_record_key"], updated["_hoodie_partition_path"]
     instant = "20250331040000000"
     with log.open("ab") as f:
-        long_zero = delete_record(key, partition, 0, branch=2)
+        long_zero = delete_record(key, partition, 0, branch=3)
         f.write(encode_block(delete_block(instant, block.schema or "", [long_zero])))
     previous = sorted((path / ".hoodie").glob("*.deltacommit"))[-1]
     (path / ".hoodie" / f"{instant}.deltacommit").write_bytes(previous.read_bytes())

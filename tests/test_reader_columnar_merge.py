@@ -57,7 +57,7 @@ RULES = [
     MergeRule(MergeMode.EVENT_TIME_ORDERING, "ts", False, 8),
     MergeRule(MergeMode.COMMIT_TIME_ORDERING, "ts", True, 8),
 ]
-DELETE_BRANCHES = {"long": 2, "int": 1, "string": 6, "string_wide": 6, "double": 4}
+DELETE_BRANCHES = {"long": 3, "int": 2, "string": 7, "string_wide": 7, "double": 5}  # the wrappers' branches
 _names = itertools.count()
 
 
@@ -123,8 +123,8 @@ def slices(draw: st.DrawFn) -> dict[str, Any]:
             for _ in range(draw(st.integers(1, 3))):
                 key = draw(st.sampled_from(KEYS))
                 value = draw(ORDERINGS[ordering][2])
-                # Spark's DELETE writes 0 in the long branch; Hudi 0.x's natural order is Integer 0
-                value, branch = draw(st.sampled_from([(value, DELETE_BRANCHES[ordering]), (None, 0), (0, 1), (0, 2)]))
+                # Spark SQL's DELETE writes IntWrapper(0), Hudi 0.x's natural order; LongWrapper(0) is a value
+                value, branch = draw(st.sampled_from([(value, DELETE_BRANCHES[ordering]), (None, 0), (0, 2), (0, 3)]))
                 deletes.append(delete_record(key, "p", value, branch if value is not None else 0))
             blocks.append(delete_block(instant, schema_json, deletes))
             continue

@@ -74,8 +74,8 @@ def test_every_version_8_case_passes_at_version_9_against_the_model(subset: bool
 
 @pytest.mark.parametrize("subset", SUBSETS)
 def test_hudi_rs_reads_our_version_9_tables_as_the_model_says(subset: bool) -> None:
-    """hudi-rs fails at version 9 exactly where it fails at version 8 (its incremental query returns a log
-    record that lost the merge by ordering value); everywhere else its rows are the model's."""
+    """hudi-rs fails at version 9 exactly where it fails at version 8; everywhere else its rows are the
+    model's."""
     def factory() -> HudiRsAdapter:
         return HudiRsAdapter(ReferenceLocalAdapter)
 

@@ -86,7 +86,8 @@ def directory_ledger(path: str, archived: Iterable[str] = ()) -> Ledger:
     storage = Storage(path)
     if not storage.exists(".hoodie/hoodie.properties"):
         return Ledger((), frozenset(), {}, {})
-    layout = TableConfig.load(storage).timeline_layout
+    table_config = TableConfig.load(storage)
+    layout = table_config.timeline_layout
     tl = Timeline.load(storage, layout)
     files = tuple(file_rows(storage, f) for f in list_data_files(storage))
     commits = {i.requested: commit_summary(storage, i, layout) for i in tl.instants
@@ -94,7 +95,8 @@ def directory_ledger(path: str, archived: Iterable[str] = ()) -> Ledger:
     plans = {i.requested: compaction_ops(storage, i, layout) for i in tl.instants
              if i.action == Action.COMPACTION or (i.action == Action.COMMIT and _has_plan(storage, i, layout))}
     cleans = {i.requested: clean_files(storage, i, layout) for i in tl.instants if i.action == Action.CLEAN}
-    return Ledger(files, frozenset([*(i.requested for i in tl.instants), *archived]), commits, plans, cleans)
+    return Ledger(files, frozenset([*(i.requested for i in tl.instants), *archived]), commits, plans, cleans,
+                  table_config.table_version)
 
 
 def _has_plan(storage: Storage, inst: Instant, layout: int) -> bool:

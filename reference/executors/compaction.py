@@ -64,6 +64,7 @@ from spec.file_group.log_file.scanner import scan_slice_logs
 from spec.read.merge import MergeRule
 from spec.read.reader import TableReader
 from spec.schema.table_schema import (
+    COMMIT_SEQNO,
     FILE_NAME,
     META_FIELDS,
     RECORD_KEY,
@@ -416,13 +417,21 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     size = _write(storage, rel, merged, ctx)
     fault_point("mid_compaction")  # a compaction killed after one new base file
     base_keys = pa.array([], pa.string())
+    base_seqnos = pa.array([], pa.string())
     if base is not None:
-        base_keys = pc.unique(storage.read_parquet(base.path, columns=[RECORD_KEY]).column(RECORD_KEY)
-                              .cast(pa.string()).combine_chunks())
+        stored = storage.read_parquet(base.path, columns=[RECORD_KEY, COMMIT_SEQNO])
+        base_keys = pc.unique(stored.column(RECORD_KEY).cast(pa.string()).combine_chunks())
+        base_seqnos = stored.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks()
     out_keys = pc.unique(merged.column(RECORD_KEY).cast(pa.string()).combine_chunks())
     log_records = sum(block_record_count(b) for b in blocks)
     kept = pc.is_in(out_keys, value_set=base_keys)
-    updated = pc.sum(pc.and_(kept, pc.is_in(out_keys, value_set=_log_keys(blocks)))).as_py() or 0
+    updated_keys = pc.and_(kept, pc.is_in(out_keys, value_set=_log_keys(blocks)))
+    if reader.config.table_version < 8:  # version 6: only rows a log record replaced (spec.write.ledger)
+        keys = merged.column(RECORD_KEY).cast(pa.string()).combine_chunks()
+        replaced = pc.invert(pc.is_in(merged.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks(),
+                                      value_set=base_seqnos))
+        updated_keys = pc.and_(updated_keys, pc.is_in(out_keys, value_set=pc.filter(keys, replaced)))
+    updated = pc.sum(updated_keys).as_py() or 0
     kept_count = pc.sum(kept).as_py() or 0
     return {
         "fileId": op["file_id"], "path": rel, "prevCommit": op["base_instant"], "numWrites": merged.num_rows,

@@ -64,13 +64,14 @@ def append_bucket(number: int, partition: str, file_id: str, group: FileGroup | 
                       base_file_name=base.name if base is not None else None, existing_logs=logs)
 
 
-_BRANCH_BY_TYPE = ((pa.types.is_int8, 1), (pa.types.is_int16, 1), (pa.types.is_int32, 1), (pa.types.is_int64, 2),
-                   (pa.types.is_float32, 3), (pa.types.is_float64, 4), (pa.types.is_binary, 5),
-                   (pa.types.is_string, 6), (pa.types.is_large_string, 6))
+_BRANCH_BY_TYPE = ((pa.types.is_boolean, 1), (pa.types.is_int8, 2), (pa.types.is_int16, 2), (pa.types.is_int32, 2),
+                   (pa.types.is_int64, 3), (pa.types.is_float32, 4), (pa.types.is_float64, 5), (pa.types.is_binary, 6),
+                   (pa.types.is_string, 7), (pa.types.is_large_string, 7))
 
 
 def ordering_branch(schema: pa.Schema, ordering: str | None) -> int:
-    """The ``HoodieDeleteRecord.orderingVal`` union branch for the ordering field's type (0: none)."""
+    """The ``HoodieDeleteRecord.orderingVal`` union branch for the ordering field's type (0: none;
+    ``spec.file_group.log_file.delete_block.ORDERING_BRANCHES``)."""
     if ordering is None or ordering not in schema.names:
         return 0
     t = schema.field(ordering).type

@@ -77,7 +77,8 @@ def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: Ta
                 if plan is not None else None
             base = next((g for g in bases if op is not None and g.name == op.base_file), None)
             logs = [g for g in group if op is not None and g.name in op.log_files]
-            out.append(compaction_stat(f, base, {k for g in logs for k in _keys(g)}))
+            out.append(compaction_stat(f, base, {k for g in logs for k in _keys(g)},
+                                       changed_only=compacted.table_version < 8))
         else:
             out.append(base_stat(f, bases[-1] if bases else None, concat))
     return out
@@ -121,5 +122,6 @@ def cleans(state: TableState) -> dict[str, tuple[tuple[str, str], ...]]:
 # --8<-- [start:ledger]
 def ledger(state: TableState) -> Ledger:
     """The model's ledger."""
-    return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state), cleans(state))
+    return Ledger(files(state), known_instants(state), commit_summaries(state), compactions(state), cleans(state),
+                  state.table_version)
 # --8<-- [end:ledger]

@@ -10,8 +10,11 @@ The model reads its in-memory table with the reader's own rules: slices from
   instants requested at or before t;
 - **read-optimized** — the latest visible slices' base files as they are;
 - **incremental (b, e]** — as the spec reader windows it (``spec.read.query_plan.IncrementalWindow``): the
-  completed writes whose completion time lies in (b, e], rows of the snapshot as of the last of them
-  whose commit time is one of them.
+  completed writes whose completion time lies in (b, e]; the latest slices as of the last of them over the
+  files those writes wrote alone (a base file only if one of them wrote it: ``spec.read.query_plan.window_view``),
+  merged from the log blocks of those instants only, the rows whose commit time is one of them. So on
+  merge-on-read a log record of the window that lost its merge to a base row written before the window
+  is returned, as Apache Hudi returns it.
 
 The instants a query names are checked as every reader checks them (``spec.read.query_plan.check_query``).
 
@@ -77,10 +80,16 @@ def replaced_groups(state: TableState, as_of: str | None) -> set[tuple[str, str]
             and (as_of is None or g.replaced_by <= as_of)}
 
 
-def view(state: TableState, as_of: str | None = None) -> list[FileGroup]:
-    """The file groups and slices a reader sees as of ``as_of`` (the reader's rules, the model's files)."""
+def view(state: TableState, as_of: str | None = None, written: frozenset[str] | None = None) -> list[FileGroup]:
+    """The file groups and slices a reader sees as of ``as_of`` (the reader's rules, the model's files); over
+    the files the instants ``written`` names wrote alone, when given (an incremental read's window: a base
+    file those instants wrote, a log file holding a block of theirs)."""
     pending = [i.requested for i in state.timeline if i.action == Action.COMPACTION and not i.is_completed]
-    return build_file_groups(listing(state.groups), state.timeline_view(), state.table_version, as_of,
+    groups = state.groups if written is None else tuple(
+        replace(g, base_files=tuple(b for b in g.base_files if b.instant in written),
+                log_files=tuple(lf for lf in g.log_files if any(blk.instant in written for blk in lf.blocks)))
+        for g in state.groups)
+    return build_file_groups(listing(groups), state.timeline_view(), state.table_version, as_of,
                              replaced_groups(state, as_of), pending)
 
 
@@ -120,13 +129,16 @@ def merge_slice(base_rows: Sequence[Row], blocks: Sequence[ModelLogBlock], rule:
 
 
 def merge_files(state: TableState, base: BaseFile | None, logs: Sequence[LogFile],
-                as_of: str | None) -> tuple[Row, ...]:
-    """Base rows with the applicable blocks of the log files (in read order) merged on top."""
+                as_of: str | None, only: frozenset[str] | None = None) -> tuple[Row, ...]:
+    """Base rows with the applicable blocks of the log files (in read order) merged on top; only the blocks
+    of the instants ``only`` names, when given (an incremental read's window)."""
     base_rows = base.rows if base is not None else ()
     if not logs:
         return base_rows
     records, back = scan_records(tuple(logs))
     applied, _ = blocks_to_apply(records, state.timeline_view(), as_of)
+    if only is not None:
+        applied = [b for b in applied if (b.instant_time or "") in only]
     return merge_slice(base_rows, [back[id(b)] for b in applied], merge_rule(state.config), ordering_type(state))
 
 
@@ -218,7 +230,24 @@ def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[
     if not instants:
         return ()
     as_of = window.snapshot_as_of(writes)
-    return tuple(r for r in snapshot(state, as_of, latest_schema=True) if str(r[COMMIT_TIME]) in instants)
+    full_scan = bool(instants & {i.requested for i in state.archived}) or _window_files_cleaned(state, instants)
+    only = frozenset(instants)
+    bases, logs = _files(state)
+    out: list[Row] = []
+    for g in view(state, as_of, None if full_scan else only):
+        sl = g.latest_slice
+        if sl is None:
+            continue
+        base = bases[(sl.partition_path, sl.base_file.name)] if sl.base_file is not None else None
+        out += merge_files(state, base, [logs[(sl.partition_path, f.name)] for f in sl.log_files], as_of, only)
+    return _table([r for r in out if str(r[COMMIT_TIME]) in instants], columns(state), dict(state.schema))
+
+
+def _window_files_cleaned(state: TableState, instants: set[str]) -> bool:
+    """Whether a clean removed a file one of the window's writes wrote (Hudi then scans the table's latest
+    slices whole: ``HoodieIncrementalRelationV2Trait.fullTableScan``)."""
+    return any(b.instant in instants for g in state.cleaned for b in g.base_files) or any(
+        blk.instant in instants for g in state.cleaned for lf in g.log_files for blk in lf.blocks)
 
 
 def query_instants(state: TableState) -> tuple[str, ...]:

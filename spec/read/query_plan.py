@@ -16,10 +16,17 @@ window and the instants a query may name).
   requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``),
   those archival moved to the archived timeline included; the file groups they wrote (their commit
   metadata; every file group when the window holds an archived write, as Hudi reads "the latest
-  snapshot" then), read as a snapshot as of the last data write completed by ``end``, keeping the
-  rows whose ``_hoodie_commit_time`` is one of the window's instants. The table must populate the
-  meta columns. A write that started before ``begin`` but completed inside the window is in it
-  (table version 8 on: windows by completion time).
+  snapshot" then), their latest slices as of the last data write completed by ``end`` over the files
+  the window's writes wrote alone (``window_view``: a base file only if one of them wrote it), applying
+  only their log blocks, keeping the rows whose ``_hoodie_commit_time`` is one of the window's
+  instants. On merge-on-read a log record of the window that lost its merge to a base row written before
+  the window is therefore returned (Apache Hudi's ``MergeOnReadIncrementalRelationV2`` builds its file
+  system view from the window's written files alone, and reads their log blocks of the window's instants:
+  the corpus's ``compaction-logs-mor-v8`` and ``insert-upsert-delete-logs-mor-v6`` run through ``--impl
+  hudi_spark`` showed it). When the window holds an archived write or a file a window's write wrote was
+  cleaned, Hudi scans the latest slices whole (``fullTableScan``): base files are then read as they are.
+  The table must populate the meta columns. A write that started before ``begin`` but completed inside
+  the window is in it (table version 8 on: windows by completion time).
 - **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
 - **Columns**: a query names only columns the table has (``check_columns``).
 - **Missing files**: a query of the table's latest state (snapshot, read-optimized, or incremental up
@@ -41,6 +48,7 @@ window's archived instants, and reading the latest snapshot when there are some)
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -231,11 +239,25 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
     view = table.view(as_of)
     if as_of == latest_write(writes):
         check_files_present(table.storage, view)
+    full_scan = bool(set(instants) & {t for t, _ in archived})
+    if not full_scan:  # all active: the files their metadata names, unless a clean removed one
+        written = paths_written(table.storage, table.timeline, instants)
+        full_scan = not all(table.storage.exists(p) for p in written)
+        if not full_scan:
+            view = window_view(view, set(written))
     slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
-    if not set(instants) & {t for t, _ in archived}:  # all active: the file groups their metadata names
-        touched = files_written(table.storage, table.timeline, instants)
-        slices = [sl for sl in slices if (sl.partition_path, sl.file_id) in touched]
     return QueryPlan("incremental", tuple(slices), True, as_of, instants)
+
+
+def window_view(view: FileSystemView, written: set[str]) -> FileSystemView:
+    """The file system view an incremental read merges: the same view built over the files the window's
+    writes wrote alone (``written``: paths relative to the table). A base file written before the window
+    is not in it, so a log record of the window that lost its merge to it is read as written; the reader
+    applies only the log blocks of the window's instants (``QueryPlan.window``). Apache Hudi's
+    ``MergeOnReadIncrementalRelationV2`` (a ``HoodieTableFileSystemView`` over the window's affected files,
+    ``getLatestMergedFileSlicesBeforeOrOn``, log blocks limited by ``includedInstantTimeSet``)."""
+    listing = [f for f in view.listing if posixpath.join(f.partition_path, f.name) in written]
+    return FileSystemView.build(listing, view.timeline, view.config, view.as_of, view.replacements)
 
 
 def _reaches_archive(window: IncrementalWindow, active: Sequence[Write]) -> bool:
@@ -266,6 +288,19 @@ def check_files_present(storage: Storage, view: FileSystemView, with_logs: bool 
             "return rows the timeline says were changed or deleted",
             hint=f"put the file back from a backup, or undo {instant} and what came after it "
                  f"(`hudi-spec rollback TABLE {instant}`, or restore to an earlier savepoint)")
+
+
+def paths_written(storage: Storage, timeline: Timeline, instants: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+    """The files the instants' commit metadata says they wrote: path → (partition path, file id, instant)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for t in instants:
+        inst = timeline.get(t)
+        if inst is None:
+            continue
+        for st in parse_commit_metadata(read_instant_content(storage, inst, timeline.layout)).all_write_stats():
+            if st.path and st.file_id:
+                out[st.path] = (st.partition_path or "", st.file_id, t)
+    return out
 
 
 def files_written(storage: Storage, timeline: Timeline, instants: Iterable[str]) -> set[tuple[str, str]]:

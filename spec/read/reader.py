@@ -123,10 +123,11 @@ class TableReader:
         return _project(table, columns)
 
     def read_slice(self, sl: FileSlice, as_of: str | None = None, with_logs: bool = True,
-                   columns: Sequence[str] | None = None) -> pa.Table | None:
+                   columns: Sequence[str] | None = None, only: frozenset[str] | None = None) -> pa.Table | None:
         """The rows of one slice: its base file merged with its log records (``spec.read.slice_merge``) as of
         ``as_of`` (default: the latest instant), or the base file alone; only ``columns`` if given (merging
-        reads every column, then projects)."""
+        reads every column, then projects); only the log blocks of the instants ``only`` names, when given
+        (an incremental read's window)."""
         if not with_logs or not sl.log_files:
             return self._read_base(sl, columns)
         # the log scanner's and the merge's modules (and pyarrow.compute) load with the first slice that has logs
@@ -136,6 +137,8 @@ class TableReader:
         blocks, stats = scan_slice_logs(self.storage, [f.path for f in sl.log_files], self.timeline,
                                         as_of or self.latest_instant(), self.config.table_version)
         self.skipped.extend(stats.skipped)
+        if only is not None:
+            blocks = [b for b in blocks if (b.instant_time or "") in only]
         if not blocks:
             return self._read_base(sl, columns)
         merge = SliceMerge(self.rule, self.config, self.table_columns, self.columnar_merge)
@@ -190,7 +193,8 @@ class TableReader:
         project = columns if window is None else None  # an incremental read filters whole rows, then projects
 
         def read(sl: FileSlice) -> pa.Table | None:
-            return self.read_slice(sl, plan.log_as_of, with_logs=plan.with_logs, columns=project)
+            return self.read_slice(sl, plan.log_as_of, with_logs=plan.with_logs, columns=project,
+                                   only=None if plan.window is None else frozenset(plan.window))
 
         small = sum(f.size for sl in plan.slices for f in (*sl.log_files, *([sl.base_file] if sl.base_file else []))
                     ) < SMALL_PLAN_BYTES

@@ -52,8 +52,8 @@ _ARROW_JAVA_TYPES = {pa.int8(): "int", pa.int16(): "int", pa.int32(): "int", pa.
                      pa.float32(): "float", pa.float64(): "double", pa.string(): "string",
                      pa.large_string(): "string",
                      pa.binary(): "bytes", pa.date32(): "int"}
-_BRANCH_TYPES = ("null", "int", "long", "float", "double", "bytes", "string", "decimal", "int",
-                 "int", "long", "long", "long")
+_BRANCH_TYPES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string", "int", "decimal",
+                 "long", "long", "array")
 assert len(_BRANCH_TYPES) == len(ORDERING_BRANCHES)
 
 

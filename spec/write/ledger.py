@@ -12,7 +12,11 @@ columns as they were):
   base file at most the file's instant; a row with an older commit time was copied, so it appears with
   the same (commit time, sequence number) in an older file of its group that is still on disk (when
   any is);
-- the record indexes of one (instant, task partition) in a log file grow in file order;
+- the record indexes of one (instant, task partition) in a log file grow in file order — in table version 6
+  only: Hudi 1.x orders a log block's records by their position in the slice's base file when it writes
+  record positions (``HoodieLogBlock.addRecordPositionsIfRequired``; the delete block likewise), after
+  numbering them in the order it processed them, so in version 8 and 9 the indexes need not grow (Apache
+  Hudi 1.2.0, corpus case ``insert-upsert-delete-logs-mor-v8`` through ``--impl hudi_spark``);
 - every data file is accounted for by an instant: a base file's instant and each data or delete
   block's instant is on the active timeline (completed or pending) or archived — an instant that was
   rolled back leaves no base file, and its log blocks only behind a rollback command block naming it.
@@ -111,6 +115,8 @@ class Ledger:
     commits: Mapping[str, CommitSummary]
     compactions: Mapping[str, tuple[CompactionOperation, ...]]
     cleans: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    table_version: int = 6
+    """The table's version (the order of sequence numbers in a log file is a rule of version 6 only)."""
 
 
 def _seq_parts(seqno: str) -> tuple[str, str, int] | None:
@@ -121,9 +127,10 @@ def _seq_parts(seqno: str) -> tuple[str, str, int] | None:
 
 
 # --8<-- [start:invariants]
-def seqno_violations(f: FileRows) -> list[Violation]:
+def seqno_violations(f: FileRows, ordered_logs: bool = True) -> list[Violation]:
     """Sequence numbers: well formed, prefixed by the row's commit time, unique in the file; in a log
-    file the record indexes of each (instant, task partition) grow in file order."""
+    file the record indexes of each (instant, task partition) grow in file order (``ordered_logs``:
+    table version 6)."""
     out: list[Violation] = []
     seen: set[str] = set()
     last: dict[tuple[str, str], int] = {}
@@ -135,7 +142,7 @@ def seqno_violations(f: FileRows) -> list[Violation]:
         if seq in seen:
             out.append(("sequence number appears twice", f.name, ct, key))
         seen.add(seq)
-        if not f.is_base:
+        if ordered_logs and not f.is_base:
             k = (parts[0], parts[1])
             if k in last and parts[2] <= last[k]:
                 out.append(("sequence number out of order", f.name, ct, key))
@@ -186,14 +193,14 @@ def older_files(f: FileRows, files: Sequence[FileRows]) -> list[FileRows]:
             and all(b.instant < f.instant for b in g.blocks if b.kind != "command")]
 
 
-def ledger_violations(files: Sequence[FileRows], known: Iterable[str]) -> list[Violation]:
+def ledger_violations(files: Sequence[FileRows], known: Iterable[str], table_version: int = 6) -> list[Violation]:
     """Every invariant violation of a table's data files (sorted, for a stable observation)."""
     k = frozenset(known)
     out: list[Violation] = []
     for f in files:
         group = [g for g in files if (g.partition, g.file_id) == (f.partition, f.file_id)]
         rolled = frozenset(c.target for g in group for c in g.blocks if c.kind == "command" and c.target)
-        out += seqno_violations(f)
+        out += seqno_violations(f, ordered_logs=table_version < 8)
         out += commit_time_violations(f, older_files(f, files))
         out += orphan_violations(f, k, rolled)
     return sorted(out)
@@ -213,12 +220,22 @@ def base_stat(f: FileRows, previous: FileRows | None, concat: bool = False) -> S
     return StatCounts(f.partition, f.file_id, f.name, len(rows), len(new) - updates, updates, len(old - keys))
 
 
-def compaction_stat(f: FileRows, base: FileRows | None, log_keys: Iterable[str]) -> StatCounts:
-    """The stat of a base file a compaction produced from ``base`` and logs holding ``log_keys``."""
-    old = {k for _, _, k in base.rows()} if base is not None else set()
-    out = {k for _, _, k in f.rows()}
-    return StatCounts(f.partition, f.file_id, f.name, len(f.rows()), len(out - old), len(out & old & set(log_keys)),
-                      len(old - out))
+def compaction_stat(f: FileRows, base: FileRows | None, log_keys: Iterable[str],
+                    changed_only: bool = False) -> StatCounts:
+    """The stat of a base file a compaction produced from ``base`` and logs holding ``log_keys``. Updates are
+    the keys both held that the logs hold; with ``changed_only`` (table version 6) only those whose row a
+    log record replaced (the row written is not the base file's, by commit time and sequence number): Apache
+    Hudi 1.2.0 compacting a version 6 table counts a log record that lost its merge to the base row as no
+    update, and on version 8 and 9 as one (``HoodieMergeHandleFactory``'s compaction handles; corpus cases
+    ``compaction-logs-mor-v6`` and ``compaction-logs-mor-v8`` through ``--impl hudi_spark``)."""
+    old_rows = {k: (ct, seq) for ct, seq, k in base.rows()} if base is not None else {}
+    old = set(old_rows)
+    new_rows = {k: (ct, seq) for ct, seq, k in f.rows()}
+    out = set(new_rows)
+    updated = out & old & set(log_keys)
+    if changed_only:
+        updated = {k for k in updated if new_rows[k] != old_rows[k]}
+    return StatCounts(f.partition, f.file_id, f.name, len(f.rows()), len(out - old), len(updated), len(old - out))
 
 
 def log_stat(f: FileRows, t: str, located: Iterable[str]) -> StatCounts:

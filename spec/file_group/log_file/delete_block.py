@@ -2,12 +2,22 @@
 
 A DELETE_BLOCK's content is ``int version=3, int length``, then the Avro binary of a
 ``HoodieDeleteRecordList``: per deleted record its key, its partition path and its ordering value,
-a union whose branch index is on disk (``ORDERING_BRANCHES``). Hudi writes it with the block's
-INSTANT_TIME and SCHEMA header.
+a union of *wrapper records* (``BooleanWrapper``, ``IntWrapper``, ``LongWrapper``, ...: one field
+``value`` each) whose branch index is on disk (``ORDERING_BRANCHES``). A wrapper's binary is its value's,
+so the branch index alone tells an ``Integer 0`` (branch 2) from a ``Long 0`` (branch 3). Hudi writes the
+block with its INSTANT_TIME and SCHEMA header.
 
-Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieDeleteBlock``
-(``serializeV3``, ``deserialize``), ``DeleteRecord`` and the ``HoodieDeleteRecordList`` /
-``HoodieDeleteRecord`` Avro models.
+The union is the same, in the same order, in every release that writes table versions 6, 8 and 9 (Hudi
+0.15's and 1.2's ``HoodieDeleteRecordList`` schemas, read from their jars; 1.x appends ``ArrayWrapper``,
+a list of wrapped values, at the end, so older blocks decode under it unchanged). An earlier statement of
+this rule had the bare types (``null, int, long, ...``) as branches, one index short from ``boolean`` on:
+it decoded the ``IntWrapper(0)`` of Spark SQL's DELETE as a long, and Apache Hudi 1.2's ``LongWrapper``
+ordering values (branch 3, case ``insert-upsert-delete-mor-v8`` of the corpus run through ``--impl
+hudi_spark``) as floats.
+
+Source: ``HoodieDeleteBlock`` (``serializeV3``, ``deserialize``), ``DeleteRecord``,
+``HoodieAvroUtils.wrapValueIntoAvro`` / ``unwrapAvroValueWrapper`` and the ``HoodieDeleteRecordList`` Avro
+model (Apache Hudi 0.15.x for table version 6, 1.x for 8 and 9).
 """
 
 from __future__ import annotations
@@ -16,22 +26,49 @@ import io
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from spec.errors import CorruptBlock, LogFormatError
 from spec.file_group.log_file.log_format import DATA_BLOCK_VERSION, BlockType, HeaderKey, LogBlock, content_preamble
 
 # --8<-- [start:delete_block]
-ORDERING_BRANCHES: tuple[Any, ...] = (
-    "null", "int", "long", "float", "double", "bytes", "string",
-    {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15},
-    {"type": "int", "logicalType": "date"},
-    {"type": "int", "logicalType": "time-millis"},
-    {"type": "long", "logicalType": "time-micros"},
-    {"type": "long", "logicalType": "timestamp-millis"},
-    {"type": "long", "logicalType": "timestamp-micros"},
+WRAPPED_TYPES: tuple[tuple[str, Any], ...] = (
+    ("BooleanWrapper", "boolean"),
+    ("IntWrapper", "int"),
+    ("LongWrapper", "long"),
+    ("FloatWrapper", "float"),
+    ("DoubleWrapper", "double"),
+    ("BytesWrapper", "bytes"),
+    ("StringWrapper", "string"),
+    ("DateWrapper", {"type": "int", "logicalType": "date"}),
+    ("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15}),
+    ("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}),
+    ("TimestampMicrosWrapper", {"type": "long", "logicalType": "timestamp-micros"}),
 )
-"""The ``orderingVal`` union of HoodieDeleteRecord, in order: the branch index is on disk."""
+"""The wrapper records of the union after its ``null``, in order: (record name, type of its ``value``).
+(``DateWrapper`` and ``TimestampMicrosWrapper`` hold a bare int / long on disk, days and microseconds
+since the epoch; Hudi unwraps them to a date and an instant, as the logical types here do.)"""
+
+
+def _wrapper(name: str, value_type: Any) -> dict[str, Any]:
+    return {"type": "record", "name": name, "namespace": "org.apache.hudi.avro.model",
+            "fields": [{"name": "value", "type": value_type}]}
+
+
+ARRAY_WRAPPER: dict[str, Any] = {
+    "type": "record", "name": "ArrayWrapper", "namespace": "org.apache.hudi.avro.model",
+    "fields": [{"name": "wrappedValues", "default": None, "type": ["null", {"type": "array", "items": [
+        "null", *(_wrapper(n, t) for n, t in WRAPPED_TYPES),
+        _wrapper("LocalDateWrapper", {"type": "int", "logicalType": "date"})]}]}],
+}
+"""Hudi 1.x's last branch: an ordering value made of several values (each wrapped, or null)."""
+
+ORDERING_BRANCHES: tuple[Any, ...] = ("null", *(_wrapper(n, t) for n, t in WRAPPED_TYPES), ARRAY_WRAPPER)
+"""The ``orderingVal`` union of HoodieDeleteRecord, in order: the branch index is on disk
+(0 null, 1 boolean, 2 int, 3 long, 4 float, 5 double, 6 bytes, 7 string, 8 date, 9 decimal, 10 time-micros,
+11 timestamp-micros, 12 array)."""
 
 DELETE_RECORD_LIST_SCHEMA: dict[str, Any] = {
     "type": "record",
@@ -45,19 +82,27 @@ DELETE_RECORD_LIST_SCHEMA: dict[str, Any] = {
             "fields": [
                 {"name": "recordKey", "type": ["null", "string"], "default": None},
                 {"name": "partitionPath", "type": ["null", "string"], "default": None},
-                {"name": "orderingVal", "type": list(ORDERING_BRANCHES), "default": None},
+                {"name": "orderingVal", "type": ["null", *ORDERING_BRANCHES[1:-1],
+                                                 {**ARRAY_WRAPPER, "fields": [{
+                                                     "name": "wrappedValues", "default": None, "type": [
+                                                         "null", {"type": "array", "items": [
+                                                             "null", *(n for n, _ in WRAPPED_TYPES),
+                                                             ARRAY_WRAPPER["fields"][0]["type"][1]["items"][-1]]}]}]}],
+                 "default": None},
             ],
         }},
     }],
 }
+"""The whole ``HoodieDeleteRecordList`` schema (Hudi 1.x's), for readers that decode the block in one go."""
 
 
 @dataclass(frozen=True)
 class DeleteRecord:
     """A deleted key with its ordering value, kept with its union branch index (byte-exact coding).
 
-    ``ordering_branch`` indexes ``ORDERING_BRANCHES`` (0 null, 1 int, 2 long, ...). Spark's DELETE
-    writes ``0`` in the ``long`` branch for a long ordering field.
+    ``ordering_branch`` indexes ``ORDERING_BRANCHES`` (0 null, 2 int, 3 long, ...). Spark SQL's DELETE
+    writes ``IntWrapper(0)`` (branch 2, ``DeleteRecord.create(key)``'s ``Integer 0``); a datasource delete
+    writes the record's ordering value in its own type's branch.
     """
 
     record_key: str | None
@@ -66,21 +111,31 @@ class DeleteRecord:
     ordering_branch: int = 0
 
 
+INT_BRANCH = 2
+LONG_BRANCH = 3
+
+
 def _branch_for(value: Any) -> int:
     if value is None:
         return 0
     if isinstance(value, bool):
-        raise LogFormatError("a boolean cannot be an ordering value of a delete record")
+        return 1
     if isinstance(value, int):
-        return 1 if -(2**31) <= value < 2**31 else 2
+        return INT_BRANCH if -(2**31) <= value < 2**31 else LONG_BRANCH
     if isinstance(value, float):
-        return 4
-    if isinstance(value, bytes):
         return 5
-    if isinstance(value, str):
+    if isinstance(value, bytes):
         return 6
+    if isinstance(value, str):
+        return 7
+    if isinstance(value, datetime):
+        return 11
+    if isinstance(value, date):
+        return 8
+    if isinstance(value, Decimal):
+        return 9
     raise LogFormatError(f"ordering value {value!r} has no branch in HoodieDeleteRecord.orderingVal",
-                         hint="use an int, long, double, string or bytes ordering field")
+                         hint="use an int, long, double, string, bytes, date, timestamp or decimal ordering field")
 
 
 def delete_record(record_key: str, partition_path: str, ordering_value: Any = None,
@@ -88,6 +143,32 @@ def delete_record(record_key: str, partition_path: str, ordering_value: Any = No
     """A delete record, choosing the union branch from the value's type unless given."""
     return DeleteRecord(record_key, partition_path, ordering_value,
                         _branch_for(ordering_value) if branch is None else branch)
+
+
+def _branch_schema(branch: int) -> Any:
+    import fastavro
+
+    return fastavro.parse_schema({"type": "record", "name": "O", "fields": [
+        {"name": "v", "type": ORDERING_BRANCHES[branch]}]})
+
+
+def _wrap(branch: int, value: Any) -> Any:
+    if branch == 0:
+        return None
+    if branch == len(ORDERING_BRANCHES) - 1:
+        return {"wrappedValues": None if value is None else [
+            None if v is None else (f"org.apache.hudi.avro.model.{WRAPPED_TYPES[_branch_for(v) - 1][0]}",
+                                    {"value": v}) for v in value]}
+    return {"value": value}
+
+
+def _unwrap(branch: int, decoded: Any) -> Any:
+    if branch == 0 or decoded is None:
+        return None
+    if branch == len(ORDERING_BRANCHES) - 1:
+        values = decoded.get("wrappedValues")
+        return None if values is None else tuple(None if v is None else v["value"] for v in values)
+    return decoded["value"]
 
 
 def _zigzag(n: int) -> bytes:
@@ -120,10 +201,11 @@ def _encode_ordering(branch: int, value: Any) -> bytes:
     """The Avro binary of one ``orderingVal`` union value in the given branch."""
     import fastavro
 
+    if not 0 <= branch < len(ORDERING_BRANCHES):
+        raise LogFormatError(f"no orderingVal union branch {branch}", hint="branches are 0 to "
+                             f"{len(ORDERING_BRANCHES) - 1} (ORDERING_BRANCHES)")
     b = io.BytesIO()
-    schema = fastavro.parse_schema({"type": "record", "name": "O", "fields": [
-        {"name": "v", "type": ORDERING_BRANCHES[branch]}]})
-    fastavro.schemaless_writer(b, schema, {"v": value})
+    fastavro.schemaless_writer(b, _branch_schema(branch), {"v": _wrap(branch, value)})
     return _zigzag(branch) + b.getvalue()
 
 
@@ -193,11 +275,10 @@ def delete_records_span(block: LogBlock) -> tuple[list[DeleteRecord], int, int]:
             branch, pos = _read_long(buf, pos)
             if not 0 <= branch < len(ORDERING_BRANCHES):
                 raise CorruptBlock(f"bad orderingVal union index {branch}")
-            schema = fastavro.parse_schema({"type": "record", "name": "O", "fields": [
-                {"name": "v", "type": ORDERING_BRANCHES[branch]}]})
             stream = io.BytesIO(buf[pos:])
             try:
-                value = fastavro.schemaless_reader(stream, schema, None)["v"]  # type: ignore[call-overload,index]
+                decoded: Any = fastavro.schemaless_reader(stream, _branch_schema(branch), None)
+                value = _unwrap(branch, decoded["v"])
             except Exception as err:
                 raise CorruptBlock(f"delete record ordering value does not decode: {err}") from err
             pos += stream.tell()

@@ -264,6 +264,15 @@ class Storage:
         with self.fs.open_output_stream(self.full(tmp)) as f:
             f.write(data)
         self.fs.move(self.full(tmp), self.full(rel))
+        self._drop_checksum(rel)
+
+    def _drop_checksum(self, rel: str) -> None:
+        """Delete the Hadoop checksum ``.<name>.crc`` beside a local file this writer replaced: Apache Hudi on a
+        local file system writes one beside each file (Hadoop's ``ChecksumFileSystem``) and refuses a file whose
+        checksum no longer matches ("Could not load Hoodie properties" after our writer rewrote the
+        ``hoodie.properties`` Hudi wrote); without the checksum file Hadoop reads the file unchecked."""
+        if self.store is None and self.local:
+            self.delete(posixpath.join(posixpath.dirname(rel), f".{posixpath.basename(rel)}.crc"))
 
     def check_writable(self) -> None:
         """InvalidConfig, before anything is read or written, when this writer cannot write conditionally
@@ -333,6 +342,7 @@ class Storage:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
+        self._drop_checksum(rel)
         return _local_version(data)
 
     def _need_local(self, what: str) -> None:

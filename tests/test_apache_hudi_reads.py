@@ -32,6 +32,7 @@ import pytest
 
 from conformance.adapters.hudi_spark_reader import (
     KNOWN_FAILURES,
+    TIME_TRAVEL_BEFORE_ACTIVE,
     HudiSparkReaderAdapter,
     align_completion_times,
     hudi_rows,
@@ -78,7 +79,7 @@ def known(case_id: str) -> str | None:
 def decided(result: CaseResult) -> None:
     """PASS, or the known failure with its reason (pytest's xfail); any other difference fails, and so does a
     known failure that passes."""
-    reason = known(result.case_id)
+    reason = result.reason if result.verdict == Verdict.XFAIL else known(result.case_id)
     if reason is not None:
         assert result.verdict == Verdict.XFAIL, f"{result.case_id} passes: it is no longer a known failure"
         pytest.xfail(reason)
@@ -218,10 +219,15 @@ HUDI_WRITES = sorted(c for c, fc in CASES.items() if fc.suite in ("writes", "log
                      and (c in CI_SUBSET or fc.suite == "services") and "crash" not in c)
 
 
+CROSS_KNOWN_FAILURES = {"archive-cow-v8": TIME_TRAVEL_BEFORE_ACTIVE}
+"""Tables Apache Hudi writes that the spec reader reads otherwise than Hudi (measured), besides the corpus's
+known failures of Hudi's reads (the same differences of reading)."""
+
+
 def cross_check(spark: Any, case_id: str, tmp_path: Path) -> None:
     from conformance.adapters.hudi_spark import HudiSparkAdapter
 
-    reason = known(case_id)
+    reason = CROSS_KNOWN_FAILURES.get(case_id) or known(case_id)
     result = cross_read(CASES[case_id], HudiSparkAdapter, hudi_reads_of(spark), spec_rows, workdir=tmp_path,
                         known={case_id: reason} if reason else None)
     if result.verdict == Verdict.SKIP:

@@ -55,6 +55,12 @@ TIME_TRAVEL_BEFORE_CLEAN: Final = (
     "of interest'); the spec model keeps every completed write whose files survive and the spec reader answers "
     "it")
 
+TIME_TRAVEL_BEFORE_ACTIVE: Final = (
+    "spec departs from Apache Hudi 1.2.0: Hudi refuses a time-travel query to an instant before the first "
+    "completed write of the active timeline or the latest clean's earliest retained commit "
+    "(TimelineUtils.validateTimestampAsOf); the spec reader answers it (no rows before the table's first write, "
+    "the files that survive after it)")
+
 DELETE_ORDERING_TYPE: Final = (
     "undecided: Apache Hudi 1.2.0 fails every query of the table with a ClassCastException (Long/Integer) while "
     "merging a delete record of our log's delete block (with its ordering value) with the stored record; which "

@@ -92,11 +92,24 @@ def data(rows: Sequence[Any]) -> list[dict[str, Any]]:
     return sorted(({k: r[k] for k in DATA} for r in rows), key=lambda r: (r["id"], r["v"]))
 
 
+HUDI_RS_COLUMN_STATS = (
+    "hudi-rs departs from Apache Hudi: it fails to read a version-8 table whose metadata table has the "
+    "column_stats partition Apache Hudi 1.2.0 writes by default (reconciling the ColumnStatsMetadata record of "
+    "the metadata table's schema); Hudi and the spec read it")
+
+
 def readers(spark: Any, path: Path, kind: str) -> dict[str, list[dict[str, Any]]]:
-    """What Apache Hudi, the spec reader and hudi-rs read."""
-    return {"Apache Hudi": data(hudi_rows(spark, str(path), Query(kind))),
-            "spec": data(read_table(str(path), kind).to_pylist()),
-            "hudi-rs": data(_pylist(hudi_rs_read(str(path), read_optimized=kind == "read_optimized")))}
+    """What Apache Hudi, the spec reader and hudi-rs read; hudi-rs is left out, with the named difference
+    ``HUDI_RS_COLUMN_STATS`` asserted, where it fails exactly so."""
+    out = {"Apache Hudi": data(hudi_rows(spark, str(path), Query(kind))),
+           "spec": data(read_table(str(path), kind).to_pylist())}
+    config = TableConfig.load(str(path))
+    try:
+        out["hudi-rs"] = data(_pylist(hudi_rs_read(str(path), read_optimized=kind == "read_optimized")))
+    except Exception as err:  # hudi-rs's own exception type
+        assert config.table_version == 8 and "column_stats" in config.metadata_partitions, err
+        assert "ColumnStatsMetadata" in str(err), err
+    return out
 
 
 def _pylist(table: Any) -> list[dict[str, Any]]:
@@ -170,6 +183,11 @@ def continue_both_ways(spark: Any, start: Path, tmp: Path, table_type: str, vers
     shutil.copytree(hudi_folder, ours_folder)
     path = ours_folder / table.table_name
     writer = ENGINES[engine](spark) if engine == "spark" else ENGINES[engine]()
+    if version == 6:
+        # Hudi leaves a version-6 table a metadata table (files, column_stats), which our writer does not maintain
+        # and refuses to leave stale: it continues as that refusal says, with hoodie.metadata.enable=false,
+        # which deletes the metadata table as Apache Hudi does
+        table = replace(table, options=(("hoodie.metadata.enable", "false"),))
     attach(writer, table, ours_folder)
     run(spark, writer, services(mor, 2, short), expected, path, f"reference ({engine})")
 

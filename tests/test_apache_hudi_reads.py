@@ -292,3 +292,17 @@ def test_where_hudi_rs_and_apache_hudi_differ_the_spec_follows_hudi(apache_hudi:
     assert apache.verdict == rs.verdict == Verdict.XFAIL
     assert apache.diffs["L0"].extra and apache.diffs["L0"].extra == rs.diffs["L0"].extra
     assert not apache.diffs["L0"].missing and not apache.diffs["L0"].changed
+
+
+def test_without_a_bundle_the_reader_row_skips_every_case_with_the_reason(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path) -> None:
+    from conformance.adapters import resolve_impl
+    from conformance.reader_rows import run_reader_rows
+
+    monkeypatch.setenv("HUDI_SPARK_BUNDLE", str(tmp_path / "no-bundle.jar"))
+    assert resolve_impl("hudi_spark_reader") is HudiSparkReaderAdapter
+    cases = [CASES["archive-cow-v6"], CASES["compaction-mor-v8"]]
+    row = run_reader_rows("hudi_spark_reader", cases, functools.partial(read_final_table,
+                                                                         factory=HudiSparkReaderAdapter))
+    assert row.count(Verdict.SKIP) == 2 and not row.ok
+    assert all("make apache-hudi" in c.reason for c in row.cases)

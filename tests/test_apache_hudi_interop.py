@@ -217,3 +217,40 @@ def test_apache_hudi_reads_what_hudi_spec_write_wrote(apache_hudi: Any, tmp_path
                           "--table-version", "9", "--table-name", "interop", "--engine", "local"])
         assert code == 0, capsys.readouterr().err
     check_every_query(apache_hudi, path)
+
+
+# every operation of `hudi-spec write`, one after the other, with what each leaves (by key: partition, value)
+EVERY_OPERATION: tuple[tuple[str, tuple[tuple[int, str, int, str], ...], dict[str, str], dict[int, str]], ...] = (
+    ("bulk_insert", ((1, "são-paulo", 1, "a1"), (2, "são-paulo", 1, "b1"), (3, "new york", 1, "c1"),
+                     (4, "東京", 1, "d1")), {}, {1: "a1", 2: "b1", 3: "c1", 4: "d1"}),
+    ("insert", ((6, "東京", 1, "f1"),), {}, {1: "a1", 2: "b1", 3: "c1", 4: "d1", 6: "f1"}),
+    ("upsert", ((2, "são-paulo", 2, "b2"), (4, "東京", 0, "d-lost")), {},
+     {1: "a1", 2: "b2", 3: "c1", 4: "d1", 6: "f1"}),
+    ("delete", ((6, "東京", 2, "f1"),), {}, {1: "a1", 2: "b2", 3: "c1", 4: "d1"}),
+    ("insert_overwrite", ((7, "são-paulo", 1, "g1"),), {}, {3: "c1", 4: "d1", 7: "g1"}),
+    ("delete_partition", ((3, "new york", 1, "c1"),), {"hoodie.datasource.write.partitions.to.delete": "new york"},
+     {4: "d1", 7: "g1"}),
+    ("insert_overwrite_table", ((8, "東京", 1, "h1"),), {}, {8: "h1"}),
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", [9, 8, 6])
+@pytest.mark.parametrize("table_type", TYPES)
+def test_apache_hudi_reads_every_operation_hudi_spec_write_wrote(apache_hudi: Any, tmp_path: Path, table_type: str,
+                                                                 version: int,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Every operation of ``hudi-spec write`` (COW and MOR, versions 9, 8 and 6), in a folder whose name has a
+    hyphen, a space and non-ASCII letters: after each, Apache Hudi's snapshot is what was written."""
+    path = tmp_path / FOLDER
+    for n, (op, rows, opts, after) in enumerate(EVERY_OPERATION):
+        source = tmp_path / f"batch-{n}.json"
+        source.write_text("".join(json.dumps(r) + "\n" for r in batch(rows).to_pylist()))
+        extra = [a for k, v in opts.items() for a in ("--option", f"{k}={v}")]
+        code = hudi_spec(["write", str(path), "--input", str(source), "--operation", op, "--record-key", "id",
+                          "--ordering-field", "ts", "--partition-field", "p", "--table-type", table_type,
+                          "--table-version", str(version), "--table-name", "interop", "--engine", "local", *extra])
+        assert code == 0, capsys.readouterr().err
+        theirs = {r["id"]: r["v"] for r in hudi_read(apache_hudi, path).to_pylist()}
+        assert theirs == after, op
+    assert TableConfig.load(str(path)).table_version == version

@@ -219,3 +219,16 @@ def test_files_of_archived_instants_are_listed_when_the_metadata_table_is_built(
     assert listed_at_initialization(T[2], archived) and not listed_at_initialization(T[2], timeline)
     assert listed_at_initialization(T[5], archived) and not listed_at_initialization(T[7], archived)
     assert not listed_at_initialization(T[4], archived)  # neither active nor archived: a write that is gone
+
+
+def test_the_archived_entrys_strings_are_java_strings_as_in_hudis_generated_schema() -> None:
+    """Apache Hudi's archiver writes the schema of its generated ``HoodieArchivedMetaEntry`` class into the block
+    header, whose strings carry ``"avro.java.string":"String"``; Hudi 1.2.0's ``ArchivedTimelineLoaderV1`` casts
+    ``commitTime`` to ``String`` and fails on a header without it (measured with ``show_archived_commits``:
+    ``tests/test_apache_hudi_reads.py``)."""
+    from spec.timeline.archived_timeline import archived_entry_schema
+
+    for version in (6, 8, 9):
+        fields = {f["name"]: f["type"] for f in archived_entry_schema(version)["fields"]}
+        for name in ("commitTime", "actionType", "actionState", "stateTransitionTime"):
+            assert fields[name] == ["null", {"type": "string", "avro.java.string": "String"}], (version, name)

@@ -20,6 +20,7 @@ BUILTIN_ADAPTERS: Final = {
     "reference_local_rows": "conformance.adapters.reference_spark:ReferenceLocalRowsAdapter",
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
     "hudi_spark": "conformance.adapters.hudi_spark:HudiSparkAdapter",
+    "hudi_spark_reader": "conformance.adapters.hudi_spark_reader:HudiSparkReaderAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""
 

@@ -33,7 +33,7 @@ from spec.errors import HudiSpecError, MetadataFormatError
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import PLAN_TYPES, parse_timeline_content
 from spec.timeline.avro_model_codec import from_avro, to_avro
-from spec.timeline.avro_schemas import NAMESPACE, read_container, schema_for
+from spec.timeline.avro_schemas import JSTRING, NAMESPACE, read_container, schema_for
 from spec.timeline.commit_metadata import CommitMetadata, commit_metadata_from_mapping, format_commit_metadata
 from spec.timeline.instant import Action, Instant, State
 from spec.timeline.layout import format_instant_file_name
@@ -83,11 +83,15 @@ COMMIT_FIELDS = frozenset({"hoodieCommitMetadata", "hoodieReplaceCommitMetadata"
 
 def archived_entry_schema(table_version: int) -> Schema:
     """The HoodieArchivedMetaEntry schema: every field a union with null (default null) except
-    ``version`` (``["int","null"]``, default 1); each named type is defined once, at first use."""
+    ``version`` (``["int","null"]``, default 1); each named type is defined once, at first use. The string
+    fields carry ``"avro.java.string":"String"`` as the schema of Hudi's generated class does (the one its
+    archiver writes into the block header): Apache Hudi 1.2.0's ``ArchivedTimelineLoaderV1`` casts
+    ``commitTime`` to ``String`` and fails with a ``ClassCastException`` (``Utf8``) on a header without it
+    (``show_archived_commits`` on the archived timeline of ``archive-cow-v6``)."""
     fields: list[Schema] = []
     for name, record in ENTRY_FIELDS:
         if record is None:
-            t: Any = ["int", "null"] if name == "version" else ["null", "string"]
+            t: Any = ["int", "null"] if name == "version" else ["null", JSTRING]
             fields.append({"name": name, "type": t, "default": 1 if name == "version" else None})
             continue
         body = _compaction_metadata_schema() if record == "HoodieCompactionMetadata" else \

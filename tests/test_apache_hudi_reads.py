@@ -272,12 +272,13 @@ def _reads_of(reader: Callable[[], Any], case_id: str, tmp_path: Path) -> CaseRe
 
 
 @pytest.mark.slow
-def test_where_hudi_rs_and_apache_hudi_differ_the_spec_follows_hudi(apache_hudi: Any, tmp_path: Path) -> None:
-    """hudi-rs's known failure ``ORDERING_IN_INCREMENTAL`` (called a hudi-rs bug) measured against Apache Hudi
-    itself: on a merge-on-read table whose log holds an update that lost its merge, Hudi's incremental query
-    returns that record exactly as hudi-rs's does — there hudi-rs follows Hudi and the spec departs from both
-    (``LOST_MERGE_IN_INCREMENTAL``). A version-6 table with logs written while a compaction is pending, one of
-    hudi-rs's other known failures: Hudi reads its final table as the spec does."""
+def test_hudi_rs_and_apache_hudi_read_lost_merges_in_incremental_queries_as_the_spec_does(
+        apache_hudi: Any, tmp_path: Path) -> None:
+    """hudi-rs's former known failure ``ORDERING_IN_INCREMENTAL`` measured against Apache Hudi itself: on a
+    merge-on-read table whose log holds an update that lost its merge, Hudi's incremental query returns that
+    record as written, as hudi-rs's does, and the spec follows Hudi (``MergeOnReadIncrementalRelationV2``), so
+    all three read the case alike. A version-6 table with logs written while a compaction is pending: Hudi
+    reads its final table as the spec does."""
     from conformance.adapters.hudi_rs import HudiRsAdapter
 
     def hudi() -> HudiSparkReaderAdapter:
@@ -289,9 +290,8 @@ def test_where_hudi_rs_and_apache_hudi_differ_the_spec_follows_hudi(apache_hudi:
     theirs = _reads_of(hudi, "pending-compaction-mor-v6", tmp_path / "a")
     assert theirs.verdict == Verdict.PASS, theirs.diff
     apache, rs = (_reads_of(r, "insert-upsert-delete-mor-v8", tmp_path / n) for r, n in ((hudi, "c"), (hudi_rs, "d")))
-    assert apache.verdict == rs.verdict == Verdict.XFAIL
-    assert apache.diffs["L0"].extra and apache.diffs["L0"].extra == rs.diffs["L0"].extra
-    assert not apache.diffs["L0"].missing and not apache.diffs["L0"].changed
+    assert apache.verdict == Verdict.PASS, apache.diff
+    assert rs.verdict == Verdict.PASS, rs.diff
 
 
 def test_without_a_bundle_the_reader_row_skips_every_case_with_the_reason(monkeypatch: pytest.MonkeyPatch,

@@ -29,8 +29,10 @@ from typing import Any
 import fastavro
 import pytest
 
+from reference.engines.spark_arrow import spark_to_arrow
 from spec.actions.clean import KEEP_LATEST_COMMITS, CleanConfig, plan_clean
 from spec.config.table_config import TableConfig
+from spec.file_group.log_file.log_format import HeaderKey, read_blocks
 from spec.keygen.partition_path import escape_file_name, escape_path_name
 from spec.metadata.index_definition import index_definitions_path, is_valid_for, parse_index_definitions
 from spec.metadata.partition_type import (
@@ -160,7 +162,8 @@ def test_last_completed_commit_timestamp_is_the_write_that_began_last(apache_hud
     (third, _), (fourth, fourth_done) = (f.removesuffix(".commit").split("_") for f in done[2:])
     (timeline_dir / done[2]).rename(timeline_dir / f"{third}_{int(fourth_done) + 1}.commit")
     timeline = Timeline.load(str(path))
-    by_completion = sorted(timeline.commits_timeline().instants, key=lambda i: timeline.completion_time(i.requested))
+    by_completion = sorted(timeline.commits_timeline().instants,
+                           key=lambda i: timeline.completion_time(i.requested) or "")
     assert by_completion[-1].requested == third
     sql(apache_hudi, "call run_clean(table => 'tech_spec_clean', retain_commits => 1)")
     cleans = sorted(timeline_dir.glob("*.clean*"))
@@ -175,6 +178,34 @@ def test_last_completed_commit_timestamp_is_the_write_that_began_last(apache_hud
     assert ours.earliest_instant_to_retain is not None
     assert (ours.earliest_instant_to_retain.requested, Action.COMMIT) == (
         plan["earliestInstantToRetain"]["timestamp"], plan["earliestInstantToRetain"]["action"])
+
+
+# --- 9.10 record positions ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_log_blocks_carry_record_positions_and_the_spec_reader_merges_them_by_key(apache_hudi: Any,
+                                                                                   tmp_path: Path) -> None:
+    """Apache Hudi 1.2.0 writes ``RECORD_POSITIONS`` and ``BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS`` on update
+    blocks of a version 9 merge-on-read table (not on every block: a SQL ``UPDATE``'s block carries none), the
+    latter naming the base file the positions are in; the spec reader, merging by key, reads what Hudi reads."""
+    path = tmp_path / "positions"
+    create_table(apache_hudi, "tech_spec_positions", path, type="mor", **{"hoodie.compact.inline": "false"})
+    insert_two_writes(apache_hudi, "tech_spec_positions")
+    sql(apache_hudi, "update tech_spec_positions set price = 9.0 where id = 3")
+    blocks = [(log, r.block) for log in path.rglob(".*.log.*") if not log.name.endswith(".crc")
+              for r in read_blocks(log.read_bytes()) if r.block is not None and r.block.is_data]
+    positioned = [(log, block) for log, block in blocks if block.header_value(HeaderKey.RECORD_POSITIONS)]
+    assert positioned, "Hudi wrote no log block with record positions"
+    for log, block in positioned:
+        file_id = log.name.lstrip(".").split("_")[0]
+        bases = {b.name.rsplit("_", 1)[1].split(".")[0] for b in log.parent.glob(f"{file_id}_*.parquet")}
+        assert block.header_value(HeaderKey.BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS) in bases
+    theirs = sorted((r["id"], r["price"]) for r in spark_to_arrow(apache_hudi.read.format("hudi").load(str(path)))
+                    .select(["id", "price"]).to_pylist())
+    assert theirs == [(1, 1.5), (2, 2.0), (3, 9.0), (4, 4.0)]
+    ours = sorted((r["id"], r["price"]) for r in read_table(str(path)).select(["id", "price"]).to_pylist())
+    assert ours == theirs
 
 
 # --- the escaping behind metadata file ids -----------------------------------------------------------

@@ -27,9 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
+import pyarrow as pa
 import pytest
 
-from reference.engines.spark_arrow import spark_to_arrow
+from reference.engines.spark_arrow import arrow_to_spark, spark_to_arrow
+from reference.executors.savepoint import savepoint_create
+from reference.write.client import WriteClient
 from spec.actions.clean import KEEP_LATEST_COMMITS, CleanConfig, plan_clean
 from spec.config.table_config import TableConfig
 from spec.file_group.log_file.log_format import HeaderKey, read_blocks
@@ -46,6 +49,7 @@ from spec.metadata.partition_type import (
     partitioned_file_group_id,
 )
 from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.instant import Action
 from tests.test_metadata_indexes import _records
@@ -178,6 +182,49 @@ def test_last_completed_commit_timestamp_is_the_write_that_began_last(apache_hud
     assert ours.earliest_instant_to_retain is not None
     assert (ours.earliest_instant_to_retain.requested, Action.COMMIT) == (
         plan["earliestInstantToRetain"]["timestamp"], plan["earliestInstantToRetain"]["action"])
+
+
+@pytest.mark.slow
+def test_apache_hudi_continues_the_cleans_the_reference_writer_wrote(apache_hudi: Any, tmp_path: Path) -> None:
+    """The reference writer cleans a version 9 table with a savepoint: its plan and metadata are 1.2.0's records
+    (``lastCompletedCommitTimestamp``, ``extraMetadata`` with ``savepointed_timestamps``); Apache Hudi then writes
+    and cleans on after it, writing the same fields the same way, and both read the same rows."""
+    path = tmp_path / "cleaned"
+    opts = {"hoodie.table.name": "cleaned", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+            "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": "city", "hoodie.write.table.version": "9",
+            "hoodie.cleaner.commits.retained": "1"}
+    client = WriteClient(str(path), engine="local")
+    savepoint = ""
+    for n in range(1, 5):
+        done = client.write(pa.Table.from_pylist([{"id": "a", "ts": n, "city": "sf", "v": n},
+                                                  {"id": "b", "ts": n, "city": "la", "v": n}]), "upsert", opts)
+        if n == 2:
+            savepoint = done.instant
+            storage = Storage(str(path))
+            savepoint_create(storage, TableConfig.load(storage), savepoint)
+    timeline_dir = path / ".hoodie" / "timeline"
+    ours = sorted(timeline_dir.glob("*.clean.requested"))
+    assert ours, "the reference writer cleaned nothing"
+    for batch in ([{"id": "a", "ts": 5, "city": "sf", "v": 5}], [{"id": "a", "ts": 6, "city": "sf", "v": 6}]):
+        (arrow_to_spark(apache_hudi, pa.Table.from_pylist(batch)).write.format("hudi").options(**opts)
+         .option("hoodie.datasource.write.operation", "upsert").mode("append").save(str(path)))
+    plans = sorted(timeline_dir.glob("*.clean.requested"))
+    assert len(plans) > len(ours), "Apache Hudi cleaned nothing after the reference writer"
+    writes = Timeline.load(str(path)).commits_timeline().instants
+    for plan_file in plans:
+        (plan,) = avro_records(plan_file)
+        clean_time = plan_file.name.split(".")[0]
+        assert plan["extraMetadata"] == {"savepointed_timestamps": savepoint}, plan_file.name
+        assert plan["lastCompletedCommitTimestamp"] == max(i.requested for i in writes if i.requested < clean_time)
+        (completed,) = [p for p in timeline_dir.glob(f"{clean_time}_*.clean")]
+        (metadata,) = avro_records(completed)
+        assert (metadata["extraMetadata"], metadata["lastCompletedCommitTimestamp"]) == (
+            plan["extraMetadata"], plan["lastCompletedCommitTimestamp"])
+    theirs = sorted((r["id"], r["v"]) for r in spark_to_arrow(apache_hudi.read.format("hudi").load(str(path)))
+                    .select(["id", "v"]).to_pylist())
+    assert theirs == [("a", 6), ("b", 4)]
+    assert sorted((r["id"], r["v"]) for r in read_table(str(path)).select(["id", "v"]).to_pylist()) == theirs
 
 
 # --- 9.10 record positions ---------------------------------------------------------------------------

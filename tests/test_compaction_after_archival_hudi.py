@@ -6,7 +6,9 @@ deltacommits each updating one key; Hudi's default retention and automatic archi
 - **the reference writer writes it** (the deltacommits, archival, the compaction) and Apache Hudi's Spark
   datasource reads every update, as the spec reader, hudi-rs and the spec model do;
 - **Apache Hudi writes it** (its own archival and compaction, ``run_compaction``) and the spec reader reads
-  what Hudi's own read returns, before and after the compaction: every update, as the spec model predicts.
+  what Hudi's own read returns, before and after the compaction: every update, as the spec model predicts. On
+  version 6 Hudi 1.2.0 archives into ``.hoodie/history`` (``hoodie.archivelog.folder``), which the archived
+  timeline is read from.
 
 ``make test`` runs the version 9 table written by the reference writer; ``make ci-slow`` the rest.
 """

@@ -1,9 +1,9 @@
 """Crash safety: a writer killed with SIGKILL at any point of a write loses nothing.
 
-Each trial copies a small table (COW or MOR, v6 or v8), starts a writer process that upserts into it
-with a fault point armed (``reference.instrumentation.faults``: before any data file, half way through a base file,
-half way through a log block, after the data files, half way through the completed instant), and
-checks that the process died there. Then:
+Each trial copies a small table (COW or MOR; v6 or v8, and v9 in the random trials), starts a writer
+process that upserts into it with a fault point armed (``reference.instrumentation.faults``: before any
+data file, half way through a base file, half way through a log block, after the data files, half way
+through the completed instant), and checks that the process died there. Then:
 
 1. the table reads (spec reader and hudi-rs) exactly as before the killed write;
 2. the next write succeeds — it rolls the killed one back first — and the table then reads as the
@@ -102,23 +102,23 @@ def base_tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def run_killed_write(path: str | Path, table_type: str, version: int, point: str,
-                     engine: str = "spark") -> processes.Ended:
-    """Run the write in a new session (its own process group, which the fault kills whole); it must die
-    there, killed by SIGKILL."""
-    done = processes.run(processes.python(str(ROOT / "tests" / "crash_child.py"), str(path), "upsert",
+                     engine: str = "spark", operation: str = "upsert") -> processes.Ended:
+    """Run the write (``operation`` of ``KILLED``) in a new session (its own process group, which the fault
+    kills whole); it must die there, killed by SIGKILL."""
+    done = processes.run(processes.python(str(ROOT / "tests" / "crash_child.py"), str(path), operation,
                                           json.dumps(KILLED), json.dumps(options(table_type, version)), engine),
                          env=processes.child_env(**{FAULT_ENV: point}), new_session=True)
-    return done.expect(-signal.SIGKILL, f"the writer killed at {point}")
+    return done.expect(-signal.SIGKILL, f"the {operation} killed at {point}")
 
 
 def crash_trial(spark: Any, base: Path, work: Path, table_type: str, version: int, point: str,
-                engine: str = "spark") -> None:
-    """The write killed at ``point`` on ``engine`` (Spark: the driver, its JVM and workers killed together),
-    then the next write on the same engine."""
+                engine: str = "spark", operation: str = "upsert") -> None:
+    """The write (``operation``) killed at ``point`` on ``engine`` (Spark: the driver, its JVM and workers
+    killed together), then the next write (an upsert) on the same engine."""
     path = work / "t"
     shutil.copytree(base, path)
     before = _rows(read_table(str(path)))
-    run_killed_write(path, table_type, version, point, engine)
+    run_killed_write(path, table_type, version, point, engine, operation)
     pending = Timeline.load(str(path)).pending_writes().instants
     assert pending, "the killed write left no pending instant"
     # 1. the killed write is invisible
@@ -169,15 +169,24 @@ def seeds(seeds: range, in_ci: int) -> list[Any]:
     return [seed if i < in_ci else pytest.param(seed, marks=pytest.mark.explore) for i, seed in enumerate(seeds)]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", seeds(range(100), in_ci=8))
-def test_killed_write_loses_nothing_random(spark: Any, base_tables: Any, tmp_path: Path, seed: int) -> None:
+def write_trial_for(seed: int) -> tuple[str, int, str]:
+    """The table type, version and fault point of a random trial."""
     rng = random.Random(seed)
     table_type = rng.choice(("COPY_ON_WRITE", "MERGE_ON_READ"))
-    version = rng.choice((6, 8))
+    version = rng.choice((6, 8, 9))
     point = rng.choice(MOR_POINTS if table_type == "MERGE_ON_READ" else COW_POINTS)
     if (point, table_type) in (("mid_base_file", "COPY_ON_WRITE"), ("mid_log_block", "MERGE_ON_READ")):
         point = f"{point}@{rng.choice((0, 1))}"  # which handle dies: the first or the second update bucket
+    return table_type, version, point
+
+
+RANDOM_SEEDS = range(100)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", seeds(RANDOM_SEEDS, in_ci=8))
+def test_killed_write_loses_nothing_random(spark: Any, base_tables: Any, tmp_path: Path, seed: int) -> None:
+    table_type, version, point = write_trial_for(seed)
     crash_trial(spark, base_tables(table_type, version), tmp_path, table_type, version, point)
 
 

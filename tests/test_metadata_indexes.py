@@ -52,9 +52,11 @@ from spec.metadata.partition_type import (
     V1,
     V2,
     current_index_version,
+    data_partition_of,
     file_group_id,
     file_group_index,
     partition_type,
+    partitioned_file_group_id,
 )
 from spec.read.reader import read_table
 from tests.conftest import RealTable
@@ -129,6 +131,22 @@ def test_partition_names_and_file_ids() -> None:
         file_group_index("files", "col-stats-0000-0")
     with pytest.raises(MetadataFormatError):
         file_group_id("files", -1)
+
+
+def test_partitioned_record_index_file_ids() -> None:
+    """A partitioned record index names each file group for its data partition, escaped by ``escapeFileName``
+    (as Apache Hudi 1.2.0 writes them: ``tests/test_hudi_tech_spec_measured.py``)."""
+    group = partitioned_file_group_id("record_index", "city=new-york_1", 2)
+    assert group == "record-index-city%3Dnew%2Dyork%5F1-0002-0"
+    assert data_partition_of(group) == "city=new-york_1" and file_group_index("record_index", group) == 2
+    assert file_group_index("record_index", "record-index-0003-0") == 3
+    with pytest.raises(MetadataFormatError):
+        partitioned_file_group_id("column_stats", "city=la", 0)
+    for bad in ("record-index-0000-0", "col-stats-city%3Dla-0000-0"):
+        with pytest.raises(MetadataFormatError):
+            data_partition_of(bad)
+    with pytest.raises(MetadataFormatError, match="not a file group"):
+        file_group_index("record_index", "record-index-city=la-0000-0")
 
 
 # --- hashed keys ----------------------------------------------------------------------------------

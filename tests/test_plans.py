@@ -207,11 +207,13 @@ APPENDIX_A = {
     "HoodieRollbackPlan": ["instantToRollback", "RollbackRequests", "version"],
     "HoodieRollbackMetadata": ["startRollbackTime", "timeTakenInMillis", "totalFilesDeleted",
                                "commitsRollback", "partitionMetadata", "version", "instantsRollback"],
-    "HoodieCleanerPlan": ["earliestInstantToRetain", "policy", "filesToBeDeletedPerPartition", "version",
-                          "filePathsToBeDeletedPerPartition", "partitionsToBeDeleted"],
-    "HoodieCleanMetadata": ["policy", "startCleanTime", "timeTakenInMillis", "totalFilesDeleted",
+    # the clean records as Apache Hudi 1.2.0 writes them (tests/test_hudi_tech_spec_measured.py reads its files)
+    "HoodieCleanerPlan": ["earliestInstantToRetain", "lastCompletedCommitTimestamp", "policy",
+                          "filesToBeDeletedPerPartition", "version", "filePathsToBeDeletedPerPartition",
+                          "partitionsToBeDeleted", "extraMetadata"],
+    "HoodieCleanMetadata": ["startCleanTime", "timeTakenInMillis", "totalFilesDeleted",
                             "earliestCommitToRetain", "lastCompletedCommitTimestamp", "partitionMetadata",
-                            "version", "bootstrapPartitionMetadata"],
+                            "version", "bootstrapPartitionMetadata", "extraMetadata"],
     "HoodieSavepointMetadata": ["savepointedBy", "savepointedAt", "comments", "partitionMetadata"],
     "HoodieRestorePlan": ["instantsToRollback", "version", "savepointToRestoreTimestamp"],
     "HoodieRestoreMetadata": ["startRestoreTime", "timeTakenInMillis", "instantsToRollback",
@@ -339,13 +341,15 @@ cleaner_plan = st.builds(
     file_paths_to_be_deleted_per_partition=st.none() | st.dictionaries(texts, st.lists(st.builds(
         HoodieCleanFileInfo, file_path=opt_text, is_bootstrap_base_file=st.none() | st.booleans()),
         max_size=2).map(tuple), max_size=2),
-    partitions_to_be_deleted=opt_strs)
+    partitions_to_be_deleted=opt_strs, last_completed_commit_timestamp=texts,
+    extra_metadata=st.none() | st.dictionaries(texts, texts, max_size=3))
 clean_metadata = st.builds(
-    HoodieCleanMetadata, policy=texts, start_clean_time=texts, time_taken_in_millis=longs,
+    HoodieCleanMetadata, start_clean_time=texts, time_taken_in_millis=longs,
     total_files_deleted=ints,
     earliest_commit_to_retain=texts, last_completed_commit_timestamp=texts,
     partition_metadata=st.dictionaries(texts, clean_partition, max_size=2), version=opt_int,
-    bootstrap_partition_metadata=st.none() | st.dictionaries(texts, clean_partition, max_size=2))
+    bootstrap_partition_metadata=st.none() | st.dictionaries(texts, clean_partition, max_size=2),
+    extra_metadata=st.none() | st.dictionaries(texts, texts, max_size=3))
 rollback_plan = st.builds(
     HoodieRollbackPlan, instant_to_rollback=st.none() | instant_info,
     rollback_requests=st.none() | st.lists(st.builds(

@@ -71,12 +71,20 @@ class CleanResult:
         return sum(len(v) for v in self.deleted.values())
 
 
-def cleaner_plan_record(storage: Storage, plan: CleanPlan) -> HoodieCleanerPlan:
-    """The HoodieCleanerPlan of a clean plan: absolute file paths per partition (plan version 2)."""
+SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
+"""The plan's extra metadata key listing the savepoints (``CleanerUtils.SAVEPOINTED_TIMESTAMPS``)."""
+
+
+def cleaner_plan_record(storage: Storage, plan: CleanPlan, savepoints: tuple[str, ...] = ()) -> HoodieCleanerPlan:
+    """The HoodieCleanerPlan of a clean plan: absolute file paths per partition (plan version 2), the last
+    completed write's requested time, and the savepoints' times (comma-separated) as extra metadata when
+    there are any (``CleanPlanActionExecutor.requestClean``, ``prepareExtraMetadata``)."""
     e = plan.earliest_instant_to_retain
     return HoodieCleanerPlan(
         earliest_instant_to_retain=None if e is None else HoodieActionInstant(
             timestamp=e.requested, action=e.action, state=e.state.value),
+        last_completed_commit_timestamp=plan.last_completed_commit,
+        extra_metadata={SAVEPOINTED_TIMESTAMPS: ",".join(savepoints)} if savepoints else {},
         policy=plan.policy,
         files_to_be_deleted_per_partition={},
         version=CLEAN_PLAN_VERSION,
@@ -126,15 +134,15 @@ def _execute_clean(storage: Storage, table: TableConfig, timeline: Timeline, ins
         partitions[p] = HoodieCleanPartitionMetadata(
             partition_path=p, policy=plan.policy, delete_path_patterns=tuple(posixpath.basename(x) for x in paths),
             success_delete_files=tuple(ok), failed_delete_files=tuple(failed), is_partition_deleted=False)
-    completed = [i for i in timeline.commits_timeline().instants if i.requested < inst.requested]
     earliest = plan.earliest_instant_to_retain
     md = HoodieCleanMetadata(
-        policy=plan.policy, start_clean_time=inst.requested,
+        start_clean_time=inst.requested,
         time_taken_in_millis=max(0, int(time.time() * 1000) - started_ms),
         total_files_deleted=sum(len(v) for v in deleted.values()),
         earliest_commit_to_retain=earliest.timestamp if earliest else "",
-        last_completed_commit_timestamp=completed[-1].requested if completed else "",
-        partition_metadata=partitions, version=CLEAN_PLAN_VERSION, bootstrap_partition_metadata={})
+        last_completed_commit_timestamp=plan.last_completed_commit_timestamp,
+        partition_metadata=partitions, version=CLEAN_PLAN_VERSION, bootstrap_partition_metadata={},
+        extra_metadata=plan.extra_metadata if plan.extra_metadata is not None else {})
     if commit_lock is None:
         complete_instant(storage, table, inst, gen, format_avro_metadata(md, table.table_version))
         return deleted
@@ -221,7 +229,8 @@ def _schedule_clean(storage: Storage, table: TableConfig, cfg: CleanConfig, now:
         return _Scheduled(finished, timeline, plan, started)
     gen = instant_times(timeline, clock)
     requested = Instant(gen.next(), Action.CLEAN, State.REQUESTED)
-    record = cleaner_plan_record(storage, plan)
+    savepoints = tuple(i.requested for i in timeline.instants if i.action == Action.SAVEPOINT and i.is_completed)
+    record = cleaner_plan_record(storage, plan, savepoints)
     write_instant(storage, requested, table.timeline_layout, format_avro_metadata(record, table.table_version))
     return _Scheduled(finished, timeline, plan, started, requested, record, gen)
 
@@ -242,5 +251,5 @@ def _clean_beside_writers(storage: Storage, table: TableConfig, cfg: CleanConfig
     return CleanResult(s.requested.requested, s.plan, deleted, s.finished)
 
 
-__all__ = ["CLEAN_PLAN_VERSION", "CleanResult", "clean", "cleaner_plan_record", "finish_pending_cleans",
-           "plan_table_clean"]
+__all__ = ["CLEAN_PLAN_VERSION", "SAVEPOINTED_TIMESTAMPS", "CleanResult", "clean", "cleaner_plan_record",
+           "finish_pending_cleans", "plan_table_clean"]

@@ -13,6 +13,7 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Hoo
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -125,7 +126,8 @@ def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInst
     first (version 6: the archived logs' entries; 8 and 9: the LSM timeline's latest snapshot, with completion
     times)."""
     if table.timeline_layout == LAYOUT_V1:
-        return archived_instants_of_entries(read_archived_entries(storage))
+        folder = posixpath.join(".hoodie", table.props.get("hoodie.archivelog.folder") or "archived")
+        return archived_instants_of_entries(read_archived_entries(storage, folder))
     return [ArchivedInstant.of_lsm(r) for r in read_lsm_instants(storage)]
 
 

@@ -239,6 +239,12 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "leave it unset (10)"),
     RefusedOption("hoodie.metadata.record.index.enable", WRITTEN, "keeps a record index in the metadata table",
                   ("false",), "this writer keeps the files partition only: " + _OFF),
+    RefusedOption("hoodie.metadata.global.record.level.index.enable", WRITTEN,
+                  "keeps a record index in the metadata table (Hudi 1.2's name)", ("false",),
+                  "this writer keeps the files partition only: " + _OFF),
+    RefusedOption("hoodie.metadata.record.level.index.enable", WRITTEN,
+                  "keeps a partitioned record index in the metadata table (a file group per data partition)",
+                  ("false",), "this writer keeps the files partition only: " + _OFF),
     RefusedOption("hoodie.metadata.index.", WRITTEN, "keeps an index (column stats, bloom filters, partition "
                   "stats, secondary, expression) in the metadata table", ("false",),
                   "this writer keeps the files partition only: " + _OFF),

@@ -12,6 +12,10 @@ A partition's file groups are numbered from 0; file group ``i`` has the file id 
 is fixed per partition type (``files-``, ``col-stats-``, ``bloom-filters-``, ``record-index-``,
 ``partition-stats-``), and for secondary and expression indexes it is the partition name with every ``_`` turned
 into ``-`` followed by ``-`` (``secondary_index_merchant_idx`` → ``secondary-index-merchant-idx-0003-0``).
+A partitioned record index (``isPartitioned`` ``true`` on its definition, ``hoodie.metadata.record.level.index.enable``)
+has file groups per data partition, numbered from 0 in each: ``record-index-<data partition>-<i:04d>-0``, the data
+partition's path escaped by ``escape_file_name`` (``city=la`` → ``record-index-city%3Dla-0000-0``), as Apache Hudi
+1.2.0 writes them (``tests/test_hudi_tech_spec_measured.py``).
 
 Each index partition has an index version (``HoodieIndexVersion``, written on its definition in
 ``.hoodie/.index_defs/index.json`` from table version 9 on, see ``spec.metadata.index_definition``): ``V2`` for a
@@ -23,8 +27,9 @@ table;
 Source (Apache Hudi 1.0.x for table version 8, 1.1.x for 9; the version 6 metadata table of 0.15.x has the same
 names for the partitions it has): ``MetadataPartitionType`` (``getPartitionPath``, ``getFileIdPrefix``,
 ``getRecordType``, ``fromPartitionPath``), ``HoodieTableMetadataUtil`` (``getFileIDForFileGroup``,
-``getFileGroupIndexFromFileId``, ``PARTITION_NAME_SECONDARY_INDEX_PREFIX``,
-``PARTITION_NAME_EXPRESSION_INDEX_PREFIX``) and ``HoodieIndexVersion`` (``getCurrentVersion``).
+``getFileGroupIndexFromFileId``, ``getDataTablePartitionNameFromFileGroupName``,
+``PARTITION_NAME_SECONDARY_INDEX_PREFIX``, ``PARTITION_NAME_EXPRESSION_INDEX_PREFIX``), ``HoodieIndexVersion``
+(``getCurrentVersion``) and ``PartitionPathEncodeUtils`` (``escapeFileName``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import re
 from dataclasses import dataclass
 
 from spec.errors import MetadataFormatError
+from spec.keygen.partition_path import escape_file_name, unescape_path_name
 
 
 # --8<-- [start:types]
@@ -100,10 +106,37 @@ def file_group_id(partition: str, index: int) -> str:
     return f"{file_id_prefix(partition)}{index:04d}-0"
 
 
+def partitioned_file_group_id(partition: str, data_partition: str, index: int) -> str:
+    """The file id of file group ``index`` of data partition ``data_partition`` in a partitioned record index:
+    ``record-index-<escape_file_name(data_partition)>-<index, 4 digits>-0`` (``getFileIDForFileGroup`` with a
+    partition)."""
+    if partition_type(partition) is not RECORD_INDEX:
+        raise MetadataFormatError(f"metadata partition {partition!r} is not partitioned by data partition",
+                                  hint="only the record index has file groups per data partition")
+    number = file_group_id(partition, index)[len(RECORD_INDEX.file_id_prefix):]
+    return f"{RECORD_INDEX.file_id_prefix}{escape_file_name(data_partition)}-{number}"
+
+
+def data_partition_of(file_id: str) -> str:
+    """The data partition a partitioned record index file group is for (``getDataTablePartitionNameFromFileGroupName``):
+    the escaped name between ``record-index-`` and the file group number, unescaped."""
+    parts = file_id.split("-")
+    if not file_id.startswith(RECORD_INDEX.file_id_prefix) or len(parts) < 5:
+        raise MetadataFormatError(f"{file_id!r} is not a file group of a partitioned record index",
+                                  hint=f"its file ids are {RECORD_INDEX.file_id_prefix}<data partition>-NNNN-0")
+    return unescape_path_name(parts[-3])
+
+
 def file_group_index(partition: str, file_id: str) -> int:
     """The index of the file group ``file_id`` of ``partition`` (``getFileGroupIndexFromFileId``): the number
-    after the partition's prefix; a file id of another partition raises ``MetadataFormatError``."""
+    after the partition's prefix (for a partitioned record index, after the escaped data partition); a file id
+    of another partition raises ``MetadataFormatError``."""
     m = _FILE_GROUP.match(file_id)
+    if m is not None and partition_type(partition) is RECORD_INDEX and m.group(1) != RECORD_INDEX.file_id_prefix \
+            and file_id.startswith(RECORD_INDEX.file_id_prefix):
+        data_partition = data_partition_of(file_id)
+        if partitioned_file_group_id(partition, data_partition, int(m.group(2))) == file_id:
+            return int(m.group(2))
     if m is None or m.group(1) != file_id_prefix(partition):
         raise MetadataFormatError(f"{file_id!r} is not a file group of metadata partition {partition!r}",
                                   hint=f"its file ids are {file_id_prefix(partition)}NNNN-0")

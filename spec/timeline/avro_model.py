@@ -121,6 +121,7 @@ class HoodieCleanerPlan:
     RECORD: ClassVar[str] = "HoodieCleanerPlan"
     earliest_instant_to_retain: HoodieActionInstant | None = field(
         default=None, metadata=avro_meta(of=HoodieActionInstant))
+    last_completed_commit_timestamp: str = avro(default="")
     policy: str = avro()
     files_to_be_deleted_per_partition: Mapping[str, tuple[str, ...]] | None = avro(
         codec=MAP_OF_STRINGS, default=None)  # deprecated
@@ -128,6 +129,7 @@ class HoodieCleanerPlan:
     file_paths_to_be_deleted_per_partition: Mapping[str, tuple[HoodieCleanFileInfo, ...]] | None = avro(
         of=HoodieCleanFileInfo, shape="map_of_lists", default=None)
     partitions_to_be_deleted: tuple[str, ...] | None = avro(codec=STRINGS, default=None)
+    extra_metadata: Mapping[str, str] | None = avro(codec=MAP, default=None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,7 +150,6 @@ class HoodieCleanMetadata:
     """Completed ``T.clean``: what the clean deleted."""
 
     RECORD: ClassVar[str] = "HoodieCleanMetadata"
-    policy: str = avro(default="")
     start_clean_time: str = avro()
     time_taken_in_millis: int = avro()
     total_files_deleted: int = avro()
@@ -159,6 +160,13 @@ class HoodieCleanMetadata:
     version: int | None = avro(default=1)
     bootstrap_partition_metadata: Mapping[str, HoodieCleanPartitionMetadata] | None = avro(
         of=HoodieCleanPartitionMetadata, shape="map", default=None)
+    extra_metadata: Mapping[str, str] | None = avro(codec=MAP, default=None)
+
+    @property
+    def policy(self) -> str:
+        """The cleaning policy, as each partition's metadata names it (Hudi 1.2.0 writes no top-level policy);
+        ``""`` when the clean deleted in no partition."""
+        return next((m.policy for m in self.partition_metadata.values()), "")
 # --8<-- [end:clean]
 
 

@@ -227,32 +227,31 @@ def requested_replace_metadata_schema(table_version: int) -> Schema:
 
 # --8<-- [start:clean]
 def cleaner_plan_schema() -> Schema:
-    """HoodieCleanerPlan (``T.clean.requested``, ``T.clean.inflight``)."""
+    """HoodieCleanerPlan (``T.clean.requested``, ``T.clean.inflight``), Apache Hudi 1.2.0's (docs/spec/plans.md)."""
     s = JSTRING
-    action_instant = record("HoodieActionInstant", [
-        field("timestamp", s), field("action", s), field("state", s)])
-    file_info = record("HoodieCleanFileInfo", [
-        optional("filePath", s), optional("isBootstrapBaseFile", "boolean")])
+    action_instant = record("HoodieActionInstant", [field("timestamp", s), field("action", s), field("state", s)])
+    file_info = record("HoodieCleanFileInfo", [optional("filePath", s), optional("isBootstrapBaseFile", "boolean")])
     return record("HoodieCleanerPlan", [
         optional("earliestInstantToRetain", action_instant),
+        field("lastCompletedCommitTimestamp", s, ""),
         field("policy", s),
         optional("filesToBeDeletedPerPartition", jmap(array(s))),
         version_field(),
         optional("filePathsToBeDeletedPerPartition", jmap(array(file_info)),
                  "This field replaces the field filesToBeDeletedPerPartition"),
         optional("partitionsToBeDeleted", array(s), "partitions to be deleted"),
+        optional("extraMetadata", jmap(s, default=None)),
     ], NAMESPACE)
 
 
 def clean_metadata_schema() -> Schema:
-    """HoodieCleanMetadata (completed ``T.clean``)."""
+    """HoodieCleanMetadata (completed ``T.clean``), Apache Hudi 1.2.0's: no top-level ``policy``."""
     s = JSTRING
     partition = record("HoodieCleanPartitionMetadata", [
         field("partitionPath", s), field("policy", s), field("deletePathPatterns", array(s)),
         field("successDeleteFiles", array(s)), field("failedDeleteFiles", array(s)),
         optional("isPartitionDeleted", "boolean")])
     return record("HoodieCleanMetadata", [
-        field("policy", s, ""),
         field("startCleanTime", s),
         field("timeTakenInMillis", "long"),
         field("totalFilesDeleted", "int"),
@@ -261,6 +260,7 @@ def clean_metadata_schema() -> Schema:
         field("partitionMetadata", jmap(partition)),
         version_field(),
         optional("bootstrapPartitionMetadata", jmap("HoodieCleanPartitionMetadata", default=None)),
+        optional("extraMetadata", jmap(s, default=None)),
     ], NAMESPACE)
 # --8<-- [end:clean]
 

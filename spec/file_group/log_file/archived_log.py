@@ -73,15 +73,17 @@ def parse_archive_log(data: bytes) -> list[dict[str, Any]]:
 # --8<-- [end:archived_log]
 
 
-def archive_log_files(storage: Storage) -> list[str]:
-    """The archived logs of a version-6 table, oldest version first (paths relative to the base path)."""
-    names = [f.name for f in storage.list(ARCHIVE_DIR) if not f.is_dir and is_archive_log_name(f.name)]
-    return [posixpath.join(ARCHIVE_DIR, n) for n in sorted(names, key=lambda n: parse_log_file_name(n).version)]
+def archive_log_files(storage: Storage, folder: str = ARCHIVE_DIR) -> list[str]:
+    """The archived logs of a version-6 table in ``folder`` (``.hoodie/`` + ``hoodie.archivelog.folder``: Apache
+    Hudi 1.2.0 names it ``history`` on the version 6 tables it creates), oldest version first (paths relative to
+    the base path)."""
+    names = [f.name for f in storage.list(folder) if not f.is_dir and is_archive_log_name(f.name)]
+    return [posixpath.join(folder, n) for n in sorted(names, key=lambda n: parse_log_file_name(n).version)]
 
 
-def read_archived_entries(storage: Storage) -> list[dict[str, Any]]:
+def read_archived_entries(storage: Storage, folder: str = ARCHIVE_DIR) -> list[dict[str, Any]]:
     """Every entry of a version-6 table's archived timeline, in file and block order."""
-    return [e for path in archive_log_files(storage) for e in parse_archive_log(storage.read(path))]
+    return [e for path in archive_log_files(storage, folder) for e in parse_archive_log(storage.read(path))]
 
 
 __all__ = [

@@ -78,8 +78,9 @@ KNOWN_FAILURES: Final[dict[str, str]] = {
     "null-ordering-partition-cow-v6": NULL_PARTITION_VALUE,
 }
 """The corpus's cases whose reads by Apache Hudi differ from the spec model's (12 of 164, measured with the
-local engine, once the spec's incremental query followed Hudi's and its delete blocks decoded Hudi's), each with its reason: a difference of the spec from Hudi (the spec to follow Hudi), or one not
-yet decided. Recorded, not hidden: a case listed here that passes fails its test."""
+local engine, once the spec's incremental query followed Hudi's and its delete blocks decoded Hudi's), each
+with its reason: a difference of the spec from Hudi (the spec to follow Hudi), or one not yet decided.
+Recorded, not hidden: a case listed here that passes fails its test."""
 
 
 

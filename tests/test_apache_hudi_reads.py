@@ -154,6 +154,7 @@ def test_apache_hudi_reads_the_reference_writers_corpus_tables_fast(
 
 
 @pytest.mark.slow
+@pytest.mark.explore  # the corpus case by case through Apache Hudi: make slow
 @pytest.mark.parametrize("case_id", [c for c in CASES if c not in FAST])
 def test_apache_hudi_reads_every_corpus_table_of_the_local_engine(
         apache_hudi: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], case_id: str) -> None:
@@ -161,6 +162,7 @@ def test_apache_hudi_reads_every_corpus_table_of_the_local_engine(
 
 
 @pytest.mark.slow
+@pytest.mark.explore  # the corpus case by case through Apache Hudi: make slow
 @pytest.mark.parametrize("case_id", CI_SUBSET)
 def test_apache_hudi_reads_corpus_tables_of_the_spark_engine(
         apache_hudi: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], case_id: str) -> None:
@@ -172,6 +174,7 @@ V8_SELECTION = sorted(c for c, fc in CASES.items() if c.endswith("-v8") and fc.s
 
 
 @pytest.mark.slow
+@pytest.mark.explore  # the corpus case by case through Apache Hudi: make slow
 @pytest.mark.parametrize("case_id", V8_SELECTION)
 def test_apache_hudi_reads_version_9_corpus_tables(apache_hudi: Any, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str], case_id: str) -> None:
@@ -179,6 +182,7 @@ def test_apache_hudi_reads_version_9_corpus_tables(apache_hudi: Any, tmp_path: P
 
 
 @pytest.mark.slow
+@pytest.mark.explore  # the corpus case by case through Apache Hudi: make slow
 @pytest.mark.parametrize("case_id", V8_SELECTION)
 def test_apache_hudi_reads_corpus_tables_without_a_metadata_table(
         apache_hudi: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], case_id: str) -> None:
@@ -236,6 +240,7 @@ def cross_check(spark: Any, case_id: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.explore  # the corpus case by case through Apache Hudi: make slow
 @pytest.mark.parametrize("case_id", HUDI_WRITES)
 def test_the_spec_reader_reads_apache_hudis_corpus_tables_as_hudi_does(apache_hudi: Any, tmp_path: Path,
                                                                        case_id: str) -> None:

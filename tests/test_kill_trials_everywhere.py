@@ -64,9 +64,17 @@ def test_killed_operation_loses_nothing(tmp_path_factory: pytest.TempPathFactory
                 "local", operation)
 
 
+SLOW_CI_TRIALS = [("insert", "COPY_ON_WRITE", 6, "mid_commit"),
+                  ("bulk_insert", "MERGE_ON_READ", 8, "mid_base_file"),
+                  ("delete", "MERGE_ON_READ", 9, "mid_log_block"),
+                  ("insert_overwrite", "COPY_ON_WRITE", 8, "before_commit")]
+"""The trials ``make ci-slow`` runs (one per operation); ``make slow`` runs every one."""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("operation", "table_type", "version", "point"),
-                         [t for t in TRIALS if t not in CI_TRIALS])
+                         [t if t in SLOW_CI_TRIALS else pytest.param(*t, marks=pytest.mark.explore)
+                          for t in TRIALS if t not in CI_TRIALS])
 def test_killed_operation_loses_nothing_everywhere(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
                                                    operation: str, table_type: str, version: int,
                                                    point: str) -> None:

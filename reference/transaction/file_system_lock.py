@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 
+from reference.transaction.lock_owner import holder_is_dead
 from spec.errors import UnsupportedOption, WriteConflict
 from spec.storage.file_system_lock import (
     PATH_KEY,
@@ -45,6 +46,9 @@ from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 from spec.storage.lock_provider import FILE_SYSTEM_BASED, check_provider_on
 
+AfterAcquire = Callable[[Storage, StorageLockConfig, str, "FileSystemBasedLock"], None]
+"""A check run just after the lock is taken (it may release the lock and raise)."""
+
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
@@ -54,8 +58,12 @@ class FileSystemBasedLock:
     """One lock provider (as ``reference.transaction.lock.StorageBasedLock``): an owner id and the lock
     file it creates."""
 
-    def __init__(self, storage: Storage, config: StorageLockConfig, clock: Callable[[], int] = _now_ms) -> None:
+    def __init__(self, storage: Storage, config: StorageLockConfig, clock: Callable[[], int] = _now_ms,
+                 after_acquire: AfterAcquire | None = None) -> None:
+        """``after_acquire``: called with the storage, the config, the action and this lock once it is
+        taken (``reference.transaction.lock.make_lock`` passes ``check_same_provider``)."""
         check_provider_on(FILE_SYSTEM_BASED, storage.scheme)
+        self.after_acquire = after_acquire
         self.storage = storage
         self.config = config
         self.clock = clock
@@ -79,8 +87,6 @@ class FileSystemBasedLock:
 
     def _stale(self) -> bool:
         """Whether an existing lock file may be taken over: expired, or left by a dead writer of ours."""
-        from reference.transaction.lock import holder_is_dead
-
         try:
             modified = int(os.stat(self.path).st_mtime * 1000)
         except FileNotFoundError:
@@ -123,8 +129,6 @@ class FileSystemBasedLock:
         """Take the lock, trying every ``retry_wait_ms`` for up to ``wait_ms``; else WriteConflict. Taken
         while another writer holds the storage-based lock: released again, and ``LockProviderMismatch``
         (``reference.transaction.lock.check_same_provider``)."""
-        from reference.transaction.lock import check_same_provider
-
         deadline = time.monotonic() + self.config.wait_ms / 1000
         while not self.try_lock():
             if time.monotonic() >= deadline:
@@ -137,7 +141,8 @@ class FileSystemBasedLock:
                     hint="retry when it is done; a lock file whose writer died stays until it expires "
                          "(hoodie.write.lock.filesystem.expire minutes; 0: never) or is deleted")
             time.sleep(min(self.config.retry_wait_ms / 1000, max(0.0, deadline - time.monotonic())) or 0.01)
-        check_same_provider(self.storage, self.config, action, self)
+        if self.after_acquire is not None:
+            self.after_acquire(self.storage, self.config, action, self)
 
     def holds(self) -> bool:
         """Whether the lock file is still ours (``actuallyHoldsLock``)."""

@@ -36,6 +36,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Protocol
 
+from reference.transaction.file_system_lock import FileSystemBasedLock
+from reference.transaction.lock_owner import holder_is_dead
 from spec.errors import InvalidTable, WriteConflict
 from spec.storage.file_system_lock import lock_file
 from spec.storage.hoodie_storage import Storage
@@ -51,24 +53,6 @@ from spec.storage.lock_provider import FILE_SYSTEM_BASED, STORAGE_BASED, mismatc
 SINGLE_WRITER_LOCK = StorageLockConfig(wait_ms=0)
 """The lock of single-writer mode when no option names a provider (``parse_options({}).lock``): the
 default provider's, tried once."""
-
-
-def holder_is_dead(owner: str) -> bool:
-    """Whether the lock's owner is known to be gone: a process of this host that no longer runs.
-
-    Our owner ids are Hudi's random UUID followed by ``@host:pid`` (Hudi reads the owner as an opaque
-    string). A holder elsewhere, or one of Apache Hudi's, is only ever known gone by its lock's expiry."""
-    _, _, where = owner.rpartition("@")
-    host, _, pid = where.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 def _now_ms() -> int:
@@ -192,8 +176,6 @@ def check_same_provider(storage: Storage, config: StorageLockConfig, action: str
     where Hudi runs that provider (a file system that creates atomically). It is seen only when the other
     writer holds its lock at the moment ours is taken (at the start of a write, and at its commit under
     optimistic concurrency control); a lock folder set elsewhere for the other writer alone is not seen."""
-    from reference.transaction.file_system_lock import FileSystemBasedLock
-
     other = other_provider_lock(config.provider)
     where: str | None = None
     if other == STORAGE_BASED:
@@ -234,10 +216,8 @@ def make_lock(storage: Storage, config: StorageLockConfig) -> TableLock:
     ``table_lock`` or ``maybe_locked``) with the ``StorageLockConfig`` its options resolved to
     (``WriteConfig.lock``). None of the three has a default, so no action can fall back to another
     provider's lock than the one its options name."""
-    from reference.transaction.file_system_lock import FileSystemBasedLock
-
     if config.provider == FILE_SYSTEM_BASED:
-        return FileSystemBasedLock(storage, config)
+        return FileSystemBasedLock(storage, config, after_acquire=check_same_provider)
     return StorageBasedLock(storage, config)
 
 

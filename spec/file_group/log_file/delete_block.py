@@ -17,7 +17,7 @@ hudi_spark``) as floats.
 
 Source: ``HoodieDeleteBlock`` (``serializeV3``, ``deserialize``), ``DeleteRecord``,
 ``HoodieAvroUtils.wrapValueIntoAvro`` / ``unwrapAvroValueWrapper`` and the ``HoodieDeleteRecordList`` Avro
-model (Apache Hudi 0.15.x for table version 6, 1.x for 8 and 9).
+model (Apache Hudi 0.15.x for table version 6; 1.0.x, 1.1.x and 1.2.0 for 8 and 9).
 """
 
 from __future__ import annotations

@@ -367,6 +367,23 @@ def test_archival_moves_old_instants_and_lists_them_back(cow: Any) -> None:
 
 
 @pytest.mark.spark
+def test_archival_writes_into_the_folder_the_table_names(cow: Any) -> None:
+    """A version 6 table whose ``hoodie.archivelog.folder`` is ``history`` (as Apache Hudi 1.2.0 creates them)
+    is archived into ``.hoodie/history`` and read back from there; nothing goes to ``.hoodie/archived``."""
+    path, commits = cow(6)
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.archivelog.folder=history\n")
+    storage, table = open_(path)
+    result = arch.archive(storage, table, ArchiveConfig(keep_min_commits=2, keep_max_commits=3))
+    assert [i.requested for i in result.archived] == commits[:2]
+    assert result.archive_file == ".hoodie/history/.commits_.archive.1_1-0-1"
+    assert not (path / ".hoodie" / "archived").exists() or not any((path / ".hoodie" / "archived").iterdir())
+    assert [(i.requested, i.state) for i in archived_instants(storage, table)] == [
+        (c, "COMPLETED") for c in commits[:2]]
+    assert archived_instants(storage, TableConfig.load(storage)) == archived_instants(storage, table)
+
+
+@pytest.mark.spark
 def test_archival_into_the_lsm_history(cow: Any) -> None:
     """Table version 8: one level-0 parquet file of HoodieLSMTimelineInstant rows, manifest_1, _version_."""
     import json

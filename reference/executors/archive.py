@@ -38,7 +38,7 @@ import pyarrow.fs as pafs
 
 from reference.instrumentation.faults import fault_point
 from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked
-from spec.actions.archive import ArchiveConfig, hold_back_uncleaned_replaces, plan_archive
+from spec.actions.archive import ArchiveConfig, archive_folder, hold_back_uncleaned_replaces, plan_archive
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId
 from spec.config.table_config import LAYOUT_V1, TableConfig
@@ -49,7 +49,6 @@ from spec.file_group.file_naming import (
 )
 from spec.file_group.file_system_view import list_data_files
 from spec.file_group.log_file.archived_log import (
-    ARCHIVE_DIR,
     archive_log_files,
     archive_log_name,
     format_archive_blocks,
@@ -123,13 +122,14 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
             return ArchiveResult(tuple(chosen), target, len(chosen))
         records = [archived_entry(storage, table, n) for n in names]
         data = format_archive_blocks(records, table.table_version)
-        existing = archive_log_files(storage)
+        folder = archive_folder(table)
+        existing = archive_log_files(storage, folder)
         if existing and isinstance(storage.fs, pafs.LocalFileSystem):
             target = existing[-1]
             storage.append(target, data)
         else:
             version = parse_log_file_name(posixpath.basename(existing[-1])).version + 1 if existing else 1
-            target = posixpath.join(ARCHIVE_DIR, archive_log_name(version))
+            target = posixpath.join(folder, archive_log_name(version))
             storage.write_atomic(target, data)
         fault_point("mid_archive")  # archival killed with its entries written, its instants still active
         _delete_instant_files(storage, table, names)

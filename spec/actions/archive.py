@@ -121,14 +121,21 @@ def hold_back_uncleaned_replaces(chosen: Sequence[Instant], replaced: Mapping[st
 # --8<-- [end:hold_back]
 
 
+def archive_folder(table: TableConfig) -> str:
+    """The folder of a version-6 table's archived logs: ``.hoodie/`` + ``hoodie.archivelog.folder`` (default
+    ``archived``; Apache Hudi 1.2.0 sets ``history`` on the version 6 tables it creates). Readers and the
+    archiver use the same folder, so what one writer archives the other reads (``HoodieTableConfig.ARCHIVELOG_FOLDER``,
+    ``HoodieTableMetaClient.getArchivePath``)."""
+    return posixpath.join(".hoodie", table.props.get("hoodie.archivelog.folder") or "archived")
+
+
 def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInstant]:
     """The archived timeline of a table: per archived instant its action and highest archived state, oldest
     first (version 6: the archived logs' entries; 8 and 9: the LSM timeline's latest snapshot, with completion
     times)."""
     if table.timeline_layout == LAYOUT_V1:
-        folder = posixpath.join(".hoodie", table.props.get("hoodie.archivelog.folder") or "archived")
-        return archived_instants_of_entries(read_archived_entries(storage, folder))
+        return archived_instants_of_entries(read_archived_entries(storage, archive_folder(table)))
     return [ArchivedInstant.of_lsm(r) for r in read_lsm_instants(storage)]
 
 
-__all__ = ["ArchiveConfig", "archived_instants", "hold_back_uncleaned_replaces", "plan_archive"]
+__all__ = ["ArchiveConfig", "archive_folder", "archived_instants", "hold_back_uncleaned_replaces", "plan_archive"]

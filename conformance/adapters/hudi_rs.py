@@ -11,13 +11,10 @@ hudi-rs's message kept in the exception chain.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
-from conformance.interface.adapter import LAYERS, Query, RawLayout, RawRows, RawTimeline, TableUnderTest
-from conformance.interface.ops import CreateTable
+from conformance.interface.adapter import Query, RawRows, ReaderOfWrittenTables
 from spec.errors import InvalidTable
-from spec.model.operations import Operation
 from spec.storage.hoodie_storage import Storage
 
 
@@ -77,38 +74,14 @@ back before archived writes. The writer's
 own known failures are added (the reader sees the writer's table)."""
 
 
-class HudiRsAdapter(TableUnderTest):
+class HudiRsAdapter(ReaderOfWrittenTables):
     """Writes with ``writer`` (an adapter that leaves a table directory at ``.path``), reads with hudi-rs."""
 
     name: ClassVar[str] = "hudi_rs"
-    layers: ClassVar[frozenset[str]] = frozenset({"L0"})
     known_failures: ClassVar[dict[str, str]] = KNOWN_FAILURES
 
     def __init__(self, writer: Callable[[], Any] = _reference_writer) -> None:
-        self.writer = writer()
-        self.unobserved = {layer: "not supported by hudi_rs: a reader is compared in its rows (L0) alone"
-                           for layer in LAYERS[1:]}
-        # the writer's known failures too: the reader sees the writer's table
-        self.known_failures = {**dict(getattr(self.writer, "known_failures", {})), **KNOWN_FAILURES}  # type: ignore[misc]
-
-    @property
-    def capabilities(self) -> frozenset[str]:  # type: ignore[override]  # the writer's
-        caps: frozenset[str] = self.writer.capabilities
-        return caps
-
-    def create(self, config: CreateTable, workdir: Path) -> None:
-        self.writer.create(config, workdir)
-
-    def apply(self, op: Operation) -> None:
-        self.writer.apply(op)
-
-    def timeline(self) -> RawTimeline:
-        tl: RawTimeline = self.writer.timeline()
-        return tl
-
-    def layout(self) -> RawLayout:
-        out: RawLayout = self.writer.layout()
-        return out
+        super().__init__(writer(), KNOWN_FAILURES)
 
     def rows(self, query: Query) -> RawRows:
         import hudi
@@ -137,6 +110,3 @@ class HudiRsAdapter(TableUnderTest):
                                hint="a conforming reader answers this query") from err
         rows: list[dict[str, Any]] = pa.Table.from_batches(batches).to_pylist() if batches else []
         return rows
-
-    def close(self) -> None:
-        self.writer.close()

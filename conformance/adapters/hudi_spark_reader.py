@@ -34,10 +34,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from conformance.adapters.hudi_spark import bundle, hudi_session
-from conformance.interface.adapter import LAYERS, Query, RawLayout, RawRows, RawTimeline, TableUnderTest
+from conformance.interface.adapter import Query, RawRows, ReaderOfWrittenTables
 from conformance.interface.ops import CreateTable
 from spec.errors import InvalidTable
-from spec.model.operations import Operation
 from spec.storage.hoodie_storage import Storage
 
 START_OF_TABLE: Final = "000"
@@ -163,22 +162,17 @@ def procedure(spark: Any, path: str, name: str, **args: str | int | bool) -> lis
         spark.sql(f"DROP TABLE IF EXISTS {table}")  # an external table: its files stay
 
 
-class HudiSparkReaderAdapter(TableUnderTest):
+class HudiSparkReaderAdapter(ReaderOfWrittenTables):
     """Writes with ``writer`` (an adapter that leaves a table directory at ``.path``), reads with Apache Hudi's
     Spark datasource."""
 
     name: ClassVar[str] = "hudi_spark_reader"
-    layers: ClassVar[frozenset[str]] = frozenset({"L0"})
     known_failures: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, writer: Callable[[], Any] = _reference_writer) -> None:
-        self.writer = writer()
+        super().__init__(writer(), KNOWN_FAILURES)
         self.jar = bundle()
         self.spark: Any = None
-        self.unobserved = {layer: f"not supported by {self.name}: a reader is compared in its rows (L0) alone"
-                           for layer in LAYERS[1:]}
-        # the writer's known failures too: the reader sees the writer's table
-        self.known_failures = {**dict(getattr(self.writer, "known_failures", {})), **KNOWN_FAILURES}  # type: ignore[misc]
 
     @property
     def unavailable(self) -> str | None:  # type: ignore[override]
@@ -186,15 +180,6 @@ class HudiSparkReaderAdapter(TableUnderTest):
             return None
         return ("no hudi-spark bundle: run `make apache-hudi`, or set HUDI_SPARK_BUNDLE to the hudi-spark bundle jar "
                 "of your Spark version, to read with Apache Hudi's Spark datasource")
-
-    @property
-    def capabilities(self) -> frozenset[str]:  # type: ignore[override]  # the writer's
-        caps: frozenset[str] = self.writer.capabilities
-        return caps
-
-    @property
-    def path(self) -> str:
-        return str(self.writer.path)
 
     def create(self, config: CreateTable, workdir: Path) -> None:
         if self.jar is None:
@@ -204,21 +189,7 @@ class HudiSparkReaderAdapter(TableUnderTest):
             self.writer.spark = self.spark  # one session: the writer's engine and Hudi's reader
         self.writer.create(config, workdir)
 
-    def apply(self, op: Operation) -> None:
-        self.writer.apply(op)
-
-    def timeline(self) -> RawTimeline:
-        tl: RawTimeline = self.writer.timeline()
-        return tl
-
-    def layout(self) -> RawLayout:
-        out: RawLayout = self.writer.layout()
-        return out
-
     def rows(self, query: Query) -> RawRows:
         align_completion_times(self.path)
         return hudi_rows(self.spark, self.path, query)
-
-    def close(self) -> None:
-        self.writer.close()
 

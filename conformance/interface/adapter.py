@@ -187,6 +187,47 @@ class TableUnderTest:
 # --8<-- [end:table_under_test]
 
 
+class ReaderOfWrittenTables(TableUnderTest):
+    """A reader under test: ``writer`` (an adapter that leaves a table directory at ``.path``) creates the
+    table and applies every operation, and the subclass reads it (``rows``). Observed in its rows (L0)
+    alone; the writer's timeline and layout are passed through, and the writer's known failures are the
+    reader's too (the reader sees the writer's table), with ``own_failures`` added."""
+
+    layers: ClassVar[frozenset[str]] = frozenset({"L0"})
+
+    def __init__(self, writer: Any, own_failures: Mapping[str, str]) -> None:
+        self.writer = writer
+        self.unobserved = {layer: f"not supported by {self.name}: a reader is compared in its rows (L0) alone"
+                           for layer in LAYERS[1:]}
+        self.known_failures = {**dict(getattr(writer, "known_failures", {})), **own_failures}  # type: ignore[misc]
+
+    @property
+    def capabilities(self) -> frozenset[str]:  # type: ignore[override]  # the writer's
+        caps: frozenset[str] = self.writer.capabilities
+        return caps
+
+    @property
+    def path(self) -> str:
+        return str(self.writer.path)
+
+    def create(self, config: CreateTable, workdir: Path) -> None:
+        self.writer.create(config, workdir)
+
+    def apply(self, op: Operation) -> None:
+        self.writer.apply(op)
+
+    def timeline(self) -> RawTimeline:
+        tl: RawTimeline = self.writer.timeline()
+        return tl
+
+    def layout(self) -> RawLayout:
+        out: RawLayout = self.writer.layout()
+        return out
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 class DirectoryReads:
     """Raw reads of a table directory at ``self.path`` with the spec's reader, file system view and
     timeline: what any implementation that writes a table on disk is observed with."""

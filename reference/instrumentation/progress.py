@@ -189,16 +189,20 @@ def clear() -> None:
             bar._draw("")
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (a stream that cannot say, or is closed, is not)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 @contextlib.contextmanager
 def spark_progress(stream: TextIO | None = None, interval: float = POLL_SECONDS) -> Iterator[bool]:
     """Show a progress line for Spark jobs run inside the block, when ``stream`` (default standard
     error) is a terminal. Yields whether the bar is on."""
     out = stream if stream is not None else sys.stderr
-    try:
-        on = out.isatty()
-    except (AttributeError, ValueError):
-        on = False
-    if not on:
+    if not _is_terminal(out):
         yield False
         return
     bar = _Bar(out, interval)
@@ -291,11 +295,7 @@ def command_activity(prefix: str, stream: TextIO | None = None, interval: float 
     after ``show_after``, default ``SHOW_AFTER``) when ``stream`` (default standard error) is a terminal;
     nothing otherwise, so that piped and redirected output stays the command's own."""
     out = stream if stream is not None else sys.stderr
-    try:
-        on = out.isatty()
-    except (AttributeError, ValueError):
-        on = False
-    if not on:
+    if not _is_terminal(out):
         yield None
         return
     activity = Activity(prefix, out, POLL_SECONDS if interval is None else interval,

@@ -72,13 +72,24 @@ class Normalizer:
         self.fixed = frozenset(fixed)
         self.instants: dict[str, str] = {}
         self.groups: dict[str, str] = {}
+        self.bound: dict[str, str] = {}
+        """For an implementation that chooses its own instant times: a time the case names → the time the
+        implementation gave the operation that named it (``bind``)."""
+
+    def bind(self, named: str, actual: str) -> None:
+        """The implementation wrote at ``actual`` where the case named ``named``: ``actual`` is shown as
+        ``named``, and an operation naming ``named`` later is given ``actual`` (instants mapped by order)."""
+        self.bound[named] = actual
+        self.instants[actual] = named
 
     def learn_instants(self, times: Iterable[str | None]) -> None:
         """Label the times not seen before, in time order."""
         for t in sorted({t for t in times if t and t not in self.instants and t not in self.fixed}):
-            self.instants[t] = f"t{len(self.instants) + 1}"
+            self.instants[t] = f"t{len(self.instants) - len(self.bound) + 1}"
 
     def instant(self, t: str | None) -> str | None:
+        if t is not None and t in self.instants and self.instants[t] in self.bound:
+            return self.instants[t]
         if t is None or t in self.fixed:
             return t
         if t not in self.instants:
@@ -87,6 +98,8 @@ class Normalizer:
 
     def actual(self, label: str | None) -> str | None:
         """The implementation's time for a label (None: the label is not an instant it has)."""
+        if label is not None and label in self.bound:
+            return self.bound[label]
         if label is None or label in self.fixed:
             return label
         return next((t for t, lab in self.instants.items() if lab == label), None)

@@ -20,17 +20,17 @@ import json
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from conformance.diff import LayerDiff, diff_step, render_step
 from conformance.interface.adapter import DEFAULT_LAYERS, LAYERS, TableUnderTest, missing_capabilities
 from conformance.interface.ops import Case, CreateTable, Op, case_from_json
 from conformance.observe import Normalizer, Observation, QueryPlan, describe_op, fixed_times, observe, plan_of
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
-from spec.model.operations import ExpectError
+from spec.model.operations import Clean, Compact, DeletePartition, ExpectError, Restore, Rollback, Savepoint, Write
 
 
 class Verdict(StrEnum):
@@ -67,6 +67,8 @@ def execute(adapter: TableUnderTest, case: Case, layers: Sequence[str], workdir:
     for n, op in enumerate(case.ops, 1):
         if isinstance(op, ExpectError):
             armed, outcome, stop = op.kind, "ok", False
+        elif adapter.chooses_instant_times:
+            (outcome, stop), armed = apply_choosing_times(adapter, op, armed, norm), None
         else:
             (outcome, stop), armed = apply_op(adapter, op, armed), None
         plan = plans[n - 1] if plans is not None and n - 1 < len(plans) else None
@@ -99,6 +101,36 @@ def apply_op(adapter: TableUnderTest, op: Op, expecting: str | None, with_messag
     except Exception as err:  # an implementation's own failure: reported, never hidden
         return f"crashed {type(err).__name__}: {err}", True
     return ("ok" if expecting is None else f"no error (expected {expecting})"), False
+
+
+CREATED_AT: Final = {Write: "instant_time", DeletePartition: "instant_time", Clean: "instant_time"}
+"""The operations whose named instant is the time they write at (a compaction's too, when it schedules one)."""
+
+REFERS_TO: Final = {Rollback: "instant_time", Savepoint: "instant_time", Restore: "savepoint_time"}
+"""The operations whose named instant is one written before (a compaction's too, when it runs a planned one)."""
+
+
+def apply_choosing_times(adapter: TableUnderTest, op: Op, expecting: str | None, norm: Normalizer) -> tuple[str, bool]:
+    """``apply_op`` for an implementation that chooses its own instant times (Apache Hudi's datasource): an
+    operation the case gives a time to write at runs at the implementation's time, which is then shown as the
+    case's (``Normalizer.bind``); an operation naming an instant written before gets the implementation's time of
+    it. Instants are so mapped by order, and no case is skipped for naming one. A named instant nothing was
+    written at (a rollback of an instant that never was) is passed on as it is."""
+    field_name = CREATED_AT.get(type(op)) or REFERS_TO.get(type(op))
+    if isinstance(op, Compact):
+        field_name = "instant_time"
+    named = getattr(op, field_name, None) if field_name else None
+    if named is None:
+        return apply_op(adapter, op, expecting)
+    creates = type(op) in CREATED_AT or (isinstance(op, Compact) and op.mode != "run")
+    if not creates:
+        return apply_op(adapter, replace(op, **{field_name: norm.actual(named) or named}), expecting)  # type: ignore[arg-type]
+    before = {i[0] for i in adapter.timeline()}
+    result = apply_op(adapter, replace(op, **{field_name: None}), expecting)  # type: ignore[arg-type]
+    new = sorted(i[0] for i in adapter.timeline() if i[0] not in before)
+    if new:
+        norm.bind(named, new[-1])
+    return result
 
 
 class Lockstep:

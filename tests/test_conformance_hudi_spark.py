@@ -7,6 +7,7 @@ mapping (``plan_op``) is checked as the pure function it is, against Hudi's opti
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -20,11 +21,24 @@ from conformance.adapters.hudi_spark import (
     plan_op,
     refused,
 )
+from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.interface.adapter import missing_capabilities
 from conformance.interface.ops import CreateTable
-from conformance.runner import Verdict, load_cases, run_cases
+from conformance.observe import Normalizer, fixed_times
+from conformance.runner import CREATED_AT, Verdict, load_cases, run_cases
 from spec.errors import ConfigConflict, InvalidOperation, SchemaMismatch
-from spec.model.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write
+from spec.model.operations import (
+    Archive,
+    Clean,
+    Compact,
+    Crash,
+    DeletePartition,
+    Operation,
+    Restore,
+    Rollback,
+    Savepoint,
+    Write,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MOR = CreateTable(table_type="MERGE_ON_READ", table_version=8, partition_fields=("p",), clean_commits_retained=2,
@@ -150,6 +164,43 @@ class _Py4JError(Exception):
     def __init__(self, java: _JavaError) -> None:
         super().__init__(java.message)
         self.java_exception = java
+
+
+class _ChoosesItsOwnTimes(SpecModelAdapter):
+    """The spec model as an implementation that picks its own instant times, as Hudi's datasource does: a time
+    the case names to write at never reaches it (it would write there if it did)."""
+
+    chooses_instant_times = True
+    named: ClassVar[list[str]] = []
+
+    def apply(self, op: Operation) -> None:
+        if type(op) in CREATED_AT and getattr(op, "instant_time", None) is not None:
+            self.named.append(str(op.instant_time))
+        super().apply(op)
+
+
+@pytest.mark.parametrize("case_id", ["fixed-instants-cow-v8", "fixed-instants-cow-v6"])
+def test_an_implementation_choosing_its_instant_times_runs_the_cases_that_name_them(case_id: str) -> None:
+    """The runner maps the case's named instants to the implementation's by order: the writes run at the
+    implementation's times, a rollback of a named write rolls back the implementation's instant of it, and the
+    timeline shows the case's names (Apache Hudi's datasource: ``HudiSparkAdapter.chooses_instant_times``)."""
+    cases = [fc for fc in load_cases(FIXTURES) if fc.case.id == case_id]
+    assert len(cases) == 1 and fixed_times(cases[0].case)
+    _ChoosesItsOwnTimes.named = []
+    result = run_cases(cases, _ChoosesItsOwnTimes)
+    assert [c.verdict for c in result.cases] == [Verdict.PASS], [c.diff for c in result.cases]
+    assert _ChoosesItsOwnTimes.named == []  # no time to write at reached the implementation
+
+
+def test_a_named_instant_nothing_was_written_at_is_passed_on_as_named() -> None:
+    """A rollback of an instant that never was reaches the implementation as the case names it, to be refused."""
+    norm = Normalizer(["20240601000000000", "20000101000000000"])
+    norm.bind("20240601000000000", "20261127000000000")
+    assert norm.actual("20240601000000000") == "20261127000000000"
+    assert norm.instant("20261127000000000") == "20240601000000000"
+    assert norm.actual("20000101000000000") == "20000101000000000"
+    norm.learn_instants(["20261127000001000"])
+    assert norm.instant("20261127000001000") == "t1"  # the first time of its own, labelled as the spec labels it
 
 
 def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> None:

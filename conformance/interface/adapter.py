@@ -148,6 +148,9 @@ class TableUnderTest:
     capabilities: ClassVar[frozenset[str]] = frozenset()
     layers: ClassVar[frozenset[str]] = frozenset(LAYERS)
     known_failures: ClassVar[Mapping[str, str]] = {}
+    chooses_instant_times: ClassVar[bool] = False
+    """Whether the implementation picks its own instant times (Apache Hudi's datasource): the runner then maps a
+    case's named instants to the implementation's by order (``conformance.runner.apply_choosing_times``)."""
     unavailable: str | None = None
     """Why the implementation cannot run here (a missing jar, a missing program): every case is then
     SKIPped with this reason."""

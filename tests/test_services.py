@@ -241,6 +241,22 @@ def test_rollback_mor_v6_appends_a_command_block_in_a_new_log_version() -> None:
     assert r2.files_to_delete == (base("g2", 3),) and r2.command_block_log is None
 
 
+def test_rollback_mor_v6_of_a_new_base_file_deletes_the_log_files_based_on_it() -> None:
+    # deltacommit 2 rewrote g1 into a new base file (small-file packing); deltacommit 3 logged a delete on it
+    # (.g1_2.log.1), whose rollback appended .g1_2.log.2. Rolling back 2 deletes the base file and both logs
+    # based on it, as Apache Hudi 1.2.0 does (savepoint-restore-mor-v6), and appends no command block to them;
+    # a log-only group the instant created loses its logs the same way
+    g1 = GroupRef("", "g1", (SliceRef("", "g1", t(1), base("g1", 1)),
+                             SliceRef("", "g1", t(2), base("g1", 2), (log("g1", 2, 1), log("g1", 2, 2)))))
+    g2 = GroupRef("", "g2", (SliceRef("", "g2", t(2), None, (log("g2", 2, 1),)),))
+    plan = plan_rollback(done(2, Action.DELTA_COMMIT), [g1, g2], "MERGE_ON_READ", 6,
+                         appended_logs={("", "g2"): [log("g2", 2, 1)]})
+    r1, r2 = plan.requests
+    assert r1.files_to_delete == tuple(sorted((base("g1", 2), log("g1", 2, 1), log("g1", 2, 2))))
+    assert r2.files_to_delete == (log("g2", 2, 1),)
+    assert r1.command_block_log is None and r2.command_block_log is None
+
+
 def test_rollback_mor_v8_deletes_the_logs_named_with_the_instant() -> None:
     g1 = GroupRef("", "g1", (SliceRef("", "g1", t(1), base("g1", 1), (log("g1", 2), log("g1", 3))),))
     plan = plan_rollback(done(3, Action.DELTA_COMMIT, 4), [g1], "MERGE_ON_READ", 8)

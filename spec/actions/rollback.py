@@ -79,7 +79,12 @@ def plan_rollback(target: Instant, groups: Iterable[GroupRef], table_type: str, 
     """What rolling back ``target`` does to each file group it touched.
 
     - base files written by the instant (its requested time in their name) are deleted — COW,
-      MOR inserts, compaction output; in v6 the logs of a rolled-back compaction's slice too;
+      MOR inserts, compaction output; in v6 the log files of every slice based on the instant too (a
+      compaction's, or a deltacommit's that wrote a new base file): Hudi's rollback deletes a file group's files
+      whose base instant is the instant (``ListingBasedRollbackStrategy``'s path filter: a base file of the
+      instant, a log file whose base commit time is the instant), measured with Apache Hudi 1.2.0 on
+      ``savepoint-restore-mor-v6`` (a restore rolls back the delete's log block, then deletes the upsert's new
+      base file and the log files on it, the rollback block included);
     - MOR v8: log files named with the instant are deleted (a v8 log name is its deltacommit);
     - MOR v6: logs are named by the slice's base instant and shared by deltacommits, so nothing
       is deleted; each slice the instant appended to (``appended_logs``: group → log files, from
@@ -94,14 +99,12 @@ def plan_rollback(target: Instant, groups: Iterable[GroupRef], table_type: str, 
         latest_base = slices[0].base_instant if slices else None
         delete = [s.base_file for s in slices if s.base_file and parse_base_file_name(s.base_file).instant == t]
         command_log = None
-        if table_type == MERGE_ON_READ and table_version >= 8:
+        if table_type == MERGE_ON_READ:  # v8: a log named with the instant; v6: a log based on it
             delete += [lf for s in slices for lf in s.log_files if parse_log_file_name(lf).instant == t]
-        elif table_type == MERGE_ON_READ:
-            if target.action in (Action.COMPACTION, Action.COMMIT):
-                delete += [lf for s in slices for lf in s.log_files if parse_log_file_name(lf).instant == t]
+        if table_type == MERGE_ON_READ and table_version < 8:
             touched = appended.get(g.id, ())
-            if touched:
-                base = parse_log_file_name(next(iter(touched))).instant
+            base = parse_log_file_name(next(iter(touched))).instant if touched else t
+            if base != t:  # the instant's own new log files are deleted above, and take no command block
                 command_log = LogFileName(g.file_id, base, _next_log_version(g, base), ROLLBACK_WRITE_TOKEN).format()
         if delete or command_log:
             requests.append(RollbackRequest(g.partition_path, g.file_id, latest_base, tuple(sorted(delete)),

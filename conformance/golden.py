@@ -163,8 +163,10 @@ def write_golden(root: str | Path, fixture: FixtureCase, factory: Callable[[], T
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
+        # not the table's state: markers, a file system lock, and the storage lock's file (``.hoodie/.locks``,
+        # left released by the last writer, naming its process and host)
         shutil.copytree(Path(tmp) / case.config.table_name, folder / "table",
-                        ignore=shutil.ignore_patterns(".temp", "*.lock", ".lock"))
+                        ignore=shutil.ignore_patterns(".temp", "*.lock", ".lock", ".locks"))
         neutral_paths(folder / "table", str(Path(tmp) / case.config.table_name), f"{NEUTRAL_ROOT}/{case.id}")
     from conformance.generate import dumps
 

@@ -124,18 +124,19 @@ def test_table_tree_names_every_file_as_the_spec_parses_it(tmp_path: Path) -> No
     files = sorted(p.name for p in table.rglob("*") if p.is_file())
     assert sorted(e.name for e in entries if not e.folder) == files
     kinds = {e.name: e.kind for e in entries}
-    assert {kinds[n] for n in files if n.endswith(".parquet")} == {"base"}
-    assert {kinds[n] for n in files if ".log." in n} == {"log"}
+    data = [p.name for p in table.rglob("*") if p.is_file() and ".hoodie" not in p.relative_to(table).parts]
+    assert {kinds[n] for n in data if n.endswith(".parquet")} == {"base"}
+    assert {kinds[n] for n in data if ".log." in n} == {"log"}
     assert kinds["hoodie.properties"] == "config" and kinds[".hoodie_partition_metadata"] == "partition"
     notes = {e.name: e.note for e in entries}
-    assert notes["20240101000006000.compaction.requested"].startswith(
-        "instant 20240101000006000: compaction, requested")
-    assert notes["20240101000006000_20240101000007000.commit"].startswith(
-        "instant 20240101000006000: commit, completed at 20240101000007000")
-    assert "written by 20240101000008000" in notes[next(n for n in files if "_20240101000008000.log." in n)]
+    assert notes["20240101000010000.compaction.requested"].startswith(
+        "instant 20240101000010000: compaction, requested")
+    assert notes["20240101000010000_20240101000012000.commit"].startswith(
+        "instant 20240101000010000: commit, completed at 20240101000012000")
+    assert "written by 20240101000013000" in notes[next(n for n in files if "_20240101000013000.log." in n)]
     svg = table_tree_svg(table)
     assert all(f">{n}<" in svg for n in files)
-    (table / "a" / "00000000-0000-4000-8000-000000000002-0_0-323-430_20240101000008000.parquet").unlink()
+    (table / "a" / "00000000-0000-4000-8000-000000000002-0_0-103-119_20240101000013000.parquet").unlink()
     assert table_tree_svg(table) != svg
     assert len(tree_entries(table, 2, max_files=3)) < len(entries)  # a long folder is cut, and says so
     assert any(e.name.startswith("… ") for e in tree_entries(table, 2, max_files=3))

@@ -160,9 +160,8 @@ def test_compaction_stat_counts_against_the_slices_base_file() -> None:
     # logs updated k2, deleted k3, inserted k4; k1 untouched
     assert compaction_stat(out, b, {"k2", "k3", "k4"}) == StatCounts("a", "g1", out.name, 3, 1, 1, 1)
     assert compaction_stat(out, None, {"k1", "k2", "k4"}) == StatCounts("a", "g1", out.name, 3, 3, 0, 0)
-    # a log record of k1 that lost its merge to the base row: an update on version 8, none on version 6
-    assert compaction_stat(out, b, {"k1", "k2", "k3", "k4"}).updates == 2
-    assert compaction_stat(out, b, {"k1", "k2", "k3", "k4"}, changed_only=True).updates == 1
+    # a log record of k1 that lost its merge to the base row is no update (Apache Hudi 1.2.0, versions 6, 8, 9)
+    assert compaction_stat(out, b, {"k1", "k2", "k3", "k4"}).updates == 1
 
 
 def test_log_stat_counts_only_the_instants_blocks() -> None:

@@ -426,11 +426,11 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     log_records = sum(block_record_count(b) for b in blocks)
     kept = pc.is_in(out_keys, value_set=base_keys)
     updated_keys = pc.and_(kept, pc.is_in(out_keys, value_set=_log_keys(blocks)))
-    if reader.config.table_version < 8:  # version 6: only rows a log record replaced (spec.write.ledger)
-        keys = merged.column(RECORD_KEY).cast(pa.string()).combine_chunks()
-        replaced = pc.invert(pc.is_in(merged.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks(),
-                                      value_set=base_seqnos))
-        updated_keys = pc.and_(updated_keys, pc.is_in(out_keys, value_set=pc.filter(keys, replaced)))
+    # only rows a log record replaced (spec.write.ledger.compaction_stat)
+    keys = merged.column(RECORD_KEY).cast(pa.string()).combine_chunks()
+    replaced = pc.invert(pc.is_in(merged.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks(),
+                                  value_set=base_seqnos))
+    updated_keys = pc.and_(updated_keys, pc.is_in(out_keys, value_set=pc.filter(keys, replaced)))
     updated = pc.sum(updated_keys).as_py() or 0
     kept_count = pc.sum(kept).as_py() or 0
     return {

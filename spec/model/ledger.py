@@ -77,8 +77,7 @@ def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: Ta
                 if plan is not None else None
             base = next((g for g in bases if op is not None and g.name == op.base_file), None)
             logs = [g for g in group if op is not None and g.name in op.log_files]
-            out.append(compaction_stat(f, base, {k for g in logs for k in _keys(g)},
-                                       changed_only=compacted.table_version < 8))
+            out.append(compaction_stat(f, base, {k for g in logs for k in _keys(g)}))
         else:
             out.append(base_stat(f, bases[-1] if bases else None, concat))
     return out

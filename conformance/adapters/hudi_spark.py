@@ -93,11 +93,34 @@ ROLLBACK_ON_VERSION_6: Final = (
     "instant_time => '<the upsert's instant>')")
 """Hudi's bug behind the version 6 rollback cases (the corpus cases it fails)."""
 
+RUN_COMPACTION_ON_COPY_ON_WRITE: Final = (
+    "Apache Hudi 1.2.0 bug: CALL run_compaction(op => 'execute') on a copy-on-write table succeeds and does nothing, "
+    "where Hudi's write client refuses compaction on a copy-on-write table (HoodieSparkCopyOnWriteTable.compact and "
+    "scheduleCompaction: HoodieNotSupportedException, which op => 'schedule' does raise): RunCompactionProcedure "
+    "filters the pending compaction instants (none) before it reaches the table. Smallest reproducer: write one "
+    "record into a copy-on-write table through the datasource, register it, CALL run_compaction(op => 'execute', "
+    "table => 't'): no error, no rows")
+"""Hudi's bug behind ``compaction-on-cow`` (the spec refuses a compaction run on a copy-on-write table)."""
+
+NULL_ORDERING_VALUE: Final = (
+    "Apache Hudi 1.2.0 bug: an upsert of a record whose ordering field is null onto a key the table holds is not "
+    "refused (Hudi 0.15 refused it before writing: the ordering field's value not found) but handled by the table "
+    "type: copy-on-write fails inside the merge handle with NullPointerException (BufferedRecord.getOrderingValue() "
+    "is null in the event-time comparison) after writing an empty base file, and leaves the commit inflight; "
+    "merge-on-read appends it to the log, where it wins the merge. Smallest reproducer: a table with "
+    "hoodie.table.ordering.fields=ts, insert {id: 1, p: 'a', ts: 1}, then upsert {id: 1, p: 'a', ts: null}")
+"""Hudi's bug behind ``null-ordering-partition`` (the spec refuses the upsert, ``invalid_record``)."""
+
 KNOWN_FAILURES: Final[dict[str, str]] = {
     "rollback-latest-cow-v6": ROLLBACK_ON_VERSION_6,
     "rollback-latest-mor-v6": ROLLBACK_ON_VERSION_6,
     "fixed-instants-cow-v6": ROLLBACK_ON_VERSION_6,
     "expect-errors-cow-v6": ROLLBACK_ON_VERSION_6,
+    "rollback-latest-logs-mor-v6": ROLLBACK_ON_VERSION_6,
+    "compaction-on-cow-cow-v6": RUN_COMPACTION_ON_COPY_ON_WRITE,
+    "compaction-on-cow-cow-v8": RUN_COMPACTION_ON_COPY_ON_WRITE,
+    "null-ordering-partition-cow-v6": NULL_ORDERING_VALUE,
+    "null-ordering-partition-mor-v8": NULL_ORDERING_VALUE,
 }
 """Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
 reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the

@@ -137,7 +137,8 @@ def render_matrix(matrix: Mapping[str, Any]) -> str:
              + " | ".join(str(v) for v in Verdict) + " |",
              "|---|" + "---|" * (len(Verdict) + writers)]
     for e in impls:
-        by = (f"`{e['writer']}` | " if e.get("writer") else "itself | ") if writers else ""
+        by = ("— | " if "writer" not in e else f"`{e['writer']}` | " if e["writer"] else "itself | ") \
+            if writers else ""  # an entry of a run made before entries named their writer: not known
         lines.append(f"| `{e['name']}` | {by}" + " | ".join(str(e["counts"][str(v)]) for v in Verdict) + " |")
     lines += ["", "## Failures and known failures", ""]
     notes = [(e["name"], case, r) for e in impls for case, r in e["cases"].items()

@@ -256,7 +256,9 @@ def test_runs_with_different_writers_merge_and_each_reader_names_its_writer() ->
     del before["implementations"][0]["writer"]  # a run made before entries named their writer
     with pytest.raises(InvalidOperation):
         merge_matrices([local, before])
-    assert len(merge_matrices([local, {**before, "writer": "reference_local"}])["implementations"]) == 4
+    merged = merge_matrices([local, {**before, "writer": "reference_local"}])
+    assert len(merged["implementations"]) == 4
+    assert "| `hudi_rs_exec` | — | 1 |" in render_matrix(merged)  # whose tables it read, that run did not say
 
 
 def test_a_program_is_a_reader_of_the_writers_tables_when_its_hello_says_so() -> None:

@@ -12,8 +12,11 @@ from typing import Any
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="run every implementation and write the conformance matrix (JSON, Markdown)")
     p.add_argument("--impl", action="append", default=[], help="an implementation (repeatable; default: spec, "
-                   "reference, reference_local, hudi_rs, hudi_spark); exec:CMD adds a program")
-    p.add_argument("--writer", default="reference", help="the adapter that writes a reader's tables")
+                   "reference, reference_local, hudi_rs, hudi_spark); exec:CMD adds a program; the reader rows: "
+                   "hudi_spark_reader (Apache Hudi reading the --writer's tables) and spec_reader (the spec reader; "
+                   "with --writer hudi_spark, on Apache Hudi's tables against Hudi's own read)")
+    p.add_argument("--writer", default="reference", help="the adapter that writes a reader's tables (each entry "
+                   "of the matrix names it, so runs with different writers merge)")
     p.add_argument("--fixtures", default="fixtures", help="the corpus folder (default: fixtures)")
     p.add_argument("--case", action="append", default=[], help="only cases whose id contains this (repeatable)")
     p.add_argument("--departures", action="store_true", help="also export the corpus with hudi-rs's departures and "

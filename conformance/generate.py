@@ -13,7 +13,10 @@ corpus diffs clean. Cases under ``cases/regressions/`` (minimized failures writt
 ``write_regression``) are kept and re-expected on regeneration.
 
 Builders are parametrized over table type (COW/MOR) and table version (6/8) where the rule they
-exercise applies to both; each case's tags name the operations and bug classes it covers. The
+exercise applies to both; each case's tags name the operations and bug classes it covers. Version 9
+(Apache Hudi 1.1's table version, the version 8 timeline and file layout with 1.1's table properties)
+has a selection of its own (``VERSION_9``): each operation on COW and MOR, the log path, every table
+service and the timeline's actions, once each. The
 builders of the ledger's bug classes live in ``conformance.cases_ledger``, the helpers every builder
 uses in ``conformance.case_kit``.
 """
@@ -67,7 +70,7 @@ from spec.model.operations import (
     Write,
 )
 
-CORPUS_VERSION: Final = 3
+CORPUS_VERSION: Final = 4
 GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
 
@@ -354,6 +357,26 @@ def _diagonal(builder: Builder) -> Iterator[Case]:
     yield builder(MOR, 8)
 
 
+VERSION_9: Final[dict[str, tuple[tuple[Builder, tuple[str, ...]], ...]]] = {
+    "writes": ((insert_upsert_delete, BOTH_TYPES), (bulk_insert_then_upsert, BOTH_TYPES),
+               (insert_overwrite, BOTH_TYPES), (insert_overwrite_table, (COW,)), (delete_partition, BOTH_TYPES),
+               (delete_then_reinsert, (MOR,)), (schema_evolution, (COW,)), (keys_and_partitions, (MOR,)),
+               (non_partitioned, (COW,)), (commit_time_ordering, (MOR,))),
+    "services": ((compaction, (MOR,)), (pending_compaction, (MOR,)), (inline_compaction, (MOR,)),
+                 (clean_latest_commits, BOTH_TYPES), (clean_savepoint, (COW,)), (clean_pending_compaction, (MOR,)),
+                 (archival, (COW,)), (auto_clean, (MOR,))),
+    "timeline": ((rollback_latest, BOTH_TYPES), (savepoint_restore, BOTH_TYPES), (crash_then_write, (COW,)),
+                 (crash_then_rollback, (COW,)), (expect_error_write, (MOR,)), (fixed_instants, (COW,))),
+    "stream": ((stream_buckets, (MOR,)),),
+    "logs": ((logs_only(insert_upsert_delete), (MOR,)), (logs_only(compaction), (MOR,)),
+             (logs_only(rollback_latest), (MOR,)), (logs_only(crash_then_write), (MOR,))),
+}
+"""The version 9 cases by suite (builder, table types): a selection, not the grid — each write operation on
+COW and MOR, the log path, compaction (planned, pending, inline), clean (by commits, with a savepoint, with a
+pending compaction, automatic), archival, rollback, savepoint and restore, crashes, a refused write and a
+stream. Version 9 shares version 8's timeline and file layout, so the other rules are version 8's cases."""
+
+
 def corpus() -> dict[str, list[Case]]:
     """Every generated case by suite (regressions are not built: they are read from disk)."""
     writes = [c for b in (insert_upsert_delete, bulk_insert_then_upsert, insert_overwrite, insert_overwrite_table,
@@ -377,7 +400,10 @@ def corpus() -> dict[str, list[Case]]:
     timeline += [c for b in (crash_then_rollback, expect_errors, fixed_instants) for c in _grid(b, types=(COW,))]
     stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,))]
     logs = [c for b in LOG_BUILDERS for c in _grid(logs_only(b), types=(MOR,))]
-    return {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs}
+    suites = {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs}
+    for suite, selection in VERSION_9.items():
+        suites[suite] += [c for b, types in selection for c in _grid(b, types=types, versions=(9,))]
+    return suites
 
 
 # --- writing fixtures -----------------------------------------------------------------------------

@@ -7,6 +7,13 @@
 missing capability, the known failure's cause, the first divergence). ``render_matrix`` turns that
 JSON into the page the spec site shows (``docs/conformance-matrix.md`` is generated at build time
 from the committed JSON of a real run, ``docs/conformance-matrix.json``).
+
+Reader rows (``reader_row``, ``conformance.reader_rows``): a reader whose queries are costly (Apache Hudi's
+Spark datasource, ``hudi_spark_reader``) reads each case's final table once, against the spec model; the spec's
+reader on the tables of a writer with a reader of its own (``spec_reader`` with ``--writer hudi_spark``) is
+compared with that reader (Apache Hudi's datasource) on the same table. Each entry names the writer of the
+tables it read (``writer``; ``null`` for an implementation that writes its own), so runs with different
+writers merge.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.adapters import resolve_impl
+from conformance.adapters.exec import ExecFactory
 from conformance.interface.adapter import TableUnderTest
-from conformance.runner import FixtureCase, RunResult, Verdict, load_cases, run_cases
+from conformance.runner import CaseResult, FixtureCase, RunResult, Verdict, load_cases, run_cases
 
 DEFAULT_IMPLS: Final = ("spec", "reference", "reference_local", "hudi_rs", "hudi_spark")
 SYMBOLS: Final = {"PASS": "pass", "FAIL": "**FAIL**", "XFAIL": "known failure", "SKIP": "skip"}
@@ -35,13 +43,42 @@ def factory_for(impl: str, writer: str) -> Callable[[], TableUnderTest]:
     return factory
 
 
-def _entry(impl: str, result: RunResult) -> dict[str, Any]:
+def reader_row(impl: str, writer: str) -> Callable[[FixtureCase], CaseResult] | None:
+    """How the matrix runs ``impl`` when it is a reader row (``conformance.reader_rows``), else None (the
+    implementation runs every case step by step, ``run_cases``):
+
+    - a reader that ``reads_final_table`` (``hudi_spark_reader``: a Spark job a query) reads the final table of
+      each case ``writer`` leaves, every query the model answers on it, against the model
+      (``read_final_table``);
+    - the spec reader (``spec_reader``) on the tables of a writer with a reader of its own
+      (``conformance.adapters.spec_reader.OWN_READERS``: Apache Hudi, ``hudi_spark``) reads the final table of
+      each case against that reader's rows on the same table (``cross_read``), with the cases it is known to
+      read otherwise."""
+    from conformance.adapters.spec_reader import SpecReaderAdapter, own_reader, spec_rows
+    from conformance.reader_rows import cross_read, read_final_table
+
+    if impl.startswith("exec:"):
+        return None
+    cls = resolve_impl(impl, writer)
+    if cls is SpecReaderAdapter:
+        own = own_reader(writer)
+        if own is None:
+            return None
+        theirs, known = own
+        return functools.partial(cross_read, writer=resolve_impl(writer), theirs=theirs, ours=spec_rows,
+                                 known=known)
+    if isinstance(cls, type) and getattr(cls, "reads_final_table", False):
+        return functools.partial(read_final_table, factory=factory_for(impl, writer))
+    return None
+
+
+def _entry(impl: str, result: RunResult, writer: str | None) -> dict[str, Any]:
     cases = {f"{c.suite}/{c.case_id}": {"verdict": str(c.verdict), "reason": c.reason or _first_lines(c.diff)}
              for c in result.cases}
     executed = next((c for c in result.cases if c.verdict != Verdict.SKIP), None)
     layers = {r.layer: r.detail if r.verdict == Verdict.SKIP else "" for r in executed.layers} if executed else {}
-    return {"impl": impl, "name": result.adapter, "counts": {str(v): result.count(v) for v in Verdict},
-            "cases": cases, "layers": layers}
+    return {"impl": impl, "name": result.adapter, "writer": writer,
+            "counts": {str(v): result.count(v) for v in Verdict}, "cases": cases, "layers": layers}
 
 
 def _first_lines(diff: str, width: int = 240) -> str:
@@ -54,15 +91,24 @@ def run_matrix(impls: Sequence[str], cases: Sequence[FixtureCase], corpus_versio
                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Every implementation against ``cases``: the matrix as JSON (per implementation its counts, per
     case the verdict and reason, and per layer why it is not observed, empty when it is)."""
+    from conformance.reader_rows import run_reader_rows
+
     entries = []
     for impl in impls:
-        factory = factory_for(impl, writer)
-        try:
-            result = run_cases(cases, factory)
-        finally:
-            if not isinstance(factory, type | functools.partial):
-                getattr(factory, "close", lambda: None)()
-        entries.append(_entry(impl, result))
+        row = reader_row(impl, writer)
+        if row is not None:
+            name = str(getattr(resolve_impl(impl, writer), "name", impl))
+            entries.append(_entry(impl, run_reader_rows(name, cases, row), writer))
+        else:
+            factory = factory_for(impl, writer)
+            try:
+                result = run_cases(cases, factory)
+                reads = isinstance(factory, functools.partial) or (
+                    isinstance(factory, ExecFactory) and factory.role == "reader")
+            finally:
+                if not isinstance(factory, type | functools.partial):
+                    getattr(factory, "close", lambda: None)()
+            entries.append(_entry(impl, result, writer if reads else None))
         if progress is not None:
             progress(f"{impl}: {entries[-1]['counts']}")
     return {"corpus_version": corpus_version, "date": datetime.now(UTC).strftime("%Y-%m-%d"), "writer": writer,
@@ -73,16 +119,27 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def label(entry: Mapping[str, Any], writer: str) -> str:
+    """An implementation's name in the matrix: a reader of tables another writer than the run's (``writer``)
+    wrote is named with it (``spec_reader on hudi_spark``)."""
+    own = entry.get("writer")
+    return f"{entry['name']} on {own}" if own and own != writer else str(entry["name"])
+
+
 def render_matrix(matrix: Mapping[str, Any]) -> str:
-    """The matrix as Markdown: a summary per implementation, the known failures and failures with
-    their reasons, then one row per case."""
-    impls = matrix["implementations"]
+    """The matrix as Markdown: a summary per implementation (with the writer of the tables each reader
+    read), the known failures and failures with their reasons, then one row per case."""
+    impls = [{**e, "name": label(e, matrix["writer"])} for e in matrix["implementations"]]
+    writers = any("writer" in e for e in impls)
     lines = [f"Corpus version **{matrix['corpus_version']}**, run on {matrix['date']} "
-             f"(readers' tables written by `{matrix['writer']}`).", "",
-             "| implementation | " + " | ".join(str(v) for v in Verdict) + " |",
-             "|---|" + "---|" * len(Verdict)]
+             f"(readers' tables written by `{matrix['writer']}` unless their row names another writer).", "",
+             "| implementation | " + ("tables written by | " if writers else "")
+             + " | ".join(str(v) for v in Verdict) + " |",
+             "|---|" + "---|" * (len(Verdict) + writers)]
     for e in impls:
-        lines.append(f"| `{e['name']}` | " + " | ".join(str(e["counts"][str(v)]) for v in Verdict) + " |")
+        by = ("— | " if "writer" not in e else f"`{e['writer']}` | " if e["writer"] else "itself | ") \
+            if writers else ""  # an entry of a run made before entries named their writer: not known
+        lines.append(f"| `{e['name']}` | {by}" + " | ".join(str(e["counts"][str(v)]) for v in Verdict) + " |")
     lines += ["", "## Failures and known failures", ""]
     notes = [(e["name"], case, r) for e in impls for case, r in e["cases"].items()
              if r["verdict"] in ("FAIL", "XFAIL")]
@@ -125,18 +182,25 @@ def _departures_section(departures: Mapping[str, Any] | None) -> list[str]:
 
 
 def merge_matrices(matrices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Runs of the same corpus made apart (a slow engine on its own) as one matrix: the implementations of
-    each in order, the latest date. Runs of different corpus versions, cases or writers do not merge."""
+    """Runs of the same corpus made apart (a slow engine on its own, a reader on another writer's tables) as
+    one matrix: the implementations of each in order, the latest date, the first run's writer. Runs of
+    different corpus versions or cases do not merge; runs with different writers merge when each entry names
+    the writer of the tables it read (runs made before entries did must share the writer). An implementation
+    may be in two runs only as the reader of two writers' tables."""
     from spec.errors import InvalidOperation
 
     first = matrices[0]
     for m in matrices[1:]:
-        for key in ("corpus_version", "cases", "writer"):
+        for key in ("corpus_version", "cases"):
             if m[key] != first[key]:
                 raise InvalidOperation(f"the runs differ in {key}: {str(first[key])[:80]} vs {str(m[key])[:80]}",
-                                       hint="merge only runs of the same corpus, cases and writer")
+                                       hint="merge only runs of the same corpus and cases")
+        if m["writer"] != first["writer"] and any("writer" not in e for e in m["implementations"]):
+            raise InvalidOperation(f"the runs differ in writer ({first['writer']} vs {m['writer']}) and a run's "
+                                   "entries do not name the writer of the tables they read",
+                                   hint="rerun it with this version of hudi-conformance report")
     impls = [e for m in matrices for e in m["implementations"]]
-    names = [e["name"] for e in impls]
+    names = [label(e, first["writer"]) for e in impls]
     if len(set(names)) != len(names):
         raise InvalidOperation(f"an implementation is in two runs: {names}", hint="merge each run once")
     merged = {**first, "date": max(m["date"] for m in matrices), "implementations": impls}

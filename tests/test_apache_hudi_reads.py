@@ -32,14 +32,15 @@ import pytest
 
 from conformance.adapters.hudi_spark_reader import (
     KNOWN_FAILURES,
-    TIME_TRAVEL_BEFORE_ACTIVE,
+    KNOWN_FAILURES_OF_HUDIS_TABLES,
     HudiSparkReaderAdapter,
     align_completion_times,
     hudi_rows,
     procedure,
 )
 from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceSparkAdapter
-from conformance.interface.adapter import DirectoryReads, Query
+from conformance.adapters.spec_reader import spec_rows
+from conformance.interface.adapter import Query
 from conformance.reader_rows import cross_read, final_plan, read_final_table
 from conformance.runner import CaseResult, FixtureCase, Verdict, execute, load_cases
 from reference.cli import main as hudi_spec
@@ -171,11 +172,14 @@ def test_apache_hudi_reads_corpus_tables_of_the_spark_engine(
 
 V8_SELECTION = sorted(c for c, fc in CASES.items() if c.endswith("-v8") and fc.suite != "stream"
                       and (c in CI_SUBSET or fc.suite == "services"))
+V9_REPLAYED = [c for c in V8_SELECTION if c.removesuffix("-v8") + "-v9" not in CASES]
+"""The version 8 cases of the selection replayed at version 9: those the corpus has no version 9 case of (its own
+are read with every corpus table)."""
 
 
 @pytest.mark.slow
 @pytest.mark.explore  # the corpus case by case through Apache Hudi: make slow
-@pytest.mark.parametrize("case_id", V8_SELECTION)
+@pytest.mark.parametrize("case_id", V9_REPLAYED)
 def test_apache_hudi_reads_version_9_corpus_tables(apache_hudi: Any, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str], case_id: str) -> None:
     read_and_check(apache_hudi, at_version_9(CASES[case_id]), "local", tmp_path, capsys)
@@ -207,12 +211,6 @@ def test_the_final_plan_keeps_every_write_and_the_consecutive_windows() -> None:
 # --- the spec reader reads Apache Hudi's tables ------------------------------------------------------
 
 
-def spec_rows(path: str, query: Query) -> Any:
-    reads = DirectoryReads()
-    reads.path = path
-    return reads.rows(query)
-
-
 def hudi_reads_of(spark: Any) -> Callable[[str, Query], Any]:
     def read(path: str, query: Query) -> Any:
         return hudi_rows(spark, path, query)
@@ -223,15 +221,10 @@ HUDI_WRITES = sorted(c for c, fc in CASES.items() if fc.suite in ("writes", "log
                      and (c in CI_SUBSET or fc.suite == "services") and "crash" not in c)
 
 
-CROSS_KNOWN_FAILURES = {"archive-cow-v8": TIME_TRAVEL_BEFORE_ACTIVE}
-"""Tables Apache Hudi writes that the spec reader reads otherwise than Hudi (measured), besides the corpus's
-known failures of Hudi's reads (the same differences of reading)."""
-
-
 def cross_check(spark: Any, case_id: str, tmp_path: Path) -> None:
     from conformance.adapters.hudi_spark import HudiSparkAdapter
 
-    reason = CROSS_KNOWN_FAILURES.get(case_id) or known(case_id)
+    reason = KNOWN_FAILURES_OF_HUDIS_TABLES.get(case_id) or known(case_id)
     result = cross_read(CASES[case_id], HudiSparkAdapter, hudi_reads_of(spark), spec_rows, workdir=tmp_path,
                         known={case_id: reason} if reason else None)
     if result.verdict == Verdict.SKIP:
@@ -297,6 +290,23 @@ def test_hudi_rs_and_apache_hudi_read_lost_merges_in_incremental_queries_as_the_
     apache, rs = (_reads_of(r, "insert-upsert-delete-mor-v8", tmp_path / n) for r, n in ((hudi, "c"), (hudi_rs, "d")))
     assert apache.verdict == Verdict.PASS, apache.diff
     assert rs.verdict == Verdict.PASS, rs.diff
+
+
+@pytest.mark.slow
+def test_both_reader_rows_of_the_matrix_through_apache_hudi(apache_hudi: Any) -> None:
+    """``hudi-conformance report``'s two reader rows on one case, with Apache Hudi's bundle: Hudi's datasource
+    reads the final table the reference (local engine) leaves, as the model predicts; the spec reader reads the
+    table Apache Hudi writes as Hudi's datasource does. The entries name their writers and merge."""
+    from conformance.report import merge_matrices, render_matrix, run_matrix
+
+    case = [CASES["compaction-mor-v9"]]
+    hudi_reads = run_matrix(["hudi_spark_reader"], case, 4, writer="reference_local")
+    spec_reads = run_matrix(["spec_reader"], case, 4, writer="hudi_spark")
+    (theirs,), (ours,) = hudi_reads["implementations"], spec_reads["implementations"]
+    assert (theirs["name"], theirs["writer"], theirs["counts"]["PASS"]) == ("hudi_spark_reader", "reference_local", 1)
+    assert (ours["name"], ours["writer"], ours["counts"]["PASS"]) == ("spec_reader", "hudi_spark", 1), ours
+    page = render_matrix(merge_matrices([hudi_reads, spec_reads]))
+    assert "| `spec_reader on hudi_spark` | `hudi_spark` | 1 |" in page
 
 
 def test_without_a_bundle_the_reader_row_skips_every_case_with_the_reason(monkeypatch: pytest.MonkeyPatch,

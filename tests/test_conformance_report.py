@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -13,11 +15,14 @@ import pytest
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.hudi_spark import BUNDLE_ENV
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
+from conformance.adapters.spec_reader import OWN_READERS, OWN_READERS_KNOWN_FAILURES, spec_rows
 from conformance.cli import main
 from conformance.departures import reader_departures
-from conformance.report import factory_for, merge_matrices, render_matrix
-from conformance.runner import load_cases
+from conformance.interface.adapter import Query, RawRows, ReaderOfWrittenTables
+from conformance.report import factory_for, merge_matrices, reader_row, render_matrix, run_matrix
+from conformance.runner import FixtureCase, load_cases
 from spec.errors import InvalidOperation
+from tests.test_conformance_exec import HUDI_RS_CMD, REFERENCE_CMD
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,9 +35,9 @@ def test_report_runs_each_implementation_and_renders_the_matrix(tmp_path: Path,
     assert main(["report", "--impl", "spec", "--impl", "hudi_spark", "--case", "insert-upsert-delete-cow",
                  "--fixtures", str(ROOT / "fixtures"), "--json", str(out), "--markdown", str(md)]) == 0
     matrix = json.loads(out.read_text())
-    assert matrix["cases"] == ["writes/insert-upsert-delete-cow-v6", "writes/insert-upsert-delete-cow-v8"]
+    assert matrix["cases"] == [f"writes/insert-upsert-delete-cow-v{v}" for v in (6, 8, 9)]
     spec, spark = matrix["implementations"]
-    assert spec["counts"]["PASS"] == 2 and spark["counts"]["SKIP"] == 2
+    assert spec["counts"]["PASS"] == 3 and spark["counts"]["SKIP"] == 3
     assert BUNDLE_ENV in spark["cases"]["writes/insert-upsert-delete-cow-v6"]["reason"]
     page = md.read_text()
     assert "| `writes/insert-upsert-delete-cow-v6` | pass | skip |" in page and BUNDLE_ENV in page
@@ -137,3 +142,127 @@ def test_the_site_shows_a_committed_real_run() -> None:
     assert "<!-- hudi-spec:matrix -->" not in built
     assert f"Corpus version **{manifest['corpus_version']}**" in built
     assert "| `departures/pending-compaction-mor-v6-to-step-4` |" in built
+
+
+# --- reader rows ---------------------------------------------------------------------------------------
+
+
+class FinalTableReader(ReaderOfWrittenTables):
+    """A reader whose queries count as costly: the spec's reads, each noting how many instants the table had."""
+
+    name: ClassVar[str] = "final_table_reader"
+    reads_final_table: ClassVar[bool] = True
+    seen: ClassVar[list[int]] = []
+
+    def __init__(self, writer: Callable[[], Any] = ReferenceLocalAdapter) -> None:
+        super().__init__(writer(), {})
+
+    def rows(self, query: Query) -> RawRows:
+        FinalTableReader.seen.append(len(self.writer.timeline()))
+        return spec_rows(self.path, query)
+
+
+def drops_a_row(path: str, query: Query) -> RawRows:
+    """An own reader that differs from the spec reader: the first row of every answer is gone."""
+    rows = list(spec_rows(path, query))
+    return rows[1:]
+
+
+ONE_CASE = "insert-upsert-delete-cow-v8"
+
+
+def _case(case_id: str = ONE_CASE) -> list[FixtureCase]:
+    return [fc for fc in load_cases(ROOT / "fixtures") if fc.case.id == case_id]
+
+
+def test_a_costly_reader_reads_each_cases_final_table_once_against_the_model() -> None:
+    impl = f"{__name__}:FinalTableReader"
+    assert reader_row("spec", "reference_local") is None and reader_row("hudi_rs", "reference_local") is None
+    assert reader_row(impl, "reference_local") is not None
+    FinalTableReader.seen.clear()
+    matrix = run_matrix([impl], _case(), 4, writer="reference_local")
+    (entry,) = matrix["implementations"]
+    assert entry["name"] == "final_table_reader" and entry["writer"] == "reference_local"
+    assert entry["counts"]["PASS"] == 1 and entry["layers"] == {"L0": ""}
+    # every query on the final table (its 4 writes), none before
+    assert len(FinalTableReader.seen) > 4 and set(FinalTableReader.seen) == {4}
+
+
+def test_the_spec_reader_on_a_writers_tables_is_compared_with_the_writers_own_reader(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer with a reader of its own (``OWN_READERS``): the spec reader's rows on its tables are compared
+    with that reader's, not with the model's; a difference fails, a known one is a known failure."""
+    own = f"{__name__}:drops_a_row"
+    monkeypatch.setitem(OWN_READERS, "reference_local", own)
+    monkeypatch.setitem(OWN_READERS_KNOWN_FAILURES, "reference_local", f"{__name__}:NO_KNOWN_FAILURE")
+    (entry,) = run_matrix(["spec_reader"], _case(), 4, writer="reference_local")["implementations"]
+    assert entry["name"] == "spec_reader" and entry["writer"] == "reference_local"
+    result = entry["cases"][f"writes/{ONE_CASE}"]
+    assert result["verdict"] == "FAIL" and "extra" in result["reason"]
+    monkeypatch.setitem(OWN_READERS_KNOWN_FAILURES, "reference_local", f"{__name__}:ONE_KNOWN_FAILURE")
+    (entry,) = run_matrix(["spec_reader"], _case(), 4, writer="reference_local")["implementations"]
+    assert entry["cases"][f"writes/{ONE_CASE}"] == {"verdict": "XFAIL", "reason": "a reader that drops a row"}
+    monkeypatch.setitem(OWN_READERS, "reference_local", "conformance.adapters.spec_reader:spec_rows")
+    (entry,) = run_matrix(["spec_reader"], _case(), 4, writer="reference_local")["implementations"]
+    assert entry["counts"]["PASS"] == 1
+
+
+NO_KNOWN_FAILURE: dict[str, str] = {}
+ONE_KNOWN_FAILURE = {ONE_CASE: "a reader that drops a row"}
+
+
+def test_without_an_own_reader_the_spec_reader_runs_step_by_step_against_the_model() -> None:
+    assert reader_row("spec_reader", "reference_local") is None
+    (entry,) = run_matrix(["spec_reader"], _case(), 4, writer="reference_local")["implementations"]
+    assert entry["counts"]["PASS"] == 1 and entry["writer"] == "reference_local"
+    (spec,) = run_matrix(["spec"], _case(), 4, writer="reference_local")["implementations"]
+    assert spec["writer"] is None  # the model writes its own tables
+
+
+def test_apache_hudis_reader_rows_skip_without_a_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(BUNDLE_ENV, str(tmp_path / "no-bundle.jar"))
+    out = tmp_path / "r.json"
+    assert main(["report", "--impl", "spec_reader", "--writer", "hudi_spark", "--case", ONE_CASE,
+                 "--fixtures", str(ROOT / "fixtures"), "--json", str(out), "--markdown", str(tmp_path / "r.md")]) == 0
+    (entry,) = json.loads(out.read_text())["implementations"]
+    assert (entry["name"], entry["writer"], entry["counts"]["SKIP"]) == ("spec_reader", "hudi_spark", 1)
+    assert BUNDLE_ENV in entry["cases"][f"writes/{ONE_CASE}"]["reason"]
+    assert main(["report", "--impl", "hudi_spark_reader", "--writer", "reference_local", "--case", ONE_CASE,
+                 "--fixtures", str(ROOT / "fixtures"), "--json", str(out), "--markdown", str(tmp_path / "r.md")]) == 0
+    (entry,) = json.loads(out.read_text())["implementations"]
+    assert (entry["name"], entry["writer"], entry["counts"]["SKIP"]) == ("hudi_spark_reader", "reference_local", 1)
+    assert "make apache-hudi" in entry["cases"][f"writes/{ONE_CASE}"]["reason"]
+
+
+def _run(writer: str, *entries: tuple[str, str | None]) -> dict[str, Any]:
+    return {"corpus_version": 4, "date": "2026-01-01", "writer": writer, "cases": ["s/a"],
+            "implementations": [{"name": n, "writer": w, "counts": {"PASS": 1, "FAIL": 0, "SKIP": 0, "XFAIL": 0},
+                                 "cases": {"s/a": {"verdict": "PASS", "reason": ""}}} for n, w in entries]}
+
+
+def test_runs_with_different_writers_merge_and_each_reader_names_its_writer() -> None:
+    local = _run("reference_local", ("spec", None), ("hudi_rs", "reference_local"),
+                 ("spec_reader", "reference_local"))
+    hudi = _run("hudi_spark", ("spec_reader", "hudi_spark"), ("hudi_spark", None))
+    merged = merge_matrices([local, hudi])
+    assert merged["writer"] == "reference_local"
+    page = render_matrix(merged)
+    assert "| `hudi_rs` | `reference_local` | 1 |" in page and "| `spec` | itself | 1 |" in page
+    assert "| `spec_reader on hudi_spark` | `hudi_spark` | 1 |" in page
+    assert "| case | `spec` | `hudi_rs` | `spec_reader` | `spec_reader on hudi_spark` | `hudi_spark` |" in page
+    with pytest.raises(InvalidOperation):  # the same reader of the same writer's tables twice
+        merge_matrices([local, _run("hudi_spark", ("spec_reader", "reference_local"))])
+    before = _run("hudi_spark", ("hudi_rs_exec", None))
+    del before["implementations"][0]["writer"]  # a run made before entries named their writer
+    with pytest.raises(InvalidOperation):
+        merge_matrices([local, before])
+    merged = merge_matrices([local, {**before, "writer": "reference_local"}])
+    assert len(merged["implementations"]) == 4
+    assert "| `hudi_rs_exec` | — | 1 |" in render_matrix(merged)  # whose tables it read, that run did not say
+
+
+def test_a_program_is_a_reader_of_the_writers_tables_when_its_hello_says_so() -> None:
+    writer = run_matrix([f"exec:{REFERENCE_CMD}"], _case(), 4, writer="reference_local")["implementations"][0]
+    reader = run_matrix([f"exec:{HUDI_RS_CMD}"], _case(), 4, writer="reference_local")["implementations"][0]
+    assert (writer["writer"], writer["counts"]["PASS"]) == (None, 1)
+    assert (reader["writer"], reader["counts"]["PASS"]) == ("reference_local", 1)

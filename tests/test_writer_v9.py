@@ -1,7 +1,12 @@
 """Writing table version 9 (without a metadata table): hoodie.properties as Apache Hudi 1.1 writes a new
-table, and every conformance case of version 8 replayed at version 9 — COW and MOR, every operation,
-compaction, clean, archival, rollback, savepoint/restore, crashes — by the reference writer (local
-engine), its observations equal to the spec model's, and its tables read by hudi-rs as the model says."""
+table, and the conformance cases at version 9 — COW and MOR, every operation, compaction, clean, archival,
+rollback, savepoint/restore, crashes — by the reference writer (local engine), its observations equal to the
+spec model's, and its tables read by hudi-rs as the model says.
+
+The corpus has version 9 cases of its own (``conformance.generate.VERSION_9``, their expectations in the
+fixtures); ``make test`` runs those whose version 8 case is in the CI subset. Under ``make slow`` every other
+version 8 case is replayed at version 9 (the model's expectations computed live), so that each rule the
+corpus checks at version 8 is checked at version 9 too."""
 
 from __future__ import annotations
 
@@ -13,9 +18,7 @@ import pytest
 
 from conformance.adapters.hudi_rs import HudiRsAdapter
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
-from conformance.generate import corpus
-from conformance.interface.ops import Case
-from conformance.runner import FixtureCase, Verdict, run_case
+from conformance.runner import FixtureCase, Verdict, load_cases, run_case
 from reference.api import HudiTable
 from spec.config.table_config import TableConfig
 from spec.read.reader import read_table
@@ -23,19 +26,44 @@ from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
 from tests.test_conformance_reference import CI_SUBSET
 
-
-def _v9_cases(subset: bool = False) -> list[tuple[str, Case, Case]]:
-    """(suite, the version-8 case, the same case at version 9) for every generated case but streams (which
-    need Spark) and the option conflicts (whose writes name the other table version on purpose); with
-    ``subset``, only the version-8 cases of the CI subset."""
-    return [(suite, c, replace(c, id=c.id.replace("-v8", "-v9"), config=replace(c.config, table_version=9)))
-            for suite, cases in corpus().items() if suite != "stream" for c in cases
-            if c.id.endswith("-v8") and not c.id.startswith("option-conflicts")
-            and (not subset or c.id in CI_SUBSET)]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CORPUS = {fc.case.id: fc for fc in load_cases(FIXTURES)}
 
 
-# the version-8 cases of the CI subset replayed at version 9 in `make test`; every case under `make slow`
-SUBSETS = [pytest.param(True, id="ci-subset"), pytest.param(False, id="every-case", marks=pytest.mark.slow)]
+def _v9_cases(subset: bool = False) -> list[tuple[FixtureCase, FixtureCase]]:
+    """(the version-8 case, the case at version 9). With ``subset``, the corpus's own version 9 cases whose
+    version 8 case is in the CI subset (expected as the fixtures say); without, every other version 8 case
+    but streams (which need Spark) and the option conflicts (whose writes name the other table version on
+    purpose), replayed at version 9."""
+    out = []
+    for cid, c8 in CORPUS.items():
+        if not cid.endswith("-v8") or c8.suite == "stream" or cid.startswith("option-conflicts"):
+            continue
+        own = CORPUS.get(cid.removesuffix("-v8") + "-v9")
+        if subset and own is not None and cid in CI_SUBSET:
+            out.append((c8, own))
+        elif not subset and own is None:
+            case = replace(c8.case, id=cid.removesuffix("-v8") + "-v9", config=replace(c8.case.config,
+                                                                                     table_version=9))
+            out.append((c8, FixtureCase(case, c8.suite)))
+    return out
+
+
+# the corpus's version 9 cases of the CI subset in `make test`; every other version 8 case replayed at version 9
+# under `make slow` (the corpus's version 9 cases run there with the whole corpus)
+SUBSETS = [pytest.param(True, id="ci-subset"), pytest.param(False, id="every-other-case", marks=pytest.mark.slow)]
+
+
+def test_the_corpus_has_version_9_cases_of_its_own() -> None:
+    """Every version 9 case of the corpus is a version 8 case's rule at version 9 (the same operations), with
+    its expectations in the fixtures; each suite has some."""
+    own = {cid: fc for cid, fc in CORPUS.items() if cid.endswith("-v9")}
+    assert 25 <= len(own) <= 40
+    assert {fc.suite for fc in own.values()} == {fc.suite for fc in CORPUS.values()} - {"regressions"}
+    for cid, fc in own.items():
+        c8 = CORPUS[cid.removesuffix("-v9") + "-v8"]
+        assert fc.case.config.table_version == 9 and fc.case.ops == c8.case.ops, cid
+        assert fc.expected is not None and len(fc.expected) == len(fc.case.ops), cid
 
 
 def test_a_new_version_9_table_has_the_keys_hudi_1_1_writes(real_tables_v9: list[RealTable], tmp_path: Path) -> None:
@@ -63,9 +91,8 @@ def test_a_new_version_9_table_has_the_keys_hudi_1_1_writes(real_tables_v9: list
 
 @pytest.mark.parametrize("subset", SUBSETS)
 def test_every_version_8_case_passes_at_version_9_against_the_model(subset: bool) -> None:
-    results = {c9.id: run_case(FixtureCase(c9, suite), ReferenceLocalAdapter)
-               for suite, _, c9 in _v9_cases(subset)}
-    assert len(results) >= (6 if subset else 50)
+    results = {c9.case.id: run_case(c9, ReferenceLocalAdapter) for _, c9 in _v9_cases(subset)}
+    assert len(results) >= (6 if subset else 30)
     failed = {k: r.diff for k, r in results.items() if r.verdict not in (Verdict.PASS, Verdict.XFAIL)}
     assert failed == {}
     # version 8 has no known failure left, and neither has version 9
@@ -81,14 +108,15 @@ def test_hudi_rs_reads_our_version_9_tables_as_the_model_says(subset: bool) -> N
 
     differs = []
     passed = 0
-    for suite, c8, c9 in _v9_cases(subset):
-        r9 = run_case(FixtureCase(c9, suite), factory)
+    for c8, c9 in _v9_cases(subset):
+        r9 = run_case(c9, factory)
         if r9.verdict == Verdict.PASS:
             passed += 1
             continue
-        r8 = run_case(FixtureCase(c8, suite), factory)
-        assert (r9.verdict, r9.diff.replace("-v9", "-v8")) == (r8.verdict, r8.diff), c9.id
-        assert r9.verdict == Verdict.XFAIL or ("incremental" in r9.diff and r9.first_divergence is not None), c9.id
-        differs.append(c9.id)
+        r8 = run_case(c8, factory)
+        assert (r9.verdict, r9.diff.replace("-v9", "-v8")) == (r8.verdict, r8.diff), c9.case.id
+        assert r9.verdict == Verdict.XFAIL or ("incremental" in r9.diff and r9.first_divergence is not None), \
+            c9.case.id
+        differs.append(c9.case.id)
     # each difference is version 8's too (checked above, case by case); most cases agree
-    assert passed > (4 if subset else 40) and len(differs) < passed, differs
+    assert passed > (4 if subset else 25) and len(differs) < passed, differs

@@ -21,6 +21,7 @@ BUILTIN_ADAPTERS: Final = {
     "hudi_rs": "conformance.adapters.hudi_rs:HudiRsAdapter",
     "hudi_spark": "conformance.adapters.hudi_spark:HudiSparkAdapter",
     "hudi_spark_reader": "conformance.adapters.hudi_spark_reader:HudiSparkReaderAdapter",
+    "spec_reader": "conformance.adapters.spec_reader:SpecReaderAdapter",
 }
 """``--impl`` names of the adapters that ship with the suite (``hudi-rs`` is accepted for ``hudi_rs``)."""
 

@@ -396,5 +396,11 @@ class ExecFactory:
     def __call__(self) -> ExecAdapter:
         return ExecAdapter(self.session, self.writer)
 
+    @property
+    def role(self) -> str | None:
+        """The role the program declared in its ``hello`` (``writer`` or ``reader``), None before it started."""
+        hello = self.session._hello
+        return hello.role if hello is not None else None
+
     def close(self) -> None:
         self.session.close()

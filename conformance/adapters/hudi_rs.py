@@ -52,7 +52,7 @@ COMPACTED_IN_INCREMENTAL = (
     "--impl hudi_spark)")
 
 KNOWN_FAILURES: dict[str, str] = {
-    "stream-buckets-mor-v8": LOG_ONLY_FILE_GROUPS,
+    **{f"stream-buckets-mor-v{v}": LOG_ONLY_FILE_GROUPS for v in (8, 9)},
     **{f"{name}-mor-v{v}": COMPACTED_IN_INCREMENTAL
        for name in ("pending-compaction", "pending-compaction-logs", "clean-pending-compaction",
                     "clean-pending-compaction-logs") for v in (8, 9)},

@@ -72,14 +72,25 @@ KNOWN_FAILURES: Final[dict[str, str]] = {
     **{f"{name}-v{v}": TIME_TRAVEL_BEFORE_CLEAN for v in (6, 8) for name in (
         "clean-pending-compaction-logs-mor", "auto-clean-cow", "clean-latest-commits-cow",
         "clean-pending-compaction-mor", "clean-savepoint-cow")},
-    "clean-savepoint-cow-v8": CLEANED_INCREMENTAL_FILE,
+    **{f"{name}-v9": TIME_TRAVEL_BEFORE_CLEAN for name in ("clean-latest-commits-cow", "clean-pending-compaction-mor")},
+    **{f"clean-savepoint-cow-v{v}": CLEANED_INCREMENTAL_FILE for v in (8, 9)},
     "null-ordering-partition-mor-v8": DELETE_ORDERING_TYPE,
     "null-ordering-partition-cow-v6": NULL_PARTITION_VALUE,
 }
-"""The corpus's cases whose reads by Apache Hudi differ from the spec model's (12 of 164, measured with the
-local engine, once the spec's incremental query followed Hudi's and its delete blocks decoded Hudi's), each
-with its reason: a difference of the spec from Hudi (the spec to follow Hudi), or one not yet decided.
-Recorded, not hidden: a case listed here that passes fails its test."""
+"""The corpus's cases whose reads by Apache Hudi differ from the spec model's (12 of the 164 cases of versions
+6 and 8, measured with the local engine, once the spec's incremental query followed Hudi's and its delete
+blocks decoded Hudi's; the version 9 cases of the same rules as their version 8 cases), each with its reason:
+a difference of the spec from Hudi (the spec to follow Hudi), or one not yet decided. Recorded, not hidden: a
+case listed here that passes fails its test."""
+
+KNOWN_FAILURES_OF_HUDIS_TABLES: Final[dict[str, str]] = {
+    **KNOWN_FAILURES,
+    "archive-cow-v6": TIME_TRAVEL_BEFORE_CLEAN,
+    "archive-cow-v8": TIME_TRAVEL_BEFORE_ACTIVE,
+}
+"""The cases whose tables, written by Apache Hudi (``--impl hudi_spark``), the spec reader reads otherwise than
+Hudi's own datasource (measured): the differences of reading above, and time travel to before the active
+timeline."""
 
 
 
@@ -162,12 +173,24 @@ def procedure(spark: Any, path: str, name: str, **args: str | int | bool) -> lis
         spark.sql(f"DROP TABLE IF EXISTS {table}")  # an external table: its files stay
 
 
+def hudi_reads(path: str, query: Query) -> RawRows:
+    """Apache Hudi's datasource answering ``query`` on the table at ``path``, in the process's Spark session with
+    Hudi's bundle (the reader of the tables ``--impl hudi_spark`` writes:
+    ``conformance.adapters.spec_reader.OWN_READERS``). Hudi wrote them on its own clock: their timeline files'
+    modification times are left as they are."""
+    jar = bundle()
+    if jar is None:
+        raise InvalidTable("no hudi-spark bundle to read the table with", hint="run `make apache-hudi`")
+    return hudi_rows(hudi_session(jar), path, query)
+
+
 class HudiSparkReaderAdapter(ReaderOfWrittenTables):
     """Writes with ``writer`` (an adapter that leaves a table directory at ``.path``), reads with Apache Hudi's
-    Spark datasource."""
+    Spark datasource (a Spark job a query: the matrix reads each case's final table)."""
 
     name: ClassVar[str] = "hudi_spark_reader"
     known_failures: ClassVar[Mapping[str, str]] = {}
+    reads_final_table: ClassVar[bool] = True
 
     def __init__(self, writer: Callable[[], Any] = _reference_writer) -> None:
         super().__init__(writer(), KNOWN_FAILURES)

@@ -197,6 +197,9 @@ class ReaderOfWrittenTables(TableUnderTest):
     reader's too (the reader sees the writer's table), with ``own_failures`` added."""
 
     layers: ClassVar[frozenset[str]] = frozenset({"L0"})
+    reads_final_table: ClassVar[bool] = False
+    """True for a reader whose queries are costly (a Spark job each): the conformance matrix reads each case's
+    final table with it once (``conformance.reader_rows.read_final_table``), not the table after every step."""
 
     def __init__(self, writer: Any, own_failures: Mapping[str, str]) -> None:
         self.writer = writer

@@ -39,8 +39,6 @@ import pyarrow as pa
 from spec.actions.restore import readable_timeline
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
-from spec.file_group.log_file.scanner import SkippedBlock
-from spec.metadata.metadata_table import list_table_files, uses_metadata_table
 from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns, latest_write, plan_query, timeline_writes
 from spec.schema import query_schema
 from spec.schema.table_schema import COMMIT_TIME
@@ -50,6 +48,7 @@ from spec.timeline.active_timeline import Timeline
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from spec.file_group.log_file.scanner import SkippedBlock
     from spec.read.merge import MergeRule
 
 T = TypeVar("T")
@@ -164,10 +163,13 @@ class TableReader:
     def view(self, as_of: str | None = None) -> FileSystemView:
         """The file system view of the table, as of ``as_of`` (time travel) or of its whole timeline, over the
         files the metadata table lists (read once per reader) or, without one, a listing of storage."""
-        if self.use_metadata_table and uses_metadata_table(self.config):
-            if self._listing is None:
-                self._listing = list_table_files(self.storage, self.config, self.timeline)
-            return FileSystemView.load(self.storage, self.config, self.timeline, as_of, self._listing)
+        if self.use_metadata_table and self.config.metadata_partitions:  # its reader loads for a table with one
+            from spec.metadata.metadata_table import list_table_files, uses_metadata_table
+
+            if uses_metadata_table(self.config):
+                if self._listing is None:
+                    self._listing = list_table_files(self.storage, self.config, self.timeline)
+                return FileSystemView.load(self.storage, self.config, self.timeline, as_of, self._listing)
         return FileSystemView.load(self.storage, self.config, self.timeline, as_of)
 
     def plan(self, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,

@@ -112,7 +112,9 @@ def test_a_metadata_record_decodes_as_fastavro_does(version: int, data: st.DataO
     encoded = _written(schema, value)
     theirs = _fastavro(schema, encoded)
     assert decode(encoded, reader(schema, FILES_FIELDS)) == {k: theirs[k] for k in FILES_FIELDS}
-    assert decode_metadata_record(encoded, json.dumps(schema), FILES_FIELDS) == {k: theirs[k] for k in FILES_FIELDS}
+    for small in (None, False):  # by its size, and as a large file's value (fastavro)
+        assert decode_metadata_record(encoded, json.dumps(schema), FILES_FIELDS, small) == {
+            k: theirs[k] for k in FILES_FIELDS}
     assert decode_metadata_record(encoded, json.dumps(schema)) == theirs  # whole: logical types, fastavro's
 
 

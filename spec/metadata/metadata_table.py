@@ -110,12 +110,14 @@ def _plain_reader(text: str, fields: tuple[str, ...] | None) -> Read:
     return avro_reader(json.loads(text), fields)
 
 
-def decode_metadata_record(value: bytes, schema_json: str, fields: Sequence[str] | None = None) -> dict[str, Any]:
+def decode_metadata_record(value: bytes, schema_json: str, fields: Sequence[str] | None = None,
+                           small: bool | None = None) -> dict[str, Any]:
     """One HFile value: Avro binary of a ``HoodieMetadataRecord`` under the writer schema ``schema_json``; only
     the fields ``fields`` names when given (``FILES_FIELDS``: what the files partition's listing needs). A small
-    value whose returned fields hold no logical type is decoded by ``spec.timeline.avro_binary``, any other (or
-    one that does not decode there) by fastavro: the same values."""
-    if len(value) <= SMALL_DATUM_BYTES:
+    value (``small``, by default: at most ``SMALL_DATUM_BYTES``) whose returned fields hold no logical type is
+    decoded by ``spec.timeline.avro_binary``, any other (or one that does not decode there) by fastavro: the same
+    values."""
+    if len(value) <= SMALL_DATUM_BYTES if small is None else small:
         with contextlib.suppress(AvroUnsupported, EOFError, ValueError, IndexError, KeyError, TypeError):
             record = avro_decode(value, _plain_reader(schema_json, None if fields is None else tuple(fields)))
             if isinstance(record, dict):
@@ -145,7 +147,8 @@ def hfile_records(data: bytes, schema_json: str | None = None,
     schema = schema_json or hf.file_info.get(FILE_INFO_SCHEMA, b"").decode()
     if hf.entries and not schema:
         raise HFileFormatError("a metadata HFile names no schema", hint="Hudi stores it as the 'schema' file info")
-    return {e.key: decode_metadata_record(e.value, schema, fields) for e in hf.entries}
+    small = len(data) <= SMALL_DATUM_BYTES  # a large file's many values: fastavro, whose import then costs little
+    return {e.key: decode_metadata_record(e.value, schema, fields, small) for e in hf.entries}
 # --8<-- [end:records]
 
 

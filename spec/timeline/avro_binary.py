@@ -33,9 +33,9 @@ from typing import Any
 Read = Callable[[bytes, int], tuple[Any, int]]
 """Reads one value at an offset: the value and the offset after it."""
 
-SMALL_DATUM_BYTES = 256 * 1024
-"""Avro data up to this size are decoded here; a larger one by fastavro, whose import then costs less than
-decoding in Python would."""
+SMALL_DATUM_BYTES = 64 * 1024
+"""Avro data up to this size (a container, an HFile of records) are decoded here; larger ones by fastavro, which
+decodes a few times faster, so that its import then costs less than decoding them in Python would."""
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _NAMED_OR_PRIMITIVE = PRIMITIVES | {"enum", "fixed"}
 _FLOAT = struct.Struct("<f")

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from reference import commands
+from reference.commands import _output
 from spec.errors import HudiSpecError
 
 EXIT_OK = 0
@@ -45,7 +46,12 @@ EXIT_CODES: dict[int, str] = {
 
 
 class HudiSpecParser(argparse.ArgumentParser):
-    """argparse, with its usage errors on one line like every other error (exit 2)."""
+    """argparse, with its usage errors on one line like every other error (exit 2), its help laid out by
+    ``_output.HelpFormatter`` (argparse's layout, without importing shutil)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _output.HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")

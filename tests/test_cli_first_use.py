@@ -289,9 +289,30 @@ def test_a_command_line_builds_its_commands_parser_alone() -> None:
     assert command_module("--help") is None
 
 
+@pytest.mark.parametrize("columns", [None, "57", "200", "0", "wide"])
+def test_help_is_laid_out_at_argparses_width(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The help formatter of every command line finds argparse's width (``shutil.get_terminal_size``'s columns
+    less 2) without importing shutil: the same help, for every ``COLUMNS``."""
+    import argparse
+
+    from reference.commands import _output
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = _output.HelpFormatter("hudi-spec")
+    assert ours._width == argparse.HelpFormatter("hudi-spec")._width
+    assert _output.RawDescriptionHelpFormatter("p")._width == ours._width
+    text = "a description\n  laid out by hand"
+    assert (_output.RawDescriptionHelpFormatter("p")._fill_text(text, 70, "")
+            == argparse.RawDescriptionHelpFormatter("p")._fill_text(text, 70, ""))
+
+
 READ_NEEDS_NONE_OF = ("pandas", "pyarrow.dataset", "pyarrow.compute", "rich", "spec.timeline.avro_model",
                       "spec.actions.archive", "spec.read.slice_merge", "spec.read.merge", "pyspark", "fastavro",
-                      "spec.timeline.lsm_timeline", "spec.timeline.archived_timeline", "pkgutil", "traceback")
+                      "spec.timeline.lsm_timeline", "spec.timeline.archived_timeline", "pkgutil", "traceback",
+                      "shutil")
 NO_METADATA_TABLE_NEEDS_NONE_OF = ("spec.metadata", "spec.file_group.log_file")
 
 
@@ -302,7 +323,8 @@ def test_plain_read_loads_only_what_it_reads(tmp_path: Path, version: str, capsy
     read through ``ParquetFile``), not pyarrow.compute (only merges and incremental windows), not rich (a record
     list is plain text), not the archive's, the LSM timeline's or the Avro model's readers (no incremental query,
     no archived instant asked about, no pending restore), not the merge rules (no log file), not fastavro (the
-    few small Avro files such a read decodes are decoded by ``spec.timeline.avro_binary``). Versions 8 and 9 list
+    few small Avro files such a read decodes are decoded by ``spec.timeline.avro_binary``), not shutil (argparse's
+    help width is found without it: ``test_help_is_laid_out_at_argparses_width``). Versions 8 and 9 list
     their files through the metadata table (its HFile reader and log scanner load); version 6, which our writer
     gives no metadata table, loads neither."""
     table = tmp_path / "t"

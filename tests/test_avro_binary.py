@@ -22,7 +22,7 @@ from spec.errors import MetadataFormatError
 from spec.metadata.metadata_table import FILES_FIELDS, decode_metadata_record
 from spec.metadata.record_schema import metadata_record_schema_dict
 from spec.timeline import avro_container
-from spec.timeline.avro_binary import AvroUnsupported, decode, read_long, reader
+from spec.timeline.avro_binary import AvroUnsupported, decode, plain_reader, read_long, reader
 from spec.timeline.avro_container import read_container, write_container
 from spec.timeline.avro_schemas import RECORD_NAMES, schema_for, schema_json
 
@@ -126,6 +126,13 @@ def test_a_logical_type_returned_is_left_to_fastavro() -> None:
         reader(schema)
     encoded = _written(schema, {"d": decimal.Decimal("1.25"), "x": 7})
     assert decode(encoded, reader(schema, ["x"])) == {"x": 7}
+    text = json.dumps(schema)
+    before = plain_reader.cache_info().hits
+    assert plain_reader(text) is None and plain_reader(text) is None  # left to fastavro, and remembered so
+    assert plain_reader.cache_info().hits == before + 1
+    read_x = plain_reader(text, ("x",))
+    assert read_x is not None and decode(encoded, read_x) == {"x": 7}
+    assert plain_reader('{"type": "nothing"}') is None
     day = {"type": "record", "name": "D", "fields": [{"name": "t", "type": {"type": "int", "logicalType": "date"}}]}
     with pytest.raises(AvroUnsupported):
         reader(day, ["t"])

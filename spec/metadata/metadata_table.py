@@ -43,9 +43,8 @@ from spec.file_group.log_file.scanner import scan_slice_logs
 from spec.metadata.hfile import FILE_INFO_SCHEMA, parse_hfile
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_binary import SMALL_DATUM_BYTES, AvroUnsupported, Read
+from spec.timeline.avro_binary import SMALL_DATUM_BYTES, plain_reader
 from spec.timeline.avro_binary import decode as avro_decode
-from spec.timeline.avro_binary import reader as avro_reader
 
 METADATA_TABLE_PATH = ".hoodie/metadata"
 FILES_PARTITION = "files"
@@ -105,11 +104,6 @@ def _schema(text: str) -> Any:
                                   hint="the HFile's schema file info or the block's SCHEMA header is damaged") from err
 
 
-@lru_cache(maxsize=32)
-def _plain_reader(text: str, fields: tuple[str, ...] | None) -> Read:
-    return avro_reader(json.loads(text), fields)
-
-
 def decode_metadata_record(value: bytes, schema_json: str, fields: Sequence[str] | None = None,
                            small: bool | None = None) -> dict[str, Any]:
     """One HFile value: Avro binary of a ``HoodieMetadataRecord`` under the writer schema ``schema_json``; only
@@ -117,9 +111,10 @@ def decode_metadata_record(value: bytes, schema_json: str, fields: Sequence[str]
     value (``small``, by default: at most ``SMALL_DATUM_BYTES``) whose returned fields hold no logical type is
     decoded by ``spec.timeline.avro_binary``, any other (or one that does not decode there) by fastavro: the same
     values."""
-    if len(value) <= SMALL_DATUM_BYTES if small is None else small:
-        with contextlib.suppress(AvroUnsupported, EOFError, ValueError, IndexError, KeyError, TypeError):
-            record = avro_decode(value, _plain_reader(schema_json, None if fields is None else tuple(fields)))
+    read = plain_reader(schema_json, None if fields is None else tuple(fields))
+    if read is not None and (len(value) <= SMALL_DATUM_BYTES if small is None else small):
+        with contextlib.suppress(EOFError, ValueError, IndexError, KeyError, TypeError):
+            record = avro_decode(value, read)
             if isinstance(record, dict):
                 return record
     record = _decode_fastavro(value, schema_json)

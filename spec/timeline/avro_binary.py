@@ -26,6 +26,8 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): Hudi 
 
 from __future__ import annotations
 
+import functools
+import json
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -278,6 +280,17 @@ def reader(schema: Any, fields: Sequence[str] | None = None) -> Read:
         record, pos = read(buf, pos)
         return {k: v for k, v in record.items() if k in wanted}, pos
     return read_fields
+
+
+@functools.lru_cache(maxsize=64)
+def plain_reader(schema_text: str, fields: tuple[str, ...] | None = None) -> Read | None:
+    """``reader`` of the schema JSON ``schema_text``, made once per schema and fields; None (also remembered)
+    when the schema is left to fastavro: a logical type among the values returned, or a schema this decoder
+    does not take."""
+    try:
+        return reader(json.loads(schema_text), fields)
+    except (AvroUnsupported, ValueError, KeyError, TypeError):
+        return None
 
 
 def decode(data: bytes, read: Read) -> Any:

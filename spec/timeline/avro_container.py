@@ -15,7 +15,6 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Tim
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import io
 import json
@@ -23,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spec.errors import MetadataFormatError
-from spec.timeline.avro_binary import SMALL_DATUM_BYTES, AvroUnsupported, Read, read_long
+from spec.timeline.avro_binary import SMALL_DATUM_BYTES, AvroUnsupported, plain_reader, read_long
 from spec.timeline.avro_binary import reader as avro_reader
 from spec.timeline.avro_schemas import Schema, schema_json
 
@@ -113,7 +112,9 @@ def _read_small_container(data: bytes) -> Container:
     if meta.get("avro.codec", b"null") != b"null" or "avro.schema" not in meta or len(sync) != 16:
         raise AvroUnsupported("not a plain container")
     text = meta["avro.schema"].decode("utf-8")
-    read = _datum_reader(text)
+    read = plain_reader(text)
+    if read is None:
+        raise AvroUnsupported("a schema left to fastavro")
     records: list[Any] = []
     while pos < len(data):
         count, pos = read_long(data, pos)
@@ -128,11 +129,6 @@ def _read_small_container(data: bytes) -> Container:
     if len(records) != 1 or not isinstance(records[0], dict):
         raise ValueError("not one record")
     return Container(text, sync, records[0])
-
-
-@functools.lru_cache(maxsize=64)
-def _datum_reader(schema_text: str) -> Read:
-    return avro_reader(json.loads(schema_text))
 
 
 def _read_container_fastavro(data: bytes) -> Container:

@@ -33,7 +33,7 @@ from conformance.interface.ops import Case, CreateTable, Op, case_from_json, cas
 from conformance.observe import Normalizer, fixed_times, observe, plan_of
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case
 from spec.errors import InvalidOperation
-from spec.timeline.avro_schemas import AVRO_MAGIC, read_container, write_container
+from spec.timeline.avro_container import AVRO_MAGIC, read_container, write_container
 
 TABLES: Final = "tables"
 

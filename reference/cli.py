@@ -16,16 +16,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import os
-import pkgutil
 import signal
 import sys
-import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from reference import commands
+from reference.commands import _output
 from spec.errors import HudiSpecError
 
 EXIT_OK = 0
@@ -46,7 +46,12 @@ EXIT_CODES: dict[int, str] = {
 
 
 class HudiSpecParser(argparse.ArgumentParser):
-    """argparse, with its usage errors on one line like every other error (exit 2)."""
+    """argparse, with its usage errors on one line like every other error (exit 2), its help laid out by
+    ``_output.HelpFormatter`` (argparse's layout, without importing shutil)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _output.HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: usage: {message} (see {self.prog} --help)\n")
@@ -84,7 +89,14 @@ def command_module(word: str) -> str | None:
     name = word.replace("-", "_")
     if name.startswith("_") or not name.isidentifier():
         return None
-    return name if any(info.name == name for info in pkgutil.iter_modules(commands.__path__)) else None
+    return name if importlib.util.find_spec(f"{commands.__name__}.{name}") is not None else None
+
+
+def _command_modules() -> list[str]:
+    """Every module of ``reference.commands`` that registers a command (not the ``_`` helpers), by name."""
+    import pkgutil
+
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -97,11 +109,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=HudiSpecVersion)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or (only is not None and info.name != only):
-            continue
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        module.register(sub)
+    for name in [only] if only is not None else _command_modules():
+        importlib.import_module(f"{commands.__name__}.{name}").register(sub)
     for command_parser in sub.choices.values():  # unknown arguments are reported by the command's parser
         command_parser.set_defaults(command_parser=command_parser)
     return parser
@@ -180,6 +189,8 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     except Exception as err:  # anything else: one line, the traceback on request
         if os.environ.get(DEBUG_ENV):
+            import traceback
+
             traceback.print_exc()
         print(f"hudi-spec {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
               f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)

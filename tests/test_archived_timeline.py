@@ -23,6 +23,7 @@ from spec.file_group.log_file.archived_log import (
 from spec.file_group.log_file.log_format import read_blocks
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
+from spec.timeline.archived_completions import ArchivedCompletions
 from spec.timeline.archived_timeline import (
     archived_instants_of_entries,
     format_archived_entry,
@@ -43,7 +44,6 @@ from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
 from spec.timeline.instant import Action, Instant, State
 from spec.timeline.lsm_timeline import (
     HISTORY_DIR,
-    ArchivedCompletions,
     LsmFileName,
     LsmInstant,
     ManifestEntry,

@@ -289,23 +289,56 @@ def test_a_command_line_builds_its_commands_parser_alone() -> None:
     assert command_module("--help") is None
 
 
+@pytest.mark.parametrize("columns", [None, "57", "200", "0", "wide"])
+def test_help_is_laid_out_at_argparses_width(columns: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The help formatter of every command line finds argparse's width (``shutil.get_terminal_size``'s columns
+    less 2) without importing shutil: the same help, for every ``COLUMNS``."""
+    import argparse
+
+    from reference.commands import _output
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    ours = _output.HelpFormatter("hudi-spec")
+    assert ours._width == argparse.HelpFormatter("hudi-spec")._width
+    assert _output.RawDescriptionHelpFormatter("p")._width == ours._width
+    text = "a description\n  laid out by hand"
+    assert (_output.RawDescriptionHelpFormatter("p")._fill_text(text, 70, "")
+            == argparse.RawDescriptionHelpFormatter("p")._fill_text(text, 70, ""))
+
+
 READ_NEEDS_NONE_OF = ("pandas", "pyarrow.dataset", "pyarrow.compute", "rich", "spec.timeline.avro_model",
-                      "spec.actions.archive", "spec.read.slice_merge", "pyspark")
+                      "spec.actions.archive", "spec.read.slice_merge", "spec.read.merge", "pyspark", "fastavro",
+                      "spec.timeline.lsm_timeline", "spec.timeline.archived_timeline", "pkgutil", "traceback",
+                      "shutil")
+NO_METADATA_TABLE_NEEDS_NONE_OF = ("spec.metadata", "spec.file_group.log_file")
 
 
-def test_plain_read_loads_only_what_it_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``read TABLE --limit 1`` of a copy-on-write table (version 9, so its files are listed by the metadata
-    table) loads pyarrow's parquet reader and the spec's reader, and nothing a plain snapshot does not need:
-    not pandas (``pq.read_table``'s dataset scan imports it; one file is read through ``ParquetFile``), not
-    pyarrow.compute (only merges and incremental windows), not rich (a record list is plain text), not the
-    archive's or the Avro model's readers (no incremental query, no pending restore)."""
+@pytest.mark.parametrize("version", ["9", "8", "6"])
+def test_plain_read_loads_only_what_it_reads(tmp_path: Path, version: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``read TABLE --limit 1`` of a copy-on-write table loads pyarrow's parquet reader and the spec's reader, and
+    nothing a plain snapshot does not need: not pandas (``pq.read_table``'s dataset scan imports it; one file is
+    read through ``ParquetFile``), not pyarrow.compute (only merges and incremental windows), not rich (a record
+    list is plain text), not the archive's, the LSM timeline's or the Avro model's readers (no incremental query,
+    no archived instant asked about, no pending restore), not the merge rules (no log file), not fastavro (the
+    few small Avro files such a read decodes are decoded by ``spec.timeline.avro_binary``), not shutil (argparse's
+    help width is found without it: ``test_help_is_laid_out_at_argparses_width``). Versions 8 and 9 list
+    their files through the metadata table (its HFile reader and log scanner load); version 6, which our writer
+    gives no metadata table, loads neither."""
     table = tmp_path / "t"
     at = dt.datetime(2024, 5, 1, 12, 30, 1, 250, tzinfo=dt.UTC)
     rows = [{**r, "at": at} for r in ROWS]  # a UTC timestamp: pyarrow's own conversion of it imports pandas
-    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE])[0] == 0
+    assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE,
+                         "--table-version", version])[0] == 0
     modules = _modules_after("hudi-spec", ["read", str(table), "--limit", "1"])
-    assert "pyarrow.parquet" in modules and "spec.read.reader" in modules and "spec.metadata.hfile" in modules
+    assert "pyarrow.parquet" in modules and "spec.read.reader" in modules
     assert sorted(m for m in modules if m.startswith(READ_NEEDS_NONE_OF)) == []
+    if version == "6":
+        assert sorted(m for m in modules if m.startswith(NO_METADATA_TABLE_NEEDS_NONE_OF)) == []
+    else:
+        assert {"spec.metadata.metadata_table", "spec.metadata.hfile", "spec.timeline.avro_binary"} <= set(modules)
 
 
 def test_python_rows_are_pyarrows_values() -> None:

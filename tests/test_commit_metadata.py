@@ -17,12 +17,8 @@ from hypothesis import strategies as st
 
 from spec.config.write_operation import WriteOperationType
 from spec.errors import MetadataFormatError
-from spec.timeline.avro_schemas import (
-    commit_metadata_schema,
-    read_container,
-    replace_commit_metadata_schema,
-    schema_json,
-)
+from spec.timeline.avro_container import read_container
+from spec.timeline.avro_schemas import commit_metadata_schema, replace_commit_metadata_schema, schema_json
 from spec.timeline.commit_metadata import (
     AVRO_STAT_FIELDS,
     NULL_COMMIT,

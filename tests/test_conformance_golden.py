@@ -93,7 +93,7 @@ def test_a_damaged_golden_table_is_caught(tmp_path: Path) -> None:
 def test_golden_tables_name_no_folder_of_the_machine_that_wrote_them() -> None:
     """Absolute paths in their timeline records (cleaner and rollback plans) start at the neutral root."""
     from conformance.golden import NEUTRAL_ROOT
-    from spec.timeline.avro_schemas import AVRO_MAGIC, read_container
+    from spec.timeline.avro_container import AVRO_MAGIC, read_container
 
     def strings(value: object) -> list[str]:
         if isinstance(value, str):

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spec.errors import MetadataFormatError
+from spec.timeline.avro_container import read_container, write_container
 from spec.timeline.avro_model import (
     PLAN_TYPES,
     HoodieActionInstant,
@@ -42,14 +43,7 @@ from spec.timeline.avro_model import (
     parse_avro_metadata,
     parse_timeline_content,
 )
-from spec.timeline.avro_schemas import (
-    NAMESPACE,
-    RECORD_NAMES,
-    read_container,
-    schema_for,
-    schema_json,
-    write_container,
-)
+from spec.timeline.avro_schemas import NAMESPACE, RECORD_NAMES, schema_for, schema_json
 from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
 from spec.timeline.instant import Instant, State
 from spec.timeline.layout import is_instant_file_name, parse_instant_file_name

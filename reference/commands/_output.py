@@ -30,6 +30,34 @@ MIN_WIDTH = 40
 """The narrowest a table is drawn, whatever ``COLUMNS`` says."""
 
 
+def help_columns() -> int:
+    """The columns argparse lays help out in, as ``shutil.get_terminal_size`` gives them: ``COLUMNS`` when a
+    positive number, else the width of the terminal of ``sys.__stdout__`` (80 when it has none, or says 0)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, OSError, ValueError):  # no standard output (None), or not a terminal
+            columns = 80
+    return columns
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout at argparse's width (``help_columns`` less 2), found without importing shutil (and
+    with it bz2 and lzma): argparse makes a formatter for every option it adds, so each command line would."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, help_columns() - 2 if width is None else width)
+
+
+class RawDescriptionHelpFormatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """``argparse.RawDescriptionHelpFormatter`` (the description as written) at ``HelpFormatter``'s width."""
+
+
 FORMATS = ("table", "json", "csv")
 """Every command's output formats: a table for people (drawn to fit the width), JSON and CSV for programs."""
 

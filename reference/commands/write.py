@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "it gets table version 9 with a metadata table, as Apache Hudi 1.1 writes (6 or 8 with "
                     "--table-version). An existing table's name, keys, fields, type and version come from its "
                     "hoodie.properties.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=_output.RawDescriptionHelpFormatter)
     p.add_argument("table", help="table base path")
     p.add_argument("--input", required=True, help="a .parquet, .json (lines) or .csv file")
     p.add_argument("--operation", choices=WRITER_OPERATIONS, default=registry.default("operation"),

@@ -26,6 +26,8 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 def _unescape(text: str) -> str:
     """Java's ``loadConvert``: ``\\uXXXX``, ``\\t \\n \\r \\f``, and ``\\x`` → ``x`` for any other x."""
+    if "\\" not in text:  # nothing escaped: most values, a table's schema among them
+        return text
     out: list[str] = []
     i = 0
     while i < len(text):

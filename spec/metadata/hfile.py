@@ -31,6 +31,7 @@ Source (Apache Hudi hudi-io, the same reader in 0.15.x, 1.0.x and 1.1.x): ``HFil
 
 from __future__ import annotations
 
+import functools
 import itertools
 import zlib
 from collections.abc import Callable, Mapping
@@ -109,19 +110,24 @@ def parse_block_header(data: bytes, offset: int) -> BlockHeader:
     return h
 
 
-_CRC32C_TABLE = [0] * 256
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC32C_TABLE[_i] = _c
+@functools.cache
+def _crc32c_table() -> tuple[int, ...]:
+    """The CRC-32C lookup table (reflected polynomial 0x82F63B78), made on the first checksum of that type."""
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return tuple(table)
 
 
 def crc32c(data: bytes) -> int:
     """CRC-32C (Castagnoli), as HBase's writer checksums blocks under checksum type 2."""
+    table = _crc32c_table()
     crc = 0xFFFFFFFF
     for b in data:
-        crc = _CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 

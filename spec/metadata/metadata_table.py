@@ -26,6 +26,7 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``Hoo
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,18 +34,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import fastavro
-
 from spec.config.table_config import TableConfig
 from spec.errors import HFileFormatError, InvalidTable, MetadataFormatError
 from spec.file_group.file_naming import is_base_file_name, is_log_file_name, parse_log_file_name
 from spec.file_group.file_system_view import DataFile, FileSystemView, list_data_files
-from spec.file_group.log_file.delete_block import decode_delete_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
 from spec.file_group.log_file.scanner import scan_slice_logs
 from spec.metadata.hfile import FILE_INFO_SCHEMA, parse_hfile
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_binary import SMALL_DATUM_BYTES, plain_reader
+from spec.timeline.avro_binary import decode as avro_decode
 
 METADATA_TABLE_PATH = ".hoodie/metadata"
 FILES_PARTITION = "files"
@@ -52,6 +52,8 @@ ALL_PARTITIONS_KEY = "__all_partitions__"
 NON_PARTITIONED_NAME = "."
 TYPE_PARTITION_LIST = 1
 TYPE_FILE_LIST = 2
+FILES_FIELDS = ("key", "type", "filesystemMetadata")
+"""The fields of a ``HoodieMetadataRecord`` the files partition's listing reads (the others are skipped)."""
 
 
 # --8<-- [start:records]
@@ -93,6 +95,8 @@ def file_infos(record: Mapping[str, Any]) -> dict[str, FileInfo]:
 
 @lru_cache(maxsize=32)
 def _schema(text: str) -> Any:
+    import fastavro  # a table without a metadata table never needs Avro here
+
     try:
         return fastavro.parse_schema(json.loads(text))
     except (ValueError, fastavro.schema.SchemaParseException) as err:
@@ -100,8 +104,26 @@ def _schema(text: str) -> Any:
                                   hint="the HFile's schema file info or the block's SCHEMA header is damaged") from err
 
 
-def decode_metadata_record(value: bytes, schema_json: str) -> dict[str, Any]:
-    """One HFile value: Avro binary of a ``HoodieMetadataRecord`` under the writer schema ``schema_json``."""
+def decode_metadata_record(value: bytes, schema_json: str, fields: Sequence[str] | None = None,
+                           small: bool | None = None) -> dict[str, Any]:
+    """One HFile value: Avro binary of a ``HoodieMetadataRecord`` under the writer schema ``schema_json``; only
+    the fields ``fields`` names when given (``FILES_FIELDS``: what the files partition's listing needs). A small
+    value (``small``, by default: at most ``SMALL_DATUM_BYTES``) whose returned fields hold no logical type is
+    decoded by ``spec.timeline.avro_binary``, any other (or one that does not decode there) by fastavro: the same
+    values."""
+    read = plain_reader(schema_json, None if fields is None else tuple(fields))
+    if read is not None and (len(value) <= SMALL_DATUM_BYTES if small is None else small):
+        with contextlib.suppress(EOFError, ValueError, IndexError, KeyError, TypeError):
+            record = avro_decode(value, read)
+            if isinstance(record, dict):
+                return record
+    record = _decode_fastavro(value, schema_json)
+    return record if fields is None else {k: v for k, v in record.items() if k in fields}
+
+
+def _decode_fastavro(value: bytes, schema_json: str) -> dict[str, Any]:
+    import fastavro
+
     try:
         record = fastavro.schemaless_reader(io.BytesIO(value), _schema(schema_json), None)
     except (EOFError, ValueError, IndexError, TypeError, UnicodeDecodeError) as err:
@@ -112,21 +134,27 @@ def decode_metadata_record(value: bytes, schema_json: str) -> dict[str, Any]:
     return record
 
 
-def hfile_records(data: bytes, schema_json: str | None = None) -> dict[str, dict[str, Any]]:
-    """The decoded records of an HFile by key; the writer schema is ``schema_json`` or the file's own."""
+def hfile_records(data: bytes, schema_json: str | None = None,
+                  fields: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The decoded records of an HFile by key (only ``fields`` of each, when given); the writer schema is
+    ``schema_json`` or the file's own."""
     hf = parse_hfile(data)
     schema = schema_json or hf.file_info.get(FILE_INFO_SCHEMA, b"").decode()
     if hf.entries and not schema:
         raise HFileFormatError("a metadata HFile names no schema", hint="Hudi stores it as the 'schema' file info")
-    return {e.key: decode_metadata_record(e.value, schema) for e in hf.entries}
+    small = len(data) <= SMALL_DATUM_BYTES  # a large file's many values: fastavro, whose import then costs little
+    return {e.key: decode_metadata_record(e.value, schema, fields, small) for e in hf.entries}
 # --8<-- [end:records]
 
 
-def block_changes(block: LogBlock) -> Iterable[tuple[str, dict[str, Any] | None]]:
-    """(key, record) for an HFILE data block, (key, None) for a delete block; other blocks change nothing."""
+def block_changes(block: LogBlock, fields: Sequence[str] | None = None) -> Iterable[tuple[str, dict[str, Any] | None]]:
+    """(key, record) for an HFILE data block (only ``fields`` of each record, when given), (key, None) for a
+    delete block; other blocks change nothing."""
     if block.block_type == BlockType.HFILE_DATA_BLOCK:
-        yield from hfile_records(block.content, block.header_value(HeaderKey.SCHEMA)).items()
+        yield from hfile_records(block.content, block.header_value(HeaderKey.SCHEMA), fields).items()
     elif block.block_type == BlockType.DELETE_BLOCK:
+        from spec.file_group.log_file.delete_block import decode_delete_records
+
         yield from ((d.record_key or "", None) for d in decode_delete_records(block))
 
 
@@ -136,7 +164,7 @@ def merge_partition(base: Mapping[str, dict[str, Any]], blocks: Sequence[LogBloc
     in order (a delete removes the key)."""
     merged: dict[str, Listing] = {k: file_infos(r) for k, r in base.items()}
     for block in blocks:
-        for key, record in block_changes(block):
+        for key, record in block_changes(block, FILES_FIELDS):
             if record is None:
                 merged.pop(key, None)
             else:
@@ -193,7 +221,7 @@ def read_files_partition(storage: Storage, data_timeline: Timeline) -> dict[str,
     merged: dict[str, Listing] = {}
     pending = {i.requested for i in data_timeline.instants if not i.is_completed}
     for sl in slices:
-        base = hfile_records(mdt.read(sl.base_file.path)) if sl.base_file else {}
+        base = hfile_records(mdt.read(sl.base_file.path), None, FILES_FIELDS) if sl.base_file else {}
         blocks, _ = scan_slice_logs(mdt, [f.path for f in sl.log_files], timeline, None, cfg.table_version)
         valid = [b for b in blocks if b.instant_time not in pending]  # a data write that did not complete
         merged.update(merge_partition(base, valid))

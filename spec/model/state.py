@@ -21,8 +21,8 @@ from spec.actions.compaction import CompactionPlan
 from spec.config.table_config import layout_for_table_version
 from spec.model.files import ModelFileGroup, Scalar
 from spec.timeline.active_timeline import Timeline
+from spec.timeline.archived_completions import NO_ARCHIVE, ArchivedCompletions
 from spec.timeline.instant import Action, Instant, State, format_instant_time, parse_instant_time
-from spec.timeline.lsm_timeline import NO_ARCHIVE, ArchivedCompletions
 
 
 class TableSettings(Protocol):

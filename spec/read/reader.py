@@ -27,6 +27,7 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -38,9 +39,6 @@ import pyarrow as pa
 from spec.actions.restore import readable_timeline
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
-from spec.file_group.log_file.scanner import SkippedBlock
-from spec.metadata.metadata_table import list_table_files, uses_metadata_table
-from spec.read.merge import MergeRule
 from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns, latest_write, plan_query, timeline_writes
 from spec.schema import query_schema
 from spec.schema.table_schema import COMMIT_TIME
@@ -49,6 +47,9 @@ from spec.timeline.active_timeline import Timeline
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from spec.file_group.log_file.scanner import SkippedBlock
+    from spec.read.merge import MergeRule
 
 T = TypeVar("T")
 SMALL_PLAN_BYTES = 8 * 1024 * 1024
@@ -78,7 +79,6 @@ class TableReader:
         self.timeline = readable_timeline(self.storage, Timeline.load(self.storage, self.config.timeline_layout))
         """The active timeline as the table means it: a pending restore's undone instants left out
         (``spec.actions.restore.readable_timeline``)."""
-        self.rule = MergeRule.from_config(self.config)
         self.use_metadata_table = use_metadata_table
         self._listing: list[DataFile] | None = None
         self._table_columns: frozenset[str] | None = None
@@ -91,6 +91,14 @@ class TableReader:
         """The corrupt log regions the slices read so far skipped (``spec.file_group.log_file.scanner`` rule 3), file
         by file:
         a reader does not stop at them, as Hudi's does not, but says what it left out."""
+
+    @functools.cached_property
+    def rule(self) -> MergeRule:
+        """The table's merge rule (``spec.read.merge.MergeRule.from_config``), worked out when a slice with log
+        files is first merged."""
+        from spec.read.merge import MergeRule
+
+        return MergeRule.from_config(self.config)
 
     def table_schema(self, as_of: str | None = None) -> pa.Schema | None:
         """The data columns of the table schema a query reads with (``spec.schema.query_schema.table_schema``:
@@ -155,10 +163,13 @@ class TableReader:
     def view(self, as_of: str | None = None) -> FileSystemView:
         """The file system view of the table, as of ``as_of`` (time travel) or of its whole timeline, over the
         files the metadata table lists (read once per reader) or, without one, a listing of storage."""
-        if self.use_metadata_table and uses_metadata_table(self.config):
-            if self._listing is None:
-                self._listing = list_table_files(self.storage, self.config, self.timeline)
-            return FileSystemView.load(self.storage, self.config, self.timeline, as_of, self._listing)
+        if self.use_metadata_table and self.config.metadata_partitions:  # its reader loads for a table with one
+            from spec.metadata.metadata_table import list_table_files, uses_metadata_table
+
+            if uses_metadata_table(self.config):
+                if self._listing is None:
+                    self._listing = list_table_files(self.storage, self.config, self.timeline)
+                return FileSystemView.load(self.storage, self.config, self.timeline, as_of, self._listing)
         return FileSystemView.load(self.storage, self.config, self.timeline, as_of)
 
     def plan(self, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,

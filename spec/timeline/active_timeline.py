@@ -10,7 +10,8 @@ log file joins a file slice and a compaction takes it by its deltacommit's *comp
 archival may have moved that deltacommit off the active timeline while its log file is still live.
 ``completion_time`` answers as Hudi's ``CompletionTimeQueryViewV2.getCompletionTime`` does: the active
 timeline's completed instants first, then, for an instant not on it, the archived timeline
-(``spec.timeline.lsm_timeline``, read once, on the first such question).
+(``spec.timeline.lsm_timeline``, read once, on the first such question:
+``spec.timeline.archived_completions``).
 An instant neither completed on the active timeline nor archived has no completion time: it is pending.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieTimeline``,
@@ -27,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from spec.config.table_config import LAYOUT_V1
+from spec.timeline.archived_completions import NO_ARCHIVE, ArchivedCompletions
 from spec.timeline.instant import STATE_ORDER, WRITE_ACTIONS, Action, Instant, InstantTimeGenerator, State
 from spec.timeline.layout import is_instant_file_name, parse_instant_file_name, timeline_dir
-from spec.timeline.lsm_timeline import NO_ARCHIVE, ArchivedCompletions
 
 if TYPE_CHECKING:
     from spec.storage.hoodie_storage import Storage

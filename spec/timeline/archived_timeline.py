@@ -31,9 +31,10 @@ from typing import Any
 from spec.config.table_config import LAYOUT_V1
 from spec.errors import HudiSpecError, MetadataFormatError
 from spec.timeline.active_timeline import Timeline
+from spec.timeline.avro_container import read_container
 from spec.timeline.avro_model import PLAN_TYPES, parse_timeline_content
 from spec.timeline.avro_model_codec import from_avro, to_avro
-from spec.timeline.avro_schemas import JSTRING, NAMESPACE, read_container, schema_for
+from spec.timeline.avro_schemas import JSTRING, NAMESPACE, schema_for
 from spec.timeline.commit_metadata import CommitMetadata, commit_metadata_from_mapping, format_commit_metadata
 from spec.timeline.instant import Action, Instant, State
 from spec.timeline.layout import format_instant_file_name

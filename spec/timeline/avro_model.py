@@ -5,7 +5,7 @@ snake_case; ``avro_name`` in a field's metadata gives Hudi's name where it is no
 camelCase (``RollbackRequests``; ``spec.timeline.avro_model_codec`` maps the fields). Defaults are the Avro
 schema's defaults, so a record read from a file written with fewer fields equals the one Java would
 resolve. Every file holds one
-record in an Avro object container (``spec.timeline.avro_schemas``), null codec.
+record in an Avro object container (``spec.timeline.avro_container``), null codec.
 
 Which record a timeline file holds depends on its action and state (``EXPECTED_CONTENT``);
 ``parse_timeline_content`` reads any timeline file into the right type.
@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from spec.errors import MetadataFormatError
+from spec.timeline.avro_container import AVRO_MAGIC, read_container, write_container
 from spec.timeline.avro_model_codec import MAP, MAP_OF_STRINGS, STRINGS, avro, avro_meta, from_avro, to_avro
-from spec.timeline.avro_schemas import AVRO_MAGIC, read_container, schema_for, write_container
+from spec.timeline.avro_schemas import schema_for
 from spec.timeline.commit_metadata import CommitMetadata, commit_metadata_from_mapping, parse_commit_metadata
 from spec.timeline.instant import Action, Instant, State
 

@@ -1,9 +1,9 @@
-"""The Avro schemas of timeline metadata, and the object container they are written in.
+"""The Avro schemas of timeline metadata.
 
 Every Avro timeline file (plans, clean / rollback / savepoint / restore / indexing metadata,
 and in table version 8 the commit metadata too) is an Avro *object container file* holding
-exactly one record. Java readers resolve that record against Hudi's compiled schema by record
-full name and field name, so a writer must use the full names below
+exactly one record (``spec.timeline.avro_container``). Java readers resolve that record against
+Hudi's compiled schema by record full name and field name, so a writer must use the full names below
 (``org.apache.hudi.avro.model.*``); extra fields are skipped and missing ones take defaults.
 
 The schemas here are written from Hudi's Avro schema files (``hudi-common/src/main/avro``): field
@@ -12,11 +12,6 @@ classes carry. Each dict is laid out in the key order Java's ``Schema.toString()
 (``type, name, namespace, doc, fields`` for records; ``name, type, doc, default`` for fields),
 so ``schema_json`` gives the exact header string Hudi embeds. Where Hudi's schema for the same
 record changed between releases, the table version selects it (``schema_for``).
-
-Container layout (as Java's ``DataFileWriter`` writes it with the null codec): the magic
-``Obj\\x01``; a metadata map with the single key ``avro.schema`` (Java omits ``avro.codec``
-when the codec is null); a 16-byte sync marker; one block = record count 1, byte size, the
-record, the sync marker again.
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): Hudi's Avro schema files
 (``hudi-common/src/main/avro/*.avsc``: ``HoodieCommitMetadata``, ``HoodieCompactionPlan``,
@@ -28,8 +23,6 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): Hudi'
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import re
 from collections.abc import Mapping
@@ -38,7 +31,6 @@ from typing import Any
 from spec.errors import MetadataFormatError
 
 NAMESPACE = "org.apache.hudi.avro.model"
-AVRO_MAGIC = b"Obj\x01"
 
 Schema = dict[str, Any]
 _NO_DEFAULT = object()
@@ -414,86 +406,3 @@ def schema_json(schema: Mapping[str, Any]) -> str:
 
 
 # --- the object container ------------------------------------------------------------------------
-
-# --8<-- [start:container]
-def _zigzag_long(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z & ~0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _avro_bytes(b: bytes) -> bytes:
-    return _zigzag_long(len(b)) + b
-
-
-def default_sync_marker(payload: bytes) -> bytes:
-    """A sync marker derived from the content (Java draws a random one; any 16 bytes are valid)."""
-    return hashlib.md5(payload).digest()
-
-
-def write_container(schema: Mapping[str, Any] | str, record_value: Mapping[str, Any],
-                    sync_marker: bytes | None = None) -> bytes:
-    """One record in an Avro object container: null codec, header ``{avro.schema}`` only."""
-    import fastavro
-
-    text = schema if isinstance(schema, str) else schema_json(schema)
-    parsed = fastavro.parse_schema(json.loads(text))
-    body = io.BytesIO()
-    try:
-        fastavro.schemaless_writer(body, parsed, dict(record_value))
-    except (ValueError, TypeError, KeyError, AttributeError) as err:
-        raise MetadataFormatError(f"the record does not fit schema {json.loads(text).get('name')}: {err}",
-                                  hint="check required fields and value types") from err
-    data = body.getvalue()
-    sync = sync_marker if sync_marker is not None else default_sync_marker(text.encode() + data)
-    if len(sync) != 16:
-        raise MetadataFormatError(f"an Avro sync marker is 16 bytes, not {len(sync)}")
-    header = (AVRO_MAGIC + _zigzag_long(1) + _avro_bytes(b"avro.schema") + _avro_bytes(text.encode("utf-8"))
-              + _zigzag_long(0) + sync)
-    return header + _zigzag_long(1) + _zigzag_long(len(data)) + data + sync
-
-
-class Container:
-    """A decoded timeline container: its writer schema text, sync marker and the one record."""
-
-    def __init__(self, schema_text: str, sync_marker: bytes, record_value: dict[str, Any]) -> None:
-        self.schema_text = schema_text
-        self.sync_marker = sync_marker
-        self.record = record_value
-
-    @property
-    def record_name(self) -> str:
-        """The record's short name (``HoodieCommitMetadata`` ...)."""
-        name = json.loads(self.schema_text).get("name", "")
-        return str(name).rsplit(".", 1)[-1]
-
-
-_HEADER_META: Schema = {"type": "map", "values": "bytes"}
-
-
-def read_container(data: bytes) -> Container:
-    """The single record of an Avro timeline file, with its writer schema and sync marker."""
-    import fastavro
-
-    if not data.startswith(AVRO_MAGIC):
-        raise MetadataFormatError("not an Avro object container (no Obj\\x01 magic)",
-                                  hint="v6 commit metadata is JSON; every other timeline file is Avro")
-    try:
-        head = io.BytesIO(data)
-        head.seek(len(AVRO_MAGIC))
-        meta = fastavro.schemaless_reader(head, _HEADER_META)
-        sync = head.read(16)
-        records = list(fastavro.reader(io.BytesIO(data)))
-    except Exception as err:  # fastavro raises many kinds on damaged input
-        raise MetadataFormatError(f"the Avro container is damaged: {type(err).__name__}: {err}",
-                                  hint="the timeline file is truncated or corrupt") from err
-    if len(records) != 1 or not isinstance(records[0], dict):
-        raise MetadataFormatError(f"a timeline container holds exactly one record, this one {len(records)}")
-    if not isinstance(meta, dict) or "avro.schema" not in meta or len(sync) != 16:
-        raise MetadataFormatError("the Avro container header has no writer schema")
-    return Container(meta["avro.schema"].decode("utf-8"), sync, records[0])
-# --8<-- [end:container]

@@ -12,7 +12,7 @@ Serialization differs by table version, side by side below:
   ``"key" : value``). A base-file stat is a ``HoodieWriteStat``; a log-file stat is a
   ``HoodieDeltaWriteStat``, which adds ``logVersion, logOffset, baseFile, logFiles,
   recordsStats``. Unknown fields are ignored on read; an empty file is empty metadata.
-- v8: an Avro object container with one record (``spec.timeline.avro_schemas``); the Avro write stat
+- v8: an Avro object container with one record (``spec.timeline.avro_container``); the Avro write stat
   merges both Java classes and adds ``totalLogFiles, prevBaseFile, totalLogReadTimeMs,
   numUpdates``. The two maps are never written null (newer Java readers fail on a null
   ``partitionToWriteStats``).
@@ -34,13 +34,8 @@ from typing import Any
 
 from spec.config.write_operation import WriteOperationType
 from spec.errors import MetadataFormatError
-from spec.timeline.avro_schemas import (
-    AVRO_MAGIC,
-    commit_metadata_schema,
-    read_container,
-    replace_commit_metadata_schema,
-    write_container,
-)
+from spec.timeline.avro_container import AVRO_MAGIC, read_container, write_container
+from spec.timeline.avro_schemas import commit_metadata_schema, replace_commit_metadata_schema
 
 __all__ = [
     "AVRO_MAGIC", "NULL_COMMIT", "CommitMetadata", "RuntimeStats", "WriteStat",

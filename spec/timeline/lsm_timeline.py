@@ -16,8 +16,9 @@ Archival moves completed instants off the active timeline into ``.hoodie/timelin
 
 Each format has its parse/format pair here (``parse_lsm_file``/``format_lsm_file``,
 ``parse_manifest``/``format_manifest``, ``parse_version``/``format_version``,
-``parse_lsm_file_name``/``LsmFileName.format``); ``ArchivedCompletions`` is the archived half of
-the completion-time lookup (``Timeline.completion_time``).
+``parse_lsm_file_name``/``LsmFileName.format``); ``read_completion_times`` gives
+``spec.timeline.archived_completions`` the archived half of the completion-time lookup
+(``Timeline.completion_time``).
 
 Source (Apache Hudi 1.0.x for table version 8, 1.1.x for 9; 0.15.x, for table version 6, has no LSM timeline):
 ``LSMTimeline`` (file names, manifest and
@@ -28,12 +29,10 @@ version files, the reader workflow), ``HoodieLSMTimelineManifest``, ``LSMTimelin
 
 from __future__ import annotations
 
-import functools
 import json
 import posixpath
 import re
-import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -264,55 +263,9 @@ def read_completion_times(storage: Storage) -> dict[str, str]:
 # --8<-- [end:lsm_read]
 
 
-# --8<-- [start:archived_completions]
-class ArchivedCompletions:
-    """The completion times of archived instants, read once, on the first question that needs them.
-
-    ``CompletionTimeQueryViewV2`` keeps one map of requested → completion times: the completed instants
-    of the active timeline, then every instant of the archived timeline — the recent ones loaded at once
-    (from its cursor, three days back or the active timeline's first instant, whichever is earlier), older
-    ones on the first question about them. Together that is the whole archived timeline, which is what
-    this answers from: ``source`` is the map itself or what loads it (``read_completion_times`` of a
-    table's storage). An archived instant is not always older than every active one (a clean left pending
-    stays on the active timeline while later commits are archived), so no instant is ruled out by its time.
-    """
-
-    def __init__(self, source: Mapping[str, str] | Callable[[], Mapping[str, str]]) -> None:
-        self._source = source
-        self._loaded: Mapping[str, str] | None = source if isinstance(source, Mapping) else None
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def of_storage(storage: Storage) -> ArchivedCompletions:
-        """The history of the table at ``storage``, read on first use."""
-        return ArchivedCompletions(functools.partial(read_completion_times, storage))
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (a reader shipped to Spark tasks) without its lock."""
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    def completion_time(self, t: str) -> str | None:
-        """When archived instant ``t`` completed; None when ``t`` is not archived."""
-        if self._loaded is None:
-            with self._lock:
-                if self._loaded is None:
-                    source = self._source
-                    self._loaded = dict(source() if callable(source) else source)
-        return self._loaded.get(t)
-
-
-NO_ARCHIVE = ArchivedCompletions({})
-"""No archived timeline (layout 1, or a timeline built from names alone)."""
-# --8<-- [end:archived_completions]
-
-
 __all__ = [
-    "ARROW_SCHEMA", "HISTORY_DIR", "INSTANT_VERSION", "LSM_INSTANT_SCHEMA", "MANIFEST_PREFIX", "NO_ARCHIVE",
-    "VERSION_FILE", "ArchivedCompletions", "LsmFileName", "LsmInstant", "ManifestEntry", "format_lsm_file",
+    "ARROW_SCHEMA", "HISTORY_DIR", "INSTANT_VERSION", "LSM_INSTANT_SCHEMA", "MANIFEST_PREFIX",
+    "VERSION_FILE", "LsmFileName", "LsmInstant", "ManifestEntry", "format_lsm_file",
     "format_manifest", "format_version", "latest_snapshot_version", "manifest_path", "parse_lsm_file",
     "parse_lsm_file_name", "parse_manifest", "parse_version", "read_completion_times", "read_lsm_instants",
     "snapshot_manifest",

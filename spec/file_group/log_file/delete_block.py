@@ -235,8 +235,6 @@ def decode_delete_records(block: LogBlock) -> list[DeleteRecord]:
 def delete_records_span(block: LogBlock) -> tuple[list[DeleteRecord], int, int]:
     """The delete records of a delete block, where their list ends in the content and where the content
     ends (they differ only in a damaged block: ``spec.file_group.log_file.block_checks``)."""
-    import fastavro
-
     if block.block_type != BlockType.DELETE_BLOCK:
         raise LogFormatError(f"{block.block_type.name} is not a delete block")
     content = block.content
@@ -275,13 +273,17 @@ def delete_records_span(block: LogBlock) -> tuple[list[DeleteRecord], int, int]:
             branch, pos = _read_long(buf, pos)
             if not 0 <= branch < len(ORDERING_BRANCHES):
                 raise CorruptBlock(f"bad orderingVal union index {branch}")
-            stream = io.BytesIO(buf[pos:])
-            try:
-                decoded: Any = fastavro.schemaless_reader(stream, _branch_schema(branch), None)
-                value = _unwrap(branch, decoded["v"])
-            except Exception as err:
-                raise CorruptBlock(f"delete record ordering value does not decode: {err}") from err
-            pos += stream.tell()
+            value = None
+            if branch != 0:  # branch 0 is null: no bytes, no value (fastavro is imported only for a value)
+                import fastavro
+
+                stream = io.BytesIO(buf[pos:])
+                try:
+                    decoded: Any = fastavro.schemaless_reader(stream, _branch_schema(branch), None)
+                    value = _unwrap(branch, decoded["v"])
+                except Exception as err:
+                    raise CorruptBlock(f"delete record ordering value does not decode: {err}") from err
+                pos += stream.tell()
             out.append(DeleteRecord(fields[0], fields[1], value, branch))
     return out, 8 + pos, len(content)
 # --8<-- [end:delete_block]

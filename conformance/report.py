@@ -87,12 +87,32 @@ def _first_lines(diff: str, width: int = 240) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+NEEDS_APACHE_HUDI: Final = frozenset({"hudi_spark", "hudi_spark_reader"})
+"""The implementations that run Apache Hudi in the process's Spark session (and ``--writer hudi_spark``)."""
+
+
+def start_hudi_first(impls: Sequence[str], writer: str) -> bool:
+    """Start the process's one Spark session with Apache Hudi's bundle when an implementation of the run needs it
+    and the bundle is there: a session another implementation (the reference on Spark) started first would lack
+    Hudi's classes, and every other implementation runs in Hudi's session as well. Whether it was started."""
+    if not ({*impls, writer} & NEEDS_APACHE_HUDI):
+        return False
+    from conformance.adapters.hudi_spark import bundle, hudi_session
+
+    jar = bundle()
+    if jar is None:
+        return False  # the Hudi rows SKIP, with the reason
+    hudi_session(jar)
+    return True
+
+
 def run_matrix(impls: Sequence[str], cases: Sequence[FixtureCase], corpus_version: Any, writer: str = "reference",
                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Every implementation against ``cases``: the matrix as JSON (per implementation its counts, per
     case the verdict and reason, and per layer why it is not observed, empty when it is)."""
     from conformance.reader_rows import run_reader_rows
 
+    start_hudi_first(impls, writer)
     entries = []
     for impl in impls:
         row = reader_row(impl, writer)

@@ -266,3 +266,19 @@ def test_a_program_is_a_reader_of_the_writers_tables_when_its_hello_says_so() ->
     reader = run_matrix([f"exec:{HUDI_RS_CMD}"], _case(), 4, writer="reference_local")["implementations"][0]
     assert (writer["writer"], writer["counts"]["PASS"]) == (None, 1)
     assert (reader["writer"], reader["counts"]["PASS"]) == ("reference_local", 1)
+
+
+def test_a_run_with_apache_hudi_starts_its_session_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's one Spark session is started with Hudi's bundle before any implementation runs, when one of
+    the run needs Hudi: a session the reference on Spark (or a writer) started first would lack Hudi's classes."""
+    from conformance.adapters import hudi_spark
+    from conformance.report import start_hudi_first
+
+    started: list[str] = []
+    monkeypatch.setattr(hudi_spark, "hudi_session", started.append)
+    monkeypatch.setattr(hudi_spark, "bundle", lambda: "hudi.jar")
+    assert not start_hudi_first(["spec", "reference", "hudi_rs"], "reference_local") and started == []
+    assert start_hudi_first(["spec", "hudi_spark"], "reference_local") and started == ["hudi.jar"]
+    assert start_hudi_first(["spec_reader"], "hudi_spark") and len(started) == 2
+    monkeypatch.setattr(hudi_spark, "bundle", lambda: None)  # no bundle: nothing started, the Hudi rows skip
+    assert not start_hudi_first(["hudi_spark"], "reference_local") and len(started) == 2

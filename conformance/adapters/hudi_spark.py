@@ -95,6 +95,9 @@ ROLLBACK_ON_VERSION_6: Final = (
 KNOWN_FAILURES: Final[dict[str, str]] = {
     "rollback-latest-cow-v6": ROLLBACK_ON_VERSION_6,
     "rollback-latest-mor-v6": ROLLBACK_ON_VERSION_6,
+    # its step 5 asks to roll back an instant the table does not have (instant_not_found): the procedure
+    # fails before it looks, scanning the missing layout 2 timeline
+    "expect-errors-cow-v6": ROLLBACK_ON_VERSION_6,
 }
 """Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
 reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the

@@ -108,11 +108,19 @@ def create_table(config: TableSettings) -> TableState:
 # --8<-- [start:write]
 def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping[str, Any]],
           instant_time: str | None = None) -> TableState:
-    """One write: validate and key the batch, take an instant, roll back failed writes, write the
-    files, commit (or stop half way when a crash is armed), then run inline table services."""
+    """One write: check the batch's schema against the table's, key the batch, take an instant, roll back
+    failed writes, write the files, commit (or stop half way when a crash is armed), then run inline table
+    services.
+
+    The schema is checked before any record is keyed, as Hudi's Spark writer deduces the writer schema
+    against the table's latest (``HoodieSchemaUtils.deduceWriterSchema``, refusing a batch that lacks a
+    field of the table's with ``SchemaCompatibilityException``) before its key generator runs
+    (``HoodieCreateRecordUtils.createHoodieRecordRdd``): a record without its record-key column on a table
+    that has a schema is ``SchemaMismatch``, on a new table ``InvalidRecord`` (measured with Apache Hudi
+    1.2.0: case ``expect-errors-cow-v6``)."""
     cfg = state.config
-    recs = prepare(state, operation, records)
     schema = state.schema if operation == "delete" else evolve_schema(state.schema, records)
+    recs = prepare(state, operation, records)
     t = next_instant(state, env, instant_time)
     state = rollback_failed_writes(state, env, floor=t)
     action = Action.REPLACE_COMMIT if operation in OVERWRITES else (
@@ -192,8 +200,8 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
         # micro-batch as an upsert of the DataFrame, HoodieStreamingSink → HoodieSparkSqlWriter)
         rows = ([{**r.record, IS_DELETED: r.kind == "delete"} for r in records]
                 if any(r.kind == "delete" for r in records) else [r.record for r in records])
-        recs = dedupe(state, prepare(state, "upsert", rows))
         schema = evolve_schema(state.schema, rows)
+        recs = dedupe(state, prepare(state, "upsert", rows))
         t = next_instant(state, env)
         state = rollback_failed_writes(state, env, floor=t)
         state = replace(state.with_instant(start_instant(Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT, t)),

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec.config.write_operation import WriteOperationType
+from spec.config.write_operation import WriteOperationType, write_action
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model.actions import (
     archive,
@@ -80,7 +80,6 @@ from spec.model.queries import (
 )
 from spec.model.state import Env, TableSettings, TableState, start_instant
 from spec.model.writes import (
-    OVERWRITES,
     apply_files,
     commit_totals,
     dedupe,
@@ -123,8 +122,7 @@ def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping
     recs = prepare(state, operation, records)
     t = next_instant(state, env, instant_time)
     state = rollback_failed_writes(state, env, floor=t)
-    action = Action.REPLACE_COMMIT if operation in OVERWRITES else (
-        Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT)
+    action = Action(write_action(operation, cfg.is_mor))
     state = state.with_instant(start_instant(action, t))
     state = replace(state, schema=schema)  # rows are written with the batch's schema
     plan = plan_write(state, env, operation, recs, t)

@@ -23,7 +23,7 @@ from conformance.adapters.hudi_spark import (
 from conformance.interface.adapter import missing_capabilities
 from conformance.interface.ops import CreateTable
 from conformance.runner import Verdict, load_cases, run_cases
-from spec.errors import ConfigConflict, InvalidOperation, SchemaMismatch
+from spec.errors import ConfigConflict, InvalidConfig, InvalidOperation, SchemaMismatch
 from spec.model.operations import Archive, Clean, Compact, Crash, DeletePartition, Restore, Rollback, Savepoint, Write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -159,6 +159,11 @@ def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> Non
     conflict = refused(_Py4JError(_JavaError("HoodieException", "Config conflict(key current existing)")))
     assert isinstance(conflict, ConfigConflict) and "Config conflict" in str(conflict)
     assert isinstance(refused(_Py4JError(_JavaError("HoodieNotSupportedException", "no"))), InvalidOperation)
+    # pyspark turns java.lang.IllegalArgumentException into its own exception, the Java one its origin
+    converted = ValueError("No enum constant")
+    converted._origin = _JavaError("IllegalArgumentException",  # type: ignore[attr-defined]
+                                   "No enum constant org.apache.hudi.common.model.HoodieTableType.copy_on_write")
+    assert isinstance(refused(converted), InvalidConfig)
     # anything else stays what it is: a crash, never a refusal
     assert refused(_Py4JError(_JavaError("HoodieIOException", "Failed to scan metadata"))) is None
     assert refused(ValueError("not Java")) is None

@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from spec.config.registry import check_values
 from spec.config.write_operation import WriteOperationType, write_action
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model.actions import (
@@ -289,6 +290,7 @@ class ModelOperations(OperationHandler[TableState]):
         def run(s: TableState) -> TableState:
             if not op.options:
                 return write(s, self.env, op.operation, op.records, op.instant_time)
+            check_values(dict(op.options))
             validate_table_config(table_identity(s.config), dict(op.options))
             table_config = s.config
             merged = (*table_config.options, *op.options)

@@ -4,6 +4,13 @@ A table's identity lives in ``hoodie.properties``: its name, type, record key fi
 field, partition fields, key generator, hive-style and URL-encoded partitioning, and
 version. A later write may repeat them but not change them:
 
+- **table type** — the write option ``hoodie.datasource.write.table.type`` names the type of a new table
+  only: on an existing table it is not compared with the table's, and the write is taken with the
+  table's type (Apache Hudi 1.2.0 measured: a ``MERGE_ON_READ`` write to a copy-on-write table of
+  version 6 or 8 completes as a ``commit``, a ``COPY_ON_WRITE`` write to a merge-on-read table as a
+  ``deltacommit``; case ``option-conflicts-cow-v6``). The table property ``hoodie.table.type`` given as
+  a write option is compared (a difference is a config conflict), and does not create a table.
+
 - **config conflict** — every identity option the write *gives* is compared with the table's value,
   case-insensitively (Spark's default resolver); any difference fails the write before anything is
   written, naming the option, the value given and the table's value. Options the write does not
@@ -39,7 +46,9 @@ from typing import Final
 from spec.errors import ConfigConflict, UnsupportedTable
 
 TABLE_NAME: Final = "hoodie.table.name"
-TABLE_TYPE: Final = "hoodie.datasource.write.table.type"
+TABLE_TYPE: Final = "hoodie.table.type"
+"""The table type's table property, compared when a write gives it (the write option
+``hoodie.datasource.write.table.type`` is not: the table's type applies)."""
 RECORD_KEY: Final = "hoodie.datasource.write.recordkey.field"
 ORDERING: Final = "hoodie.datasource.write.precombine.field"
 PARTITION_PATH: Final = "hoodie.datasource.write.partitionpath.field"

@@ -78,8 +78,7 @@ def test_writes_go_through_the_datasource_with_the_tables_options() -> None:
     assert own["hoodie.datasource.write.recordkey.field"] == "v"  # the write's own options over the table's
     commit_time = CreateTable(table_version=8, merge_mode="COMMIT_TIME_ORDERING")
     assert {k: v for k, v in plan_op(Write("insert", ({"id": 1},)), commit_time, "t").options.items()
-            if "merge.mode" in k} == {"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
-                                      "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
+            if "merge.mode" in k} == {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
     drop = plan_op(DeletePartition(("a", "b")), MOR, "t").options
     assert drop["hoodie.datasource.write.operation"] == "delete_partition"
     assert drop["hoodie.datasource.write.partitions.to.delete"] == "a,b"

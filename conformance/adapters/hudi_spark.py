@@ -121,22 +121,13 @@ class SparkAction:
     sql: str = ""
 
 
-MERGE_MODE_KEYS: Final = ("hoodie.record.merge.mode", "hoodie.write.record.merge.mode")
-"""The table property and Hudi's write option of the merge mode (``HoodieTableConfig.RECORD_MERGE_MODE``,
-``HoodieWriteConfig.RECORD_MERGE_MODE``): a table is created with the write option's value (the table
-property among a write's options is not read then, and Hudi infers event-time ordering from an ordering
-field), and a later write's table property is checked against the table's (commit-time-ordering-cow-v8)."""
-
-
 def hudi_options(config: CreateTable, *extra: Mapping[str, str]) -> dict[str, str]:
-    """The table's write options for Hudi's datasource, the ``extra`` ones on top, the merge mode of a version 8
-    or 9 table under both of its keys (version 6 has no merge mode property)."""
+    """The table's write options for Hudi's datasource, the ``extra`` ones on top. The merge mode goes under
+    Hudi's write option, ``hoodie.write.record.merge.mode``, the registry's key (a table is created from it; the
+    table property ``hoodie.record.merge.mode`` creates none: commit-time-ordering-cow-v8)."""
     opts = {**write_options(config)}
     for e in extra:
         opts.update(e)
-    mode = next((opts[k] for k in reversed(MERGE_MODE_KEYS) if k in opts), None)
-    if mode is not None and config.table_version >= 8:
-        opts.update(dict.fromkeys(MERGE_MODE_KEYS, mode))
     return opts
 
 

@@ -38,6 +38,8 @@ def table_identity(table: TableConfig) -> dict[str, str]:
            wu.URL_ENCODE: str(table.url_encode_partitions).lower(), wu.WRITE_TABLE_VERSION: str(table.table_version)}
     if table.ordering_field:
         out[wu.ORDERING] = table.ordering_field
+    if table.merge_mode:
+        out[wu.MERGE_MODE_PROPERTY] = table.merge_mode
     keygen = table.keygen_type or KEYGEN_TYPES_BY_CLASS.get(table.keygen_class or "")
     if keygen:
         out[wu.KEY_GENERATOR] = keygen.removesuffix("_AVRO")
@@ -51,7 +53,7 @@ def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
         canonical = canonical_key(key)
         if canonical == "hoodie.datasource.write.keygenerator.class" and str(value) in KEYGEN_TYPES_BY_CLASS:
             canonical, value = wu.KEY_GENERATOR, KEYGEN_TYPES_BY_CLASS[str(value)].removesuffix("_AVRO")
-        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION) and value is not None:
+        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION, wu.MERGE_MODE) and value is not None:
             out[canonical] = str(value).lower() if isinstance(value, bool) else str(value)
     return out
 

@@ -245,6 +245,8 @@ def table_identity(config: TableSettings) -> dict[str, str]:
            wu.URL_ENCODE: "false", wu.WRITE_TABLE_VERSION: str(config.table_version)}
     if config.ordering_field:
         out[wu.ORDERING] = config.ordering_field
+    if config.table_version >= 8:
+        out[wu.MERGE_MODE_PROPERTY] = config.merge_mode
     return out
 
 

@@ -355,6 +355,33 @@ def test_archive_moves_old_instants_off_the_active_timeline() -> None:
     assert values(m) == {("a", "1"): "v1.5"}
 
 
+@pytest.mark.parametrize("version", [8, 9])
+def test_archival_of_a_table_with_a_metadata_table_waits_for_its_compaction(version: int) -> None:
+    """Apache Hudi 1.2.0 (archive-cow-v8, and a table of 14 commits measured on versions 8 and 9): nothing is
+    archived before the metadata table's first compaction; then the commit during which it compacted stays,
+    with all after it. The metadata table is compacted before the deltacommit of the data commit that finds 10
+    deltacommits since its last compaction (its creation's counts: the 9th commit here, the clean after the
+    third counting too)."""
+    m = model("COPY_ON_WRITE", version, keep_min_commits=2, keep_max_commits=3, clean_commits_retained=1)
+    for ts in range(14):
+        m.apply(Write("upsert", (rec(1, ts),)))
+        if ts == 2:
+            m.apply(Clean())
+        if ts in (4, 13):
+            m.apply(Archive())
+        if ts == 4:
+            assert not m.state.archived
+    writes = [i.requested for i in (*m.state.archived, *m.state.timeline) if i.action == "commit"]
+    assert m.state.metadata is not None and m.state.metadata.compacted_during == writes[8]
+    assert [i.requested for i in m.state.timeline] == writes[8:]
+    no_metadata = model("COPY_ON_WRITE", version, keep_min_commits=2, keep_max_commits=3, clean_commits_retained=1,
+                        options=(("hoodie.metadata.enable", "false"),))
+    for ts in range(5):
+        no_metadata.apply(Write("upsert", (rec(1, ts),)))
+    no_metadata.apply(Archive())
+    assert no_metadata.state.metadata is None and len(no_metadata.state.timeline) == 2
+
+
 def test_predict_covers_every_query() -> None:
     m = model("MERGE_ON_READ", 8)
     m.apply(Write("upsert", (rec(1, 1), rec(2, 1))))

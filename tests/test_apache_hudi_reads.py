@@ -32,7 +32,6 @@ import pytest
 
 from conformance.adapters.hudi_spark_reader import (
     KNOWN_FAILURES,
-    TIME_TRAVEL_BEFORE_ACTIVE,
     HudiSparkReaderAdapter,
     align_completion_times,
     hudi_rows,
@@ -223,7 +222,7 @@ HUDI_WRITES = sorted(c for c, fc in CASES.items() if fc.suite in ("writes", "log
                      and (c in CI_SUBSET or fc.suite == "services") and "crash" not in c)
 
 
-CROSS_KNOWN_FAILURES = {"archive-cow-v8": TIME_TRAVEL_BEFORE_ACTIVE}
+CROSS_KNOWN_FAILURES: dict[str, str] = {}
 """Tables Apache Hudi writes that the spec reader reads otherwise than Hudi (measured), besides the corpus's
 known failures of Hudi's reads (the same differences of reading)."""
 

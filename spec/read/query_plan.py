@@ -61,7 +61,6 @@ from spec.file_group.file_system_view import FileSlice, FileSystemView, missing_
 from spec.read.time_travel import check_time_travel
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.avro_model import HoodieCleanMetadata, parse_avro_metadata
 from spec.timeline.commit_metadata import parse_commit_metadata
 from spec.timeline.instant import DATA_WRITES, Action, Instant, State
 from spec.timeline.layout import read_instant_content
@@ -210,10 +209,12 @@ class PlannedTable(Protocol):
 
 def latest_clean_retained(storage: Storage, timeline: Timeline) -> str | None:
     """The latest completed clean's earliest commit to retain ("" when it names none), None when no clean
-    completed (``spec.read.time_travel``)."""
+    completed (``spec.read.time_travel``). Only a time-travel query loads the Avro model that reads it."""
     cleans = [i for i in timeline.instants if i.action == Action.CLEAN and i.is_completed]
     if not cleans:
         return None
+    from spec.timeline.avro_model import HoodieCleanMetadata, parse_avro_metadata
+
     md = parse_avro_metadata(read_instant_content(storage, cleans[-1], timeline.layout), HoodieCleanMetadata)
     return md.earliest_commit_to_retain or ""
 

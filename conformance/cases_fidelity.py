@@ -91,10 +91,12 @@ def schema_changes(tt: str, v: int) -> Case:
 
 
 def option_conflicts(tt: str, v: int) -> Case:
-    """Write options against the table's hoodie.properties (``spec.write.writer_utils``)."""
+    """Write options against the table's hoodie.properties (``spec.write.writer_utils``): the table type's
+    write option naming the other type is taken with the table's type, its table property is compared, and
+    its value is the enum's name (Apache Hudi 1.2.0)."""
     other_type = MOR if tt == COW else COW
     other_version = "8" if v == 6 else "6"
-    conflicting = (("hoodie.datasource.write.table.type", other_type),
+    conflicting = (("hoodie.table.type", other_type),
                    ("hoodie.datasource.write.recordkey.field", "v"),
                    ("hoodie.datasource.write.precombine.field", "v"),
                    ("hoodie.datasource.write.partitionpath.field", "v"),
@@ -102,14 +104,18 @@ def option_conflicts(tt: str, v: int) -> Case:
                    ("hoodie.datasource.write.hive_style_partitioning", "true"),
                    ("hoodie.datasource.write.partitionpath.urlencode", "true"),
                    ("hoodie.write.table.version", other_version))
-    ops: list[Op] = [w("insert", rec(1, 1), rec(2, 1, "b"))]
+    ops: list[Op] = [w("insert", rec(1, 1), rec(2, 1, "b")),
+                     Write("upsert", (rec(2, 2, "b"),), options=(("hoodie.datasource.write.table.type", other_type),))]
     for key, value in conflicting:
         ops += [ExpectError("config_conflict"), Write("upsert", (rec(1, 2),), options=((key, value),))]
-    same = (("hoodie.datasource.write.table.type", tt.lower()), ("hoodie.datasource.write.recordkey.field", "id"),
-            ("hoodie.write.table.version", str(v)))
+    ops += [ExpectError("invalid_config"),
+            Write("upsert", (rec(1, 2),), options=(("hoodie.datasource.write.table.type", tt.lower()),))]
+    same = (("hoodie.datasource.write.table.type", tt), ("hoodie.table.type", tt),
+            ("hoodie.datasource.write.recordkey.field", "id"), ("hoodie.write.table.version", str(v)))
     ops.append(Write("upsert", (rec(1, 3),), options=same))
-    return _case("option-conflicts", tt, v, "a write whose table type, record key, ordering field, partition "
-                 "fields, key generator, hive-style or url-encoded partitioning or table version differs from "
-                 "the table's is refused (config_conflict) and leaves the table as it was; repeating the "
-                 "table's values (in any case) is not a conflict", ["expect_error", "options", "config_conflict"],
-                 _config(tt, v), ops)
+    return _case("option-conflicts", tt, v, "a write whose hoodie.datasource.write.table.type names the other "
+                 "type is written with the table's type; a write whose table type property, record key, ordering "
+                 "field, partition fields, key generator, hive-style or url-encoded partitioning or table version "
+                 "differs from the table's is refused (config_conflict), and one whose table type is not the "
+                 "enum's name (invalid_config), each leaving the table as it was; repeating the table's values "
+                 "is not a conflict", ["expect_error", "options", "config_conflict"], _config(tt, v), ops)

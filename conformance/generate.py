@@ -282,14 +282,14 @@ def crash_then_rollback(tt: str, v: int) -> Case:
 def expect_errors(tt: str, v: int) -> Case:
     return _case("expect-errors", tt, v, "refused operations leave the table as it was",
                  ["expect_error", "rollback"], _config(tt, v),
-                 [w("insert", rec(1, 1)), ExpectError("invalid_record"), w("upsert", {"ts": 1, "p": "a", "v": "x"}),
+                 [w("insert", rec(1, 1)), ExpectError("schema_mismatch"), w("upsert", {"ts": 1, "p": "a", "v": "x"}),
                   ExpectError("instant_not_found"), Rollback("20000101000000000"), w("upsert", rec(1, 2))])
 
 
 def expect_error_write(tt: str, v: int) -> Case:
     return _case("expect-error-write", tt, v, "a write without its record key field is refused",
                  ["expect_error", "write:upsert"], _config(tt, v),
-                 [w("insert", rec(1, 1)), ExpectError("invalid_record"), w("upsert", {"ts": 1, "p": "a", "v": "x"}),
+                 [w("insert", rec(1, 1)), ExpectError("schema_mismatch"), w("upsert", {"ts": 1, "p": "a", "v": "x"}),
                   w("upsert", rec(1, 2))])
 
 

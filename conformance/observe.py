@@ -201,7 +201,9 @@ def default_plan(timeline: Sequence[tuple[str, str, str, str | None]]) -> QueryP
 
 def adapter_plan(adapter: TableUnderTest) -> QueryPlan:
     """The adapter's own plan: ``default_plan`` over its timeline, time travel limited to the instants
-    its optional ``query_instants()`` names (the model names the writes whose files all survive)."""
+    its optional ``query_instants()`` names (the model names the writes whose files all survive), and of those to
+    the ones its optional ``time_travel_instants()`` names (the model: those Hudi answers, ``spec.read.time_travel``;
+    incremental windows still end at each of ``query_instants()``)."""
     timeline = adapter.timeline()
     travel, windows = default_plan(timeline)
     chooser = getattr(adapter, "query_instants", None)
@@ -211,7 +213,12 @@ def adapter_plan(adapter: TableUnderTest) -> QueryPlan:
     done = {req: d or req for req, _, _, d in timeline}
     travel = tuple(t for t in travel if t in keep)
     ends = [done[t] for t in travel]
-    return travel, tuple((b, e) for e in ends for b in (None, *ends) if b is None or b < e)
+    windows = tuple((b, e) for e in ends for b in (None, *ends) if b is None or b < e)
+    answered = getattr(adapter, "time_travel_instants", None)
+    if answered is not None:
+        allowed = set(answered())
+        travel = tuple(t for t in travel if t in allowed)
+    return travel, windows
 
 
 def plan_of(expected: Mapping[str, Any]) -> QueryPlan | None:

@@ -177,6 +177,12 @@ class InvalidOperation(HudiSpecError):
     """An operation is not allowed in the table's current state or with these arguments."""
 
     kind = "invalid_operation"
+
+
+class TimeTravelRefused(InvalidOperation):
+    """A time-travel query names an instant the table cannot answer whole (``spec.read.time_travel``)."""
+
+    kind = "time_travel_refused"
 # --8<-- [end:hierarchy]
 
 
@@ -206,6 +212,7 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         SchemaMismatch,
         WriteConflict,
         InvalidOperation,
+        TimeTravelRefused,
     )
 }
 """Error kinds by name, as conformance cases spell them in ``expect_error``."""

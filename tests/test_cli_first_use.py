@@ -138,8 +138,7 @@ def test_an_existing_table_keeps_its_own_name_keys_and_version(tmp_path: Path, n
 
 
 @pytest.mark.parametrize("given", [["--table-name", "trips_2025"], ["--record-key", "city"],
-                                   ["--table-version", "9"], ["--table-type", "COPY_ON_WRITE"],
-                                   ["--partition-field", "id"]])
+                                   ["--table-version", "9"], ["--partition-field", "id"]])
 def test_a_conflicting_creation_option_is_refused(tmp_path: Path, given: list[str], no_spark: None,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     table = tmp_path / "trips_2025"
@@ -151,6 +150,21 @@ def test_a_conflicting_creation_option_is_refused(tmp_path: Path, given: list[st
     assert code == 2 and not out
     assert err.startswith("hudi-spec write: ConfigConflict: ") and "\n" not in err.rstrip("\n"), err
     assert sorted(p.relative_to(table) for p in table.rglob("*")) == before
+
+
+def test_another_table_type_writes_with_the_table_s(tmp_path: Path, no_spark: None,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``--table-type`` (``hoodie.datasource.write.table.type``) names a new table's type only: as in Apache Hudi,
+    an existing table is written with its own type, without a conflict."""
+    table = tmp_path / "trips_2025"
+    src = _input(tmp_path, ROWS)
+    assert _run(capsys, ["write", str(table), "--input", str(src), *NEW_TABLE, "--table-name", "trips",
+                         "--table-type", "MERGE_ON_READ", "--table-version", "8"])[0] == 0
+    code, out, err = _run(capsys, ["write", str(table), "--input", str(src), "--table-type", "COPY_ON_WRITE",
+                                   "--json"])
+    assert code == 0, err
+    assert json.loads(out)["action"] == "deltacommit"
+    assert _desc(capsys, table)["tableType"] == "MERGE_ON_READ"
 
 
 # --- 3. engines ---------------------------------------------------------------------------------------------

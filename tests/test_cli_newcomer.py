@@ -212,14 +212,23 @@ def test_a_negative_count_is_refused(tables: dict[int, Path], argv: list[str],
     _one_line_error(err, argv[0], "InvalidOperation", "is not a count", "0 or more")
 
 
-def test_as_of_before_the_first_commit_says_so(tables: dict[int, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    for table in tables.values():
+def test_as_of_before_the_first_commit_says_so(tables: dict[int, Path], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A table never cleaned answers time travel before its first commit with no rows, and says why; a cleaned
+    one refuses it, as Apache Hudi does (``spec.read.time_travel``: before the clean's earliest retained
+    commit)."""
+    for version in (6, 8):
+        table = sample_tables.build_table(tmp_path / f"v{version}" / "trips", version)  # never cleaned
         code, out, _ = _run(capsys, ["read", str(table), "--as-of", "20000101000000000"])
         assert code == 0
         assert out == ("0 rows (snapshot): --as-of 20000101000000000 is before the table's first commit, "
                        "20250101080000000; nothing was written yet\n")
         code, out, _ = _run(capsys, ["read", str(table), "--as-of", "20000101000000000", "--json"])
         assert code == 0 and json.loads(out) == []
+    for table in tables.values():
+        code, out, err = _run(capsys, ["read", str(table), "--as-of", "20000101000000000"])
+        assert (code, out) == (2, "")
+        _one_line_error(err, "read", "TimeTravelRefused", "the latest clean retains")
         code, out, err = _run(capsys, ["read", str(table), "--partition", "city=nowhere"])  # no such partition
         assert (code, out) == (2, "")
         _one_line_error(err, "read", "InvalidOperation: no partition 'city=nowhere' in the table",

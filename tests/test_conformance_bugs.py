@@ -217,7 +217,7 @@ class RefIgnoresOrdering(BuggyReference):
     """bug:ordering-field-ignored — the writer merges by arrival (the latest write wins)."""
 
     def bend_options(self, options: dict[str, str]) -> dict[str, str]:
-        return {**options, "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}
+        return {**options, "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
 
 
 class RefUpsertWithoutIndex(BuggyReference):

@@ -26,7 +26,7 @@ from conformance.interface.adapter import missing_capabilities
 from conformance.interface.ops import CreateTable
 from conformance.observe import Normalizer, fixed_times
 from conformance.runner import CREATED_AT, Verdict, load_cases, run_cases
-from spec.errors import ConfigConflict, InvalidOperation, SchemaMismatch
+from spec.errors import ConfigConflict, InvalidConfig, InvalidOperation, SchemaMismatch
 from spec.model.operations import (
     Archive,
     Clean,
@@ -92,8 +92,7 @@ def test_writes_go_through_the_datasource_with_the_tables_options() -> None:
     assert own["hoodie.datasource.write.recordkey.field"] == "v"  # the write's own options over the table's
     commit_time = CreateTable(table_version=8, merge_mode="COMMIT_TIME_ORDERING")
     assert {k: v for k, v in plan_op(Write("insert", ({"id": 1},)), commit_time, "t").options.items()
-            if "merge.mode" in k} == {"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
-                                      "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
+            if "merge.mode" in k} == {"hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}
     drop = plan_op(DeletePartition(("a", "b")), MOR, "t").options
     assert drop["hoodie.datasource.write.operation"] == "delete_partition"
     assert drop["hoodie.datasource.write.partitions.to.delete"] == "a,b"
@@ -210,6 +209,11 @@ def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> Non
     conflict = refused(_Py4JError(_JavaError("HoodieException", "Config conflict(key current existing)")))
     assert isinstance(conflict, ConfigConflict) and "Config conflict" in str(conflict)
     assert isinstance(refused(_Py4JError(_JavaError("HoodieNotSupportedException", "no"))), InvalidOperation)
+    # pyspark turns java.lang.IllegalArgumentException into its own exception, the Java one its origin
+    converted = ValueError("No enum constant")
+    converted._origin = _JavaError("IllegalArgumentException",  # type: ignore[attr-defined]
+                                   "No enum constant org.apache.hudi.common.model.HoodieTableType.copy_on_write")
+    assert isinstance(refused(converted), InvalidConfig)
     # anything else stays what it is: a crash, never a refusal
     assert refused(_Py4JError(_JavaError("HoodieIOException", "Failed to scan metadata"))) is None
     assert refused(ValueError("not Java")) is None

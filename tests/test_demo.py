@@ -39,7 +39,8 @@ def test_demo_builds_and_checks_a_mor_table(spark: Any, version: int, tmp_path: 
     assert len(result.checks) == 10
     assert f"All {len(result.checks)} checks passed" in out and "FAILED" not in out
     assert out.count("[spark = spec = hudi-rs]") == 10
-    for step in ("1. spark", "2. generate", "3. insert", "6. compact", "8. clean", "9. read", "11. timeline"):
+    # read before the clean: Apache Hudi refuses time travel to the compaction once a clean retains later commits
+    for step in ("1. spark", "2. generate", "3. insert", "6. compact", "8. read", "9. clean", "11. timeline"):
         assert step in out
     assert check_table(str(path)).ok
     for line in demo.closing_hints(path):  # suggestions runnable as printed (tests/test_cli_newcomer.py runs them)

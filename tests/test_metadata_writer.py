@@ -598,3 +598,31 @@ def test_a_metadata_table_initialized_after_archival_lists_the_archived_instants
     assert sorted(read_table(str(path)).column("id").to_pylist()) == [*(f"k{i}" for i in range(6)), "k9"]
     assert any(f.name.endswith(".parquet") and f.name.rsplit("_", 1)[1][:17] < first
                for f in list_table_files(storage, TableConfig.load(storage), Timeline.load(storage, 2)))
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_the_data_table_s_archival_waits_for_the_metadata_table_s_compaction(tmp_path: Path, version: int) -> None:
+    """``spec.actions.archive.metadata_table_retains`` in the reference's archival (Apache Hudi 1.2.0's
+    ``TimelineArchiverV2``, archive-cow-v8): nothing archived before the metadata table's first compaction, then
+    nothing from the data commit that completed after it on; the model predicts the same instant."""
+    from reference.executors.archive import archive
+    from spec.actions.archive import ArchiveConfig
+    from spec.metadata.writer import latest_compaction
+
+    path = tmp_path / "t"
+    t = HudiTable(str(path), engine="local")
+    opts = _options("COPY_ON_WRITE", version)
+    storage = Storage(str(path))
+    for i in range(14):
+        t.write(pa.table({"id": ["k"], "ts": [i], "p": ["x"]}), "upsert", opts)
+        if i == 4:
+            assert archive(storage, TableConfig.load(storage), ArchiveConfig(2, 3)).archived == ()
+    mdt = Timeline.load(Storage(str(path / ".hoodie" / "metadata")), 2)
+    compacted = latest_compaction(mdt)
+    assert compacted is not None
+    before = [i for i in Timeline.load(storage, 2).instants if i.action == "commit"]
+    result = archive(storage, TableConfig.load(storage), ArchiveConfig(2, 3))
+    kept = [i for i in Timeline.load(storage, 2).instants if i.action == "commit"]
+    assert kept and (kept[0].completed or "") > compacted > kept[0].requested
+    assert [i.requested for i in result.archived] == [i.requested for i in before[:len(before) - len(kept)]]
+    assert len(kept) > 2  # the bound, not hoodie.keep.min.commits, kept them

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from conformance.interface.ops import CreateTable
+from spec.actions.compaction import delta_commits_since_last_compaction
 from spec.errors import InstantNotFound, InvalidOperation, InvalidRecord, SchemaMismatch
 from spec.model import Env, TableModel, apply, predict
 from spec.model.operations import (
@@ -21,7 +22,8 @@ from spec.model.operations import (
     Savepoint,
     Write,
 )
-from spec.model.queries import key_locations, query_instants, snapshot
+from spec.model.queries import incremental, key_locations, query_instants, snapshot
+from spec.timeline.active_timeline import Timeline
 
 COMBOS = [("COPY_ON_WRITE", 6), ("COPY_ON_WRITE", 8), ("MERGE_ON_READ", 6), ("MERGE_ON_READ", 8)]
 
@@ -281,6 +283,19 @@ def test_bad_input_raises_the_typed_error_and_leaves_the_table_as_it_was() -> No
     assert m.state is state and values(m) == {("a", "1"): "v1.1"}
 
 
+def test_a_batch_without_its_key_column_is_a_schema_mismatch_once_the_table_has_a_schema() -> None:
+    """Hudi checks the batch's schema against the table's before it keys a record (expect-errors-cow-v6):
+    the column a batch lacks is a dropped column first; on a new table there is no schema to drop it from
+    and the key generator refuses the record."""
+    m = model()
+    with pytest.raises(InvalidRecord):
+        m.apply(Write("insert", ({"p": "a", "ts": 1, "v": "x"},)))
+    m.apply(Write("insert", (rec(1, 1),)))
+    for missing in ("id", "p", "ts"):
+        with pytest.raises(SchemaMismatch, match=missing):
+            m.apply(Write("upsert", ({k: v for k, v in rec(2, 1).items() if k != missing},)))
+
+
 def test_expect_error_consumes_the_failure() -> None:
     m = model()
     m.apply(ExpectError("invalid_record"))
@@ -313,6 +328,24 @@ def test_every_key_lives_in_one_group_and_insert_may_duplicate() -> None:
     assert len(key_locations(m.state)[("a", "1")]) == 2
 
 
+@pytest.mark.parametrize("version", [6, 8])
+def test_bulk_insert_into_merge_on_read_completes_as_a_commit(version: int) -> None:
+    """Apache Hudi's row writer completes a bulk insert as a ``commit`` on merge-on-read too (measured on
+    versions 6, 8 and 9; bulk-insert-none-mor-v8): base files only, read, queried incrementally and counted
+    as the last compaction as any ``commit`` of a merge-on-read table is."""
+    m = model("MERGE_ON_READ", version)
+    m.apply(Write("bulk_insert", (rec(1, 1), rec(2, 1))))
+    assert [len(g.base_files) for g in m.state.groups] == [1] and not m.state.groups[0].log_files
+    m.apply(Write("upsert", (rec(1, 2),)))
+    assert [i.action for i in m.state.timeline] == ["commit", "deltacommit"]
+    first, second = (i.completed or i.requested for i in m.state.timeline)
+    assert values(m) == {("a", "1"): "v1.2", ("a", "2"): "v2.1"}
+    assert {r["v"] for r in incremental(m.state, None, first)} == {"v1.1", "v2.1"}
+    assert {r["v"] for r in incremental(m.state, first, second)} == {"v1.2"}
+    assert delta_commits_since_last_compaction(Timeline(m.state.timeline, 1 if version == 6 else 2)) == (
+        m.state.timeline[1],)
+
+
 def test_archive_moves_old_instants_off_the_active_timeline() -> None:
     m = model(keep_min_commits=2, keep_max_commits=3, clean_commits_retained=1)
     for ts in range(1, 6):
@@ -320,6 +353,33 @@ def test_archive_moves_old_instants_off_the_active_timeline() -> None:
     m.apply(Archive())
     assert len(m.state.timeline) == 2 and len(m.state.archived) == 3
     assert values(m) == {("a", "1"): "v1.5"}
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_archival_of_a_table_with_a_metadata_table_waits_for_its_compaction(version: int) -> None:
+    """Apache Hudi 1.2.0 (archive-cow-v8, and a table of 14 commits measured on versions 8 and 9): nothing is
+    archived before the metadata table's first compaction; then the commit during which it compacted stays,
+    with all after it. The metadata table is compacted before the deltacommit of the data commit that finds 10
+    deltacommits since its last compaction (its creation's counts: the 9th commit here, the clean after the
+    third counting too)."""
+    m = model("COPY_ON_WRITE", version, keep_min_commits=2, keep_max_commits=3, clean_commits_retained=1)
+    for ts in range(14):
+        m.apply(Write("upsert", (rec(1, ts),)))
+        if ts == 2:
+            m.apply(Clean())
+        if ts in (4, 13):
+            m.apply(Archive())
+        if ts == 4:
+            assert not m.state.archived
+    writes = [i.requested for i in (*m.state.archived, *m.state.timeline) if i.action == "commit"]
+    assert m.state.metadata is not None and m.state.metadata.compacted_during == writes[8]
+    assert [i.requested for i in m.state.timeline] == writes[8:]
+    no_metadata = model("COPY_ON_WRITE", version, keep_min_commits=2, keep_max_commits=3, clean_commits_retained=1,
+                        options=(("hoodie.metadata.enable", "false"),))
+    for ts in range(5):
+        no_metadata.apply(Write("upsert", (rec(1, ts),)))
+    no_metadata.apply(Archive())
+    assert no_metadata.state.metadata is None and len(no_metadata.state.timeline) == 2
 
 
 def test_predict_covers_every_query() -> None:

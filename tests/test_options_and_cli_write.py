@@ -90,3 +90,39 @@ def test_cli_write_into_a_hyphenated_folder_gives_a_table_hudi_rs_reads(tmp_path
     assert (schema["name"], schema["namespace"]) == ("my__table_record", "hoodie.my__table")
     assert as_multiset(read_table(str(table))) == as_multiset(hudi_rs_read(str(table)))
     assert sorted(hudi_rs_read(str(table)).column("id").to_pylist()) == [1, 2]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_the_merge_mode_is_hudi_s_write_option_and_the_table_property_is_compared(tmp_path: Path,
+                                                                                   version: int) -> None:
+    """Apache Hudi 1.2.0 (commit-time-ordering-cow-v8): ``hoodie.write.record.merge.mode`` creates the table's
+    merge mode; the table property ``hoodie.record.merge.mode`` creates none (the mode is event-time ordering,
+    from the ordering field) and is compared with an existing table's; the write option is compared on
+    version 9 only."""
+    from reference.api import HudiTable
+    from spec.config.table_config import TableConfig
+    from spec.errors import ConfigConflict
+
+    base = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.table.version": str(version)}
+
+    def write(path: Path, ts: int, v: str, **opts: str) -> None:
+        HudiTable(str(path), engine="local").write(pa.Table.from_pylist([{"id": 1, "ts": ts, "v": v}]), "upsert",
+                                                   {**base, **opts})
+
+    table_key, write_key = "hoodie.record.merge.mode", "hoodie.write.record.merge.mode"
+    with pytest.warns(UserWarning, match=table_key):  # as Hudi, a new table is not created from it
+        write(tmp_path / "a", 5, "x", **{table_key: "COMMIT_TIME_ORDERING"})
+    assert TableConfig.load(str(tmp_path / "a")).merge_mode == "EVENT_TIME_ORDERING"
+    with pytest.raises(ConfigConflict, match=table_key):
+        write(tmp_path / "a", 1, "y", **{table_key: "COMMIT_TIME_ORDERING"})
+    write(tmp_path / "b", 5, "x", **{write_key: "commit_time_ordering"})
+    assert TableConfig.load(str(tmp_path / "b")).merge_mode == "COMMIT_TIME_ORDERING"
+    write(tmp_path / "b", 1, "y")
+    assert [r["v"] for r in read_table(str(tmp_path / "b")).to_pylist()] == ["y"]  # the later write wins
+    if version == 9:
+        with pytest.raises(ConfigConflict, match=write_key):
+            write(tmp_path / "b", 0, "z", **{write_key: "EVENT_TIME_ORDERING"})
+    else:
+        write(tmp_path / "b", 0, "z", **{write_key: "EVENT_TIME_ORDERING"})  # the table's mode merges
+        assert [r["v"] for r in read_table(str(tmp_path / "b")).to_pylist()] == ["z"]

@@ -81,7 +81,7 @@ def test_a_value_that_means_what_the_writer_does_is_accepted_without_a_warning(k
 def test_the_payload_class_must_be_the_merge_mode_s() -> None:
     overwrite = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
     parse_options({"hoodie.datasource.write.payload.class": overwrite,
-                   "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"})
+                   "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"})
     with pytest.raises(UnsupportedOption, match="payload"):
         parse_options({"hoodie.datasource.write.payload.class": overwrite})
 

@@ -44,3 +44,16 @@ def test_another_table_version_is_refused_either_way(given: str, hint: str) -> N
     with pytest.raises(ConfigConflict) as err:
         validate_table_config(table, {WRITE_TABLE_VERSION: given})
     assert hint in (err.value.hint or "")
+
+
+def test_the_table_type_write_option_is_not_compared_and_takes_only_the_enum_s_name() -> None:
+    """Apache Hudi 1.2.0 (option-conflicts-cow-v6): ``hoodie.datasource.write.table.type`` naming the other type
+    is taken with the table's type; ``hoodie.table.type`` is compared; ``copy_on_write`` is no enum name."""
+    from spec.config.registry import check_values
+
+    write_option = "hoodie.datasource.write.table.type"
+    assert config_conflicts(TABLE, {write_option: "MERGE_ON_READ"}) == []
+    assert [c.key for c in config_conflicts(TABLE, {"hoodie.table.type": "MERGE_ON_READ"})] == ["hoodie.table.type"]
+    check_values({write_option: "MERGE_ON_READ"})
+    with pytest.raises(InvalidConfig, match="copy_on_write"):
+        check_values({write_option: "copy_on_write"})

@@ -37,6 +37,7 @@ from spec.errors import (
     ConfigConflict,
     HudiSpecError,
     InstantNotFound,
+    InvalidConfig,
     InvalidOperation,
     SchemaMismatch,
 )
@@ -115,6 +116,8 @@ KNOWN_FAILURES: Final[dict[str, str]] = {
     "rollback-latest-cow-v6": ROLLBACK_ON_VERSION_6,
     "rollback-latest-mor-v6": ROLLBACK_ON_VERSION_6,
     "fixed-instants-cow-v6": ROLLBACK_ON_VERSION_6,
+    # its step 5 asks to roll back an instant the table does not have (instant_not_found): the procedure
+    # fails before it looks, scanning the missing layout 2 timeline
     "expect-errors-cow-v6": ROLLBACK_ON_VERSION_6,
     "rollback-latest-logs-mor-v6": ROLLBACK_ON_VERSION_6,
     "compaction-on-cow-cow-v6": RUN_COMPACTION_ON_COPY_ON_WRITE,
@@ -143,22 +146,13 @@ class SparkAction:
     sql: str = ""
 
 
-MERGE_MODE_KEYS: Final = ("hoodie.record.merge.mode", "hoodie.write.record.merge.mode")
-"""The table property and Hudi's write option of the merge mode (``HoodieTableConfig.RECORD_MERGE_MODE``,
-``HoodieWriteConfig.RECORD_MERGE_MODE``): a table is created with the write option's value (the table
-property among a write's options is not read then, and Hudi infers event-time ordering from an ordering
-field), and a later write's table property is checked against the table's (commit-time-ordering-cow-v8)."""
-
-
 def hudi_options(config: CreateTable, *extra: Mapping[str, str]) -> dict[str, str]:
-    """The table's write options for Hudi's datasource, the ``extra`` ones on top, the merge mode of a version 8
-    or 9 table under both of its keys (version 6 has no merge mode property)."""
+    """The table's write options for Hudi's datasource, the ``extra`` ones on top. The merge mode goes under
+    Hudi's write option, ``hoodie.write.record.merge.mode``, the registry's key (a table is created from it; the
+    table property ``hoodie.record.merge.mode`` creates none: commit-time-ordering-cow-v8)."""
     opts = {**write_options(config)}
     for e in extra:
         opts.update(e)
-    mode = next((opts[k] for k in reversed(MERGE_MODE_KEYS) if k in opts), None)
-    if mode is not None and config.table_version >= 8:
-        opts.update(dict.fromkeys(MERGE_MODE_KEYS, mode))
     return opts
 
 
@@ -264,14 +258,17 @@ REFUSALS: Final[tuple[tuple[str, str, type[HudiSpecError]], ...]] = (
     ("HoodieNotSupportedException", "", InvalidOperation),
     ("HoodieException", "Config conflict", ConfigConflict),
     ("HoodieException", "not found", InstantNotFound),
+    ("IllegalArgumentException", "No enum constant", InvalidConfig),
 )
 """Apache Hudi's refusals as the spec's error kinds: (Java exception class, a text its message holds, kind),
 matched on the exception and each of its causes, by class alone (no other text is read)."""
 
 
 def refused(err: BaseException) -> HudiSpecError | None:
-    """The spec error a Hudi refusal (a ``Py4JJavaError``) stands for, or None for anything else."""
-    java = getattr(err, "java_exception", None)
+    """The spec error a Hudi refusal stands for, or None for anything else: a ``Py4JJavaError``'s Java exception,
+    or the one pyspark converted into its own exception class (``CapturedException``, e.g. its
+    ``IllegalArgumentException``, which keeps the Java exception as its origin)."""
+    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
     while java is not None:
         name = str(java.getClass().getSimpleName())
         message = str(java.getMessage() or "")

@@ -24,7 +24,7 @@ from spec.errors import InvalidOperation
 from spec.model import Env, TableModel
 from spec.model.ledger import ledger as model_ledger
 from spec.model.operations import WRITE_OPERATIONS, Operation
-from spec.model.queries import incremental, layout, query_instants, snapshot
+from spec.model.queries import incremental, layout, query_instants, snapshot, time_travel_instants
 from spec.write.ledger import Ledger
 
 ALL_CAPABILITIES: frozenset[str] = frozenset(
@@ -82,6 +82,10 @@ class SpecModelAdapter(TableUnderTest):
     def query_instants(self) -> tuple[str, ...]:
         """The time-travel reads the model predicts (completed writes whose files all survive)."""
         return query_instants(self._model.state)
+
+    def time_travel_instants(self) -> tuple[str, ...]:
+        """Those of ``query_instants`` a time-travel query may name (``spec.read.time_travel``)."""
+        return time_travel_instants(self._model.state)
 
     def ledger(self) -> Ledger:
         return model_ledger(self._model.state)

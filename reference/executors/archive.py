@@ -38,7 +38,13 @@ import pyarrow.fs as pafs
 
 from reference.instrumentation.faults import fault_point
 from reference.transaction.lock import SINGLE_WRITER_LOCK, maybe_locked
-from spec.actions.archive import ArchiveConfig, archive_folder, hold_back_uncleaned_replaces, plan_archive
+from spec.actions.archive import (
+    ArchiveConfig,
+    archive_folder,
+    hold_back_uncleaned_replaces,
+    metadata_table_retains,
+    plan_archive,
+)
 from spec.actions.compaction import CompactionConfig
 from spec.actions.file_refs import GroupId
 from spec.config.table_config import LAYOUT_V1, TableConfig
@@ -53,6 +59,8 @@ from spec.file_group.log_file.archived_log import (
     archive_log_name,
     format_archive_blocks,
 )
+from spec.metadata.metadata_table import metadata_storage, uses_metadata_table
+from spec.metadata.writer import latest_compaction
 from spec.storage.hoodie_storage import Storage
 from spec.storage.lock import StorageLockConfig
 from spec.timeline.active_timeline import Timeline
@@ -105,10 +113,17 @@ def archive(storage: Storage, table: TableConfig, config: ArchiveConfig | None =
             compaction: CompactionConfig | None = None, *, locked: bool = False,
             retain: Collection[str] = (), lock: StorageLockConfig = SINGLE_WRITER_LOCK) -> ArchiveResult:
     """Archive what ``plan_archive`` chooses (v6: the archived log; v8: the LSM history), holding back
-    ``retain`` and what follows it. Nothing chosen: nothing written. ``lock``: the table lock of the configured
-    provider (``WriteConfig.lock``), unless ``locked``."""
+    ``retain`` and what follows it, and on a table with a metadata table what its latest compaction holds back
+    (``spec.actions.archive.metadata_table_retains``: before its first, nothing is archived). Nothing chosen:
+    nothing written. ``lock``: the table lock of the configured provider (``WriteConfig.lock``), unless
+    ``locked``."""
     with maybe_locked(storage, locked, "archive", lock):
         timeline = Timeline.load(storage, table.timeline_layout)
+        if table.table_version >= 8 and uses_metadata_table(table):
+            bound = metadata_table_retains(timeline, latest_compaction(Timeline.load(metadata_storage(storage), 2)))
+            if bound is None:
+                return ArchiveResult(())
+            retain = (*retain, *bound)
         chosen = plan_archive(timeline, config or ArchiveConfig(), table.table_type, compaction or CompactionConfig(),
                               retain)
         chosen = hold_back_uncleaned_replaces(chosen, replaced_groups(storage, timeline, chosen), live_groups(storage))

@@ -49,7 +49,7 @@ from reference.transaction.transaction import Clock
 from reference.write.table_creation import new_table_config, table_created_by
 from reference.write.write_checks import check_against_table, check_schema, combines
 from spec.config.table_config import MERGE_ON_READ, TableConfig
-from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType
+from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType, write_action
 from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
 from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
@@ -144,8 +144,7 @@ class WriteClient:
                                          "(or turn the operation's hoodie.combine.before.* option off)")
             frame = check_schema(self.storage, engine, frame, table, timeline, op)
             frame = engine.with_keys(frame, table)
-        action = (Action.REPLACE_COMMIT if op in REPLACE_OPERATIONS
-                  else Action.DELTA_COMMIT if table.table_type == MERGE_ON_READ else Action.COMMIT)
+        action = Action(write_action(op, table.table_type == MERGE_ON_READ))
         times.mark("prepare")
         try:
             with table_created_by(self.storage, table, new):

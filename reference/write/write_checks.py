@@ -38,6 +38,8 @@ def table_identity(table: TableConfig) -> dict[str, str]:
            wu.URL_ENCODE: str(table.url_encode_partitions).lower(), wu.WRITE_TABLE_VERSION: str(table.table_version)}
     if table.ordering_field:
         out[wu.ORDERING] = table.ordering_field
+    if table.merge_mode:
+        out[wu.MERGE_MODE_PROPERTY] = table.merge_mode
     keygen = table.keygen_type or KEYGEN_TYPES_BY_CLASS.get(table.keygen_class or "")
     if keygen:
         out[wu.KEY_GENERATOR] = keygen.removesuffix("_AVRO")
@@ -51,7 +53,7 @@ def given_identity(options: Mapping[str, Any]) -> dict[str, str]:
         canonical = canonical_key(key)
         if canonical == "hoodie.datasource.write.keygenerator.class" and str(value) in KEYGEN_TYPES_BY_CLASS:
             canonical, value = wu.KEY_GENERATOR, KEYGEN_TYPES_BY_CLASS[str(value)].removesuffix("_AVRO")
-        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION) and value is not None:
+        if canonical in (*wu.IDENTITY, wu.WRITE_TABLE_VERSION, wu.MERGE_MODE) and value is not None:
             out[canonical] = str(value).lower() if isinstance(value, bool) else str(value)
     return out
 
@@ -94,10 +96,14 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,
                  op: str) -> Any:
     """The batch checked against the table's latest schema before anything is written
-    (``spec.schema.evolution``): key, partition and ordering fields present; then, at every depth (columns,
-    struct fields, list elements, map values): no field of the table dropped, no new non-null field, no
-    changed kind, each primitive type the table's, a promotion of it (the batch's values are cast to the
-    table's type) or a type it promotes to (the field evolves); anything else ``SchemaMismatch``."""
+    (``spec.schema.evolution``): at every depth (columns, struct fields, list elements, map values) no field
+    of the table dropped, no new non-null field, no changed kind, each primitive type the table's, a
+    promotion of it (the batch's values are cast to the table's type) or a type it promotes to (the field
+    evolves); anything else ``SchemaMismatch``. Then the key, partition and ordering fields must be present
+    (``InvalidRecord``). The schema comes first, as in Hudi's Spark writer (``HoodieSchemaUtils.
+    deduceWriterSchema`` before the key generator): a batch without its record-key column is a dropped column
+    of a table that has a schema (``spec.model.table_model.write``; case ``expect-errors-cow-v6``)."""
+    casts = None if op == "delete" else _schema_casts(storage, engine, frame, timeline)
     names = engine.columns(frame)
     columns = set(names)
     needed = set(table.record_key_fields) | set(table.partition_fields)
@@ -107,16 +113,20 @@ def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfi
     if missing:
         raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
                             hint="record key, partition and ordering fields must be present")
-    if op == "delete":
-        return frame
+    return engine.cast(frame, casts) if casts else frame
+
+
+def _schema_casts(storage: Storage, engine: Engine, frame: Any, timeline: Timeline) -> Any:
+    """The casts that bring the batch to the table's latest schema (None: none, or no schema yet), or
+    ``SchemaMismatch``."""
     latest = timeline.commits_timeline().latest_completed()
     if latest is None:
-        return frame
+        return None
     md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
     if not md.schema:
-        return frame
+        return None
     table_schema = arrow_schema_from_avro(md.schema)
     table_schema = pa.schema([f for f in table_schema if f.name not in META_FIELDS])
     casts = evolve_schema(table_schema, engine.user_schema(frame))
     wu.check_table_features({}, hudi_logical_types(md.schema))
-    return engine.cast(frame, casts) if casts else frame
+    return casts

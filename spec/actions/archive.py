@@ -95,6 +95,27 @@ def plan_archive(timeline: Timeline, config: ArchiveConfig, table_type: str = CO
 # --8<-- [end:archive_plan]
 
 
+# --8<-- [start:metadata_bound]
+def metadata_table_retains(timeline: Timeline, latest_compaction: str | None) -> tuple[str, ...] | None:
+    """What a data table with a metadata table keeps from archival for it (``plan_archive``'s ``retain``), or
+    None when it archives nothing (table versions 8 and 9).
+
+    Apache Hudi archives no data instant more recent than the metadata table's latest compaction
+    (``TimelineArchiverV2.getCommitInstantsToArchive``, "do not archive instants which are more recent than the
+    last compaction on the metadata table"): with none yet nothing is archived; else the first completed commit
+    whose completion time follows that compaction's time (``latest_compaction``: its requested time,
+    ``HoodieTableMetadata.getLatestCompactionTime``) is kept with all that follows
+    (``findInstantsModifiedAfterByCompletionTime``). So every metadata block not yet compacted belongs to an
+    instant still on the data table's active timeline. Measured with Apache Hudi 1.2.0 (case
+    ``archive-cow-v8``: its six instants left the metadata table uncompacted, and archival kept every one; a
+    table of 14 commits kept the commit during which the metadata table compacted and all after it)."""
+    if latest_compaction is None:
+        return None
+    after = [i for i in timeline.commits_timeline().instants if (i.completed or i.requested) > latest_compaction]
+    return (after[0].requested,) if after else ()
+# --8<-- [end:metadata_bound]
+
+
 _SERVICES = frozenset({Action.CLEAN, Action.ROLLBACK})
 
 
@@ -138,4 +159,5 @@ def archived_instants(storage: Storage, table: TableConfig) -> list[ArchivedInst
     return [ArchivedInstant.of_lsm(r) for r in read_lsm_instants(storage)]
 
 
-__all__ = ["ArchiveConfig", "archive_folder", "archived_instants", "hold_back_uncleaned_replaces", "plan_archive"]
+__all__ = ["ArchiveConfig", "archive_folder", "archived_instants", "hold_back_uncleaned_replaces",
+           "metadata_table_retains", "plan_archive"]

@@ -137,16 +137,16 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "files instead of by its markers", ("true",), "leave it unset or true"),
     # --- what is written: records and their merging ---------------------------------------------
     RefusedOption("hoodie.datasource.write.payload.class", WRITTEN, "decides how records with one key merge",
-                  (MERGE_MODE_PAYLOAD,), "set hoodie.record.merge.mode instead: EVENT_TIME_ORDERING "
+                  (MERGE_MODE_PAYLOAD,), "set hoodie.write.record.merge.mode instead: EVENT_TIME_ORDERING "
                   f"({DEFAULT_PAYLOAD}) or COMMIT_TIME_ORDERING ({OVERWRITE_WITH_LATEST_PAYLOAD})"),
     RefusedOption("hoodie.compaction.payload.class", WRITTEN, "decides how records with one key merge",
-                  (MERGE_MODE_PAYLOAD,), "set hoodie.record.merge.mode instead"),
+                  (MERGE_MODE_PAYLOAD,), "set hoodie.write.record.merge.mode instead"),
     RefusedOption("hoodie.record.merge.strategy.id", WRITTEN, "names a record merger", (),
-                  "set hoodie.record.merge.mode (EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING)"),
+                  "set hoodie.write.record.merge.mode (EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING)"),
     RefusedOption("hoodie.datasource.write.record.merger.impls", WRITTEN, "plugs in a record merger", (),
-                  "set hoodie.record.merge.mode"),
+                  "set hoodie.write.record.merge.mode"),
     RefusedOption("hoodie.record.merge.custom.implementation.classes", WRITTEN, "plugs in a record merger", (),
-                  "set hoodie.record.merge.mode"),
+                  "set hoodie.write.record.merge.mode"),
     RefusedOption("hoodie.payload.ordering.field", WRITTEN, "names the payload's ordering field", (),
                   "set hoodie.datasource.write.precombine.field"),
     RefusedOption("hoodie.payload.event.time.field", WRITTEN, "records event times in the commit", (),
@@ -193,6 +193,11 @@ REFUSED: tuple[RefusedOption, ...] = (
                   ("false",), _OFF),
     RefusedOption("hoodie.table.timeline.timezone", WRITTEN, "the time zone of instant times", ("UTC",),
                   "this writer's instant times are UTC"),
+    # hoodie.table.type among a write's options names no new table's type (Apache Hudi 1.2.0 creates the table
+    # hoodie.datasource.write.table.type names) and is compared with an existing table's (a config conflict:
+    # spec.write.writer_utils); either type's name means what this writer does
+    RefusedOption("hoodie.table.type", WRITTEN, "names the table's type", ("COPY_ON_WRITE", "MERGE_ON_READ"),
+                  "set hoodie.datasource.write.table.type (COPY_ON_WRITE or MERGE_ON_READ)"),
     RefusedOption("hoodie.table.", WRITTEN, "sets a table property this writer does not write", (),
                   "leave it unset: the writer sets hoodie.properties from its own options"),
     RefusedOption("hoodie.parquet.outputtimestamptype", WRITTEN, "the physical type of timestamps",

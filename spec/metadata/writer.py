@@ -317,13 +317,10 @@ def metadata_archival_retains(timeline: Timeline, data_timeline: Timeline) -> tu
     ``findInstantsModifiedAfterByCompletionTime``). This writer compacts the metadata table while a data
     instant commits, before that instant's deltacommit, so each compaction is followed by one such deltacommit.
 
-    Hudi holds back the *data* table's archival behind the metadata table's latest compaction
-    (``TimelineArchiverV2``: "do not archive instants which are more recent than the last compaction on the
-    metadata table"), so that every block not yet compacted belongs to an instant still on one of the two
-    active timelines, which is what Hudi's readers accept (``HoodieTableMetadataUtil.getValidInstantTimestamps``).
-    This writer archives the data table as its model does, without that bound; it holds back the metadata
-    table's archival at its latest compaction instead, which keeps the same guarantee: no deltacommit whose
-    blocks are not yet compacted leaves the metadata table's active timeline."""
+    The *data* table's archival is held back behind the metadata table's latest compaction too, as Hudi holds
+    it (``spec.actions.archive.metadata_table_retains``, ``TimelineArchiverV2``), so that every block not yet
+    compacted belongs to an instant still on one of the two active timelines, which is what Hudi's readers
+    accept (``HoodieTableMetadataUtil.getValidInstantTimestamps``)."""
     last = latest_compaction(timeline)
     if last is None:
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from spec.actions.archive import hold_back_uncleaned_replaces, plan_archive
+from spec.actions.archive import hold_back_uncleaned_replaces, metadata_table_retains, plan_archive
 from spec.actions.clean import plan_clean
 from spec.actions.compaction import (
     CompactionPlan,
@@ -32,6 +32,7 @@ from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_naming import ROLLBACK_WRITE_TOKEN, parse_log_file_name
 from spec.file_group.file_system_view import build_file_groups
 from spec.model.files import FILE_NAME, RECORD_KEY, BaseFile, LogFile, ModelLogBlock, listing
+from spec.model.metadata_timeline import after_instant
 from spec.model.queries import merge_files, view
 from spec.model.state import Env, TableState, complete, start_instant
 from spec.model.writes import observed_size
@@ -59,7 +60,10 @@ def finish(state: TableState, env: Env, t: str) -> TableState:
     inst = state.instant(t)
     assert inst is not None
     done = next_instant(state, env) if state.table_version >= 8 else None
-    return state.with_instant(complete(inst, done, state.table_version))
+    state = state.with_instant(complete(inst, done, state.table_version))
+    if inst.action == Action.ROLLBACK:
+        return state  # recorded with its target (_rolled_back)
+    return replace(state, metadata=after_instant(state.metadata, state.config, inst.action, t))
 
 
 # --- compaction ---------------------------------------------------------------------------------
@@ -219,7 +223,9 @@ def _rolled_back(state: TableState, env: Env, target: Instant, floor: str | None
     """``target`` undone under a new, completed rollback instant (after ``floor`` when given)."""
     r = next_instant(state, env, floor=floor)
     state = state.with_instant(start_instant(Action.ROLLBACK, r))
-    return finish(rollback_instant(state, target, r), env, r)
+    state = finish(rollback_instant(state, target, r), env, r)
+    undone = (target.requested,) if target.is_completed else ()  # a failed write has no metadata deltacommit
+    return replace(state, metadata=after_instant(state.metadata, state.config, Action.ROLLBACK, r, undone))
 
 
 def rollback_failed_writes(state: TableState, env: Env, floor: str | None = None) -> TableState:
@@ -267,7 +273,13 @@ def archive(state: TableState, env: Env) -> TableState:
     """Move the instants archival selects off the active timeline, holding back a replacecommit whose
     replaced file groups the cleaner has not removed yet (``spec.actions.archive.hold_back_uncleaned_replaces``)."""
     cfg = state.config
-    chosen = plan_archive(state.timeline_view(), archive_config(cfg), cfg.table_type, compaction_config(cfg))
+    retain: tuple[str, ...] = ()
+    if state.metadata is not None:  # bounded by the metadata table's latest compaction (none: nothing archived)
+        bound = metadata_table_retains(state.timeline_view(), state.metadata.compacted_during)
+        if bound is None:
+            return state
+        retain = bound
+    chosen = plan_archive(state.timeline_view(), archive_config(cfg), cfg.table_type, compaction_config(cfg), retain)
     replaced: dict[str, set[tuple[str, str]]] = {}
     for g in state.groups:
         if g.replaced_by is not None:

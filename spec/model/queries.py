@@ -51,6 +51,7 @@ from spec.model.state import TableState
 from spec.read.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
 from spec.read.query_plan import IncrementalWindow, Write, check_query, write_times
 from spec.read.slice_merge import fold_log_versions
+from spec.read.time_travel import time_travel_refusal
 from spec.timeline.instant import DATA_WRITES, Action
 
 JAVA_TYPES = {"long": "long", "double": "double", "string": "string", "boolean": "boolean"}
@@ -253,6 +254,15 @@ def _window_files_cleaned(state: TableState, instants: set[str]) -> bool:
 def query_instants(state: TableState) -> tuple[str, ...]:
     """Completed writes whose time-travel read the model predicts: those whose files all survive."""
     return tuple(t for t, _ in _writes(state) if answerable(state, t))
+
+
+def time_travel_instants(state: TableState) -> tuple[str, ...]:
+    """The instants of ``query_instants`` a time-travel query may name (``spec.read.time_travel``: not before the
+    latest clean's earliest retained commit, not at or after a pending write)."""
+    cleans = [i.requested for i in state.timeline if i.action == Action.CLEAN and i.is_completed]
+    retained = dict(state.clean_retained).get(cleans[-1], "") if cleans else None
+    timeline = state.timeline_view()
+    return tuple(t for t in query_instants(state) if time_travel_refusal(timeline, t, retained) is None)
 
 
 def answerable(state: TableState, as_of: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Protocol
 from spec.actions.compaction import CompactionPlan
 from spec.config.table_config import layout_for_table_version
 from spec.model.files import ModelFileGroup, Scalar
+from spec.model.metadata_timeline import MetadataTimeline
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.archived_completions import NO_ARCHIVE, ArchivedCompletions
 from spec.timeline.instant import Action, Instant, State, format_instant_time, parse_instant_time
@@ -126,6 +127,9 @@ class TableState:
     """Per clean instant: the (partition, file name) pairs its ``HoodieCleanerPlan`` deletes."""
     clean_retained: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     """Per clean instant: the earliest commit its plan retained ("" when none), as its metadata records."""
+    metadata: MetadataTimeline | None = field(default=None, compare=False)
+    """The table's metadata table, as far as archival depends on it (``spec.model.metadata_timeline``); None
+    when it keeps none."""
     """Per data-writing instant: the ``WriteOperationType`` its commit metadata names."""
 
     # --- timeline queries ----------------------------------------------------------------------

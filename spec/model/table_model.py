@@ -36,7 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec.config.write_operation import WriteOperationType
+from spec.config.registry import check_values
+from spec.config.write_operation import WriteOperationType, write_action
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
 from spec.model.actions import (
     archive,
@@ -80,7 +81,6 @@ from spec.model.queries import (
 )
 from spec.model.state import Env, TableSettings, TableState, start_instant
 from spec.model.writes import (
-    OVERWRITES,
     apply_files,
     commit_totals,
     dedupe,
@@ -108,15 +108,22 @@ def create_table(config: TableSettings) -> TableState:
 # --8<-- [start:write]
 def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping[str, Any]],
           instant_time: str | None = None) -> TableState:
-    """One write: validate and key the batch, take an instant, roll back failed writes, write the
-    files, commit (or stop half way when a crash is armed), then run inline table services."""
+    """One write: check the batch's schema against the table's, key the batch, take an instant, roll back
+    failed writes, write the files, commit (or stop half way when a crash is armed), then run inline table
+    services.
+
+    The schema is checked before any record is keyed, as Hudi's Spark writer deduces the writer schema
+    against the table's latest (``HoodieSchemaUtils.deduceWriterSchema``, refusing a batch that lacks a
+    field of the table's with ``SchemaCompatibilityException``) before its key generator runs
+    (``HoodieCreateRecordUtils.createHoodieRecordRdd``): a record without its record-key column on a table
+    that has a schema is ``SchemaMismatch``, on a new table ``InvalidRecord`` (measured with Apache Hudi
+    1.2.0: case ``expect-errors-cow-v6``)."""
     cfg = state.config
-    recs = prepare(state, operation, records)
     schema = state.schema if operation == "delete" else evolve_schema(state.schema, records)
+    recs = prepare(state, operation, records)
     t = next_instant(state, env, instant_time)
     state = rollback_failed_writes(state, env, floor=t)
-    action = Action.REPLACE_COMMIT if operation in OVERWRITES else (
-        Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT)
+    action = Action(write_action(operation, cfg.is_mor))
     state = state.with_instant(start_instant(action, t))
     state = replace(state, schema=schema)  # rows are written with the batch's schema
     plan = plan_write(state, env, operation, recs, t)
@@ -192,8 +199,8 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
         # micro-batch as an upsert of the DataFrame, HoodieStreamingSink → HoodieSparkSqlWriter)
         rows = ([{**r.record, IS_DELETED: r.kind == "delete"} for r in records]
                 if any(r.kind == "delete" for r in records) else [r.record for r in records])
-        recs = dedupe(state, prepare(state, "upsert", rows))
         schema = evolve_schema(state.schema, rows)
+        recs = dedupe(state, prepare(state, "upsert", rows))
         t = next_instant(state, env)
         state = rollback_failed_writes(state, env, floor=t)
         state = replace(state.with_instant(start_instant(Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT, t)),
@@ -238,6 +245,8 @@ def table_identity(config: TableSettings) -> dict[str, str]:
            wu.URL_ENCODE: "false", wu.WRITE_TABLE_VERSION: str(config.table_version)}
     if config.ordering_field:
         out[wu.ORDERING] = config.ordering_field
+    if config.table_version >= 8:
+        out[wu.MERGE_MODE_PROPERTY] = config.merge_mode
     return out
 
 
@@ -283,6 +292,7 @@ class ModelOperations(OperationHandler[TableState]):
         def run(s: TableState) -> TableState:
             if not op.options:
                 return write(s, self.env, op.operation, op.records, op.instant_time)
+            check_values(dict(op.options))
             validate_table_config(table_identity(s.config), dict(op.options))
             table_config = s.config
             merged = (*table_config.options, *op.options)

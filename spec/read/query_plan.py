@@ -27,6 +27,8 @@ window and the instants a query may name).
   cleaned, Hudi scans the latest slices whole (``fullTableScan``): base files are then read as they are.
   The table must populate the meta columns. A write that started before ``begin`` but completed inside
   the window is in it (table version 8 on: windows by completion time).
+- **Time travel refused** where Apache Hudi refuses it (``spec.read.time_travel``): before the latest clean's
+  earliest retained commit, or at or after a pending write.
 - **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
 - **Columns**: a query names only columns the table has (``check_columns``).
 - **Missing files**: a query of the table's latest state (snapshot, read-optimized, or incremental up
@@ -56,10 +58,11 @@ from typing import Protocol
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidTable
 from spec.file_group.file_system_view import FileSlice, FileSystemView, missing_slice_files
+from spec.read.time_travel import check_time_travel
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
-from spec.timeline.instant import DATA_WRITES, Instant, State
+from spec.timeline.instant import DATA_WRITES, Action, Instant, State
 from spec.timeline.layout import read_instant_content
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -204,6 +207,18 @@ class PlannedTable(Protocol):
         ...
 
 
+def latest_clean_retained(storage: Storage, timeline: Timeline) -> str | None:
+    """The latest completed clean's earliest commit to retain ("" when it names none), None when no clean
+    completed (``spec.read.time_travel``). Only a time-travel query loads the Avro model that reads it."""
+    cleans = [i for i in timeline.instants if i.action == Action.CLEAN and i.is_completed]
+    if not cleans:
+        return None
+    from spec.timeline.avro_model import HoodieCleanMetadata, parse_avro_metadata
+
+    md = parse_avro_metadata(read_instant_content(storage, cleans[-1], timeline.layout), HoodieCleanMetadata)
+    return md.earliest_commit_to_retain or ""
+
+
 # --8<-- [start:plan_query]
 def plan_query(table: PlannedTable, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
                end: str | None = None, partition_filter: PartitionFilter = None) -> QueryPlan:
@@ -213,6 +228,8 @@ def plan_query(table: PlannedTable, query: str = "snapshot", as_of: str | None =
         return _plan_incremental(table, IncrementalWindow(begin, end), partition_filter)
     if as_of is not None and table.timeline.latest_completed() is None:
         return QueryPlan(query, (), False, None, as_of=as_of)
+    if as_of is not None:
+        check_time_travel(table.timeline, as_of, latest_clean_retained(table.storage, table.timeline))
     read_optimized = query == "read_optimized"
     view = table.view(as_of)
     if as_of is None:

@@ -4,6 +4,19 @@ A table's identity lives in ``hoodie.properties``: its name, type, record key fi
 field, partition fields, key generator, hive-style and URL-encoded partitioning, and
 version. A later write may repeat them but not change them:
 
+- **table type** — the write option ``hoodie.datasource.write.table.type`` names the type of a new table
+  only: on an existing table it is not compared with the table's, and the write is taken with the
+  table's type (Apache Hudi 1.2.0 measured: a ``MERGE_ON_READ`` write to a copy-on-write table of
+  version 6 or 8 completes as a ``commit``, a ``COPY_ON_WRITE`` write to a merge-on-read table as a
+  ``deltacommit``; case ``option-conflicts-cow-v6``). The table property ``hoodie.table.type`` given as
+  a write option is compared (a difference is a config conflict), and does not create a table.
+- **merge mode** — alike: Hudi's write option ``hoodie.write.record.merge.mode``
+  (``HoodieWriteConfig.RECORD_MERGE_MODE``) names a new table's merge mode; the table property
+  ``hoodie.record.merge.mode`` (``HoodieTableConfig.RECORD_MERGE_MODE``) given as a write option creates
+  no table and is compared with an existing table's. On a table of version 9 the write option is compared
+  too; on version 8 it is not (the table's mode merges). Measured with Apache Hudi 1.2.0 (case
+  ``commit-time-ordering-cow-v8``).
+
 - **config conflict** — every identity option the write *gives* is compared with the table's value,
   case-insensitively (Spark's default resolver); any difference fails the write before anything is
   written, naming the option, the value given and the table's value. Options the write does not
@@ -39,7 +52,9 @@ from typing import Final
 from spec.errors import ConfigConflict, UnsupportedTable
 
 TABLE_NAME: Final = "hoodie.table.name"
-TABLE_TYPE: Final = "hoodie.datasource.write.table.type"
+TABLE_TYPE: Final = "hoodie.table.type"
+"""The table type's table property, compared when a write gives it (the write option
+``hoodie.datasource.write.table.type`` is not: the table's type applies)."""
 RECORD_KEY: Final = "hoodie.datasource.write.recordkey.field"
 ORDERING: Final = "hoodie.datasource.write.precombine.field"
 PARTITION_PATH: Final = "hoodie.datasource.write.partitionpath.field"
@@ -47,10 +62,14 @@ KEY_GENERATOR: Final = "hoodie.datasource.write.keygenerator.type"
 HIVE_STYLE: Final = "hoodie.datasource.write.hive_style_partitioning"
 URL_ENCODE: Final = "hoodie.datasource.write.partitionpath.urlencode"
 WRITE_TABLE_VERSION: Final = "hoodie.write.table.version"
+MERGE_MODE_PROPERTY: Final = "hoodie.record.merge.mode"
+"""The merge mode's table property (versions 8 and 9), compared when a write gives it."""
+MERGE_MODE: Final = "hoodie.write.record.merge.mode"
+"""Hudi's merge mode write option, compared with the table's merge mode on version 9 only."""
 AUTO_UPGRADE: Final = "hoodie.write.auto.upgrade"
 
 IDENTITY: Final = (TABLE_NAME, TABLE_TYPE, RECORD_KEY, ORDERING, PARTITION_PATH, KEY_GENERATOR, HIVE_STYLE,
-                   URL_ENCODE)
+                   URL_ENCODE, MERGE_MODE_PROPERTY)
 """The write options that name a table property (``HoodieWriterUtils``'s
 ``sparkDatasourceConfigsToTableConfigsMap`` and the record key, ordering field and key generator
 checks), by their write-option key."""
@@ -69,10 +88,14 @@ def config_conflicts(existing: Mapping[str, str], given: Mapping[str, str]) -> l
     """The identity options (``IDENTITY``) given with a value other than the table's; ``existing``
     and ``given`` map write-option keys to values (lists of fields comma-joined). Values compare
     case-insensitively; an option the table does not record, or the write does not give, is no
-    conflict."""
+    conflict. On a table of version 9 the merge mode's write option (``MERGE_MODE``) is compared with the
+    table's merge mode as well."""
+    pairs = [(key, key) for key in IDENTITY]
+    if int(existing.get(WRITE_TABLE_VERSION) or 0) >= 9:
+        pairs.append((MERGE_MODE, MERGE_MODE_PROPERTY))
     out = []
-    for key in IDENTITY:
-        new, old = given.get(key), existing.get(key)
+    for key, table_key in pairs:
+        new, old = given.get(key), existing.get(table_key)
         if new is not None and old is not None and new.strip().lower() != old.strip().lower():
             out.append(Conflict(key, new, old))
     return out

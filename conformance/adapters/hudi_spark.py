@@ -146,11 +146,21 @@ class SparkAction:
     sql: str = ""
 
 
+METADATA_ENABLE: Final = "hoodie.metadata.enable"
+
+
 def hudi_options(config: CreateTable, *extra: Mapping[str, str]) -> dict[str, str]:
     """The table's write options for Hudi's datasource, the ``extra`` ones on top. The merge mode goes under
     Hudi's write option, ``hoodie.write.record.merge.mode``, the registry's key (a table is created from it; the
-    table property ``hoodie.record.merge.mode`` creates none: commit-time-ordering-cow-v8)."""
+    table property ``hoodie.record.merge.mode`` creates none: commit-time-ordering-cow-v8).
+
+    A version 6 case's table has no metadata table (``hoodie.metadata.enable``: this writer keeps none on
+    version 6), where Apache Hudi 1.2.0 creates one by default on every version, and bounds a version 6 table's
+    archival by its compactions (``TimelineArchiverV1``, archive-cow-v6): Hudi is asked for the table the case
+    describes, ``hoodie.metadata.enable=false``, unless the case sets it."""
     opts = {**write_options(config)}
+    if config.table_version < 8:
+        opts.setdefault(METADATA_ENABLE, "false")
     for e in extra:
         opts.update(e)
     return opts

@@ -269,16 +269,6 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         if op.mode == "schedule_and_run" and t is not None:
             run_compaction(self.client, t, options=locking)
 
-    def archived_times(self) -> frozenset[str]:
-        from spec.actions.archive import archived_instants
-        from spec.config.table_config import TableConfig
-        from spec.storage.hoodie_storage import Storage
-
-        if not self._has_table():
-            return frozenset()
-        storage = Storage(self.path)
-        return frozenset(i.requested for i in archived_instants(storage, TableConfig.load(storage)))
-
     def _has_table(self) -> bool:
         from spec.storage.hoodie_storage import Storage
 

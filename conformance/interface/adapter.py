@@ -296,9 +296,16 @@ class DirectoryReads:
 
 
     def archived_times(self) -> frozenset[str]:
-        """The archived instants' times (they account for files as the active ones do). The spec has no
-        reader of the archived timeline; an adapter that archives says what it archived."""
-        return frozenset()
+        """The archived instants' times, as the spec reads the table's archived timeline (they account for files
+        as the active ones do), in the folder the table's config names (``hoodie.archivelog.folder``)."""
+        from spec.actions.archive import archived_instants
+        from spec.config.table_config import TableConfig
+        from spec.storage.hoodie_storage import Storage
+
+        storage = Storage(self.path)
+        if not storage.exists(".hoodie/hoodie.properties"):
+            return frozenset()
+        return frozenset(i.requested for i in archived_instants(storage, TableConfig.load(storage)))
 
     def ledger(self) -> Ledger:
         from conformance.interface.ledger_reads import directory_ledger

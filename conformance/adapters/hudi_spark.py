@@ -112,6 +112,16 @@ NULL_ORDERING_VALUE: Final = (
     "hoodie.table.ordering.fields=ts, insert {id: 1, p: 'a', ts: 1}, then upsert {id: 1, p: 'a', ts: null}")
 """Hudi's bug behind ``null-ordering-partition`` (the spec refuses the upsert, ``invalid_record``)."""
 
+ARCHIVE_PROCEDURE_IGNORES_OPTIONS: Final = (
+    "Apache Hudi 1.2.0 bug: CALL archive_commits builds its write config from its own arguments alone "
+    "(ArchiveExecutorUtils.archive: min/max/retain commits, metadata), so the table's "
+    "hoodie.compact.inline.max.delta.commits (set in the session) is not read and the archiver keeps the delta "
+    "commits of the default trigger (5) for a compaction still to come (CompactionUtils."
+    "getEarliestInstantToRetainForCompaction); later Hudi passes the session's options. Smallest reproducer: a "
+    "merge-on-read table with hoodie.compact.inline.max.delta.commits=1, an insert and four upserts, "
+    "CALL archive_commits(table => 't', min_commits => 2, max_commits => 3, retain_commits => 1): nothing archived")
+"""Hudi's bug behind ``compaction-after-archive`` (the model bounds archival by the table's compaction trigger)."""
+
 KNOWN_FAILURES: Final[dict[str, str]] = {
     "rollback-latest-cow-v6": ROLLBACK_ON_VERSION_6,
     "rollback-latest-mor-v6": ROLLBACK_ON_VERSION_6,
@@ -124,6 +134,7 @@ KNOWN_FAILURES: Final[dict[str, str]] = {
     "compaction-on-cow-cow-v8": RUN_COMPACTION_ON_COPY_ON_WRITE,
     "null-ordering-partition-cow-v6": NULL_ORDERING_VALUE,
     "null-ordering-partition-mor-v8": NULL_ORDERING_VALUE,
+    "compaction-after-archive-mor-v6": ARCHIVE_PROCEDURE_IGNORES_OPTIONS,
 }
 """Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
 reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the

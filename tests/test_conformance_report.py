@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance.adapters.hudi_rs import HudiRsAdapter
-from conformance.adapters.hudi_spark import BUNDLE_ENV
+from conformance.adapters.hudi_spark import BUNDLE_ENV, HudiSparkAdapter
 from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.adapters.spec_reader import OWN_READERS, OWN_READERS_KNOWN_FAILURES, spec_rows
 from conformance.cli import main
@@ -110,6 +110,11 @@ def test_a_reader_writes_with_the_writer_given() -> None:
     assert isinstance(adapter, HudiRsAdapter) and isinstance(adapter.writer, ReferenceLocalAdapter)
 
 
+HUDI_UNDECIDED = ("option-conflicts-cow-v6", "option-conflicts-mor-v8")
+"""Cases Apache Hudi's row fails, each difference measured and listed in docs/conformance.md, the model not yet
+changed: a write's key generator type (Hudi takes it with the table's key generator)."""
+
+
 def test_the_site_shows_a_committed_real_run() -> None:
     matrix = json.loads((ROOT / "docs" / "conformance-matrix.json").read_text())
     manifest = json.loads((ROOT / "fixtures" / "MANIFEST.json").read_text())
@@ -125,8 +130,16 @@ def test_the_site_shows_a_committed_real_run() -> None:
     by_name = {e["name"]: e for e in matrix["implementations"]}
     assert by_name["hudi_rs"]["cases"] == by_name["hudi_rs_exec"]["cases"]  # the same through the protocol
     assert by_name["reference_local"]["cases"] == by_name["reference_local_exec"]["cases"]
-    assert by_name["hudi_spark"]["counts"]["SKIP"] == len(matrix["cases"])
-    assert BUNDLE_ENV in next(iter(by_name["hudi_spark"]["cases"].values()))["reason"]
+    hudi = by_name["hudi_spark"]  # Apache Hudi itself, from a real run of the whole corpus
+    assert hudi["counts"]["PASS"] > 0.8 * len(matrix["cases"])
+    for case, entry in hudi["cases"].items():
+        case_id = case.rsplit("/", 1)[1]
+        if entry["verdict"] == "XFAIL":  # Hudi's bug, with its reproducer
+            assert entry["reason"] == HudiSparkAdapter.known_failures[case_id]
+        elif entry["verdict"] == "SKIP":  # what Hudi's Spark datasource cannot be asked to do
+            assert case.startswith("stream/") or "crash" in entry["reason"], (case, entry["reason"])
+        elif entry["verdict"] == "FAIL":  # measured and documented, the model not yet changed
+            assert case_id in HUDI_UNDECIDED, (case, entry["reason"])
     assert "protocol 1" in by_name["reference_local_exec_rows_v1"]["layers"]["L2"]  # not supported, not a crash
     departures = {t["table"]: t["queries"] for t in matrix["departures"]["tables"]}
     assert {"departures/pending-compaction-mor-v8-to-step-6", "departures/pending-compaction-mor-v6-to-step-4"} \

@@ -59,7 +59,7 @@ from spec.timeline.active_timeline import Timeline
 from spec.timeline.instant import Action, Instant, State
 from tests.conftest import RealTable
 from tests.hudi_rs import as_multiset, hudi_rs_read
-from tests.test_writer_v9 import _v9_cases
+from tests.test_writer_v9 import CORPUS, _v9_cases
 
 ON = {"hoodie.metadata.enable": "true"}
 
@@ -345,8 +345,12 @@ def test_commit_records_take_the_largest_size_of_a_file() -> None:
 
 
 def _corpus_with_metadata() -> list[tuple[str, Any]]:
-    return [(s, replace(c9, config=replace(c9.config, options=(*c9.config.options, *ON.items()))))
-            for s, _, c9 in _v9_cases()]
+    """Every version 9 case, the corpus's own and the version 8 ones replayed at version 9, with the metadata
+    table's options."""
+    v9 = [fc for cid, fc in CORPUS.items() if cid.endswith("-v9")] + [c9 for _, c9 in _v9_cases()]
+    return [(fc.suite, replace(fc.case, config=replace(fc.case.config, options=(*fc.case.config.options,
+                                                                              *ON.items()))))
+            for fc in v9]
 
 
 REPRESENTATIVE = ("insert-upsert-delete-logs-mor-v9", "compaction-logs-mor-v9", "clean-latest-commits-mor-v9",

@@ -144,7 +144,7 @@ class WriteClient:
                                          "(or turn the operation's hoodie.combine.before.* option off)")
             frame = check_schema(self.storage, engine, frame, table, timeline, op)
             frame = engine.with_keys(frame, table)
-        action = Action(write_action(op, table.table_type == MERGE_ON_READ))
+        action = Action(write_action(op, table.table_type == MERGE_ON_READ, creates_table=new))
         times.mark("prepare")
         try:
             with table_created_by(self.storage, table, new):

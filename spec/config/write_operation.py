@@ -63,19 +63,20 @@ REPLACE_OPERATIONS: Final = frozenset(op.option for op in (
 
 
 # --8<-- [start:write_action]
-def write_action(operation: str, merge_on_read: bool) -> str:
+def write_action(operation: str, merge_on_read: bool, creates_table: bool = False) -> str:
     """The action a write of ``operation`` (as ``hoodie.datasource.write.operation`` names it) completes as:
     ``replacecommit`` for the operations that replace file groups, ``commit`` on copy-on-write, and on
-    merge-on-read ``deltacommit`` (``CommitUtils.getCommitActionType``) except for ``bulk_insert``, which
-    completes as a ``commit``: Spark's bulk insert goes through the row writer, which writes base files only
-    and takes its action from the write config's table type (``DatasetBulkInsertCommitActionExecutor.
-    getCommitActionType``), COPY_ON_WRITE's on the datasource's path. Measured with Apache Hudi 1.2.0 on
-    merge-on-read tables of versions 6, 8 and 9 (case ``bulk-insert-none-mor-v8`` and the other bulk-insert
-    merge-on-read cases); Hudi counts that ``commit`` as a merge-on-read table's commits always are, the last
-    compaction included."""
+    merge-on-read ``deltacommit`` (``CommitUtils.getCommitActionType``) except for a ``bulk_insert`` that
+    creates the table, which completes as a ``commit``: Spark's bulk insert goes through the row writer, which
+    takes its action from its write config's table type (``DatasetBulkInsertCommitActionExecutor.
+    getCommitActionType``), COPY_ON_WRITE's while the table has no config to give it, the table's own on an
+    existing table. Measured with Apache Hudi 1.2.0 on merge-on-read tables of versions 6, 8 and 9: a first
+    write's bulk insert is a ``commit`` (``bulk-insert-none-mor-v8`` and the other bulk-insert merge-on-read
+    cases), a later one a ``deltacommit`` (``duplicates-bulk-insert-mor-v8``). Hudi counts that ``commit`` as a
+    merge-on-read table's commits always are, the last compaction included."""
     if operation in REPLACE_OPERATIONS:
         return "replacecommit"
-    if merge_on_read and operation != WriteOperationType.BULK_INSERT.option:
+    if merge_on_read and not (creates_table and operation == WriteOperationType.BULK_INSERT.option):
         return "deltacommit"
     return "commit"
 # --8<-- [end:write_action]

@@ -122,8 +122,9 @@ def write(state: TableState, env: Env, operation: str, records: Sequence[Mapping
     schema = state.schema if operation == "delete" else evolve_schema(state.schema, records)
     recs = prepare(state, operation, records)
     t = next_instant(state, env, instant_time)
+    creates_table = not state.timeline  # the write that creates the table (Hudi's hoodie.properties)
     state = rollback_failed_writes(state, env, floor=t)
-    action = Action(write_action(operation, cfg.is_mor))
+    action = Action(write_action(operation, cfg.is_mor, creates_table))
     state = state.with_instant(start_instant(action, t))
     state = replace(state, schema=schema)  # rows are written with the batch's schema
     plan = plan_write(state, env, operation, recs, t)

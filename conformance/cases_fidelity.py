@@ -100,7 +100,6 @@ def option_conflicts(tt: str, v: int) -> Case:
                    ("hoodie.datasource.write.recordkey.field", "v"),
                    ("hoodie.datasource.write.precombine.field", "v"),
                    ("hoodie.datasource.write.partitionpath.field", "v"),
-                   ("hoodie.datasource.write.keygenerator.type", "COMPLEX"),
                    ("hoodie.datasource.write.hive_style_partitioning", "true"),
                    ("hoodie.datasource.write.partitionpath.urlencode", "true"),
                    ("hoodie.write.table.version", other_version))
@@ -108,14 +107,17 @@ def option_conflicts(tt: str, v: int) -> Case:
                      Write("upsert", (rec(2, 2, "b"),), options=(("hoodie.datasource.write.table.type", other_type),))]
     for key, value in conflicting:
         ops += [ExpectError("config_conflict"), Write("upsert", (rec(1, 2),), options=((key, value),))]
+    # the key generator's type names a new table's: taken, with the table's key generator keying the write
+    ops.append(Write("upsert", (rec(2, 3, "b"),), options=(("hoodie.datasource.write.keygenerator.type", "COMPLEX"),)))
     ops += [ExpectError("invalid_config"),
             Write("upsert", (rec(1, 2),), options=(("hoodie.datasource.write.table.type", tt.lower()),))]
     same = (("hoodie.datasource.write.table.type", tt), ("hoodie.table.type", tt),
             ("hoodie.datasource.write.recordkey.field", "id"), ("hoodie.write.table.version", str(v)))
     ops.append(Write("upsert", (rec(1, 3),), options=same))
     return _case("option-conflicts", tt, v, "a write whose hoodie.datasource.write.table.type names the other "
-                 "type is written with the table's type; a write whose table type property, record key, ordering "
-                 "field, partition fields, key generator, hive-style or url-encoded partitioning or table version "
+                 "type is written with the table's type, one whose key generator type names another with the "
+                 "table's key generator; a write whose table type property, record key, ordering "
+                 "field, partition fields, hive-style or url-encoded partitioning or table version "
                  "differs from the table's is refused (config_conflict), and one whose table type is not the "
                  "enum's name (invalid_config), each leaving the table as it was; repeating the table's values "
                  "is not a conflict", ["expect_error", "options", "config_conflict"], _config(tt, v), ops)

@@ -68,9 +68,21 @@ refused where Hudi refuses it: ``spec.read.time_travel``; the version 9 cases of
 cases), each with its reason: a difference of the spec from Hudi (the spec to follow Hudi), or one not yet
 decided. Recorded, not hidden: a case listed here that passes fails its test."""
 
-KNOWN_FAILURES_OF_HUDIS_TABLES: Final[dict[str, str]] = {**KNOWN_FAILURES}
+INCREMENTAL_OVER_CLEANED_FILES: Final = (
+    "undecided: on the version 6 tables Apache Hudi 1.2.0 writes, its incremental query over the first window after "
+    "a clean deleted that window's base files fails (the read raises), where the spec reader answers with the "
+    "window's rows still on storage (none); whether the spec is to refuse that window as Hudi's version 6 "
+    "incremental relation does is to be decided")
+
+KNOWN_FAILURES_OF_HUDIS_TABLES: Final[dict[str, str]] = {
+    **KNOWN_FAILURES,
+    **dict.fromkeys(("clean-pending-compaction-logs-mor-v6", "auto-clean-cow-v6", "clean-file-versions-cow-v6",
+                     "clean-latest-commits-cow-v6", "clean-pending-compaction-mor-v6", "clean-savepoint-cow-v6"),
+                    INCREMENTAL_OVER_CLEANED_FILES),
+}
 """The cases whose tables, written by Apache Hudi (``--impl hudi_spark``), the spec reader reads otherwise than
-Hudi's own datasource (measured): the differences of reading above."""
+Hudi's own datasource (measured by the whole corpus run): the differences of reading above, and Hudi's
+incremental query over cleaned files of a version 6 table."""
 
 
 

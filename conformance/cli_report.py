@@ -23,13 +23,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "list the exported tables and queries hudi-rs reads differently (needs the hudi package)")
     p.add_argument("--merge", action="append", default=[], metavar="RUN.json",
                    help="a run's JSON to merge with this one (repeatable; with no --impl, only merge them)")
+    p.add_argument("--rerun", action="append", default=[], metavar="RUN.json",
+                   help="a run of some cases again (--case), after their expectations changed: its verdicts replace "
+                   "those cases' in the matrix (repeatable)")
     p.add_argument("--json", default=None, help="write the matrix as JSON here")
     p.add_argument("--markdown", default=None, help="write the Markdown page here (default: print it)")
     p.set_defaults(handler=run)
 
 
 def run(args: Any) -> int:
-    from conformance.report import DEFAULT_IMPLS, corpus, merge_matrices, render_matrix, run_matrix, write_matrix
+    from conformance.report import (
+        DEFAULT_IMPLS,
+        apply_reruns,
+        corpus,
+        merge_matrices,
+        render_matrix,
+        run_matrix,
+        write_matrix,
+    )
 
     runs = [json.loads(Path(m).read_text()) for m in args.merge]
     if args.impl or not runs:
@@ -44,6 +55,8 @@ def run(args: Any) -> int:
             matrix["departures"] = hudi_rs_departures(args.fixtures)
         runs.append(matrix)
     matrix = merge_matrices(runs)
+    if args.rerun:
+        matrix = apply_reruns(matrix, [json.loads(Path(r).read_text()) for r in args.rerun])
     write_matrix(matrix, args.json, args.markdown)
     if not args.markdown:
         print(render_matrix(matrix))

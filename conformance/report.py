@@ -230,6 +230,31 @@ def merge_matrices(matrices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def apply_reruns(matrix: Mapping[str, Any], reruns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``matrix`` with some of its cases run again: each rerun (a run of the same corpus version on a subset of its
+    cases, after those cases' expectations changed) replaces those cases' verdicts of each implementation it ran,
+    matched by name and writer, and the counts are counted again. A rerun of another corpus version, of a case the
+    matrix lacks, or of an implementation it lacks is refused."""
+    from spec.errors import InvalidOperation
+
+    out: dict[str, Any] = json.loads(json.dumps(matrix))
+    entries = {label(e, out["writer"]): e for e in out["implementations"]}
+    for run in reruns:
+        if run["corpus_version"] != out["corpus_version"] or not set(run["cases"]) <= set(out["cases"]):
+            raise InvalidOperation("a rerun must be of the matrix's corpus version and of some of its cases",
+                                   hint="rerun cases of the committed corpus with --case")
+        for e in run["implementations"]:
+            name = label(e, out["writer"])
+            if name not in entries:
+                raise InvalidOperation(f"the rerun's {name} is not in the matrix", hint="merge its whole run instead")
+            target = entries[name]
+            target["cases"].update(e["cases"])
+            target["counts"] = {str(v): sum(1 for c in target["cases"].values() if c["verdict"] == str(v))
+                                for v in Verdict}
+    out["date"] = max([out["date"], *(r["date"] for r in reruns)])
+    return out
+
+
 def write_matrix(matrix: Mapping[str, Any], json_out: str | Path | None, md_out: str | Path | None) -> None:
     if json_out:
         Path(json_out).write_text(json.dumps(matrix, indent=1, sort_keys=True) + "\n")

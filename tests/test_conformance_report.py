@@ -295,3 +295,31 @@ def test_a_run_with_apache_hudi_starts_its_session_first(monkeypatch: pytest.Mon
     assert start_hudi_first(["spec_reader"], "hudi_spark") and len(started) == 2
     monkeypatch.setattr(hudi_spark, "bundle", lambda: None)  # no bundle: nothing started, the Hudi rows skip
     assert not start_hudi_first(["hudi_spark"], "reference_local") and len(started) == 2
+
+
+def test_a_rerun_of_some_cases_replaces_their_verdicts_and_nothing_else() -> None:
+    """``report --rerun``: cases whose expectations changed, run again, replace those cases' verdicts of each
+    implementation the rerun ran; the counts are counted again; a rerun of another corpus or of an implementation
+    the matrix lacks is refused."""
+    from conformance.report import apply_reruns
+    from spec.errors import InvalidOperation
+
+    def entry(name: str, verdicts: dict[str, str]) -> dict[str, Any]:
+        return {"impl": name, "name": name, "writer": None, "layers": {},
+                "counts": {v: list(verdicts.values()).count(v) for v in ("PASS", "FAIL", "SKIP", "XFAIL")},
+                "cases": {c: {"verdict": v, "reason": ""} for c, v in verdicts.items()}}
+
+    matrix = {"corpus_version": 4, "date": "2026-11-26", "writer": "reference_local", "cases": ["a/x", "a/y"],
+              "implementations": [entry("one", {"a/x": "PASS", "a/y": "FAIL"}), entry("two", {"a/x": "PASS",
+                                                                                              "a/y": "PASS"})]}
+    rerun = {"corpus_version": 4, "date": "2026-11-27", "writer": "reference_local", "cases": ["a/y"],
+             "implementations": [entry("one", {"a/y": "PASS"})]}
+    out = apply_reruns(matrix, [rerun])
+    by_name = {e["name"]: e for e in out["implementations"]}
+    assert by_name["one"]["cases"]["a/y"]["verdict"] == "PASS" and by_name["one"]["counts"]["PASS"] == 2
+    assert by_name["one"]["counts"]["FAIL"] == 0 and by_name["two"] == matrix["implementations"][1]
+    assert out["date"] == "2026-11-27" and matrix["implementations"][0]["counts"]["FAIL"] == 1  # a copy
+    with pytest.raises(InvalidOperation, match="corpus version"):
+        apply_reruns(matrix, [{**rerun, "corpus_version": 3}])
+    with pytest.raises(InvalidOperation, match="not in the matrix"):
+        apply_reruns(matrix, [{**rerun, "implementations": [entry("three", {"a/y": "PASS"})]}])

@@ -111,7 +111,7 @@ def test_the_merge_mode_is_hudi_s_write_option_and_the_table_property_is_compare
                                                    {**base, **opts})
 
     table_key, write_key = "hoodie.record.merge.mode", "hoodie.write.record.merge.mode"
-    with pytest.warns(UserWarning, match=table_key):  # as Hudi, a new table is not created from it
+    with pytest.warns(UserWarning, match=f"{table_key}. is a table property"):  # as Hudi: no table from it
         write(tmp_path / "a", 5, "x", **{table_key: "COMMIT_TIME_ORDERING"})
     assert TableConfig.load(str(tmp_path / "a")).merge_mode == "EVENT_TIME_ORDERING"
     with pytest.raises(ConfigConflict, match=table_key):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Final
 
 from spec.config.registry import OPTIMISTIC_CONCURRENCY_CONTROL, default, inferred_key_generator, resolve_settings
 from spec.storage.lock import StorageLockConfig
@@ -73,11 +73,20 @@ class WriteConfig:
 
 _FIELDS = frozenset(f.name for f in fields(WriteConfig))
 
+TABLE_PROPERTIES_OF_WRITE_OPTIONS: Final = {"hoodie.record.merge.mode": "hoodie.write.record.merge.mode"}
+"""Table properties a write may give, each with the write option that sets it on a new table: the writer takes no
+setting from them (``spec.write.writer_utils`` compares them with an existing table's)."""
+
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
     """Validate ``options`` (string values, as on Spark) into a WriteConfig (``resolve_settings``),
     warning about each unknown ``hoodie.*`` key."""
     values, unknown = resolve_settings(options)
     for key in unknown:
-        warnings.warn(f"unknown Hudi option {key!r} is ignored by hudi-spec's writer", stacklevel=3)
+        if key in TABLE_PROPERTIES_OF_WRITE_OPTIONS:
+            warnings.warn(f"{key!r} is a table property: a new table is not created from it, as Apache Hudi "
+                          f"creates none (give {TABLE_PROPERTIES_OF_WRITE_OPTIONS[key]!r}); on an existing table "
+                          "it is compared with the table's", stacklevel=3)
+        else:
+            warnings.warn(f"unknown Hudi option {key!r} is ignored by hudi-spec's writer", stacklevel=3)
     return WriteConfig(**{name: value for name, value in values.items() if name in _FIELDS})

@@ -105,6 +105,18 @@ _PRIMITIVE_READS: dict[str, Read] = {"null": _null, "boolean": _boolean, "int": 
                                      "float": _float, "double": _double, "bytes": _bytes, "string": _string}
 
 
+def _blocks(buf: bytes, pos: int, item: Read) -> tuple[list[Any], int]:
+    """The items of an array's or a map's blocks, each read by ``item``, up to the zero count that ends them."""
+    out: list[Any] = []
+    while True:
+        n, pos = _count(buf, pos)
+        if n == 0:
+            return out, pos
+        for _ in range(n):
+            v, pos = item(buf, pos)
+            out.append(v)
+
+
 def _count(buf: bytes, pos: int) -> tuple[int, int]:
     """A block's item count (a negative count is followed by the block's size in bytes, not needed here)."""
     n, pos = read_long(buf, pos)
@@ -180,27 +192,19 @@ class _Compiler:
     @staticmethod
     def _array(item: Read) -> Read:
         def read(buf: bytes, pos: int) -> tuple[Any, int]:
-            out: list[Any] = []
-            while True:
-                n, pos = _count(buf, pos)
-                if n == 0:
-                    return out, pos
-                for _ in range(n):
-                    v, pos = item(buf, pos)
-                    out.append(v)
+            return _blocks(buf, pos, item)
         return read
 
     @staticmethod
     def _map(value: Read) -> Read:
+        def entry(buf: bytes, pos: int) -> tuple[Any, int]:
+            k, pos = _string(buf, pos)
+            v, pos = value(buf, pos)
+            return (k, v), pos
+
         def read(buf: bytes, pos: int) -> tuple[Any, int]:
-            out: dict[str, Any] = {}
-            while True:
-                n, pos = _count(buf, pos)
-                if n == 0:
-                    return out, pos
-                for _ in range(n):
-                    k, pos = _string(buf, pos)
-                    out[k], pos = value(buf, pos)
+            entries, pos = _blocks(buf, pos, entry)
+            return dict(entries), pos
         return read
 
     @staticmethod

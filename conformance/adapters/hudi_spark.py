@@ -18,7 +18,15 @@ The mapping is ``plan_op`` (``SparkPlanner``, the adapter's ``spec.model.operati
 pure function the tests check without Spark. The table directory is
 observed like every writer's (``DirectoryReads``). Hudi chooses its own instant times: the runner maps a
 case's named instants to Hudi's by order (``chooses_instant_times``), so the plan itself never names a time to
-write at (``plan_op`` refuses one, ``invalid_operation``); streams and crashes are not declared.
+write at (``plan_op`` refuses one, ``invalid_operation``); streams (Flink's writer) are not declared.
+
+A ``crash`` stops Hudi's next write where the case says, with Hudi's own failure paths (``crash_options``):
+after all of its data files, before its commit, by a pre-commit validator that fails
+(``hoodie.precommit.validators``: Hudi validates the written files before it commits, and a failed
+validation leaves the instant inflight with its files); before its first data file, after its inflight
+instant, by a marker folder that cannot be made (direct markers, ``hoodie.write.markers.type=DIRECT``, under a
+``.hoodie/.temp`` that is a file for the write's length: Hudi writes a data file's marker before the file, so
+the write fails in its first write task). Hudi's next write rolls the failed one back, as the case expects.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from typing import Any, ClassVar, Final
 from conformance.adapters.reference_spark import write_options
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
+from spec.actions.rollback import WRITE_ACTIONS
 from spec.errors import (
     ConfigConflict,
     HudiSpecError,
@@ -80,7 +89,7 @@ CAPABILITIES: Final = frozenset({
     *(f"write:{op}" for op in WRITE_OPERATIONS), "delete_partition",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
-    "compact", "clean", "rollback", "savepoint", "restore", "archive",
+    "compact", "clean", "rollback", "savepoint", "restore", "archive", "crash",
     "inline_compact", "auto_clean", "auto_archive",
 })
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
@@ -92,7 +101,8 @@ ROLLBACK_ON_VERSION_6: Final = (
     "version 6 table has timeline layout 1. Smallest reproducer: write a table with hoodie.write.table.version=6 "
     "through the datasource (an insert, then an upsert), register it, CALL rollback_to_instant(table => 't', "
     "instant_time => '<the upsert's instant>')")
-"""Hudi's bug behind the version 6 rollback cases (the corpus cases it fails)."""
+"""Hudi's bug behind the version 6 rollback cases (``rollback-latest-*-v6``, ``fixed-instants-cow-v6``,
+``expect-errors-cow-v6``, ``crash-then-rollback-cow-v6``), which the adapter runs through the write client."""
 
 RUN_COMPACTION_ON_COPY_ON_WRITE: Final = (
     "Apache Hudi 1.2.0 bug: CALL run_compaction(op => 'execute') on a copy-on-write table succeeds and does nothing, "
@@ -120,25 +130,43 @@ ARCHIVE_PROCEDURE_IGNORES_OPTIONS: Final = (
     "getEarliestInstantToRetainForCompaction); later Hudi passes the session's options. Smallest reproducer: a "
     "merge-on-read table with hoodie.compact.inline.max.delta.commits=1, an insert and four upserts, "
     "CALL archive_commits(table => 't', min_commits => 2, max_commits => 3, retain_commits => 1): nothing archived")
-"""Hudi's bug behind ``compaction-after-archive`` (the model bounds archival by the table's compaction trigger)."""
+"""Hudi's bug behind ``compaction-after-archive-mor-v6`` (the model bounds archival by the table's compaction
+trigger), which the adapter runs through the write client."""
 
 KNOWN_FAILURES: Final[dict[str, str]] = {
-    "rollback-latest-cow-v6": ROLLBACK_ON_VERSION_6,
-    "rollback-latest-mor-v6": ROLLBACK_ON_VERSION_6,
-    "fixed-instants-cow-v6": ROLLBACK_ON_VERSION_6,
-    # its step 5 asks to roll back an instant the table does not have (instant_not_found): the procedure
-    # fails before it looks, scanning the missing layout 2 timeline
-    "expect-errors-cow-v6": ROLLBACK_ON_VERSION_6,
-    "rollback-latest-logs-mor-v6": ROLLBACK_ON_VERSION_6,
     "compaction-on-cow-cow-v6": RUN_COMPACTION_ON_COPY_ON_WRITE,
     "compaction-on-cow-cow-v8": RUN_COMPACTION_ON_COPY_ON_WRITE,
     "null-ordering-partition-cow-v6": NULL_ORDERING_VALUE,
     "null-ordering-partition-mor-v8": NULL_ORDERING_VALUE,
-    "compaction-after-archive-mor-v6": ARCHIVE_PROCEDURE_IGNORES_OPTIONS,
 }
 """Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
 reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the
-spec follows Hudi (docs/conformance.md, "Apache Hudi as the oracle")."""
+spec follows Hudi (docs/conformance.md, "Apache Hudi as the oracle"). Two bugs of Hudi's procedures are gone
+around with the write client they wrap, so their cases pass: ``ROLLBACK_ON_VERSION_6`` (``SparkPlanner.rollback``)
+and ``ARCHIVE_PROCEDURE_IGNORES_OPTIONS`` (``SparkPlanner.archive``)."""
+
+FAILING_VALIDATOR: Final = {
+    "hoodie.precommit.validators": "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator",
+    "hoodie.precommit.validators.single.value.sql.queries": "select count(*) from <TABLE_NAME> where 1 = 0#1",
+}
+"""A pre-commit validation that always fails (the query counts no rows, 1 is expected): Hudi's write stops after
+its data files, before its commit (``SparkValidatorUtils.runValidators``: ``HoodieValidationException``)."""
+
+DIRECT_MARKERS: Final = {"hoodie.write.markers.type": "DIRECT"}
+"""Markers written as files under ``.hoodie/.temp/<instant>/`` by the write task itself (``DirectWriteMarkers``),
+each before its data file."""
+
+MARKER_ROOT: Final = ".hoodie/.temp"
+
+
+def crash_options(after_files: int) -> dict[str, str]:
+    """The write options that stop a write after ``after_files`` data files: none written (0), by direct
+    markers under a marker root that is not a folder; else after all of them, by a failing validator."""
+    return dict(DIRECT_MARKERS) if after_files == 0 else dict(FAILING_VALIDATOR)
+
+
+DEFAULT_COMPACTION_TRIGGER: Final = 5
+"""Hudi's ``hoodie.compact.inline.max.delta.commits`` default, the trigger ``archive_commits`` archives by."""
 
 COMPACTION_OPS: Final = {"schedule": "schedule", "run": "execute", "schedule_and_run": "scheduleandexecute"}
 COMPACT_NOW: Final = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
@@ -239,10 +267,14 @@ class SparkPlanner(OperationHandler[SparkAction]):
             hours_retained=c.clean_hours_retained, file_versions_retained=c.clean_file_versions_retained))
 
     def rollback(self, op: Rollback) -> SparkAction:
-        """``rollback_to_instant``, the latest write when the operation names no instant."""
+        """``rollback_to_instant``, the latest write when the operation names no instant; on a version 6 table
+        the write client's ``rollback`` (``BaseHoodieWriteClient.rollback``), which the procedure wraps, as
+        the procedure cannot roll back a version 6 table (``ROLLBACK_ON_VERSION_6``)."""
         instant = op.instant_time or self.latest_write()
         if instant is None:
             raise InvalidOperation("nothing to roll back", hint="write something first")
+        if self.config.table_version < 8:
+            return SparkAction("client", options={"rollback": instant})
         return SparkAction("sql", sql=call("rollback_to_instant", table=self.table, instant_time=instant))
 
     def savepoint(self, op: Savepoint) -> SparkAction:
@@ -254,8 +286,13 @@ class SparkPlanner(OperationHandler[SparkAction]):
         return SparkAction("sql", sql=call("rollback_to_savepoint", table=self.table, instant_time=op.savepoint_time))
 
     def archive(self, op: Archive) -> SparkAction:
-        """``archive_commits`` with the table's archival settings."""
+        """``archive_commits`` with the table's archival settings; the write client's ``archive``
+        (``BaseHoodieWriteClient.archive``, what automatic archival runs) when the table's compaction trigger is
+        not Hudi's default, which the procedure cannot be given (``ARCHIVE_PROCEDURE_IGNORES_OPTIONS``): the
+        archiver keeps what a compaction still to come needs by that trigger."""
         c = self.config
+        if c.compact_max_delta_commits != DEFAULT_COMPACTION_TRIGGER:
+            return SparkAction("client", options={"archive": ""})
         return SparkAction("sql", sql=call("archive_commits", table=self.table, min_commits=c.keep_min_commits,
                                            max_commits=c.keep_max_commits, retain_commits=c.clean_commits_retained))
 
@@ -264,8 +301,8 @@ class SparkPlanner(OperationHandler[SparkAction]):
         raise _unmapped(op)
 
     def crash(self, op: Crash) -> SparkAction:
-        """Not mapped (Hudi's writer cannot be killed at a chosen point from here)."""
-        raise _unmapped(op)
+        """Arm the crash of the next write (``HudiSparkAdapter`` applies it: ``crash_options``)."""
+        return SparkAction("crash", options={"after_files": str(op.after_files)})
 
     def expect_error(self, op: ExpectError) -> SparkAction:
         """Not mapped (``expect_error`` is the harness's)."""
@@ -301,8 +338,18 @@ def refused(err: BaseException) -> HudiSpecError | None:
 
 
 def _unmapped(op: Operation) -> InvalidOperation:
-    return InvalidOperation(f"hudi_spark does not map {type(op).__name__}", hint="streams and crashes are not "
-                            "declared by this adapter")
+    return InvalidOperation(f"hudi_spark does not map {type(op).__name__}", hint="streams are not declared by this "
+                            "adapter")
+
+
+def _failed_at(err: BaseException, java_class: str) -> bool:
+    """Whether Hudi's failure ``err`` (a ``Py4JJavaError``) was caused by a Java exception of that simple name."""
+    java = getattr(err, "java_exception", None)
+    while java is not None:
+        if str(java.getClass().getSimpleName()) == java_class:
+            return True
+        java = java.getCause()
+    return False
 
 
 def spark_line() -> str | None:
@@ -371,6 +418,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.config = CreateTable()
         self.table = "t"
         self.types: dict[str, Any] = {}
+        self.crash_after: int | None = None
 
     @property
     def unavailable(self) -> str | None:  # type: ignore[override]
@@ -388,15 +436,25 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.table = f"{config.table_name}_{abs(hash(self.path)) % 10**8}"
 
     def _latest_write(self) -> str | None:
-        writes = [r for r, action, state, _ in self.timeline()
-                  if state == "COMPLETED" and action in ("commit", "deltacommit", "replacecommit")]
+        """The latest data-writing instant in any state, the one a rollback naming none undoes
+        (``spec.actions.rollback.instant_to_rollback``)."""
+        writes = [r for r, action, _, _ in self.timeline() if action in {str(a) for a in WRITE_ACTIONS}]
         return writes[-1] if writes else None
 
     def apply(self, op: Operation) -> None:
         action = dispatch(SparkPlanner(self.config, self.table, self._latest_write), op)
+        if action.kind == "crash":
+            self.crash_after = int(action.options["after_files"])
+            return
         try:
-            if action.kind == "write":
+            if action.kind == "write" and self.crash_after is not None:
+                self._crashed_write(action)
+            elif action.kind == "write":
                 self._write(action)
+            elif action.kind == "client" and "rollback" in action.options:
+                self._client_rollback(action.options["rollback"])
+            elif action.kind == "client":
+                self._client_archive()
             else:
                 self._procedure(action)
         except Exception as err:
@@ -404,6 +462,36 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
             if refusal is None:
                 raise
             raise refusal from err
+
+    def write_client(self) -> Any:
+        """Hudi's Spark write client (``SparkRDDWriteClient``) on the table, its write config built from the
+        table's write options (``hudi_options``) as a procedure's is from the session's settings."""
+        jvm = self.spark._jvm
+        props = jvm.java.util.Properties()
+        for key, value in hudi_options(self.config).items():
+            props.setProperty(key, value)
+        config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(self.path).withProps(props).build()
+        context = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(self.spark.sparkContext._jsc)
+        return jvm.org.apache.hudi.client.SparkRDDWriteClient(context, config)
+
+    def _client_rollback(self, instant: str) -> None:
+        """The write client's rollback of ``instant``. The client answers false, rolling back nothing, when the
+        timeline has no such instant to roll back: that is ``InstantNotFound``, as the procedure reports it."""
+        client = self.write_client()
+        try:
+            if not client.rollback(instant):
+                raise InstantNotFound(f"Apache Hudi rolled back nothing: no instant {instant} to roll back",
+                                      hint="name a write on the timeline")
+        finally:
+            client.close()
+
+    def _client_archive(self) -> None:
+        """The write client's archival of the table's timeline, by the table's settings."""
+        client = self.write_client()
+        try:
+            client.archive()
+        finally:
+            client.close()
 
     def _procedure(self, action: SparkAction) -> None:
         """A SQL procedure on the registered table, with the table's write options (and the action's own) as
@@ -437,6 +525,56 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         # (``spec.write.bulk_insert.bulk_insert_files`` with one input): with more, Hudi's bulk insert writes a
         # file per input partition and partition path (sort modes NONE and PARTITION_SORT, bulk-insert-none-cow-v6)
         df.coalesce(1).write.format("hudi").options(**action.options).mode("append").save(self.path)
+
+    def _crashed_write(self, action: SparkAction) -> None:
+        """The write stopped where the armed crash says (``crash_options``): it must fail with Hudi's failure at
+        that point and leave its instant inflight with ``after_files`` data files (or all of them), else the
+        case cannot be run here (``InvalidOperation``)."""
+        after, self.crash_after = self.crash_after, None
+        assert after is not None
+        root = Path(self.path) / MARKER_ROOT
+        aside = root.with_name(root.name + ".aside")
+        before = self._data_files()
+        if after == 0 and root.exists():
+            root.rename(aside)
+        try:
+            if after == 0:
+                root.parent.mkdir(parents=True, exist_ok=True)
+                root.write_bytes(b"")
+            try:
+                self._write(SparkAction("write", {**action.options, **crash_options(after)}, action.records))
+            except Exception as err:
+                if not _failed_at(err, "HoodieValidationException" if after else "ParentNotDirectoryException"):
+                    raise
+            else:
+                raise InvalidOperation(f"the write was to stop after {after} data files but committed",
+                                       hint="see crash_options")
+        finally:
+            if after == 0:
+                root.unlink(missing_ok=True)
+                if aside.exists():
+                    aside.rename(root)
+        self._check_crashed(after, self._data_files() - before)
+
+    def _data_files(self) -> set[Path]:
+        """The files in the table's partitions (none of ``.hoodie``, no checksums)."""
+        return {f for f in Path(self.path).rglob("*") if f.is_file() and ".hoodie" not in f.parts
+                and not f.name.endswith(".crc") and not f.name.startswith(".hoodie_partition_metadata")}
+
+    def _check_crashed(self, after: int, files: set[Path]) -> None:
+        """The stopped write's instant is pending, with ``after`` data ``files`` (all of them, when more than
+        0)."""
+        pending = [r for r, action, state, _ in self.timeline()
+                   if state != "COMPLETED" and action in ("commit", "deltacommit", "replacecommit")]
+        if not pending:
+            raise InvalidOperation("the stopped write left no pending instant", hint="see crash_options")
+        if after == 0 and files:
+            raise InvalidOperation(f"the write stopped before its first data file wrote {len(files)}",
+                                   hint="see crash_options")
+        if after and len(files) != after:
+            raise InvalidOperation(f"Apache Hudi's write stops before its first data file or after its last; the "
+                                   f"case stops it after {after} of its {len(files)}",
+                                   hint="crash with after_files 0, or the write's number of files")
 
     def _register(self) -> None:
         self.spark.sql(f"CREATE TABLE IF NOT EXISTS {self.table} USING hudi LOCATION {_literal(self.path)}")

@@ -119,6 +119,11 @@ class ReplayClock:
             self.now += 1
         return self.now
 
+    @property
+    def pinned(self) -> bool:
+        """Whether the next reading is a time the case fixed (``reference.transaction.transaction.begin``)."""
+        return self.fixed is not None
+
     def fix(self, instant_time: str) -> None:
         self.fixed = parse_instant_time(instant_time).replace(tzinfo=UTC).timestamp()
 

@@ -93,13 +93,21 @@ def marked_files(storage: Storage, instant: str) -> list[str]:
 
 
 def begin(writer: Writer, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:
-    """The new write's instant, after failed writes are rolled back (their rollback instants
-    follow it, as in Hudi); a generator for what comes next, and the timeline the write sees."""
+    """The new write's instant, after failed writes are rolled back; a generator for what comes next, and the
+    timeline the write sees. The rollbacks come first and the write's time after them
+    (``BaseHoodieWriteClient.startCommit``; ``spec.model.table_model.start_commit``), unless the writer's clock
+    names the write's time (a clock whose ``pinned`` is true, as a replay's: Hudi's ``startCommitWithTime``),
+    which the write takes first, its rollbacks following it."""
     timeline = Timeline.load(writer.storage, table.timeline_layout)
-    instant = instant_times(timeline, writer.clock).next()
-    if writer.rollback_failed_writes(table, timeline, instant):
-        timeline = Timeline.load(writer.storage, table.timeline_layout)
-    return instant, instant_times(timeline, writer.clock), timeline
+    if getattr(writer.clock, "pinned", False):
+        instant = instant_times(timeline, writer.clock).next()
+        if writer.rollback_failed_writes(table, timeline, instant):
+            timeline = Timeline.load(writer.storage, table.timeline_layout)
+    else:
+        if writer.rollback_failed_writes(table, timeline):
+            timeline = Timeline.load(writer.storage, table.timeline_layout)
+        instant = instant_times(timeline, writer.clock).next()
+    return instant, instant_times(timeline, writer.clock, after=instant), timeline
 
 
 # --- start, complete, discard --------------------------------------------------------------------

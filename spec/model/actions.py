@@ -230,7 +230,8 @@ def _rolled_back(state: TableState, env: Env, target: Instant, floor: str | None
 
 def rollback_failed_writes(state: TableState, env: Env, floor: str | None = None) -> TableState:
     """Before a write starts, every failed (pending) write is rolled back, newest first (the eager
-    failed-writes policy); the rollbacks get instants after ``floor``, the new write's instant."""
+    failed-writes policy); the rollbacks get instants after the latest one and ``floor`` (a write that names
+    its instant time, ``table_model.start_commit``)."""
     failed = [i for i in state.timeline if not i.is_completed and i.action in DATA_WRITES]
     for inst in reversed(failed):
         state = _rolled_back(state, env, inst, floor)

@@ -231,18 +231,25 @@ def merge_matrices(matrices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def apply_reruns(matrix: Mapping[str, Any], reruns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``matrix`` with some of its cases run again: each rerun (a run of the same corpus version on a subset of its
-    cases, after those cases' expectations changed) replaces those cases' verdicts of each implementation it ran,
-    matched by name and writer, and the counts are counted again. A rerun of another corpus version, of a case the
-    matrix lacks, or of an implementation it lacks is refused."""
+    """``matrix`` with some of its cases run again: each rerun (a run on a subset of the corpus's cases, after those
+    cases' expectations changed, or of cases new to the corpus) replaces those cases' verdicts of each
+    implementation it ran, matched by name and writer, and the counts are counted again. A rerun of a later corpus
+    version adds its new cases (and the matrix takes that version), provided the reruns together run them on every
+    implementation of the matrix. A rerun of an earlier corpus version, of a case its version does not add, or of
+    an implementation the matrix lacks is refused, as is a matrix left without a verdict of some implementation on
+    some case."""
     from spec.errors import InvalidOperation
 
     out: dict[str, Any] = json.loads(json.dumps(matrix))
     entries = {label(e, out["writer"]): e for e in out["implementations"]}
     for run in reruns:
-        if run["corpus_version"] != out["corpus_version"] or not set(run["cases"]) <= set(out["cases"]):
-            raise InvalidOperation("a rerun must be of the matrix's corpus version and of some of its cases",
-                                   hint="rerun cases of the committed corpus with --case")
+        newer = run["corpus_version"] > out["corpus_version"]
+        if run["corpus_version"] < out["corpus_version"] or (not newer and not set(run["cases"]) <= set(out["cases"])):
+            raise InvalidOperation("a rerun must be of the matrix's corpus version and of some of its cases, or of a "
+                                   "later version", hint="rerun cases of the committed corpus with --case")
+        if newer:
+            out["corpus_version"] = run["corpus_version"]
+            out["cases"] = sorted({*out["cases"], *run["cases"]})
         for e in run["implementations"]:
             name = label(e, out["writer"])
             if name not in entries:
@@ -251,6 +258,10 @@ def apply_reruns(matrix: Mapping[str, Any], reruns: Sequence[Mapping[str, Any]])
             target["cases"].update(e["cases"])
             target["counts"] = {str(v): sum(1 for c in target["cases"].values() if c["verdict"] == str(v))
                                 for v in Verdict}
+    lacking = [f"{name}: {case}" for name, e in entries.items() for case in out["cases"] if case not in e["cases"]]
+    if lacking:
+        raise InvalidOperation(f"the reruns leave cases without a verdict: {', '.join(lacking[:5])}",
+                               hint="rerun the corpus's new cases on every implementation of the matrix")
     out["date"] = max([out["date"], *(r["date"] for r in reruns)])
     return out
 

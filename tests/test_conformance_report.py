@@ -323,3 +323,29 @@ def test_a_rerun_of_some_cases_replaces_their_verdicts_and_nothing_else() -> Non
         apply_reruns(matrix, [{**rerun, "corpus_version": 3}])
     with pytest.raises(InvalidOperation, match="not in the matrix"):
         apply_reruns(matrix, [{**rerun, "implementations": [entry("three", {"a/y": "PASS"})]}])
+
+
+def test_a_rerun_of_a_later_corpus_adds_its_new_cases_only_when_every_implementation_ran_them() -> None:
+    """A corpus that gained cases: the reruns of its new cases (on every implementation of the matrix, in one run
+    or several) add them, and the matrix takes the new corpus version; a new case some implementation did not run
+    is refused, as is a case a rerun of the same version does not have."""
+    from conformance.report import apply_reruns
+    from spec.errors import InvalidOperation
+
+    def entry(name: str, verdicts: dict[str, str], writer: str | None = None) -> dict[str, Any]:
+        return {"impl": name, "name": name, "writer": writer, "layers": {}, "counts": {},
+                "cases": {c: {"verdict": v, "reason": ""} for c, v in verdicts.items()}}
+
+    matrix = {"corpus_version": 4, "date": "2026-11-26", "writer": "reference_local", "cases": ["a/x"],
+              "implementations": [entry("one", {"a/x": "PASS"}), entry("two", {"a/x": "PASS"})]}
+    first = {"corpus_version": 5, "date": "2026-11-27", "writer": "reference_local", "cases": ["a/z"],
+             "implementations": [entry("one", {"a/z": "PASS"})]}
+    second = {**first, "implementations": [entry("two", {"a/z": "XFAIL"})]}
+    out = apply_reruns(matrix, [first, second])
+    assert out["corpus_version"] == 5 and out["cases"] == ["a/x", "a/z"]
+    assert {e["name"]: e["counts"] for e in out["implementations"]} == {
+        "one": {"PASS": 2, "FAIL": 0, "SKIP": 0, "XFAIL": 0}, "two": {"PASS": 1, "FAIL": 0, "SKIP": 0, "XFAIL": 1}}
+    with pytest.raises(InvalidOperation, match="without a verdict: two: a/z"):
+        apply_reruns(matrix, [first])
+    with pytest.raises(InvalidOperation, match="corpus version"):
+        apply_reruns(matrix, [{**first, "corpus_version": 4}])

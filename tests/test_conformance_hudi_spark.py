@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -288,3 +288,50 @@ def test_apache_hudi_runs_the_whole_corpus_with_every_difference_decided(apache_
             assert c.suite == "stream", (c.case_id, c.reason)
         else:
             assert c.verdict == Verdict.PASS, (c.case_id, c.diff)
+
+
+def _hudi_table(tmp_path: Path, config: CreateTable, upserts: int) -> HudiSparkAdapter:
+    """A table Apache Hudi writes through its datasource: an insert and ``upserts`` upserts of one key."""
+    adapter = HudiSparkAdapter()
+    adapter.create(config, tmp_path)
+    adapter.apply(Write("insert", ({"id": 1, "p": "a", "ts": 0},)))
+    for n in range(1, upserts + 1):
+        adapter.apply(Write("upsert", ({"id": 1, "p": "a", "ts": n},)))
+    return adapter
+
+
+# Hudi's procedure bugs the adapter goes around with the write client they wrap, reproduced as their reasons
+# say: when a release fixes one, its test fails, and the adapter goes back to the procedure.
+@pytest.mark.slow
+@pytest.mark.spark
+def test_hudis_rollback_procedure_cannot_roll_back_a_version_6_table_and_its_write_client_can(
+        apache_hudi: Any, tmp_path: Path) -> None:
+    """``ROLLBACK_ON_VERSION_6``."""
+    from py4j.protocol import Py4JJavaError
+
+    adapter = _hudi_table(tmp_path, replace(MOR, table_type="COPY_ON_WRITE", table_version=6), upserts=1)
+    latest = adapter._latest_write()
+    assert latest is not None
+    adapter._register()
+    with pytest.raises(Py4JJavaError, match="Failed to scan metadata"):
+        apache_hudi.sql(call("rollback_to_instant", table=adapter.table, instant_time=latest)).collect()
+    adapter.apply(Rollback(latest))
+    assert latest not in [r for r, _, _, _ in adapter.timeline()]
+    adapter.close()
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_hudis_archive_procedure_ignores_the_tables_compaction_trigger_and_its_write_client_reads_it(
+        apache_hudi: Any, tmp_path: Path) -> None:
+    """``ARCHIVE_PROCEDURE_IGNORES_OPTIONS``: a merge-on-read table compacting after every delta commit."""
+    config = replace(MOR, table_version=6, compact_max_delta_commits=1, keep_min_commits=2, keep_max_commits=3,
+                     clean_commits_retained=1)
+    adapter = _hudi_table(tmp_path, config, upserts=4)
+    before = adapter.timeline()
+    adapter._procedure(SparkAction("sql", sql=call("archive_commits", table=adapter.table, min_commits=2,
+                                                   max_commits=3, retain_commits=1)))
+    assert adapter.timeline() == before  # nothing archived: the default trigger's five delta commits are kept
+    adapter.apply(Archive())
+    assert len(adapter.timeline()) < len(before)
+    adapter.close()

@@ -22,8 +22,8 @@ from conformance.adapters.hudi_spark import (
     KNOWN_FAILURES,
     HudiSparkAdapter,
     SparkAction,
-    crash_options,
     call,
+    crash_options,
     plan_op,
     refused,
 )
@@ -252,7 +252,8 @@ def test_hudis_refusals_become_the_specs_error_kinds_by_exception_class() -> Non
 # cases Apache Hudi 1.2.0 passes through the datasource and its procedures, run for real: clean and savepoint;
 # and a merge-on-read table whose logs hold updates that lose their merge, a delete block and a compaction
 # (the incremental rule, delete blocks' ordering values and version 6 compaction stats the spec took from
-# Hudi); a crash before the first data file and a version 6 rollback by Hudi's write client. Three: a case observes every query after every step, minutes on a busy machine; the corpus runs
+# Hudi); a crash before the first data file and a version 6 rollback by Hudi's write client. Three: a case
+# observes every query after every step, minutes on a busy machine; the corpus runs
 # through `hudi-conformance run --impl hudi_spark`
 HUDI_PASSES = ("clean-savepoint-mor-v8", "compaction-logs-mor-v6", "crash-then-rollback-cow-v6")
 

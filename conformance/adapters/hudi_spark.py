@@ -41,7 +41,6 @@ from typing import Any, ClassVar, Final
 from conformance.adapters.reference_spark import write_options
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
-from spec.actions.rollback import WRITE_ACTIONS
 from spec.errors import (
     ConfigConflict,
     HudiSpecError,
@@ -67,6 +66,7 @@ from spec.model.operations import (
     Write,
     dispatch,
 )
+from spec.timeline.instant import WRITE_ACTIONS
 
 BUNDLE_ENV: Final = "HUDI_SPARK_BUNDLE"
 BUNDLE_CACHE: Final = Path(__file__).resolve().parents[2] / ".cache" / "apache-hudi"

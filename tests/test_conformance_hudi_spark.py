@@ -17,16 +17,14 @@ from conformance.adapters.hudi_spark import (
     BUNDLE_ENV,
     CAPABILITIES,
     COMPACT_NOW,
-    DIRECT_MARKERS,
-    FAILING_VALIDATOR,
     KNOWN_FAILURES,
     HudiSparkAdapter,
     SparkAction,
     call,
-    crash_options,
     plan_op,
     refused,
 )
+from conformance.adapters.hudi_spark_crash import DIRECT_MARKERS, FAILING_VALIDATOR, crash_options
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.interface.adapter import missing_capabilities
 from conformance.interface.ops import CreateTable

@@ -20,7 +20,7 @@ observed like every writer's (``DirectoryReads``). Hudi chooses its own instant 
 case's named instants to Hudi's by order (``chooses_instant_times``), so the plan itself never names a time to
 write at (``plan_op`` refuses one, ``invalid_operation``); streams (Flink's writer) are not declared.
 
-A ``crash`` stops Hudi's next write where the case says, with Hudi's own failure paths (``crash_options``):
+A ``crash`` stops Hudi's next write where the case says, with Hudi's own failure paths (``hudi_spark_crash``):
 after all of its data files, before its commit, by a pre-commit validator that fails
 (``hoodie.precommit.validators``: Hudi validates the written files before it commits, and a failed
 validation leaves the instant inflight with its files); before its first data file, after its inflight
@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from conformance.adapters.hudi_spark_bugs import KNOWN_FAILURES
+from conformance.adapters.hudi_spark_crash import stopped_write
 from conformance.adapters.reference_spark import write_options
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
@@ -93,77 +95,6 @@ CAPABILITIES: Final = frozenset({
     "inline_compact", "auto_clean", "auto_archive",
 })
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
-
-ROLLBACK_ON_VERSION_6: Final = (
-    "Apache Hudi 1.2.0 bug: CALL rollback_to_instant on a table version 6 table fails with HoodieIOException "
-    "'Failed to scan metadata' (FileNotFoundException: .hoodie/timeline does not exist): "
-    "RollbackToInstantTimeProcedure reads the active timeline with the layout 2 factory (ActiveTimelineV2) where a "
-    "version 6 table has timeline layout 1. Smallest reproducer: write a table with hoodie.write.table.version=6 "
-    "through the datasource (an insert, then an upsert), register it, CALL rollback_to_instant(table => 't', "
-    "instant_time => '<the upsert's instant>')")
-"""Hudi's bug behind the version 6 rollback cases (``rollback-latest-*-v6``, ``fixed-instants-cow-v6``,
-``expect-errors-cow-v6``, ``crash-then-rollback-cow-v6``), which the adapter runs through the write client."""
-
-RUN_COMPACTION_ON_COPY_ON_WRITE: Final = (
-    "Apache Hudi 1.2.0 bug: CALL run_compaction(op => 'execute') on a copy-on-write table succeeds and does nothing, "
-    "where Hudi's write client refuses compaction on a copy-on-write table (HoodieSparkCopyOnWriteTable.compact and "
-    "scheduleCompaction: HoodieNotSupportedException, which op => 'schedule' does raise): RunCompactionProcedure "
-    "filters the pending compaction instants (none) before it reaches the table. Smallest reproducer: write one "
-    "record into a copy-on-write table through the datasource, register it, CALL run_compaction(op => 'execute', "
-    "table => 't'): no error, no rows")
-"""Hudi's bug behind ``compaction-on-cow`` (the spec refuses a compaction run on a copy-on-write table)."""
-
-NULL_ORDERING_VALUE: Final = (
-    "Apache Hudi 1.2.0 bug: an upsert of a record whose ordering field is null onto a key the table holds is not "
-    "refused (Hudi 0.15 refused it before writing: the ordering field's value not found) but handled by the table "
-    "type: copy-on-write fails inside the merge handle with NullPointerException (BufferedRecord.getOrderingValue() "
-    "is null in the event-time comparison) after writing an empty base file, and leaves the commit inflight; "
-    "merge-on-read appends it to the log, where it wins the merge. Smallest reproducer: a table with "
-    "hoodie.table.ordering.fields=ts, insert {id: 1, p: 'a', ts: 1}, then upsert {id: 1, p: 'a', ts: null}")
-"""Hudi's bug behind ``null-ordering-partition`` (the spec refuses the upsert, ``invalid_record``)."""
-
-ARCHIVE_PROCEDURE_IGNORES_OPTIONS: Final = (
-    "Apache Hudi 1.2.0 bug: CALL archive_commits builds its write config from its own arguments alone "
-    "(ArchiveExecutorUtils.archive: min/max/retain commits, metadata), so the table's "
-    "hoodie.compact.inline.max.delta.commits (set in the session) is not read and the archiver keeps the delta "
-    "commits of the default trigger (5) for a compaction still to come (CompactionUtils."
-    "getEarliestInstantToRetainForCompaction); later Hudi passes the session's options. Smallest reproducer: a "
-    "merge-on-read table with hoodie.compact.inline.max.delta.commits=1, an insert and four upserts, "
-    "CALL archive_commits(table => 't', min_commits => 2, max_commits => 3, retain_commits => 1): nothing archived")
-"""Hudi's bug behind ``compaction-after-archive-mor-v6`` (the model bounds archival by the table's compaction
-trigger), which the adapter runs through the write client."""
-
-KNOWN_FAILURES: Final[dict[str, str]] = {
-    "compaction-on-cow-cow-v6": RUN_COMPACTION_ON_COPY_ON_WRITE,
-    "compaction-on-cow-cow-v8": RUN_COMPACTION_ON_COPY_ON_WRITE,
-    "null-ordering-partition-cow-v6": NULL_ORDERING_VALUE,
-    "null-ordering-partition-mor-v8": NULL_ORDERING_VALUE,
-}
-"""Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
-reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the
-spec follows Hudi (docs/conformance.md, "Apache Hudi as the oracle"). Two bugs of Hudi's procedures are gone
-around with the write client they wrap, so their cases pass: ``ROLLBACK_ON_VERSION_6`` (``SparkPlanner.rollback``)
-and ``ARCHIVE_PROCEDURE_IGNORES_OPTIONS`` (``SparkPlanner.archive``)."""
-
-FAILING_VALIDATOR: Final = {
-    "hoodie.precommit.validators": "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator",
-    "hoodie.precommit.validators.single.value.sql.queries": "select count(*) from <TABLE_NAME> where 1 = 0#1",
-}
-"""A pre-commit validation that always fails (the query counts no rows, 1 is expected): Hudi's write stops after
-its data files, before its commit (``SparkValidatorUtils.runValidators``: ``HoodieValidationException``)."""
-
-DIRECT_MARKERS: Final = {"hoodie.write.markers.type": "DIRECT"}
-"""Markers written as files under ``.hoodie/.temp/<instant>/`` by the write task itself (``DirectWriteMarkers``),
-each before its data file."""
-
-MARKER_ROOT: Final = ".hoodie/.temp"
-
-
-def crash_options(after_files: int) -> dict[str, str]:
-    """The write options that stop a write after ``after_files`` data files: none written (0), by direct
-    markers under a marker root that is not a folder; else after all of them, by a failing validator."""
-    return dict(DIRECT_MARKERS) if after_files == 0 else dict(FAILING_VALIDATOR)
-
 
 DEFAULT_COMPACTION_TRIGGER: Final = 5
 """Hudi's ``hoodie.compact.inline.max.delta.commits`` default, the trigger ``archive_commits`` archives by."""
@@ -342,16 +273,6 @@ def _unmapped(op: Operation) -> InvalidOperation:
                             "adapter")
 
 
-def _failed_at(err: BaseException, java_class: str) -> bool:
-    """Whether Hudi's failure ``err`` (a ``Py4JJavaError``) was caused by a Java exception of that simple name."""
-    java = getattr(err, "java_exception", None)
-    while java is not None:
-        if str(java.getClass().getSimpleName()) == java_class:
-            return True
-        java = java.getCause()
-    return False
-
-
 def spark_line() -> str | None:
     """The installed pyspark's ``major.minor`` (the Spark line a bundle is built for), None without pyspark."""
     from importlib.metadata import PackageNotFoundError, version
@@ -527,54 +448,15 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         df.coalesce(1).write.format("hudi").options(**action.options).mode("append").save(self.path)
 
     def _crashed_write(self, action: SparkAction) -> None:
-        """The write stopped where the armed crash says (``crash_options``): it must fail with Hudi's failure at
-        that point and leave its instant inflight with ``after_files`` data files (or all of them), else the
-        case cannot be run here (``InvalidOperation``)."""
+        """The write stopped where the armed crash says (``hudi_spark_crash.stopped_write``)."""
         after, self.crash_after = self.crash_after, None
         assert after is not None
-        root = Path(self.path) / MARKER_ROOT
-        aside = root.with_name(root.name + ".aside")
-        before = self._data_files()
-        if after == 0 and root.exists():
-            root.rename(aside)
-        try:
-            if after == 0:
-                root.parent.mkdir(parents=True, exist_ok=True)
-                root.write_bytes(b"")
-            try:
-                self._write(SparkAction("write", {**action.options, **crash_options(after)}, action.records))
-            except Exception as err:
-                if not _failed_at(err, "HoodieValidationException" if after else "ParentNotDirectoryException"):
-                    raise
-            else:
-                raise InvalidOperation(f"the write was to stop after {after} data files but committed",
-                                       hint="see crash_options")
-        finally:
-            if after == 0:
-                root.unlink(missing_ok=True)
-                if aside.exists():
-                    aside.rename(root)
-        self._check_crashed(after, self._data_files() - before)
+        stopped_write(Path(self.path), after, lambda extra: self._write(
+            SparkAction("write", {**action.options, **extra}, action.records)), self._pending_writes)
 
-    def _data_files(self) -> set[Path]:
-        """The files in the table's partitions (none of ``.hoodie``, no checksums)."""
-        return {f for f in Path(self.path).rglob("*") if f.is_file() and ".hoodie" not in f.parts
-                and not f.name.endswith(".crc") and not f.name.startswith(".hoodie_partition_metadata")}
-
-    def _check_crashed(self, after: int, files: set[Path]) -> None:
-        """The stopped write's instant is pending, with ``after`` data ``files`` (all of them, when more than
-        0)."""
-        pending = [r for r, action, state, _ in self.timeline()
-                   if state != "COMPLETED" and action in ("commit", "deltacommit", "replacecommit")]
-        if not pending:
-            raise InvalidOperation("the stopped write left no pending instant", hint="see crash_options")
-        if after == 0 and files:
-            raise InvalidOperation(f"the write stopped before its first data file wrote {len(files)}",
-                                   hint="see crash_options")
-        if after and len(files) != after:
-            raise InvalidOperation(f"Apache Hudi's write stops before its first data file or after its last; the "
-                                   f"case stops it after {after} of its {len(files)}",
-                                   hint="crash with after_files 0, or the write's number of files")
+    def _pending_writes(self) -> list[str]:
+        return [r for r, action, state, _ in self.timeline()
+                if state != "COMPLETED" and action in ("commit", "deltacommit", "replacecommit")]
 
     def _register(self) -> None:
         self.spark.sql(f"CREATE TABLE IF NOT EXISTS {self.table} USING hudi LOCATION {_literal(self.path)}")

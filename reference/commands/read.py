@@ -273,7 +273,7 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
 
     from reference.engines.spark_reader import read_spark
     from reference.engines.spark_session import get_or_create_session
-    from reference.instrumentation.progress import spark_progress
+    from reference.instrumentation.spark_progress import spark_progress
     from spec.read.query_plan import check_query
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts

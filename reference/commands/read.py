@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pyarrow and the reader are imported by ``read`` when it run
     import pyarrow as pa
 
     from spec.config.table_config import TableConfig
-    from spec.file_group.log_file.scanner import SkippedBlock
+    from spec.file_group.log_file.corrupt_block import SkippedBlock
 
 ENGINES = ("spec", "spark")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")

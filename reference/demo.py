@@ -44,7 +44,7 @@ import pyarrow as pa
 from reference.cli import main as cli
 from reference.commands._output import emit_table
 from reference.instrumentation import progress
-from reference.instrumentation.progress import spark_progress
+from reference.instrumentation.spark_progress import spark_progress
 from spec.read.reader import read_table
 from spec.timeline.active_timeline import Timeline
 

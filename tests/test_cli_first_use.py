@@ -326,7 +326,8 @@ def test_help_is_laid_out_at_argparses_width(columns: str | None, monkeypatch: p
 READ_NEEDS_NONE_OF = ("pandas", "pyarrow.dataset", "pyarrow.compute", "rich", "spec.timeline.avro_model",
                       "spec.actions.archive", "spec.read.slice_merge", "spec.read.merge", "pyspark", "fastavro",
                       "spec.timeline.lsm_timeline", "spec.timeline.archived_timeline", "pkgutil", "traceback",
-                      "shutil")
+                      "shutil", "fcntl", "reference.instrumentation.spark_progress",
+                      "spec.file_group.log_file.corrupt_block")
 NO_METADATA_TABLE_NEEDS_NONE_OF = ("spec.metadata", "spec.file_group.log_file")
 
 
@@ -338,9 +339,10 @@ def test_plain_read_loads_only_what_it_reads(tmp_path: Path, version: str, capsy
     list is plain text), not the archive's, the LSM timeline's or the Avro model's readers (no incremental query,
     no archived instant asked about, no pending restore), not the merge rules (no log file), not fastavro (the
     few small Avro files such a read decodes are decoded by ``spec.timeline.avro_binary``), not shutil (argparse's
-    help width is found without it: ``test_help_is_laid_out_at_argparses_width``). Versions 8 and 9 list
-    their files through the metadata table (its HFile reader and log scanner load); version 6, which our writer
-    gives no metadata table, loads neither."""
+    help width is found without it: ``test_help_is_laid_out_at_argparses_width``), not fcntl (only writers lock),
+    not the Spark jobs' progress bar (no Spark job runs), not the corrupt block's module (no log file has one).
+    Versions 8 and 9 list their files through the metadata table (its HFile reader and log scanner load); version
+    6, which our writer gives no metadata table, loads neither."""
     table = tmp_path / "t"
     at = dt.datetime(2024, 5, 1, 12, 30, 1, 250, tzinfo=dt.UTC)
     rows = [{**r, "at": at} for r in ROWS]  # a UTC timestamp: pyarrow's own conversion of it imports pandas

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from reference.instrumentation import progress
-from reference.instrumentation.progress import JobProgress, StageProgress, render_line, spark_progress
+from reference.instrumentation import progress, spark_progress
+from reference.instrumentation.spark_progress import JobProgress, StageProgress, render_line
 
 
 def _job(job_id: int = 7, description: str | None = "hudi commit 20250101080000000: upsert",
@@ -75,21 +75,21 @@ class _FakeContext:
 
 
 def test_silent_without_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress, "_active_context", lambda: _FakeContext())
+    monkeypatch.setattr(spark_progress, "_active_context", lambda: _FakeContext())
     out = io.StringIO()
     threads = threading.active_count()
-    with spark_progress(out, interval=0.01) as on:
+    with spark_progress.spark_progress(out, interval=0.01) as on:
         assert threading.active_count() == threads  # no poller started
         time.sleep(0.05)
     assert on is False and out.getvalue() == ""
 
 
 def test_draws_on_a_terminal_and_clears_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress, "_active_context", lambda: _FakeContext())
-    monkeypatch.setattr(progress, "_description", lambda sc, job_id: "hudi commit T: insert")
+    monkeypatch.setattr(spark_progress, "_active_context", lambda: _FakeContext())
+    monkeypatch.setattr(spark_progress, "_description", lambda sc, job_id: "hudi commit T: insert")
     monkeypatch.setenv("COLUMNS", "120")  # the line's width is the terminal's: fixed here, whatever runs the test
     out = _Tty()
-    with spark_progress(out, interval=0.01) as on:
+    with spark_progress.spark_progress(out, interval=0.01) as on:
         time.sleep(0.2)
     text = out.getvalue()
     assert on is True
@@ -101,10 +101,10 @@ def test_a_failing_poll_never_reaches_the_job(monkeypatch: pytest.MonkeyPatch) -
     def broken() -> Any:
         raise RuntimeError("py4j gateway gone")
 
-    monkeypatch.setattr(progress, "_active_context", broken)
-    monkeypatch.setattr(progress, "MAX_FAILED_POLLS", 3)
+    monkeypatch.setattr(spark_progress, "_active_context", broken)
+    monkeypatch.setattr(spark_progress, "MAX_FAILED_POLLS", 3)
     out = _Tty()
-    with spark_progress(out, interval=0.01):
+    with spark_progress.spark_progress(out, interval=0.01):
         time.sleep(0.1)
         assert not any(t.name == "hudi-spec-progress" for t in threading.enumerate())  # gave up
     assert out.getvalue() == ""
@@ -119,18 +119,18 @@ def test_a_context_that_fails_at_first_is_shown_once_it_works(monkeypatch: pytes
             raise AttributeError("'NoneType' object has no attribute 'statusTracker'")
         return ctx
 
-    monkeypatch.setattr(progress, "_active_context", starting)
-    monkeypatch.setattr(progress, "_description", lambda sc, job_id: None)
+    monkeypatch.setattr(spark_progress, "_active_context", starting)
+    monkeypatch.setattr(spark_progress, "_description", lambda sc, job_id: None)
     out = _Tty()
-    with spark_progress(out, interval=0.01):
+    with spark_progress.spark_progress(out, interval=0.01):
         time.sleep(0.2)
     assert "\r[job 1 · stage 2] collect " in out.getvalue()
 
 
 def test_no_spark_no_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress, "_active_context", lambda: None)
+    monkeypatch.setattr(spark_progress, "_active_context", lambda: None)
     out = _Tty()
-    with spark_progress(out, interval=0.01):
+    with spark_progress.spark_progress(out, interval=0.01):
         time.sleep(0.05)
     assert out.getvalue() == ""
 

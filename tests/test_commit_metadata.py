@@ -23,6 +23,7 @@ from spec.timeline.commit_metadata import (
     AVRO_STAT_FIELDS,
     NULL_COMMIT,
     STAT_FIELDS,
+    UNKNOWN_OPERATION,
     V6_BASE_STAT_FIELDS,
     V6_DELTA_STAT_EXTRA,
     CommitMetadata,
@@ -132,6 +133,7 @@ def test_v6_inflight_is_the_planned_workload() -> None:
 
 def test_empty_and_damaged_files() -> None:
     assert parse_commit_metadata(b"") == CommitMetadata()
+    assert CommitMetadata().operation_type == UNKNOWN_OPERATION == WriteOperationType.UNKNOWN.value
     assert parse_commit_metadata(b"  \n") == CommitMetadata()
     for bad in (b"{not json", b"[1, 2]", b"Obj\x01garbage", b"\xff\xfe"):
         with pytest.raises(MetadataFormatError):

@@ -15,7 +15,7 @@ import pytest
 from reference.cli import main
 from reference.write.client import WriteClient
 from spec.errors import CorruptBlock, InvalidTable, MetadataFormatError
-from spec.file_group.log_file.scanner import SkippedBlock
+from spec.file_group.log_file.corrupt_block import SkippedBlock
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from reference.commands._table import commit_metadata
     from reference.executors.compaction import compact, run_compaction, schedule_compaction
-    from reference.instrumentation.progress import spark_progress
+    from reference.instrumentation.spark_progress import spark_progress
     from reference.write.client import WriteClient
     from spec.timeline.active_timeline import Timeline
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pyarrow and the reader are imported by ``read`` when it run
     import pyarrow as pa
 
     from spec.config.table_config import TableConfig
-    from spec.file_group.log_file.scanner import SkippedBlock
+    from spec.file_group.log_file.corrupt_block import SkippedBlock
 
 ENGINES = ("spec", "spark")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -273,7 +273,7 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
 
     from reference.engines.spark_reader import read_spark
     from reference.engines.spark_session import get_or_create_session
-    from reference.instrumentation.progress import spark_progress
+    from reference.instrumentation.spark_progress import spark_progress
     from spec.read.query_plan import check_query
 
     check_query(args.query, args.as_of, args.begin, args.end)  # bad arguments fail before Spark starts

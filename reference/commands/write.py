@@ -203,7 +203,7 @@ def _spark_input(path: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reference.instrumentation.progress import spark_progress
+    from reference.instrumentation.spark_progress import spark_progress
     from reference.write.client import WriteClient
 
     new = not table_exists(args.table)

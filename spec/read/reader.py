@@ -48,7 +48,7 @@ from spec.timeline.active_timeline import Timeline
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from spec.file_group.log_file.scanner import SkippedBlock
+    from spec.file_group.log_file.corrupt_block import SkippedBlock
     from spec.read.merge import MergeRule
 
 T = TypeVar("T")

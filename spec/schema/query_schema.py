@@ -77,25 +77,28 @@ def conform(table: pa.Table, schema: pa.Schema | None, add_missing: bool = True)
     schema lacks stay, last."""
     if schema is None:
         return table
+    names = frozenset(schema.names)  # each ``names`` of a schema or table is a new list: looked up once
     if not add_missing:
         return pa.Table.from_arrays(
-            [cast_column(table.column(n), schema.field(n).type, n) if n in schema.names else table.column(n)
+            [cast_column(table.column(n), schema.field(n).type, n) if n in names else table.column(n)
              for n in table.column_names], names=table.column_names)
     arrays, fields = [], []
-    meta = [f for f in table.schema if f.name not in schema.names and f.name.startswith("_hoodie_")]
+    meta = [f for f in table.schema if f.name not in names and f.name.startswith("_hoodie_")]
     for f in meta:
         arrays.append(table.column(f.name))
         fields.append(f)
+    present = frozenset(table.column_names)
     for f in schema:
-        if f.name in table.column_names:
+        if f.name in present:
             col = cast_column(table.column(f.name), f.type, f.name)
             arrays.append(col)
             fields.append(pa.field(f.name, col.type, nullable=True))
         else:
             arrays.append(pa.nulls(table.num_rows, f.type))
             fields.append(pa.field(f.name, f.type, nullable=True))
+    meta_names = {f.name for f in meta}
     for f in table.schema:
-        if f.name not in schema.names and f not in meta:
+        if f.name not in names and f.name not in meta_names:
             arrays.append(table.column(f.name))
             fields.append(f)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

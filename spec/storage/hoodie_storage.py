@@ -42,7 +42,6 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import posixpath
@@ -458,6 +457,8 @@ _DAMAGED_HINT = ("a data file the timeline names is damaged: put it back from a 
 @contextlib.contextmanager
 def _locked_dir(folder: str) -> Iterator[None]:
     """An exclusive ``flock`` on ``folder`` (created if absent) for the duration of the block."""
+    import fcntl  # only writers lock: a read loads no fcntl
+
     os.makedirs(folder, exist_ok=True)
     fd = os.open(folder, os.O_RDONLY)
     try:

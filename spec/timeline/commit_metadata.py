@@ -32,15 +32,19 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from spec.config.write_operation import WriteOperationType
 from spec.errors import MetadataFormatError
 from spec.timeline.avro_container import AVRO_MAGIC, read_container, write_container
 from spec.timeline.avro_schemas import commit_metadata_schema, replace_commit_metadata_schema
 
 __all__ = [
-    "AVRO_MAGIC", "NULL_COMMIT", "CommitMetadata", "RuntimeStats", "WriteStat",
+    "AVRO_MAGIC", "NULL_COMMIT", "UNKNOWN_OPERATION", "CommitMetadata", "RuntimeStats", "WriteStat",
     "format_commit_metadata", "parse_commit_metadata", "write_stat",
 ]
+
+
+UNKNOWN_OPERATION = "UNKNOWN"
+"""``operationType`` of metadata that names none: ``WriteOperationType.UNKNOWN`` (``spec.config.write_operation``,
+whose enum a reader of commit metadata does not load)."""
 
 
 # --8<-- [start:null_commit]
@@ -229,7 +233,7 @@ class CommitMetadata:
     partition_to_write_stats: Mapping[str, tuple[WriteStat, ...]] = field(default_factory=dict)
     compacted: bool = False
     extra_metadata: Mapping[str, str] = field(default_factory=dict)
-    operation_type: str | None = WriteOperationType.UNKNOWN.value
+    operation_type: str | None = UNKNOWN_OPERATION
     partition_to_replace_file_ids: Mapping[str, tuple[str, ...]] | None = None
     version: int | None = None  # Avro only; Java writes null
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from spec.errors import CorruptBlock, UnsupportedBlockContent
 
 if TYPE_CHECKING:
-
+    from spec.file_group.log_file.corrupt_block import CorruptRegion
     from spec.storage.hoodie_storage import Storage
 
 # --8<-- [start:enums]
@@ -230,13 +230,6 @@ def encode_blocks(blocks: Sequence[LogBlock]) -> bytes:
 
 
 @dataclass(frozen=True)
-class CorruptRegion:
-    """Bytes a reader could not frame as a block; reading resumes at the next magic."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
 class BlockRecord:
     """One step of reading a log file: a block or a corrupt region, at ``offset`` for ``length`` bytes."""
 
@@ -367,6 +360,8 @@ def read_blocks(data: bytes) -> Iterator[BlockRecord]:
             yield BlockRecord(pos, total, block)
             pos += total
             continue
+        from spec.file_group.log_file.corrupt_block import CorruptRegion  # loaded by the first corrupt region
+
         nxt = buf.find(MAGIC, pos + (len(MAGIC) if at_magic else 1))
         end = n if nxt < 0 else nxt
         yield BlockRecord(pos, end - pos, corrupt=CorruptRegion(reason))

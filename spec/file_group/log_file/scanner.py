@@ -37,22 +37,8 @@ from spec.file_group.log_file.log_format import BlockRecord, BlockType, HeaderKe
 from spec.timeline.active_timeline import Timeline
 
 if TYPE_CHECKING:
+    from spec.file_group.log_file.corrupt_block import SkippedBlock
     from spec.storage.hoodie_storage import Storage
-
-
-@dataclass(frozen=True)
-class SkippedBlock:
-    """A corrupt region a scan skipped (rule 3): the log file, where its bytes start, how many, and why
-    they could not be framed as a block. Its records, if it held any, are not in the slice's rows."""
-
-    path: str
-    offset: int
-    length: int
-    reason: str
-
-    def describe(self) -> str:
-        """``offset N (L bytes): reason``, as warnings print it."""
-        return f"offset {self.offset} ({self.length} bytes): {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -146,6 +132,9 @@ def scan_slice_logs(storage: Storage, log_paths: Sequence[str], timeline: Timeli
     for path in log_paths:
         found = list(read_blocks(storage.read(path)))
         records.extend(found)
-        skipped.extend(SkippedBlock(path, r.offset, r.length, r.corrupt.reason) for r in found if r.corrupt)
+        if any(r.corrupt for r in found):  # a corrupt region's module is loaded with the first one
+            from spec.file_group.log_file.corrupt_block import SkippedBlock
+
+            skipped.extend(SkippedBlock(path, r.offset, r.length, r.corrupt.reason) for r in found if r.corrupt)
     blocks, stats = blocks_to_apply(records, timeline, as_of, table_version)
     return blocks, replace(stats, skipped=tuple(skipped))

@@ -246,6 +246,16 @@ def _spec_read(path: Path, ctx: Context) -> Measurement:
     return Measurement(seconds, table.num_rows, path, table.num_rows, ctx.shape.rows_after)
 
 
+def _spec_incremental_read(path: Path, ctx: Context) -> Measurement:
+    """The incremental query of the upsert's commit alone (from the base's bulk_insert on), by the spec reader."""
+    from bench.apache_hudi import first_write
+    from spec.read.reader import read_table
+
+    begin = first_write(path)
+    seconds, table = timed(lambda: read_table(str(path), "incremental", begin=begin))
+    return Measurement(seconds, table.num_rows, path, table.num_rows, ctx.shape.batch)
+
+
 def _hudi_rs_read(path: Path, ctx: Context) -> Measurement:
     import hudi
 
@@ -429,6 +439,9 @@ JOBS: tuple[Job, ...] = (
     Job("hudi_spec_snapshot_read_spark_engine", "hudi-spec reference.engines.spark_reader (Spark)", READ,
         lambda c: _spark_read(cow_upserted(c), c), prepare=_prepare_spark_read, spark=True,
         vs="hudi_rs_read_our_cow_table", warm=True, note="COW table after the upsert"),
+    Job("hudi_spec_incremental_read_spec_engine", "hudi-spec spec.read.reader", READ,
+        lambda c: _spec_incremental_read(cow_upserted(c), c), prepare=needs(cow_upserted),
+        vs="apache_hudi_incremental_read", warm=True, note="COW table after the upsert: the upsert's commit alone"),
     Job("hudi_rs_read_our_cow_table", "hudi-rs", READ, lambda c: _hudi_rs_read(cow_upserted(c), c),
         prepare=needs(cow_upserted), vs="pyarrow_dataset_read",
         warm=True, note="COW table after the upsert"),

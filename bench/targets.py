@@ -43,6 +43,20 @@ TARGETS: tuple[Target, ...] = (
            "spark_naive_full_rewrite", 1.0),
     Target("Spark engine: MOR upsert ≤ 0.5x plain Spark naive full rewrite", "hudi_spec_mor_upsert",
            "spark_naive_full_rewrite", 0.5),
+    *(Target(f"Spark engine: {what} ≤ 1.0x Apache Hudi", ours, theirs, 1.0) for what, ours, theirs in (
+        ("bulk_insert", "hudi_spec_bulk_insert", "apache_hudi_bulk_insert"),
+        ("COW upsert", "hudi_spec_cow_upsert", "apache_hudi_cow_upsert"),
+        ("MOR upsert", "hudi_spec_mor_upsert", "apache_hudi_mor_upsert"),
+        ("compaction", "hudi_spec_compaction", "apache_hudi_compaction"),
+        ("COW snapshot read", "hudi_spec_snapshot_read_spark_engine", "apache_hudi_cow_snapshot_read"))),
+    *(Target(f"local engine: {what} ≤ 0.25x Apache Hudi's Spark writer", ours, theirs, 0.25)
+      for what, ours, theirs in (
+        ("bulk_insert", "hudi_spec_local_bulk_insert", "apache_hudi_bulk_insert"),
+        ("COW upsert", "hudi_spec_local_cow_upsert", "apache_hudi_cow_upsert"),
+        ("MOR upsert", "hudi_spec_local_mor_upsert", "apache_hudi_mor_upsert"),
+        ("compaction", "hudi_spec_local_compaction", "apache_hudi_compaction"))),
+    Target("spec reader: incremental read ≤ 1.0x Apache Hudi", "hudi_spec_incremental_read_spec_engine",
+           "apache_hudi_incremental_read", 1.0),
     Target("standalone cluster: bulk_insert completes (ratio to local[2])", "hudi_spec_cluster_bulk_insert",
            "hudi_spec_bulk_insert", None),
     Target("standalone cluster: COW upsert completes (ratio to local[2])", "hudi_spec_cluster_cow_upsert",

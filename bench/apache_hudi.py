@@ -1,0 +1,150 @@
+"""Apache Hudi's own Spark writer and reader on the same data, options and ``local[2]`` setup as ours: the
+entries a Hudi user would otherwise run, beside ours (issue: performance against Apache Hudi).
+
+Each entry runs in a process of its own whose one Spark session is started with Hudi's bundle (``make
+apache-hudi``; without it the entry is "not available" with that reason), Kryo with Hudi's registrar and Hudi's
+SQL extension, as Hudi's quick start asks. The options are ``bench.ours.OPTIONS``: the benchmark's key, partition
+and ordering fields and nothing else, so Hudi writes with its defaults (its release's table version, its metadata
+table, gzip parquet, the BLOOM index, inline compaction of merge-on-read tables every 5 delta commits — never
+reached by one upsert). The compaction entry schedules one now (the trigger at 1 delta commit, as the case
+language's compaction does), on the merge-on-read table written with the small-file limit at 0, so it has logs.
+Reads produce every column of every row (Spark's ``noop`` sink), as our Spark engine's read entry does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.jobs import READ, SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable, cached_frame, timed
+from bench.ours import MOR_LOG_OPTIONS, MOR_OPTIONS, OPTIONS, count_rows, needs
+
+ENGINE = "Apache Hudi (Spark datasource)"
+COMPACT_NOW = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS", "hoodie.compact.inline.max.delta.commits": "1"}
+
+
+def hudi_session() -> Any:
+    """This process's Spark session, started with Apache Hudi's bundle (``NotAvailable`` without one)."""
+    from conformance.adapters.hudi_spark import BUNDLE_ENV, bundle, hudi_conf
+    from reference.engines.spark_session import get_or_create_session
+
+    jar = bundle()
+    if jar is None:
+        raise NotAvailable(f"no hudi-spark bundle: run `make apache-hudi` or set {BUNDLE_ENV}")
+    return get_or_create_session(app_name="hudi-spec-bench", conf=hudi_conf(jar))
+
+
+def _hudi_write(path: Path, data: Any, operation: str, options: dict[str, str]) -> None:
+    data.write.format("hudi").options(**options).option("hoodie.datasource.write.operation", operation) \
+        .mode("append").save(str(path))
+
+
+def _base(name: str, options: dict[str, str]) -> Callable[[Context], Path]:
+    """The N-row table Apache Hudi's bulk_insert writes with ``options`` (shared, built once per run)."""
+
+    def build(ctx: Context) -> Path:
+        hudi_session()
+        return ctx.cached(name, lambda p: _hudi_write(p, cached_frame(ctx.inputs.base), "bulk_insert", options))
+
+    return build
+
+
+def _upserted(name: str, base: Callable[[Context], Path], options: dict[str, str]) -> Callable[[Context], Path]:
+    """``base`` after Apache Hudi's upsert of the batch (shared, built once per run)."""
+
+    def build(ctx: Context) -> Path:
+        def make(p: Path) -> None:
+            import shutil
+
+            shutil.copytree(base(ctx), p)
+            _hudi_write(p, cached_frame(ctx.inputs.upsert), "upsert", options)
+
+        hudi_session()
+        return ctx.cached(name, make)
+
+    return build
+
+
+cow_base = _base("apache-hudi-cow-base", OPTIONS)
+cow_upserted = _upserted("apache-hudi-cow-upserted", cow_base, OPTIONS)
+mor_base = _base("apache-hudi-mor-base", MOR_OPTIONS)
+mor_log_base = _base("apache-hudi-mor-log-base", MOR_LOG_OPTIONS)
+mor_upserted = _upserted("apache-hudi-mor-upserted", mor_log_base, MOR_LOG_OPTIONS)
+
+
+def bulk_insert(ctx: Context) -> Measurement:
+    """N rows into an empty copy-on-write table."""
+    hudi_session()
+    data = cached_frame(ctx.inputs.base)
+    path = ctx.fresh_table_dir("apache_hudi_bulk_insert")
+    seconds, _ = timed(lambda: _hudi_write(path, data, "bulk_insert", OPTIONS))
+    return Measurement(seconds, ctx.n, path, count_rows(path), ctx.n)
+
+
+def _upsert(ctx: Context, job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Measurement:
+    hudi_session()
+    path = ctx.copy_of(base(ctx), job)
+    data = cached_frame(ctx.inputs.upsert)
+    seconds, _ = timed(lambda: _hudi_write(path, data, "upsert", options))
+    return Measurement(seconds, ctx.shape.batch, path, count_rows(path), ctx.shape.rows_after)
+
+
+def compaction(ctx: Context) -> Measurement:
+    """``run_compaction`` scheduled and executed on a copy of the merge-on-read table with logs."""
+    spark = hudi_session()
+    path = ctx.copy_of(mor_upserted(ctx), "apache_hudi_compaction")
+    for key, value in {**MOR_LOG_OPTIONS, **COMPACT_NOW}.items():
+        spark.conf.set(key, value)
+    seconds, rows = timed(lambda: spark.sql(
+        f"CALL run_compaction(op => 'scheduleandexecute', path => '{path}')").collect())
+    if not rows:
+        raise RuntimeError("Apache Hudi scheduled no compaction")
+    seen = count_rows(path)
+    return Measurement(seconds, seen, path, seen, ctx.shape.rows_after)
+
+
+def _read(path: Path, expected: int, **options: str) -> Measurement:
+    spark = hudi_session()
+    reader = spark.read.format("hudi").options(**options)
+    seconds, _ = timed(lambda: reader.load(str(path)).write.format("noop").mode("overwrite").save())
+    rows = int(reader.load(str(path)).count())
+    return Measurement(seconds, rows, path, rows, expected)
+
+
+def first_write(path: Path) -> str:
+    """When a table's first write completed: an incremental query from it holds what came after (its completion
+    time on table versions 8 and 9, whose incremental queries compare completion times; its instant on 6)."""
+    from spec.storage.hoodie_storage import Storage
+    from spec.timeline.active_timeline import Timeline
+
+    return next(i.completed or i.requested for i in Timeline.load(Storage(str(path))).instants if i.is_completed)
+
+
+def incremental_read(ctx: Context) -> Measurement:
+    """The incremental query of the upsert's commit alone (from the base's bulk_insert on)."""
+    path = cow_upserted(ctx)
+    return _read(path, ctx.shape.batch, **{"hoodie.datasource.query.type": "incremental",
+                                           "hoodie.datasource.read.begin.instanttime": first_write(path)})
+
+
+NOTE = "Apache Hudi's defaults; only the benchmark's key, partition and ordering fields"
+
+JOBS: tuple[Job, ...] = (
+    Job("apache_hudi_bulk_insert", ENGINE, WRITE, bulk_insert, spark=True, warm=True,
+        note=f"COW, N rows into an empty table; {NOTE}"),
+    Job("apache_hudi_cow_upsert", ENGINE, UPSERT, lambda c: _upsert(c, "apache_hudi_cow_upsert", cow_base, OPTIONS),
+        prepare=needs(cow_base), spark=True, warm=True, note=f"COW, the upsert batch into the N-row table; {NOTE}"),
+    Job("apache_hudi_mor_upsert", ENGINE, UPSERT,
+        lambda c: _upsert(c, "apache_hudi_mor_upsert", mor_base, MOR_OPTIONS), prepare=needs(mor_base), spark=True,
+        warm=True, note=f"MOR, the upsert batch into the N-row table; {NOTE}"),
+    Job("apache_hudi_compaction", ENGINE, SERVICE, compaction, prepare=needs(mor_upserted), spark=True,
+        note="MOR table after the upsert (small-file limit 0, so it has logs): run_compaction, scheduled now"),
+    Job("apache_hudi_cow_snapshot_read", ENGINE, READ, lambda c: _read(cow_upserted(c), c.shape.rows_after),
+        prepare=needs(cow_upserted), spark=True, warm=True, note="Hudi's COW table after the upsert"),
+    Job("apache_hudi_mor_snapshot_read", ENGINE, READ, lambda c: _read(mor_upserted(c), c.shape.rows_after),
+        prepare=needs(mor_upserted), spark=True, warm=True,
+        note="Hudi's MOR table after the upsert (small-file limit 0: base files + logs)"),
+    Job("apache_hudi_incremental_read", ENGINE, READ, incremental_read, prepare=needs(cow_upserted), spark=True,
+        warm=True, note="Hudi's COW table: the upsert's commit alone"),
+)

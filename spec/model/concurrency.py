@@ -1,0 +1,155 @@
+"""Writers at once (``spec.model.operations.Concurrent``): the model's optimistic concurrency control.
+
+Every member write starts from the same table: it takes its instant (requested times in member order) and
+plans its files against the table as it was — no member sees another's files. Then the members take their
+turns in ``commit_order``:
+
+- a **write** resolves conflicts as Hudi's ``TransactionUtils.resolveWriteConflictIfAny`` does under the
+  lock (``spec.timeline.conflict_resolution``: the candidates are the data-writing instants completed since
+  it started and, before table version 8, the compactions scheduled after it; a candidate that touched one
+  of its file groups conflicts). Without a conflict it commits (and runs its inline services, as any
+  write). With one it aborts with ``write_conflict`` as Apache Hudi's writer leaves it: its data files
+  written, its instant inflight, its heartbeat gone — a failed write, which the next writer rolls back
+  (``BaseHoodieWriteClient.commitStats`` throws ``HoodieWriteConflictException`` from ``preCommit`` and
+  rolls nothing back; measured with Apache Hudi 1.2.0's Spark writer, ``tests/test_hudi_mixed_writers.py``);
+- a **table service** (compaction, clean) runs whole, beside the writes still pending, and resolves no
+  conflict at its commit (``BaseHoodieTableServiceClient``: "do not do any conflict resolution here as we
+  do with regular writes"). A compaction's plan names only committed files; the cleaner plans with the
+  pending writes on the timeline.
+
+The members start under optimistic concurrency's lazy failed-writes policy
+(``hoodie.cleaner.policy.failed.writes=LAZY``): none rolls back another's pending instant as it starts.
+
+Source: ``SimpleConcurrentFileWritesConflictResolutionStrategy``, ``TransactionUtils``,
+``BaseHoodieWriteClient`` (``commitStats``, ``preCommit``), ``BaseHoodieTableServiceClient``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spec.config.write_operation import WriteOperationType, write_action
+from spec.errors import InvalidOperation
+from spec.model.actions import next_instant
+from spec.model.operations import Clean, Compact, Concurrent, Write
+from spec.model.state import Env, TableState, start_instant
+from spec.model.writes import WritePlan, apply_files, evolve_schema, plan_write, prepare
+from spec.timeline.conflict_resolution import (
+    ConcurrentOperation,
+    GroupId,
+    candidate_instants,
+    completed_set,
+    find_write_conflict,
+)
+from spec.timeline.instant import State
+
+Commit = Callable[[TableState, str, WritePlan, tuple[tuple[str, str], ...], str], TableState]
+"""Complete a started write: (table, instant, its plan, its schema, its ``WriteOperationType``) → the table."""
+Service = Callable[[TableState, Compact | Clean], TableState]
+"""Run a table service whole: (table, the service) → the table."""
+
+
+@dataclass(frozen=True)
+class Started:
+    """A member write that has started: its instant, action, plan, schema and operation type."""
+
+    instant: str
+    action: str
+    plan: WritePlan
+    schema: tuple[tuple[str, str], ...]
+    operation_type: str
+
+    @property
+    def file_groups(self) -> frozenset[GroupId]:
+        """The file groups it writes (new, merged or appended to) and replaces."""
+        return frozenset({(p, f) for p, f, _ in self.plan.files} | set(self.plan.replaced))
+
+
+def start(state: TableState, env: Env, op: Write) -> tuple[TableState, Started]:
+    """A member write takes its instant (requested) and plans its files against ``state``'s files."""
+    schema = state.schema if op.operation == "delete" else evolve_schema(state.schema, op.records)
+    recs = prepare(state, op.operation, op.records)
+    t = next_instant(state, env)
+    action = write_action(op.operation, state.config.is_mor, False)
+    state = state.with_instant(start_instant(action, t))
+    plan = plan_write(replace(state, schema=schema), env, op.operation, recs, t)
+    return state, Started(t, str(action), plan, schema, WriteOperationType.of_option(op.operation).value)
+
+
+def abort(state: TableState, w: Started) -> TableState:
+    """A write that lost conflict resolution, as Hudi's writer leaves it: its files written, its instant
+    inflight (a failed write, rolled back by the next writer)."""
+    inst = state.instant(w.instant)
+    assert inst is not None
+    state = apply_files(state.with_instant(inst.transition(State.INFLIGHT)), w.plan.files, w.instant)
+    return replace(state, operations=(*state.operations, (w.instant, w.operation_type)),
+                   appended_logs=(*state.appended_logs, (w.instant, tuple(w.plan.appended))))
+
+
+def conflict(state: TableState, w: Started, at_start: frozenset[str],
+             touched: dict[str, ConcurrentOperation]) -> ConcurrentOperation | None:
+    """The instant ``w`` conflicts with at its commit, or None (``spec.timeline.conflict_resolution``).
+    ``touched``: the operations of the instants completed beside it (writes, compactions)."""
+    cands = candidate_instants(state.timeline_view(), w.instant, at_start, state.table_version, state.config.is_mor)
+    others = []
+    for c in cands:
+        if c.requested in touched:
+            others.append(touched[c.requested])
+        elif (plan := state.plan(c.requested)) is not None:
+            others.append(ConcurrentOperation.of_plan(c, plan.group_ids()))
+    found = find_write_conflict(ConcurrentOperation(w.instant, w.action, w.operation_type, w.file_groups), others)
+    return found[0] if found is not None else None
+
+
+def concurrent(state: TableState, env: Env, op: Concurrent, commit: Commit, service: Service) -> TableState:
+    """The members of ``op`` at once (see the module rules); the case's ``outcomes`` must be the model's."""
+    if not state.timeline:
+        raise InvalidOperation("concurrent writers need a table: nothing was written yet",
+                               hint="write once before the concurrent step")
+    if state.crash_after is not None:
+        raise InvalidOperation("a crash is armed: concurrent members cannot be killed", hint="crash before a write")
+    for i, m in enumerate(op.members):
+        if isinstance(m, Write) and m.options:
+            raise InvalidOperation(f"concurrent.members[{i}] has write options of its own",
+                                   hint="a concurrent member writes with the table's options")
+    at_start = completed_set(state.timeline_view())
+    started: dict[int, Started] = {}
+    for i, m in enumerate(op.members):
+        if isinstance(m, Write):
+            state, started[i] = start(state, env, m)
+    outcomes: list[str] = ["ok"] * len(op.members)
+    touched: dict[str, ConcurrentOperation] = {}
+    for i in op.commit_order:
+        m = op.members[i]
+        if not isinstance(m, Write):
+            before = {x.requested for x in state.timeline if x.is_completed}
+            state = service(state, m)
+            for x in state.timeline:
+                if x.is_completed and x.requested not in before and (plan := state.plan(x.requested)) is not None:
+                    touched[x.requested] = ConcurrentOperation(x.requested, str(x.action),
+                                                               WriteOperationType.COMPACT.value, plan.group_ids())
+            continue
+        w = started[i]
+        if conflict(state, w, at_start, touched) is not None:
+            outcomes[i] = "write_conflict"
+            state = abort(state, w)
+            continue
+        state = commit(state, w.instant, w.plan, w.schema, w.operation_type)
+        touched[w.instant] = ConcurrentOperation(w.instant, w.action, w.operation_type, w.file_groups)
+    if tuple(outcomes) != op.outcomes:
+        raise InvalidOperation(f"the members end {list(outcomes)}; the case expects {list(op.outcomes)}",
+                               hint="fix the case's outcomes: the model decides by Hudi's conflict resolution")
+    return state
+
+
+def check_outcomes(op: Concurrent, got: Sequence[str], detail: Any = "") -> None:
+    """An implementation's members ended as the case expects, else ``InvalidOperation`` saying how not."""
+    if tuple(got) != op.outcomes:
+        raise InvalidOperation(f"the concurrent members ended {list(got)}; the case expects {list(op.outcomes)}"
+                               + (f" ({detail})" if detail else ""),
+                               hint="the later of two writes to one file group aborts (write_conflict)")
+
+
+__all__ = ["Commit", "Service", "Started", "abort", "check_outcomes", "concurrent", "conflict", "start"]

@@ -1,8 +1,9 @@
 """Writers at once (``spec.model.operations.Concurrent``): the model's optimistic concurrency control.
 
 Every member write starts from the same table: it takes its instant (requested times in member order) and
-plans its files against the table as it was — no member sees another's files. Then the members take their
-turns in ``commit_order``:
+writes its data files, planned against the table as it was — no member sees another's files; they are on
+storage, uncommitted (readers, and a compaction plan, see them as the table's rules say: a version 6 log file
+belongs to its slice by its base instant). Then the members take their turns in ``commit_order``:
 
 - a **write** resolves conflicts as Hudi's ``TransactionUtils.resolveWriteConflictIfAny`` does under the
   lock (``spec.timeline.conflict_resolution``: the candidates are the data-writing instants completed since
@@ -45,8 +46,9 @@ from spec.timeline.conflict_resolution import (
 )
 from spec.timeline.instant import State
 
-Commit = Callable[[TableState, str, WritePlan, tuple[tuple[str, str], ...], str], TableState]
-"""Complete a started write: (table, instant, its plan, its schema, its ``WriteOperationType``) → the table."""
+Commit = Callable[[TableState, str, frozenset[GroupId], tuple[tuple[str, str], ...]], TableState]
+"""Complete a started write whose files are written: (table, instant, the file groups it replaces, its schema) →
+the table (committed, its inline services run)."""
 Service = Callable[[TableState, Compact | Clean], TableState]
 """Run a table service whole: (table, the service) → the table."""
 
@@ -67,25 +69,19 @@ class Started:
         return frozenset({(p, f) for p, f, _ in self.plan.files} | set(self.plan.replaced))
 
 
-def start(state: TableState, env: Env, op: Write) -> tuple[TableState, Started]:
-    """A member write takes its instant (requested) and plans its files against ``state``'s files."""
-    schema = state.schema if op.operation == "delete" else evolve_schema(state.schema, op.records)
-    recs = prepare(state, op.operation, op.records)
+def start(state: TableState, base: TableState, env: Env, op: Write) -> tuple[TableState, Started]:
+    """A member write takes its instant and writes its data files, planned against ``base`` (the table as it was
+    before any member started): its instant inflight, its files on storage (uncommitted), none committed."""
+    schema = base.schema if op.operation == "delete" else evolve_schema(base.schema, op.records)
+    recs = prepare(base, op.operation, op.records)
     t = next_instant(state, env)
     action = write_action(op.operation, state.config.is_mor, False)
-    state = state.with_instant(start_instant(action, t))
-    plan = plan_write(replace(state, schema=schema), env, op.operation, recs, t)
-    return state, Started(t, str(action), plan, schema, WriteOperationType.of_option(op.operation).value)
-
-
-def abort(state: TableState, w: Started) -> TableState:
-    """A write that lost conflict resolution, as Hudi's writer leaves it: its files written, its instant
-    inflight (a failed write, rolled back by the next writer)."""
-    inst = state.instant(w.instant)
-    assert inst is not None
-    state = apply_files(state.with_instant(inst.transition(State.INFLIGHT)), w.plan.files, w.instant)
-    return replace(state, operations=(*state.operations, (w.instant, w.operation_type)),
-                   appended_logs=(*state.appended_logs, (w.instant, tuple(w.plan.appended))))
+    state = state.with_instant(start_instant(action, t).transition(State.INFLIGHT))
+    plan = plan_write(replace(base, timeline=state.timeline, schema=schema), env, op.operation, recs, t)
+    w = Started(t, str(action), plan, schema, WriteOperationType.of_option(op.operation).value)
+    state = apply_files(state, plan.files, t)
+    return replace(state, operations=(*state.operations, (t, w.operation_type)),
+                   appended_logs=(*state.appended_logs, (t, tuple(plan.appended)))), w
 
 
 def conflict(state: TableState, w: Started, at_start: frozenset[str],
@@ -115,10 +111,11 @@ def concurrent(state: TableState, env: Env, op: Concurrent, commit: Commit, serv
             raise InvalidOperation(f"concurrent.members[{i}] has write options of its own",
                                    hint="a concurrent member writes with the table's options")
     at_start = completed_set(state.timeline_view())
+    base = state
     started: dict[int, Started] = {}
     for i, m in enumerate(op.members):
         if isinstance(m, Write):
-            state, started[i] = start(state, env, m)
+            state, started[i] = start(state, base, env, m)
     outcomes: list[str] = ["ok"] * len(op.members)
     touched: dict[str, ConcurrentOperation] = {}
     for i in op.commit_order:
@@ -133,10 +130,9 @@ def concurrent(state: TableState, env: Env, op: Concurrent, commit: Commit, serv
             continue
         w = started[i]
         if conflict(state, w, at_start, touched) is not None:
-            outcomes[i] = "write_conflict"
-            state = abort(state, w)
+            outcomes[i] = "write_conflict"  # left as it is: files written, instant inflight (a failed write)
             continue
-        state = commit(state, w.instant, w.plan, w.schema, w.operation_type)
+        state = commit(state, w.instant, w.plan.replaced, w.schema)
         touched[w.instant] = ConcurrentOperation(w.instant, w.action, w.operation_type, w.file_groups)
     if tuple(outcomes) != op.outcomes:
         raise InvalidOperation(f"the members end {list(outcomes)}; the case expects {list(op.outcomes)}",
@@ -152,4 +148,4 @@ def check_outcomes(op: Concurrent, got: Sequence[str], detail: Any = "") -> None
                                hint="the later of two writes to one file group aborts (write_conflict)")
 
 
-__all__ = ["Commit", "Service", "Started", "abort", "check_outcomes", "concurrent", "conflict", "start"]
+__all__ = ["Commit", "Service", "Started", "check_outcomes", "concurrent", "conflict", "start"]

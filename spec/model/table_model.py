@@ -338,9 +338,11 @@ class ModelOperations(OperationHandler[TableState]):
 
     def concurrent(self, op: Concurrent) -> TableState:
         """Writers at once (``spec.model.concurrency``)."""
-        def commit(s: TableState, t: str, plan: Any, schema: tuple[tuple[str, str], ...], operation: str
+        def commit(s: TableState, t: str, replaced: frozenset[tuple[str, str]], schema: tuple[tuple[str, str], ...]
                    ) -> TableState:
-            return _commit(s, self.env, t, plan.files, plan.replaced, plan.appended, schema, operation)
+            s = mark_replaced(s, replaced, t)
+            s = replace(s, schema=schema, schema_log=(*s.schema_log, (t, schema)))
+            return _after_commit(finish(s, self.env, t), self.env)
 
         def service(s: TableState, m: Compact | Clean) -> TableState:
             if isinstance(m, Compact):

@@ -12,7 +12,12 @@ what a Spark user of Hudi does:
   ``hoodie.datasource.write.operation``;
 - table services are Hudi's SQL procedures on the table registered in the session's catalog:
   ``run_compaction`` (``schedule``, ``execute``, ``scheduleandexecute``), ``run_clean``,
-  ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``.
+  ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``;
+- ``concurrent`` members are datasource writes and procedures under optimistic concurrency control
+  (``OCC_OPTIONS``: Hudi's ``InProcessLockProvider``, the writers being one JVM's), each write in a thread of its
+  own held between its data files and its commit by a gate (``HeldHudiWrite``: a Python UDF that waits for a
+  file, in the query of a pre-commit validator, ``hoodie.precommit.validators``, which Hudi runs before it takes
+  the lock to commit); at its turn a write's gate opens (and a service runs).
 
 The mapping is ``plan_op`` (``SparkPlanner``, the adapter's ``spec.model.operations.OperationHandler``), a
 pure function the tests check without Spark. The table directory is
@@ -25,8 +30,10 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -40,12 +47,14 @@ from spec.errors import (
     InvalidConfig,
     InvalidOperation,
     SchemaMismatch,
+    WriteConflict,
 )
 from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -81,7 +90,7 @@ CAPABILITIES: Final = frozenset({
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
     "compact", "clean", "rollback", "savepoint", "restore", "archive",
-    "inline_compact", "auto_clean", "auto_archive",
+    "inline_compact", "auto_clean", "auto_archive", "concurrent",
 })
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
 
@@ -140,6 +149,12 @@ KNOWN_FAILURES: Final[dict[str, str]] = {
 reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the
 spec follows Hudi (docs/conformance.md, "Apache Hudi as the oracle")."""
 
+OCC_OPTIONS: Final = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+                      "hoodie.cleaner.policy.failed.writes": "LAZY",
+                      "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"}
+"""Hudi's options for the members of a ``concurrent`` step: optimistic concurrency control, failed writes rolled
+back lazily, and the lock of the writers of one JVM."""
+
 COMPACTION_OPS: Final = {"schedule": "schedule", "run": "execute", "schedule_and_run": "scheduleandexecute"}
 COMPACT_NOW: Final = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
                       "hoodie.compact.inline.max.delta.commits": "1"}
@@ -155,6 +170,8 @@ class SparkAction:
     options: Mapping[str, str] = field(default_factory=dict)
     records: tuple[Mapping[str, Any], ...] = ()
     sql: str = ""
+    members: tuple[SparkAction, ...] = ()
+    """A ``concurrent`` step's (kind ``concurrent``): each member's action, under ``OCC_OPTIONS``."""
 
 
 METADATA_ENABLE: Final = "hoodie.metadata.enable"
@@ -259,6 +276,11 @@ class SparkPlanner(OperationHandler[SparkAction]):
         return SparkAction("sql", sql=call("archive_commits", table=self.table, min_commits=c.keep_min_commits,
                                            max_commits=c.keep_max_commits, retain_commits=c.clean_commits_retained))
 
+    def concurrent(self, op: Concurrent) -> SparkAction:
+        """Each member's action under optimistic concurrency control (``OCC_OPTIONS``)."""
+        return SparkAction("concurrent", members=tuple(
+            replace(a, options={**a.options, **OCC_OPTIONS}) for a in (dispatch(self, m) for m in op.members)))
+
     def stream(self, op: Stream) -> SparkAction:
         """Not mapped (streams are Flink's)."""
         raise _unmapped(op)
@@ -273,6 +295,7 @@ class SparkPlanner(OperationHandler[SparkAction]):
 
 
 REFUSALS: Final[tuple[tuple[str, str, type[HudiSpecError]], ...]] = (
+    ("HoodieWriteConflictException", "", WriteConflict),
     ("MissingSchemaFieldException", "", SchemaMismatch),
     ("SchemaBackwardsCompatibilityException", "", SchemaMismatch),
     ("SchemaCompatibilityException", "", SchemaMismatch),
@@ -370,6 +393,8 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.spark: Any = None
         self.config = CreateTable()
         self.table = "t"
+        self.workdir = ""
+        self.gates = 0
         self.types: dict[str, Any] = {}
 
     @property
@@ -385,6 +410,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.spark = hudi_session(self.jar)
         self.config = config
         self.path = str(workdir / config.table_name)
+        self.workdir = str(workdir)
         self.table = f"{config.table_name}_{abs(hash(self.path)) % 10**8}"
 
     def _latest_write(self) -> str | None:
@@ -395,7 +421,9 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
     def apply(self, op: Operation) -> None:
         action = dispatch(SparkPlanner(self.config, self.table, self._latest_write), op)
         try:
-            if action.kind == "write":
+            if isinstance(op, Concurrent):
+                self._concurrent(op, action)
+            elif action.kind == "write":
                 self._write(action)
             else:
                 self._procedure(action)
@@ -404,6 +432,29 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
             if refusal is None:
                 raise
             raise refusal from err
+
+    def _concurrent(self, op: Concurrent, action: SparkAction) -> None:
+        """The member writes started in member order, each held at its gate until its turn of the commit order
+        (``HeldHudiWrite``); a service runs at its turn. Each member's outcome is Hudi's: it committed, or its
+        writer failed with ``HoodieWriteConflictException`` (``write_conflict``)."""
+        from spec.model.concurrency import check_outcomes
+
+        held: dict[int, HeldHudiWrite] = {}
+        try:
+            for i, member in enumerate(action.members):
+                if member.kind == "write":
+                    self.gates += 1
+                    held[i] = HeldHudiWrite(self, member, Path(self.workdir) / f"gate-{self.gates}", i).start()
+            outcomes = ["ok"] * len(op.members)
+            for i in op.commit_order:
+                if i in held:
+                    outcomes[i] = held[i].commit()
+                else:
+                    self._procedure(action.members[i])
+        finally:
+            for h in held.values():
+                h.release()
+        check_outcomes(op, outcomes)
 
     def _procedure(self, action: SparkAction) -> None:
         """A SQL procedure on the registered table, with the table's write options (and the action's own) as
@@ -444,3 +495,75 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
     def close(self) -> None:
         if self.spark is not None:
             self.spark.sql(f"DROP TABLE IF EXISTS {self.table}")
+
+
+GATE_VALIDATOR: Final = "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator"
+HOLD_SECONDS: Final = 600.0
+
+
+class HeldHudiWrite:
+    """A datasource write in a thread of its own, held by a gate: its pre-commit validator's query calls a Python
+    UDF that marks the gate reached and waits for the gate's file (Hudi runs the validators after the write's data
+    files, before it takes the lock to commit)."""
+
+    def __init__(self, adapter: HudiSparkAdapter, action: SparkAction, gate: Path, member: int) -> None:
+        from pyspark.sql import types as T
+
+        self.gate, self.reached = gate, gate.with_suffix(".reached")
+        udf = f"conformance_gate_{member}"
+        adapter.spark.udf.register(udf, _gate(str(gate), str(self.reached)), T.LongType())
+        self.action = replace(action, options={**action.options, "hoodie.precommit.validators": GATE_VALIDATOR,
+                                               "hoodie.precommit.validators.single.value.sql.queries":
+                                               f"select {udf}(1 + 0 * count(*)) from <TABLE_NAME>#1"})
+        self.adapter = adapter
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.adapter._write(self.action)
+        except BaseException as err:  # the write's outcome, reported by commit()
+            self.error = err
+        finally:
+            self.done.set()
+
+    def start(self) -> HeldHudiWrite:
+        """Start the write and wait until it reaches its gate (or ends before)."""
+        self.thread.start()
+        deadline = time.monotonic() + HOLD_SECONDS
+        while not self.reached.exists() and not self.done.is_set():
+            if time.monotonic() > deadline:
+                raise InvalidOperation("a concurrent member write did not reach its gate", hint="see Hudi's log")
+            time.sleep(0.05)
+        return self
+
+    def commit(self) -> str:
+        """Open the gate: ``ok``, or ``write_conflict`` for Hudi's ``HoodieWriteConflictException`` (any other
+        error is raised, as Hudi's refusal when it is one)."""
+        self.release()
+        if self.error is None:
+            return "ok"
+        refusal = refused(self.error)
+        if isinstance(refusal, WriteConflict):
+            return "write_conflict"
+        raise refusal or self.error
+
+    def release(self) -> None:
+        """Open the gate and wait for the write to end."""
+        self.gate.touch()
+        self.thread.join(HOLD_SECONDS)
+
+
+def _gate(path: str, reached: str) -> Callable[[Any], Any]:
+    """The UDF of a gate: it marks the gate reached, then waits until the gate's file exists."""
+    def gate(value: Any) -> Any:
+        import os as os_
+        import time as time_
+
+        open(reached, "a").close()
+        while not os_.path.exists(path):
+            time_.sleep(0.05)
+        return value
+
+    return gate

@@ -142,3 +142,19 @@ def test_a_concurrency_case_passes_on_the_spark_engine(spark: object) -> None:
     fixtures = [f for f in load_cases(FIXTURES, "concurrency") if f.case.id == "concurrent-same-group-mor-v8"]
     (result,) = run_cases(fixtures, lambda: ReferenceSparkAdapter(spark)).cases
     assert result.verdict == Verdict.PASS, result.diff
+
+
+def test_three_writers_at_once_on_the_model_and_the_local_engine() -> None:
+    """Three writes start together; the last to start commits first, then the one to another partition, then
+    the first, which shares a file group with the first to commit and aborts."""
+    from conformance.interface.ops import Case
+    from conformance.runner import FixtureCase
+
+    three = Concurrent((w("upsert", rec(1, 2, v="A")), w("upsert", rec(3, 2, "b", v="B")),
+                        w("upsert", rec(2, 2, v="C"))), (2, 1, 0), ("write_conflict", "ok", "ok"))
+    case = Case("three-writers", config=config(MOR, 8), ops=(w("insert", rec(1, 1), rec(2, 1), rec(3, 1, "b")), three))
+    model = _model(MOR, 8)
+    model.apply(three)
+    assert _rows(model) == {1: "v1@1", 2: "C", 3: "B"}
+    (result,) = run_cases([FixtureCase(case)], ReferenceLocalAdapter).cases  # expected: the live model's
+    assert result.verdict == Verdict.PASS, result.diff

@@ -243,6 +243,7 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 if mine is None or mine.state != State.INFLIGHT:
                     raise WriteConflict(f"write {instant} is no longer inflight on the timeline: another writer "
                                         "rolled it back", hint="retry the write")
+                reject_updates_to_clustering(storage, now, started, md)  # refused outright: undone on the spot
                 try:
                     resolve_write_conflict(storage, now, started, md, at_start, table)
                 except WriteConflict as err:

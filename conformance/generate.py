@@ -36,6 +36,7 @@ from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import short as _short
+from conformance.cases_concurrency import concurrency_cases
 from conformance.cases_fidelity import (
     DUPLICATE_BUILDERS,
     bulk_insert_sort_mode,
@@ -70,7 +71,7 @@ from spec.model.operations import (
     Write,
 )
 
-CORPUS_VERSION: Final = 4
+CORPUS_VERSION: Final = 5
 GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
 
@@ -400,7 +401,8 @@ def corpus() -> dict[str, list[Case]]:
     timeline += [c for b in (crash_then_rollback, expect_errors, fixed_instants) for c in _grid(b, types=(COW,))]
     stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,))]
     logs = [c for b in LOG_BUILDERS for c in _grid(logs_only(b), types=(MOR,))]
-    suites = {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs}
+    suites = {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs,
+              "concurrency": concurrency_cases()}
     for suite, selection in VERSION_9.items():
         suites[suite] += [c for b, types in selection for c in _grid(b, types=types, versions=(9,))]
     return suites

@@ -3,8 +3,9 @@ lockstep (``conformance.runner.Lockstep``), diffed after every step.
 
 Rules cover every operation: writes of all six operations, ``delete_partition``, streams of two
 checkpoints (I, U | U, U: the second checkpoint updates keys the first inserted), compaction
-(schedule and run, or each alone), clean, rollback, savepoint, restore, archive, a crash before the
-next write, and an operation refused with an expected error. Each example creates a table (COW or
+(schedule and run, or each alone), clean, rollback, savepoint, restore, archive, two writers at once
+(``concurrent``: updates of keys the table holds, the outcome known from the file groups holding them), a
+crash before the next write, and an operation refused with an expected error. Each example creates a table (COW or
 MOR, v6 or v8) and runs a random sequence; the first step at which the adapter's observation
 differs from the model's fails the example, hypothesis shrinks the sequence, and ``run_machine``
 writes the minimized sequence as a regression case (``conformance.generate.write_regression``).
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
@@ -34,6 +35,7 @@ from spec.model.operations import (
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -180,6 +182,39 @@ class LockstepMachine(RuleBasedStateMachine):
         self._step(Stream((tuple(StreamRecord("upsert", r) for r in first),
                            tuple(StreamRecord("delete" if deletes and r["ts"] == 0 else "upsert", r)
                                  for r in (*second, *({**r, "ts": r["ts"] + 1} for r in first[:1]))))))
+
+    def _model_state(self) -> Any:
+        assert self.lockstep is not None
+        return self.lockstep.model.model.state  # type: ignore[attr-defined]
+
+    def _no_pending_write(self) -> bool:
+        """No write is pending (a concurrent step's loser is rolled back by the next write first)."""
+        return self.lockstep is not None and not any(
+            not i.is_completed and i.action in ("commit", "deltacommit", "replacecommit")
+            for i in self._model_state().timeline)
+
+    @precondition(lambda self: self.services and self.written and self._no_pending_write())
+    @rule(data=st.data(), reverse=st.booleans())
+    def concurrent(self, data: st.DataObject, reverse: bool) -> None:
+        """Two upserts at once of keys the table holds: of two that share a file group the later to commit
+        aborts (write_conflict), else both commit. Version 6 merge-on-read writers append to one log file of a
+        shared group: only disjoint groups there."""
+        from spec.model.queries import key_locations, snapshot
+
+        state = self._model_state()
+        groups = key_locations(state)
+        live = sorted({(str(r["_hoodie_partition_path"]), str(r["_hoodie_record_key"])) for r in snapshot(state)})
+        assume(bool(live) and all(k in groups for k in live))
+        first, second = data.draw(st.sampled_from(live)), data.draw(st.sampled_from(live))
+        shared = bool(set(groups[first]) & set(groups[second]))
+        assume(not (shared and state.config.is_mor and state.table_version < 8))
+        order = (1, 0) if reverse else (0, 1)
+        outcomes = ["ok", "ok"]
+        if shared:
+            outcomes[order[1]] = "write_conflict"
+        members = tuple(Write("upsert", ({"id": int(k), "ts": 3, "p": p, "v": f"c{n}"},))
+                        for n, (p, k) in enumerate((first, second)))
+        self._step(Concurrent(members, order, tuple(outcomes)))
 
     @precondition(lambda self: self.services)
     @rule()

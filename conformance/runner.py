@@ -115,7 +115,9 @@ def apply_choosing_times(adapter: TableUnderTest, op: Op, expecting: str | None,
     operation the case gives a time to write at runs at the implementation's time, which is then shown as the
     case's (``Normalizer.bind``); an operation naming an instant written before gets the implementation's time of
     it. Instants are so mapped by order, and no case is skipped for naming one. A named instant nothing was
-    written at (a rollback of an instant that never was) is passed on as it is."""
+    written at (a rollback of an instant that never was) is passed on as it is. A ``concurrent`` step names no
+    instant (its members take theirs as they start): the implementation's are labelled in time order like any
+    other, which is the members' start order, since each starts once the one before holds its written files."""
     field_name = CREATED_AT.get(type(op)) or REFERS_TO.get(type(op))
     if isinstance(op, Compact):
         field_name = "instant_time"

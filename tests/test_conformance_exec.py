@@ -31,16 +31,16 @@ from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.interface.adapter import RawGroup, RawSlice
 from conformance.runner import FixtureCase, Verdict, load_cases, run_case, run_cases
 from spec.errors import InstantNotFound
-from spec.model.operations import Stream, StreamRecord, Write
+from spec.model.operations import Clean, Concurrent, Stream, StreamRecord, Write
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REFERENCE_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.reference_cmd --engine local"
 HUDI_RS_CMD = f"{sys.executable} -m conformance.adapters.exec_cmds.hudi_rs_cmd"
 
 WRITER_SUBSET = ("insert-upsert-delete-logs-mor-v8", "expect-errors-cow-v6", "schema-add-column-cow-v8",
-                 "archive-cow-v8")
+                 "archive-cow-v8", "concurrent-same-group-cow-v6")
 """Log appends, refusals checked by kind, an added column, archiving (whose archived instants still account for
-files in L4); the rest under slow."""
+files in L4), writers at once; the rest under slow."""
 ROWS_SUBSET = ("insert-upsert-delete-logs-mor-v8", "expect-errors-cow-v6")
 """Cases for a writer answering the reads itself (``reads: rows``)."""
 READER_SUBSET = ("insert-upsert-delete-cow-v8", "pending-compaction-mor-v8", "pending-compaction-mor-v6")
@@ -170,6 +170,10 @@ def test_records_files_round_trip_through_a_program(tmp_path: Path, fmt: str) ->
     if fmt == "json":
         first = json.loads(Path(encoded["checkpoint_files"][0]["path"]).read_text().splitlines()[0])
         assert first[KIND_COLUMN] == "upsert"
+    both = Concurrent((Write("upsert", ({"id": 1, "p": "a", "ts": 3},)), Clean()), (1, 0), ("ok", "ok"))
+    encoded = encode_op(both, tmp_path, "step-3", fmt)
+    assert "records" not in encoded["members"][0] and encoded["members"][0]["records_file"]["count"] == 1
+    assert decode_op(json.loads(json.dumps(encoded))) == both
 
 
 def test_hello_is_checked() -> None:

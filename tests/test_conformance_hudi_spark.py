@@ -22,9 +22,9 @@ from conformance.adapters.hudi_spark import (
     SparkAction,
     call,
     plan_op,
-    refused,
 )
 from conformance.adapters.hudi_spark_crash import DIRECT_MARKERS, FAILING_VALIDATOR, crash_options
+from conformance.adapters.hudi_spark_refusals import refused
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.interface.adapter import missing_capabilities
 from conformance.interface.ops import CreateTable

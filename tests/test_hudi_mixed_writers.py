@@ -12,8 +12,8 @@ measured, Hudi 1.2.0 takes the lock only briefly while it starts, and computes i
 
 Conflicts resolve by Hudi's rule (``SimpleConcurrentFileWritesConflictResolutionStrategy``): of two
 writes that touched one file group, the later to commit fails — ours with WriteConflict naming Hudi's
-instant, its files rolled back at once; Hudi's with ``HoodieWriteConflictException`` naming ours, its
-instant left inflight without a heartbeat, and rolled back by the next writer (ours here). Both orders,
+instant, Hudi's with ``HoodieWriteConflictException`` naming ours; either way its instant is left inflight
+without a heartbeat, and rolled back by the next writer (ours here). Both orders,
 copy-on-write and merge-on-read; writes to other file groups both commit. After every trial Hudi's
 reader, hudi-rs and the spec reader read the same rows: the winner's, nothing lost, no key twice.
 """

@@ -19,6 +19,7 @@ from spec.model.operations import (
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -74,6 +75,14 @@ ops = st.one_of(
                                         max_size=3).map(tuple), min_size=1, max_size=3).map(tuple)),
     st.builds(Crash, st.integers(0, 5)),
     st.builds(ExpectError, st.sampled_from(sorted(ERROR_KINDS))),
+    st.permutations([0, 1, 2]).flatmap(lambda order: st.builds(
+        Concurrent,
+        st.tuples(st.builds(Write, st.sampled_from(WRITE_OPERATIONS), st.lists(records, max_size=2).map(tuple)),
+                  st.builds(Write, st.just("upsert"), st.lists(records, max_size=2).map(tuple)),
+                  st.just(Compact()) | st.just(Clean()) | st.just(Compact("run"))),
+        st.just(tuple(order)),
+        st.tuples(st.sampled_from(["ok", "write_conflict"]), st.sampled_from(["ok", "write_conflict"]),
+                  st.just("ok")))),
 )
 
 
@@ -95,7 +104,7 @@ def test_case_json_round_trip(op_list: list[object], config: CreateTable) -> Non
 def test_every_op_name_is_encoded_by_its_class() -> None:
     assert to_json(Archive()) == {"op": "archive"}
     assert set(OP_NAMES) == {"create_table", "write", "delete_partition", "compact", "clean", "rollback",
-                             "savepoint", "restore", "archive", "stream", "crash", "expect_error"}
+                             "savepoint", "restore", "archive", "stream", "concurrent", "crash", "expect_error"}
     assert {cls for name, cls in OP_NAMES.items() if name != "create_table"} == set(typing.get_args(Operation))
 
 
@@ -106,12 +115,13 @@ class _Names(OperationHandler[str]):
         return str(to_json(op)["op"])
 
     write = delete_partition = compact = clean = rollback = savepoint = restore = archive = stream = crash = _name
-    expect_error = _name
+    expect_error = concurrent = _name
 
 
 def test_dispatch_hands_every_operation_to_its_own_method() -> None:
     every = [Write("upsert", ()), DeletePartition(("a",)), Compact(), Clean(), Rollback(), Savepoint(), Restore(),
-             Archive(), Stream(((StreamRecord("upsert", {"id": 1}),),)), Crash(), ExpectError("invalid_record")]
+             Archive(), Stream(((StreamRecord("upsert", {"id": 1}),),)), Crash(), ExpectError("invalid_record"),
+             Concurrent((Write("upsert", ()), Write("upsert", ())), (1, 0), ("ok", "write_conflict"))]
     assert {type(op) for op in every} == set(typing.get_args(Operation))
     methods = {name: getattr(_Names, name) for name in OperationHandler.__abstractmethods__}
     assert len(methods) == len(every)
@@ -127,6 +137,9 @@ def test_a_handler_missing_a_method_cannot_be_made() -> None:
 
     with pytest.raises(TypeError, match="abstract"):
         Partial()  # type: ignore[abstract]
+
+
+_UPSERT = {"op": "write", "operation": "upsert", "records": [{"id": 1}]}
 
 
 @pytest.mark.parametrize("obj", [
@@ -153,6 +166,22 @@ def test_a_handler_missing_a_method_cannot_be_made() -> None:
     {"op": "stream", "checkpoints": []},
     {"op": "stream", "checkpoints": [[{"kind": "insert", "record": {}}]]},
     {"op": "stream", "checkpoints": [[{"record": {}}]]},
+    *({"op": "concurrent", "members": [_UPSERT, *more], "commit_order": order, "outcomes": outcomes}
+      for more, order, outcomes in [
+          ([], [0], ["ok"]),  # one member is no concurrency
+          ([_UPSERT], [0, 0], ["ok", "ok"]),  # an index twice
+          ([_UPSERT], [0, 2], ["ok", "ok"]),  # an index out of range
+          ([_UPSERT], [1, 0], ["ok"]),  # an outcome missing
+          ([_UPSERT], [1, 0], ["ok", "aborted"]),  # not an outcome
+          ([{"op": "clean"}], [1, 0], ["ok", "write_conflict"]),  # a service resolves no conflict
+          ([{"op": "compact", "mode": "schedule"}], [1, 0], ["ok", "ok"]),  # a compaction beside writers runs
+          ([{"op": "rollback"}], [1, 0], ["ok", "ok"]),  # not a member
+          ([{**_UPSERT, "instant_time": "20240101000000000"}], [1, 0], ["ok", "ok"]),  # members take their times
+          ([_UPSERT], [True, 0], ["ok", "ok"]),  # bools are not indexes
+      ]),
+    {"op": "concurrent", "members": [{"op": "clean"}, {"op": "compact"}], "commit_order": [0, 1],
+     "outcomes": ["ok", "ok"]},  # no write
+    {"op": "concurrent", "members": _UPSERT, "commit_order": [0], "outcomes": ["ok"]},  # not a list
 ])
 def test_outside_the_vocabulary_is_rejected(obj: object) -> None:
     with pytest.raises(InvalidOperation):

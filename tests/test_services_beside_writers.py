@@ -6,8 +6,9 @@ writer starts and commits while it runs (with the lock held throughout, the writ
 rival runs inside the other at a chosen step, so both orders of finishing are replayed exactly:
 
 - the writer starts first and commits after the compaction was scheduled (or completed): before
-  table version 8 it loses if the plan names a file group it wrote (``WriteConflict``, nothing of it
-  left); from version 8 on both commit (its log files belong to the slice the compaction opens);
+  table version 8 it loses if the plan names a file group it wrote (``WriteConflict``, its instant left
+  inflight as Apache Hudi leaves it, and rolled back by the next writer); from version 8 on both commit
+  (its log files belong to the slice the compaction opens);
 - the compaction is scheduled first and the writer commits while it runs: both commit;
 - inserts into new file groups commit either way; inserts that land in existing groups follow the
   rule above for the groups they wrote;
@@ -35,7 +36,7 @@ from spec.errors import WriteConflict
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
-from spec.timeline.instant import Action
+from spec.timeline.instant import Action, State
 from tests.hudi_rs import hudi_rs_read
 
 OCC = {"hoodie.table.name": "svc", "hoodie.datasource.write.recordkey.field": "id",
@@ -86,7 +87,20 @@ class Scene:
     def completed(self, action: str) -> list[str]:
         return [i.requested for i in Timeline.load(self.path).instants if i.action == action and i.is_completed]
 
-    def left_nothing(self, err: WriteConflict) -> None:
+    def rolled_back_by_the_next_writer(self, err: WriteConflict) -> None:
+        """The losing write is left as Apache Hudi leaves it (its instant inflight, a failed write); the next
+        write rolls it back, and nothing of it is left."""
+        import re
+
+        loser = re.search(r"write (\d{17})", str(err))
+        assert loser is not None
+        pending = Timeline.load(self.path).pending_writes().instants
+        assert [i.state for i in pending if i.requested == loser.group(1)] == [State.INFLIGHT]
+        self.write(self.writer, _rows(range(19, 20), "b", 9))
+        self.nothing_left_of(err)
+
+    def nothing_left_of(self, err: WriteConflict) -> None:
+        """No file of the losing write is left (it was rolled back)."""
         import re
 
         loser = re.search(r"write (\d{17})", str(err))
@@ -150,7 +164,7 @@ def _writer_then_compaction(where: str, version: int, s3_server: Any, tmp_path: 
         with pytest.raises(WriteConflict, match="completed after it started") as err:
             scene.write(scene.writer, rows)
         assert compacted[0] is not None and compacted[0] in str(err.value)
-        scene.left_nothing(err.value)
+        scene.rolled_back_by_the_next_writer(err.value)
     else:  # version 8: its log file is in the slice the compaction opened
         scene.write(scene.writer, rows)
     assert compacted[0] is not None and compacted[0] in scene.completed(Action.COMMIT)
@@ -172,7 +186,7 @@ def test_writer_commits_while_a_scheduled_compaction_is_pending(where: str, vers
     if version < 8:
         with pytest.raises(WriteConflict, match="was scheduled after it started") as err:
             scene.write(scene.writer, rows)
-        scene.left_nothing(err.value)
+        scene.rolled_back_by_the_next_writer(err.value)
     else:
         scene.write(scene.writer, rows)
     assert scheduled[0] is not None
@@ -215,7 +229,7 @@ def test_inserts_beside_a_compaction_follow_the_rule_for_the_groups_they_wrote(
         assert t is not None
         named = {g for g in _plan_groups(scene, t) if g[1] in str(err)}
         assert named, f"{err} names no group of compaction {t}'s plan"
-        scene.left_nothing(err)
+        scene.rolled_back_by_the_next_writer(err)
     else:
         if version < 8:
             t = compacted[0]
@@ -309,8 +323,8 @@ def test_without_optimistic_concurrency_a_compaction_holds_the_lock_throughout(
 def _threaded_trials(where: str, version: int, s3_server: Any, tmp_path: Path, trials: int) -> dict[str, int]:
     """A compaction (then a clean) in one thread and an upsert into the compacted groups in another,
     started together, ``trials`` times: the service always completes; the writer commits, or (before
-    version 8 only) loses with WriteConflict and leaves nothing; the table holds exactly the rows of the
-    writes that committed."""
+    version 8 only) loses with WriteConflict, its write left inflight for the cleaner or the next writer to roll
+    back; the table holds exactly the rows of the writes that committed."""
     import threading
 
     scene = Scene(where, s3_server, tmp_path, version)
@@ -319,6 +333,7 @@ def _threaded_trials(where: str, version: int, s3_server: Any, tmp_path: Path, t
         barrier = threading.Barrier(2)
         errors: list[BaseException] = []
         rows = _rows(range(0, 5), "a", 10 + t)
+        lost: WriteConflict | None = None
 
         def service(barrier: threading.Barrier, errors: list[BaseException]) -> None:
             try:
@@ -336,11 +351,13 @@ def _threaded_trials(where: str, version: int, s3_server: Any, tmp_path: Path, t
             outcomes["ok"] += 1
         except WriteConflict as err:
             assert version < 8, f"trial {t}: from version 8 on a writer never loses to a compaction: {err}"
-            scene.left_nothing(err)
+            lost = err
             outcomes["conflict"] += 1
         runner.join(timeout=300)
         assert not errors, f"trial {t}: the service failed: {errors[0]!r}"
         scene.write(scene.writer, _rows(range(10, 12), "b", 10 + t))  # logs for the next trial's compaction
+        if lost is not None:  # rolled back by the clean (its heartbeat stopped) or by the write just now
+            scene.nothing_left_of(lost)
         scene.check()
     return outcomes
 

@@ -42,7 +42,7 @@ from conformance.interface.adapter import (
 )
 from conformance.interface.ops import CreateTable, to_json
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidConfig
-from spec.model.operations import Operation
+from spec.model.operations import Concurrent, Operation
 
 PROTOCOL_VERSIONS: Final = (1, 2)
 ANSWERS: Final = {1: ("timeline",), 2: ("timeline", "layout")}
@@ -228,6 +228,8 @@ def encode_op(op: Operation, folder: Path, stem: str, fmt: str) -> dict[str, Any
         obj["checkpoint_files"] = [
             write_records([{**r["record"], KIND_COLUMN: r["kind"]} for r in cp], folder / f"{stem}-cp{i}", fmt)
             for i, cp in enumerate(obj.pop("checkpoints"), 1)]
+    if isinstance(op, Concurrent):  # its members' records, each in files of their own
+        obj["members"] = [encode_op(m, folder, f"{stem}-m{i}", fmt) for i, m in enumerate(op.members)]
     return obj
 
 

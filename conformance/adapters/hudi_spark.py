@@ -12,7 +12,12 @@ what a Spark user of Hudi does:
   ``hoodie.datasource.write.operation``;
 - table services are Hudi's SQL procedures on the table registered in the session's catalog:
   ``run_compaction`` (``schedule``, ``execute``, ``scheduleandexecute``), ``run_clean``,
-  ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``.
+  ``rollback_to_instant``, ``create_savepoint``, ``rollback_to_savepoint``, ``archive_commits``;
+- ``concurrent`` members are datasource writes and procedures under optimistic concurrency control
+  (``OCC_OPTIONS``: Hudi's ``InProcessLockProvider``, the writers being one JVM's), each write in a thread of its
+  own held between its data files and its commit by a gate (``HeldHudiWrite``: a Python UDF that waits for a
+  file, in the query of a pre-commit validator, ``hoodie.precommit.validators``, which Hudi runs before it takes
+  the lock to commit); at its turn a write's gate opens (and a service runs).
 
 The mapping is ``plan_op`` (``SparkPlanner``, the adapter's ``spec.model.operations.OperationHandler``), a
 pure function the tests check without Spark. The table directory is
@@ -34,28 +39,27 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from conformance.adapters.hudi_spark_bugs import KNOWN_FAILURES
 from conformance.adapters.hudi_spark_crash import stopped_write
+from conformance.adapters.hudi_spark_gate import HeldHudiWrite
+from conformance.adapters.hudi_spark_refusals import refused
 from conformance.adapters.reference_spark import write_options
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
 from spec.errors import (
-    ConfigConflict,
-    HudiSpecError,
     InstantNotFound,
-    InvalidConfig,
     InvalidOperation,
-    SchemaMismatch,
 )
 from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -92,12 +96,18 @@ CAPABILITIES: Final = frozenset({
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
     "compact", "clean", "rollback", "savepoint", "restore", "archive", "crash",
-    "inline_compact", "auto_clean", "auto_archive",
+    "inline_compact", "auto_clean", "auto_archive", "concurrent",
 })
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
 
 DEFAULT_COMPACTION_TRIGGER: Final = 5
 """Hudi's ``hoodie.compact.inline.max.delta.commits`` default, the trigger ``archive_commits`` archives by."""
+
+OCC_OPTIONS: Final = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+                      "hoodie.cleaner.policy.failed.writes": "LAZY",
+                      "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"}
+"""Hudi's options for the members of a ``concurrent`` step: optimistic concurrency control, failed writes rolled
+back lazily, and the lock of the writers of one JVM."""
 
 COMPACTION_OPS: Final = {"schedule": "schedule", "run": "execute", "schedule_and_run": "scheduleandexecute"}
 COMPACT_NOW: Final = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
@@ -114,6 +124,8 @@ class SparkAction:
     options: Mapping[str, str] = field(default_factory=dict)
     records: tuple[Mapping[str, Any], ...] = ()
     sql: str = ""
+    members: tuple[SparkAction, ...] = ()
+    """A ``concurrent`` step's (kind ``concurrent``): each member's action, under ``OCC_OPTIONS``."""
 
 
 METADATA_ENABLE: Final = "hoodie.metadata.enable"
@@ -227,6 +239,11 @@ class SparkPlanner(OperationHandler[SparkAction]):
         return SparkAction("sql", sql=call("archive_commits", table=self.table, min_commits=c.keep_min_commits,
                                            max_commits=c.keep_max_commits, retain_commits=c.clean_commits_retained))
 
+    def concurrent(self, op: Concurrent) -> SparkAction:
+        """Each member's action under optimistic concurrency control (``OCC_OPTIONS``)."""
+        return SparkAction("concurrent", members=tuple(
+            replace(a, options={**a.options, **OCC_OPTIONS}) for a in (dispatch(self, m) for m in op.members)))
+
     def stream(self, op: Stream) -> SparkAction:
         """Not mapped (streams are Flink's)."""
         raise _unmapped(op)
@@ -238,34 +255,6 @@ class SparkPlanner(OperationHandler[SparkAction]):
     def expect_error(self, op: ExpectError) -> SparkAction:
         """Not mapped (``expect_error`` is the harness's)."""
         raise _unmapped(op)
-
-
-REFUSALS: Final[tuple[tuple[str, str, type[HudiSpecError]], ...]] = (
-    ("MissingSchemaFieldException", "", SchemaMismatch),
-    ("SchemaBackwardsCompatibilityException", "", SchemaMismatch),
-    ("SchemaCompatibilityException", "", SchemaMismatch),
-    ("HoodieNotSupportedException", "", InvalidOperation),
-    ("HoodieException", "Config conflict", ConfigConflict),
-    ("HoodieException", "not found", InstantNotFound),
-    ("IllegalArgumentException", "No enum constant", InvalidConfig),
-)
-"""Apache Hudi's refusals as the spec's error kinds: (Java exception class, a text its message holds, kind),
-matched on the exception and each of its causes, by class alone (no other text is read)."""
-
-
-def refused(err: BaseException) -> HudiSpecError | None:
-    """The spec error a Hudi refusal stands for, or None for anything else: a ``Py4JJavaError``'s Java exception,
-    or the one pyspark converted into its own exception class (``CapturedException``, e.g. its
-    ``IllegalArgumentException``, which keeps the Java exception as its origin)."""
-    java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
-    while java is not None:
-        name = str(java.getClass().getSimpleName())
-        message = str(java.getMessage() or "")
-        for cls, text, kind in REFUSALS:
-            if name == cls and text in message:
-                return kind(f"Apache Hudi refused: {name}: {' '.join(message.split())[:400]}")
-        java = java.getCause()
-    return None
 
 
 def _unmapped(op: Operation) -> InvalidOperation:
@@ -338,6 +327,8 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.spark: Any = None
         self.config = CreateTable()
         self.table = "t"
+        self.workdir = ""
+        self.gates = 0
         self.types: dict[str, Any] = {}
         self.crash_after: int | None = None
 
@@ -354,6 +345,7 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
         self.spark = hudi_session(self.jar)
         self.config = config
         self.path = str(workdir / config.table_name)
+        self.workdir = str(workdir)
         self.table = f"{config.table_name}_{abs(hash(self.path)) % 10**8}"
 
     def _latest_write(self) -> str | None:
@@ -368,7 +360,9 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
             self.crash_after = int(action.options["after_files"])
             return
         try:
-            if action.kind == "write" and self.crash_after is not None:
+            if isinstance(op, Concurrent):
+                self._concurrent(op, action)
+            elif action.kind == "write" and self.crash_after is not None:
                 self._crashed_write(action)
             elif action.kind == "write":
                 self._write(action)
@@ -413,6 +407,30 @@ class HudiSparkAdapter(DirectoryReads, TableUnderTest):
             client.archive()
         finally:
             client.close()
+
+    def _concurrent(self, op: Concurrent, action: SparkAction) -> None:
+        """The member writes started in member order, each held at its gate until its turn of the commit order
+        (``HeldHudiWrite``); a service runs at its turn. Each member's outcome is Hudi's: it committed, or its
+        writer failed with ``HoodieWriteConflictException`` (``write_conflict``)."""
+        from spec.model.concurrency import check_outcomes
+
+        held: dict[int, HeldHudiWrite] = {}
+        try:
+            for i, member in enumerate(action.members):
+                if member.kind == "write":
+                    self.gates += 1
+                    gate = Path(self.workdir) / f"gate-{self.gates}"
+                    held[i] = HeldHudiWrite(self.spark, self._write, member, gate, i).start()
+            outcomes = ["ok"] * len(op.members)
+            for i in op.commit_order:
+                if i in held:
+                    outcomes[i] = held[i].commit()
+                else:
+                    self._procedure(action.members[i])
+        finally:
+            for h in held.values():
+                h.release()
+        check_outcomes(op, outcomes)
 
     def _procedure(self, action: SparkAction) -> None:
         """A SQL procedure on the registered table, with the table's write options (and the action's own) as

@@ -47,6 +47,7 @@ from spec.model.operations import (
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -81,7 +82,11 @@ SERVICES: frozenset[str] = frozenset({"compact", "clean", "rollback", "savepoint
 FAULTS: frozenset[str] = frozenset({"crash"})
 """A write killed by SIGKILL in a child process (before any data file, or after all of them)."""
 
-CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS
+CONCURRENCY: frozenset[str] = frozenset({"concurrent"})
+"""Writers at once under optimistic concurrency control, each in a thread of its own, held before its commit
+(``reference.instrumentation.pauses``)."""
+
+CAPABILITIES: frozenset[str] = WRITES | SERVICES | FAULTS | CONCURRENCY
 """What the reference does. Extend here (and in the operation's method of ``ReferenceSparkAdapter``)."""
 # --8<-- [end:capabilities]
 
@@ -241,6 +246,51 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
                                    f"stops it after {after} of its {len(written)} files",
                                    hint="crash with after_files 0, or at least the write's number of files")
 
+    def concurrent(self, op: Concurrent) -> None:
+        """The member writes under optimistic concurrency control (``OCC_OPTIONS``), each a ``WriteClient`` in a
+        thread of its own started in member order and held before its commit until its turn; at their turns the
+        held writes commit (or lose conflict resolution: ``WriteConflict``) and the services run, here."""
+        from conformance.adapters.concurrent_members import HeldWrite, occ_options
+        from spec.model.concurrency import check_outcomes
+
+        if self.crash_after is not None:
+            raise InvalidOperation("a crash is armed: concurrent members cannot be killed", hint="crash before a write")
+        options = occ_options(self.options)
+        held: dict[int, HeldWrite] = {}
+        try:
+            for i, m in enumerate(op.members):
+                if isinstance(m, Write):
+                    held[i] = HeldWrite(lambda m=m: self._member_write(m, options)).start()  # type: ignore[misc]
+            outcomes = ["ok"] * len(op.members)
+            for i in op.commit_order:
+                m = op.members[i]
+                if isinstance(m, Write):
+                    outcomes[i] = held[i].commit()
+                elif isinstance(m, Compact):
+                    self._locked_service(lambda m=m: self.compact(m), options)
+                else:
+                    self._locked_service(lambda m=m: self.clean(m), options)
+        finally:
+            for h in held.values():
+                h.release()
+        check_outcomes(op, outcomes)
+
+    def _member_write(self, op: Write, options: dict[str, str]) -> None:
+        import pyarrow as pa
+
+        from reference.write.client import WriteClient
+
+        client = WriteClient(self.path, self.spark, self.clock, self.ids, engine=self.engine)
+        client.write(pa.Table.from_pylist([dict(r) for r in op.records]), op.operation, {**options, **dict(op.options)})
+
+    def _locked_service(self, run: Any, options: dict[str, str]) -> None:
+        """A table service beside the held writes, under their lock provider."""
+        saved, self.options = self.options, options
+        try:
+            run()
+        finally:
+            self.options = saved
+
     def stream(self, op: Stream) -> None:
         """A ``StreamingWriter``, a commit per checkpoint."""
         import pyarrow as pa
@@ -266,7 +316,8 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
             if op.mode == "run":
                 raise InstantNotFound("there is no pending compaction to run", hint="schedule one first")
             return
-        locking = {k: v for k, v in self.options.items() if k.startswith("hoodie.write.lock.")}  # its provider's
+        locking = {k: v for k, v in self.options.items()  # its lock provider's, and its concurrency mode
+                   if k.startswith("hoodie.write.lock.") or k == "hoodie.write.concurrency.mode"}
         if op.mode == "run":
             run_compaction(self.client, op.instant_time, options=locking)
             return

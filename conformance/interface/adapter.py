@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from conformance.interface.ops import Case, CreateTable, to_json
-from spec.model.operations import ExpectError, Operation, OperationHandler, Write, dispatch
+from spec.model.operations import Concurrent, ExpectError, Operation, OperationHandler, Write, dispatch
 from spec.storage.hoodie_storage import Storage
 from spec.write.ledger import Ledger
 
@@ -94,6 +94,10 @@ class _Needs(OperationHandler[frozenset[str]]):
     def expect_error(self, op: ExpectError) -> frozenset[str]:
         """None: the harness checks it."""
         return frozenset()
+
+    def concurrent(self, op: Concurrent) -> frozenset[str]:
+        """``concurrent`` and what each member needs."""
+        return frozenset({"concurrent"}).union(*(dispatch(self, m) for m in op.members))
 
     delete_partition = compact = clean = rollback = savepoint = restore = archive = stream = crash = _named
 

@@ -26,6 +26,7 @@ from spec.model.operations import (
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -148,6 +149,7 @@ OP_NAMES: Final[Mapping[str, type[Any]]] = {
     "restore": Restore,
     "archive": Archive,
     "stream": Stream,
+    "concurrent": Concurrent,
     "crash": Crash,
     "expect_error": ExpectError,
 }
@@ -166,6 +168,8 @@ def _encode_value(name: str, value: Any) -> Any:
         return [dict(r) for r in value]
     if name == "options":
         return dict(value)
+    if name == "members":
+        return [to_json(m) for m in value]
     if isinstance(value, tuple):
         return list(value)
     return value
@@ -205,7 +209,27 @@ def _decode_checkpoints(value: Any, where: str) -> tuple[tuple[StreamRecord, ...
     return tuple(out)
 
 
+def _decode_members(value: Any, where: str) -> tuple[Any, ...]:
+    """A ``concurrent``'s members: each a write, compact or clean operation object."""
+    if not isinstance(value, list):
+        raise invalid(f"{where} must be a list of operations")
+    members = tuple(from_json(m) for m in value)
+    for i, m in enumerate(members):
+        if not isinstance(m, Write | Compact | Clean):
+            raise invalid(f"{where}[{i}] is {to_json(m)['op']}: a concurrent member is a write, compact or clean")
+    return members
+
+
+def _as_int_tuple(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(type(v) is int for v in value):
+        raise invalid(f"{where} must be a list of integers")
+    return tuple(value)
+
+
 _DECODERS: Final[Mapping[str, Callable[[Any, str], Any]]] = {
+    "members": _decode_members,
+    "commit_order": _as_int_tuple,
+    "outcomes": _as_str_tuple,
     "records": lambda v, w: tuple(v) if isinstance(v, list) else _raise(f"{w} must be a list of records"),
     "record_key_fields": _as_str_tuple,
     "partition_fields": _as_str_tuple,

@@ -12,12 +12,16 @@ Two concurrency modes, as Hudi's ``hoodie.write.concurrency.mode``:
   while the write commits (``TransactionManager.beginTransaction``/``endTransaction``). At commit the
   timeline is read again and ``spec.timeline.conflict_resolution`` decides
   (``TransactionUtils.resolveWriteConflictIfAny``): a write whose file groups were touched by an
-  instant that completed after it started rolls back its own files and raises ``WriteConflict``
-  naming that instant. Failed writes are rolled back lazily (``LAZY``): only those whose heartbeat
-  expired (``spec.storage.heartbeat``), so one writer never undoes another live writer's instant.
+  instant that completed after it started raises ``WriteConflict`` naming that instant and is left as
+  Apache Hudi's writer leaves it: its data files written, its instant inflight, its heartbeat stopped —
+  a failed write, which the next writer rolls back (``BaseHoodieWriteClient.commitStats`` throws
+  ``HoodieWriteConflictException`` from ``preCommit`` and rolls nothing back; measured with Apache Hudi
+  1.2.0, ``tests/test_hudi_mixed_writers.py``). Failed writes are rolled back lazily (``LAZY``): only those
+  whose heartbeat expired (``spec.storage.heartbeat``), so one writer never undoes another live writer's
+  instant.
 
-A write that raises after its instant started is undone on the spot (``discard_own_write``): the
-table is byte for byte as it was.
+A write that raises for any other reason after its instant started is undone on the spot
+(``discard_own_write``): the table is byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from reference.instrumentation.faults import armed, die, fault_point
+from reference.instrumentation.pauses import pause_point
 from reference.instrumentation.step_times import StepTimes
 from reference.metadata import writer as metadata_writer
 from reference.transaction.heartbeat import Heartbeat
@@ -232,11 +237,13 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
     finally:
         lock.unlock()
     times.mark("start")
+    lost: list[WriteConflict] = []
     try:
         try:
             fault_point("after_start")
             md = write(instant, timeline)
             fault_point("before_commit")
+            pause_point("before_commit")
             lock.lock(f"commit of {label}")
             try:
                 now = Timeline.load(storage, table.timeline_layout)
@@ -244,7 +251,12 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 if mine is None or mine.state != State.INFLIGHT:
                     raise WriteConflict(f"write {instant} is no longer inflight on the timeline: another writer "
                                         "rolled it back", hint="retry the write")
-                resolve_write_conflict(storage, now, started, md, at_start, table)
+                reject_updates_to_clustering(storage, now, started, md)  # refused outright: undone on the spot
+                try:
+                    resolve_write_conflict(storage, now, started, md, at_start, table)
+                except WriteConflict as err:
+                    lost.append(err)
+                    raise
                 if not lock.holds():
                     raise WriteConflict(f"the table lock was lost before {instant} could commit",
                                         hint="the write was rolled back; retry it")
@@ -255,8 +267,9 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                 times.mark("table services")
             finally:
                 lock.unlock()
-        except BaseException:
-            discard_own_write(storage, table, started)
+        except BaseException as err:
+            if not (lost and err is lost[0]):  # a write that lost conflict resolution is left as Hudi leaves it
+                discard_own_write(storage, table, started)
             raise
     finally:
         heartbeat.stop()
@@ -300,7 +313,8 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
         raise WriteConflict(
             f"write {inst.requested} conflicts with {other.action} {other.instant}, which "
             f"{'completed' if other.instant in metadata else 'was scheduled'} after it started and touched the "
-            f"same file group(s): {describe_groups(groups)}; the write was rolled back and left nothing behind",
+            f"same file group(s): {describe_groups(groups)}; the write did not commit: it is left inflight, as "
+            "Apache Hudi leaves it, and is rolled back by the next writer",
             hint="retry the write: it will start from the table as it is now")
 
 

@@ -3,7 +3,8 @@
 Every operation is a frozen dataclass that checks its own members (an operation outside the
 vocabulary's rules raises ``InvalidOperation``): a batch ``Write``, ``DeletePartition``, the table
 services (``Compact``, ``Clean``, ``Rollback``, ``Savepoint``, ``Restore``, ``Archive``), a
-streaming write (``Stream``), a fault (``Crash``) and the directive ``ExpectError``. Their JSON
+streaming write (``Stream``), writers at once (``Concurrent``), a fault (``Crash``) and the directive
+``ExpectError``. Their JSON
 form and the table configuration a case starts from (``CreateTable``) are the conformance suite's
 (``conformance/interface/ops.py``).
 
@@ -40,6 +41,8 @@ WRITE_OPERATIONS: Final = tuple(op for op in WRITER_OPERATIONS if op != WriteOpe
 (``DeletePartition``)."""
 COMPACT_MODES: Final = ("schedule_and_run", "schedule", "run")
 STREAM_RECORD_KINDS: Final = ("upsert", "delete")
+CONCURRENT_OUTCOMES: Final = ("ok", "write_conflict")
+"""What becomes of one member of a ``Concurrent``: it commits, or it aborts with ``write_conflict``."""
 
 
 def invalid(message: str, hint: str | None = None) -> InvalidOperation:
@@ -209,6 +212,50 @@ class Crash:
 
 
 @dataclass(frozen=True)
+class Concurrent:
+    """Writers at once, under optimistic concurrency control (``hoodie.write.concurrency.mode=
+    optimistic_concurrency_control``): every ``members`` write starts, in the order listed, from the table
+    as it is (each takes its instant and writes its data files, none commits), then they try to commit in
+    ``commit_order`` (member indexes, 0-based, each once). A table service member (``Compact`` in mode
+    ``schedule_and_run`` or ``run``, ``Clean``) runs whole at its turn of ``commit_order``, beside the
+    writes still pending. ``outcomes`` says, per member, what the case expects of it: ``ok`` (it commits)
+    or ``write_conflict`` (it aborts: Hudi's conflict resolution, ``spec.timeline.conflict_resolution``);
+    an implementation whose members end otherwise fails the step. No member names an instant time: each
+    takes its own as it starts."""
+
+    members: tuple[Write | Compact | Clean, ...]
+    commit_order: tuple[int, ...]
+    outcomes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        n = len(self.members)
+        if n < 2 or not all(isinstance(m, Write | Compact | Clean) for m in self.members):
+            raise invalid("concurrent.members must hold two or more writes or table services (compact, clean)")
+        if not any(isinstance(m, Write) for m in self.members):
+            raise invalid("concurrent.members must hold at least one write", "table services beside a writer")
+        for i, m in enumerate(self.members):
+            if m.instant_time is not None and not (isinstance(m, Compact) and m.mode == "run"):
+                raise invalid(f"concurrent.members[{i}] names instant {m.instant_time}",
+                              "a concurrent member takes its instant as it starts: leave instant_time out")
+            if isinstance(m, Compact) and m.mode == "schedule":
+                raise invalid(f"concurrent.members[{i}]: a compaction beside writers runs "
+                              "(schedule_and_run or run)", "schedule it as an operation of its own before")
+        order = tuple(self.commit_order)
+        if sorted(order) != list(range(n)) or not all(type(i) is int for i in order):
+            raise invalid(f"concurrent.commit_order {list(order)} must name each member index 0..{n - 1} once")
+        if len(self.outcomes) != n:
+            raise invalid(f"concurrent.outcomes must give one outcome per member ({n}), got {len(self.outcomes)}")
+        for i, (m, o) in enumerate(zip(self.members, self.outcomes, strict=True)):
+            check_choice(o, CONCURRENT_OUTCOMES, f"concurrent.outcomes[{i}]")
+            if not isinstance(m, Write) and o != "ok":
+                raise invalid(f"concurrent.outcomes[{i}]: a table service resolves no conflict at its commit, "
+                              "so it ends ok", "Hudi's BaseHoodieTableServiceClient completes services unchecked")
+        object.__setattr__(self, "members", tuple(self.members))
+        object.__setattr__(self, "commit_order", order)
+        object.__setattr__(self, "outcomes", tuple(self.outcomes))
+
+
+@dataclass(frozen=True)
 class ExpectError:
     """The next operation must fail with this error kind (a ``spec.errors.ERROR_KINDS`` name)
     and leave the table exactly as it was."""
@@ -220,7 +267,7 @@ class ExpectError:
 
 
 Operation: TypeAlias = (Write | DeletePartition | Compact | Clean | Rollback | Savepoint | Restore | Archive | Stream
-                        | Crash | ExpectError)
+                        | Concurrent | Crash | ExpectError)
 """Every operation on a table. Nothing else is one."""
 # --8<-- [end:ops]
 
@@ -269,6 +316,10 @@ class OperationHandler(Protocol[R_co]):
         """Execute a streaming write, a commit per checkpoint."""
 
     @abstractmethod
+    def concurrent(self, op: Concurrent) -> R_co:
+        """Start the member writes, then commit them (and run the member services) in commit order."""
+
+    @abstractmethod
     def crash(self, op: Crash) -> R_co:
         """Arm a fault for the next write."""
 
@@ -298,6 +349,8 @@ def dispatch(handler: OperationHandler[R_co], op: Operation) -> R_co:
             return handler.archive(op)
         case Stream():
             return handler.stream(op)
+        case Concurrent():
+            return handler.concurrent(op)
         case Crash():
             return handler.crash(op)
         case ExpectError():

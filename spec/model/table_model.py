@@ -52,11 +52,13 @@ from spec.model.actions import (
     savepoint,
     schedule_compaction,
 )
+from spec.model.concurrency import concurrent
 from spec.model.files import IS_DELETED, Row
 from spec.model.operations import (
     Archive,
     Clean,
     Compact,
+    Concurrent,
     Crash,
     DeletePartition,
     ExpectError,
@@ -346,6 +348,21 @@ class ModelOperations(OperationHandler[TableState]):
     def stream(self, op: Stream) -> TableState:
         """A streaming write."""
         return self._run(op, lambda s: stream(s, self.env, op.checkpoints))
+
+    def concurrent(self, op: Concurrent) -> TableState:
+        """Writers at once (``spec.model.concurrency``)."""
+        def commit(s: TableState, t: str, replaced: frozenset[tuple[str, str]], schema: tuple[tuple[str, str], ...]
+                   ) -> TableState:
+            s = mark_replaced(s, replaced, t)
+            s = replace(s, schema=schema, schema_log=(*s.schema_log, (t, schema)))
+            return _after_commit(finish(s, self.env, t), self.env)
+
+        def service(s: TableState, m: Compact | Clean) -> TableState:
+            if isinstance(m, Compact):
+                return compact(s, self.env, m.mode, m.instant_time)
+            return clean(s, self.env)
+
+        return self._run(op, lambda s: concurrent(s, self.env, op, commit, service))
 
     def crash(self, op: Crash) -> TableState:
         """Arm the fault: the next write stops after ``op.after_files`` files."""

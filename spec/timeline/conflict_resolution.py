@@ -18,7 +18,8 @@ default) two things:
    (partition path and file id: the groups each wrote, plus those a replacecommit replaced or a
    compaction plan names). A compaction requested *before* this writer's instant is no conflict: the
    writer's files follow it. Any other overlap aborts the writer with ``HoodieWriteConflictException``
-   — it rolls back its own files and leaves the table as it was.
+   — its write is not committed: Hudi leaves it inflight, a failed write the next writer rolls back
+   (``spec.model.concurrency``).
 
 Writers on disjoint file groups both commit.
 

@@ -54,13 +54,20 @@ def decode_op(obj: dict[str, Any]) -> Any:
     """The case language's operation for an ``apply`` request's op (records read back from files)."""
     from conformance.interface.ops import from_json
 
+    return from_json(_inline(obj))
+
+
+def _inline(obj: dict[str, Any]) -> dict[str, Any]:
+    """An op's JSON with its records read back from their files (a concurrent step's members' too)."""
     obj = dict(obj)
     if "records_file" in obj:
         obj["records"] = read_records(obj.pop("records_file"))
     if "checkpoint_files" in obj:
         obj["checkpoints"] = [[{"kind": r.pop("_conformance_kind"), "record": r} for r in read_records(f)]
                               for f in obj.pop("checkpoint_files")]
-    return from_json(obj)
+    if isinstance(obj.get("members"), list):
+        obj["members"] = [_inline(m) for m in obj["members"]]
+    return obj
 
 
 class ReferenceProgram:

@@ -49,10 +49,6 @@ DELETE_ORDERING_TYPE: Final = (
     "side's ordering-value type is wrong (our delete block's or Hudi's cast) is to be read from Hudi's "
     "DeleteRecord / HoodieDeleteBlock serialization")
 
-NULL_PARTITION_VALUE: Final = (
-    "undecided: Apache Hudi 1.2.0 reads the partition column of a record in the default partition "
-    "(__HIVE_DEFAULT_PARTITION__) as null where the spec model reads an empty string")
-
 CLEANED_INCREMENTAL_FILE: Final = (
     "undecided: a window's file was cleaned, and Apache Hudi 1.2.0's incremental query names the newer base file "
     "a record was copied into (its commit time unchanged) where the spec names the file of the window")
@@ -60,7 +56,6 @@ CLEANED_INCREMENTAL_FILE: Final = (
 KNOWN_FAILURES: Final[dict[str, str]] = {
     **{f"clean-savepoint-cow-v{v}": CLEANED_INCREMENTAL_FILE for v in (8, 9)},
     "null-ordering-partition-mor-v8": DELETE_ORDERING_TYPE,
-    "null-ordering-partition-cow-v6": NULL_PARTITION_VALUE,
 }
 """The corpus's cases whose reads by Apache Hudi differ from the spec model's (measured with the local engine,
 once the spec's incremental query followed Hudi's, its delete blocks decoded Hudi's and its time travel was

@@ -33,6 +33,7 @@ from typing import Any
 from spec.config.table_config import COMMIT_TIME_ORDERING
 from spec.file_group.file_system_view import FileGroup, FileSlice, build_file_groups
 from spec.file_group.log_file.scanner import blocks_to_apply
+from spec.keygen.partition_path import default_partition_columns
 from spec.model.files import (
     COMMIT_TIME,
     META_COLUMNS,
@@ -178,6 +179,24 @@ def _table(rows: list[Row], cols: tuple[str, ...], types: Mapping[str, str] | No
     return tuple(sorted(full, key=lambda r: (str(r[PARTITION_PATH]), str(r[RECORD_KEY]), str(r[COMMIT_TIME]))))
 
 
+def partition_values(state: TableState, rows: list[Row]) -> list[Row]:
+    """Rows with the partition columns their partition path reads as null set to null, as a reader reads them
+    (``spec.read.reader.TableReader.partition_values``: ``__HIVE_DEFAULT_PARTITION__`` folders)."""
+    config = state.config
+    fields = tuple(f.split(":")[0] for f in config.partition_fields)
+    if not fields or config.resolved_key_generator == "TIMESTAMP" or any(
+            f.lower().endswith(":timestamp") for f in config.partition_fields):
+        return rows
+    nulls: dict[str, tuple[str, ...]] = {}
+    out = []
+    for r in rows:
+        path = str(r[PARTITION_PATH])
+        if path not in nulls:
+            nulls[path] = default_partition_columns(path, fields, config.hive_style)
+        out.append({**r, **dict.fromkeys(nulls[path])} if nulls[path] else r)
+    return out
+
+
 def schema_at(state: TableState, as_of: str) -> tuple[tuple[str, str], ...]:
     """The table schema a time-travel read as of ``as_of`` returns: the schema of the latest completed
     commit at or before it (Hudi's ``HoodieBaseRelation`` resolves a time-travel query's schema with
@@ -203,7 +222,7 @@ def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool =
             continue
         out += read_slice(state, sl, as_of, with_logs=not read_optimized)
     schema = state.schema if as_of is None or latest_schema else schema_at(state, as_of)
-    return _table(out, META_COLUMNS + tuple(f for f, _ in schema), dict(schema))
+    return _table(partition_values(state, out), META_COLUMNS + tuple(f for f, _ in schema), dict(schema))
 
 
 def read_optimized(state: TableState) -> tuple[Row, ...]:
@@ -241,7 +260,8 @@ def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[
             continue
         base = bases[(sl.partition_path, sl.base_file.name)] if sl.base_file is not None else None
         out += merge_files(state, base, [logs[(sl.partition_path, f.name)] for f in sl.log_files], as_of, only)
-    return _table([r for r in out if str(r[COMMIT_TIME]) in instants], columns(state), dict(state.schema))
+    return _table(partition_values(state, [r for r in out if str(r[COMMIT_TIME]) in instants]), columns(state),
+                  dict(state.schema))
 
 
 def _window_files_cleaned(state: TableState, instants: set[str]) -> bool:

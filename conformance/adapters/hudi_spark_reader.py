@@ -24,8 +24,9 @@ instant times (``align_completion_times``) — a real writer's are. Without that
 Its rows must be the ones the spec predicts. The timeline and layout are the writer's (used for labels only):
 this adapter is observed in L0 alone. A query Hudi fails is reported as the error ``invalid_table`` with
 Hudi's message kept in the exception chain, a time travel Hudi refuses (``TimelineUtils.validateTimestampAsOf``)
-as ``time_travel_refused``. Without Hudi's bundle (``conformance.adapters.hudi_spark.bundle``)
-every case is SKIPped with the reason.
+as ``time_travel_refused``, an incremental query of a version 6 table that fails on a file a clean deleted as
+``incremental_refused`` (``spec.read.query_plan.check_window_files``). Without Hudi's bundle
+(``conformance.adapters.hudi_spark.bundle``) every case is SKIPped with the reason.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any, ClassVar, Final
 from conformance.adapters.hudi_spark import bundle, hudi_session
 from conformance.interface.adapter import Query, RawRows, ReaderOfWrittenTables
 from conformance.interface.ops import CreateTable
-from spec.errors import InvalidTable, TimeTravelRefused
+from spec.errors import IncrementalRefused, InvalidTable, TimeTravelRefused
 from spec.storage.hoodie_storage import Storage
 
 START_OF_TABLE: Final = "000"
@@ -49,12 +50,7 @@ DELETE_ORDERING_TYPE: Final = (
     "side's ordering-value type is wrong (our delete block's or Hudi's cast) is to be read from Hudi's "
     "DeleteRecord / HoodieDeleteBlock serialization")
 
-CLEANED_INCREMENTAL_FILE: Final = (
-    "undecided: a window's file was cleaned, and Apache Hudi 1.2.0's incremental query names the newer base file "
-    "a record was copied into (its commit time unchanged) where the spec names the file of the window")
-
 KNOWN_FAILURES: Final[dict[str, str]] = {
-    **{f"clean-savepoint-cow-v{v}": CLEANED_INCREMENTAL_FILE for v in (8, 9)},
     "null-ordering-partition-mor-v8": DELETE_ORDERING_TYPE,
 }
 """The corpus's cases whose reads by Apache Hudi differ from the spec model's (measured with the local engine,
@@ -63,22 +59,11 @@ refused where Hudi refuses it: ``spec.read.time_travel``; the version 9 cases of
 cases), each with its reason: a difference of the spec from Hudi (the spec to follow Hudi), or one not yet
 decided. Recorded, not hidden: a case listed here that passes fails its test."""
 
-INCREMENTAL_OVER_CLEANED_FILES: Final = (
-    "undecided: on the version 6 tables Apache Hudi 1.2.0 writes, its incremental query over the first window after "
-    "a clean deleted that window's base files fails (the read raises), where the spec reader answers with the "
-    "window's rows still on storage (none); whether the spec is to refuse that window as Hudi's version 6 "
-    "incremental relation does is to be decided")
-
-KNOWN_FAILURES_OF_HUDIS_TABLES: Final[dict[str, str]] = {
-    **KNOWN_FAILURES,
-    **dict.fromkeys(("clean-pending-compaction-logs-mor-v6", "auto-clean-cow-v6", "clean-file-versions-cow-v6",
-                     "clean-latest-commits-cow-v6", "clean-pending-compaction-mor-v6", "clean-savepoint-cow-v6"),
-                    INCREMENTAL_OVER_CLEANED_FILES),
-}
+KNOWN_FAILURES_OF_HUDIS_TABLES: Final[dict[str, str]] = {**KNOWN_FAILURES}
 """The cases whose tables, written by Apache Hudi (``--impl hudi_spark``), the spec reader reads otherwise than
-Hudi's own datasource (measured by the whole corpus run): the differences of reading above, and Hudi's
-incremental query over cleaned files of a version 6 table."""
-
+Hudi's own datasource (measured by the whole corpus run): the differences of reading above. (An incremental
+query of a version 6 table over a window whose files a clean deleted: Hudi's read fails, and the spec reader
+refuses it too, ``spec.read.query_plan.check_window_files``.)"""
 
 
 def _reference_writer() -> Any:
@@ -132,6 +117,10 @@ TIME_TRAVEL_REFUSALS: Final = ("Cleaner cleaned up the timestamp of interest",
                                 "must be earlier than the first incomplete commit timestamp")
 """The messages of ``TimelineUtils.validateTimestampAsOf``'s refusals (``spec.read.time_travel``)."""
 
+INCREMENTAL_REFUSALS: Final = ("FileNotFoundException", "HoodieIncrementalPathNotFoundException")
+"""How Hudi's incremental query fails on a table of timeline layout 1 whose window reads a file a clean deleted
+(``MergeOnReadIncrementalRelationV1``, no full table scan fallback: ``spec.read.query_plan.check_window_files``)."""
+
 
 def hudi_rows(spark: Any, path: str, query: Query) -> list[dict[str, Any]]:
     """Apache Hudi's answer to ``query`` as rows (every column: the meta columns and the data columns); a
@@ -147,6 +136,9 @@ def hudi_rows(spark: Any, path: str, query: Query) -> list[dict[str, Any]]:
         if query.kind == "time_travel" and any(text in str(err) for text in TIME_TRAVEL_REFUSALS):
             raise TimeTravelRefused(message, hint="Hudi answers time travel from the latest clean's earliest "
                                                   "retained commit on") from err
+        if query.kind == "incremental" and any(text in str(err) for text in INCREMENTAL_REFUSALS):
+            raise IncrementalRefused(message, hint="a window of a version 6 table reads the files its writes "
+                                                   "wrote; a clean deleted one") from err
         raise InvalidTable(message, hint="a conforming table answers this query") from err
     rows: list[dict[str, Any]] = table.to_pylist() if table.num_columns else []
     return rows

@@ -231,7 +231,7 @@ class TableReader:
 
         def read(sl: FileSlice) -> pa.Table | None:
             return self.read_slice(sl, plan.log_as_of, with_logs=plan.with_logs, columns=project,
-                                   only=None if plan.window is None else frozenset(plan.window))
+                                   only=None if plan.window is None or plan.full_scan else frozenset(plan.window))
 
         small = sum(f.size for sl in plan.slices for f in (*sl.log_files, *([sl.base_file] if sl.base_file else []))
                     ) < SMALL_PLAN_BYTES

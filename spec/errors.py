@@ -183,6 +183,13 @@ class TimeTravelRefused(InvalidOperation):
     """A time-travel query names an instant the table cannot answer whole (``spec.read.time_travel``)."""
 
     kind = "time_travel_refused"
+
+
+class IncrementalRefused(InvalidOperation):
+    """An incremental query's window needs a file a clean deleted, on a table Apache Hudi reads such a window of
+    without falling back to a full table scan (``spec.read.query_plan``: timeline layout 1)."""
+
+    kind = "incremental_refused"
 # --8<-- [end:hierarchy]
 
 
@@ -213,6 +220,7 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         WriteConflict,
         InvalidOperation,
         TimeTravelRefused,
+        IncrementalRefused,
     )
 }
 """Error kinds by name, as conformance cases spell them in ``expect_error``."""

@@ -45,6 +45,7 @@ from conformance.reader_rows import cross_read, final_plan, read_final_table
 from conformance.runner import CaseResult, FixtureCase, Verdict, execute, load_cases
 from reference.cli import main as hudi_spec
 from spec.config.table_config import TableConfig
+from spec.errors import InvalidTable
 from tests.test_conformance_reference import CI_SUBSET
 
 pytestmark = pytest.mark.spark
@@ -321,3 +322,32 @@ def test_without_a_bundle_the_reader_row_skips_every_case_with_the_reason(monkey
                                                                          factory=HudiSparkReaderAdapter))
     assert row.count(Verdict.SKIP) == 2 and not row.ok
     assert all("make apache-hudi" in c.reason for c in row.cases)
+
+
+@pytest.mark.slow
+def test_apache_hudis_reader_cannot_merge_a_null_ordering_value_with_a_long_one(apache_hudi: Any,
+                                                                                tmp_path: Path) -> None:
+    """Apache Hudi 1.2.0's bug (``hudi_spark_reader.NULL_ORDERING_MERGE``), on a table Hudi writes itself: a
+    merge-on-read table ordered by a long column, a record inserted with a null ordering value and upserted with
+    3 (a log record). Its file group reader takes the null as ``Integer 0`` and compares it with the log record's
+    ``Long``: the snapshot query fails with ClassCastException; read-optimized (no merge) answers, and the spec
+    reader merges the two (3 wins over null). Asserted exactly, so this test fails once Hudi fixes it."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from spec.read.reader import read_table
+
+    schema = StructType([StructField("id", LongType()), StructField("p", StringType()),
+                         StructField("ts", LongType()), StructField("v", StringType())])
+    path = str(tmp_path / "t")
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.partitionpath.field": "p",
+               "hoodie.datasource.write.precombine.field": "ts", "hoodie.table.ordering.fields": "ts"}
+    for operation, record, mode in (("insert", (2, "a", None, "n"), "overwrite"),
+                                    ("upsert", (2, "a", 3, "3"), "append")):
+        (apache_hudi.createDataFrame([record], schema).write.format("hudi").options(**options)
+         .option("hoodie.datasource.write.operation", operation).mode(mode).save(path))
+    assert [(r["id"], r["v"]) for r in hudi_rows(apache_hudi, path, Query("read_optimized"))] == [(2, "n")]
+    with pytest.raises(InvalidTable) as refused:
+        hudi_rows(apache_hudi, path, Query("snapshot"))
+    assert "java.lang.Integer cannot be cast to class java.lang.Long" in str(refused.value.__cause__)
+    assert [(r["id"], r["ts"], r["v"]) for r in read_table(path).to_pylist()] == [(2, 3, "3")]

@@ -22,6 +22,7 @@ from spec.keygen.key_values import Float32, java_string
 from spec.keygen.partition_path import (
     DEFAULT_PARTITION,
     check_partition_path,
+    default_partition_columns,
     escape_path_name,
     parse_partition_path,
     unescape_path_name,
@@ -471,6 +472,20 @@ def test_partition_paths_round_trip(values: dict[str, str], hive: bool) -> None:
         assert any(v in (".", "..") for v in values.values())
         return
     assert parse_partition_path(path, ("a", "b", "c"), hive) == values
+
+
+def test_a_partition_column_of_the_default_partition_reads_as_null() -> None:
+    """Apache Hudi's datasource reads partition columns from the path (``SparkHoodieTableFileIndex``): a
+    ``__HIVE_DEFAULT_PARTITION__`` folder is null whatever the file holds (an empty value: ``""``)."""
+    kg = KeyGenerator("COMPLEX", ("k",), ("a", "b"), hive_style=False)
+    path = kg.partition_path({"a": "", "b": "x"})
+    assert path == f"{DEFAULT_PARTITION}/x"
+    assert default_partition_columns(path, ("a", "b"), False) == ("a",)
+    assert default_partition_columns(f"a={DEFAULT_PARTITION}/b={DEFAULT_PARTITION}", ("a", "b"), True) == ("a", "b")
+    assert default_partition_columns(DEFAULT_PARTITION, ("p",), False) == ("p",)
+    assert default_partition_columns("x/y", ("a", "b"), False) == ()
+    assert default_partition_columns(f"{DEFAULT_PARTITION}/y", ("p",), False) == ()  # one field, two folders
+    assert default_partition_columns(f"{DEFAULT_PARTITION}", ("p",), True) == ()  # not p=<value>
 
 
 @given(

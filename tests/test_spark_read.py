@@ -259,3 +259,15 @@ def test_cli_spark_engine_equals_spec_engine(real_tables: list[RealTable], spark
         assert outputs[0], extra
     assert main(["read", path, "--engine", "spark", "--as-of", "soon"]) == 2
     assert "not an instant time" in capsys.readouterr().err
+
+
+def test_the_default_partitions_column_reads_as_null(spark: Any, tmp_path: Path) -> None:
+    """A record written with an empty partition value: its file keeps ``""``, both readers read null
+    (``spec.read.reader.TableReader.partition_values``; here the Spark reader's base files)."""
+    from tests.test_reader_partition_values import written
+
+    path = written(tmp_path)
+    for query in ("snapshot", "read_optimized"):
+        rows = {r["id"]: r["p"] for r in spark_rows(spark, path, query).to_pylist()}
+        assert rows == {1: "a", 2: "a", 3: None, 4: None}, query
+        assert rows_of(spark_rows(spark, path, query)) == rows_of(read_table(path, query))

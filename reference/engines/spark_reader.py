@@ -44,6 +44,7 @@ rows, where ``read_table`` returns a table without columns. With no slice chosen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -177,13 +178,20 @@ def read_spark(spark: Any, path: str | Storage, query: str = "snapshot", as_of: 
     base = plan.base_only()
     through_hadoop = not reader.storage.scheme.object_store  # object stores: pyarrow in the tasks, as written
     if base and through_hadoop:
-        paths = [_spark_path(reader.storage, plan.slices[k].base_file.path)  # type: ignore[union-attr]
-                 for k in base]
-        parts.append(spark.read.schema(spark_schema).parquet(*paths))
+        by_nulls: dict[tuple[str, ...], list[str]] = {}
+        for k in base:  # TableReader.partition_values, on the base files Spark reads
+            sl = plan.slices[k]
+            nulls = tuple(c for c in reader.null_partition_columns(sl.partition_path) if c in schema.names)
+            by_nulls.setdefault(nulls, []).append(_spark_path(reader.storage, sl.base_file.path))  # type: ignore[union-attr]
+        for nulls, paths in by_nulls.items():
+            frame = spark.read.schema(spark_schema).parquet(*paths)
+            for c in nulls:
+                frame = frame.withColumn(c, F.lit(None).cast(spark_schema[c].dataType))
+            parts.append(frame)
     merged = plan.merged() + ([] if through_hadoop else base)
     if merged:
         parts.append(_merged_frame(spark, reader, plan, merged, arrow_schema, spark_schema))
-    df = parts[0] if len(parts) == 1 else parts[0].union(parts[1])
+    df = functools.reduce(lambda a, b: a.union(b), parts)
     if plan.window is not None:
         df = df.where(F.col(COMMIT_TIME).cast("string").isin(list(plan.window)))
     if columns:

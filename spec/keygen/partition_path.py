@@ -147,6 +147,27 @@ def parse_partition_path(path: str, fields: tuple[str, ...], hive_style: bool, *
 # --8<-- [end:parse]
 
 
+# --8<-- [start:default_columns]
+def default_partition_columns(path: str, fields: tuple[str, ...], hive_style: bool) -> tuple[str, ...]:
+    """The partition columns a record of the partition ``path`` reads as null: those whose folder is
+    ``__HIVE_DEFAULT_PARTITION__`` (one folder per field; a path of another shape names none).
+
+    Apache Hudi's Spark datasource reads a partition column from the partition path, not from the data file
+    (``SparkHoodieTableFileIndex`` → ``HoodieSparkUtils.doParsePartitionColumnValues``, then Spark's
+    ``PartitioningUtils``, which reads the default partition name as null). So a record written with an empty
+    partition value, whose file holds ``""`` (Hudi's writer stores the value as given), reads as null, as
+    one written with a null value does (case ``null-ordering-partition-*``: Apache Hudi 1.2.0 writes ``""`` in
+    the base file and reads null back). Every other value of the partition fields this specification writes
+    reads back as stored. Not so for timestamp-based partition fields, whose folder is a formatted time:
+    callers leave those out."""
+    try:
+        values = parse_partition_path(path, fields, hive_style)
+    except InvalidName:
+        return ()
+    return tuple(f for f, v in values.items() if v is None)
+# --8<-- [end:default_columns]
+
+
 def check_partition_paths(paths: Iterable[str | None], fields: tuple[str, ...]) -> None:
     """``check_partition_path`` on each distinct path of a batch (a null path is the empty one)."""
     for path in dict.fromkeys(paths):

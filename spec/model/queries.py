@@ -14,7 +14,10 @@ The model reads its in-memory table with the reader's own rules: slices from
   files those writes wrote alone (a base file only if one of them wrote it: ``spec.read.query_plan.window_view``),
   merged from the log blocks of those instants only, the rows whose commit time is one of them. So on
   merge-on-read a log record of the window that lost its merge to a base row written before the window
-  is returned, as Apache Hudi returns it.
+  is returned, as Apache Hudi returns it. A window holding an archived write, or a file a clean deleted, is
+  read on table versions 8 and 9 as Hudi's full table scan reads it: the table's latest slices as a snapshot
+  reads them, the rows whose commit time is the window's; on version 6 from the window's files, refused when
+  it needs a cleaned one (``spec.read.query_plan``).
 
 The instants a query names are checked as every reader checks them (``spec.read.query_plan.check_query``).
 
@@ -33,6 +36,7 @@ from typing import Any
 from spec.config.table_config import COMMIT_TIME_ORDERING
 from spec.file_group.file_system_view import FileGroup, FileSlice, build_file_groups
 from spec.file_group.log_file.scanner import blocks_to_apply
+from spec.keygen.partition_path import default_partition_columns
 from spec.model.files import (
     COMMIT_TIME,
     META_COLUMNS,
@@ -49,7 +53,7 @@ from spec.model.files import (
 )
 from spec.model.state import TableState
 from spec.read.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
-from spec.read.query_plan import IncrementalWindow, Write, check_query, write_times
+from spec.read.query_plan import IncrementalWindow, Write, check_query, latest_write, refuse_window, write_times
 from spec.read.slice_merge import fold_log_versions
 from spec.read.time_travel import time_travel_refusal
 from spec.timeline.instant import DATA_WRITES, Action
@@ -178,6 +182,24 @@ def _table(rows: list[Row], cols: tuple[str, ...], types: Mapping[str, str] | No
     return tuple(sorted(full, key=lambda r: (str(r[PARTITION_PATH]), str(r[RECORD_KEY]), str(r[COMMIT_TIME]))))
 
 
+def partition_values(state: TableState, rows: list[Row]) -> list[Row]:
+    """Rows with the partition columns their partition path reads as null set to null, as a reader reads them
+    (``spec.read.reader.TableReader.partition_values``: ``__HIVE_DEFAULT_PARTITION__`` folders)."""
+    config = state.config
+    fields = tuple(f.split(":")[0] for f in config.partition_fields)
+    if not fields or config.resolved_key_generator == "TIMESTAMP" or any(
+            f.lower().endswith(":timestamp") for f in config.partition_fields):
+        return rows
+    nulls: dict[str, tuple[str, ...]] = {}
+    out = []
+    for r in rows:
+        path = str(r[PARTITION_PATH])
+        if path not in nulls:
+            nulls[path] = default_partition_columns(path, fields, config.hive_style)
+        out.append({**r, **dict.fromkeys(nulls[path])} if nulls[path] else r)
+    return out
+
+
 def schema_at(state: TableState, as_of: str) -> tuple[tuple[str, str], ...]:
     """The table schema a time-travel read as of ``as_of`` returns: the schema of the latest completed
     commit at or before it (Hudi's ``HoodieBaseRelation`` resolves a time-travel query's schema with
@@ -203,7 +225,7 @@ def snapshot(state: TableState, as_of: str | None = None, read_optimized: bool =
             continue
         out += read_slice(state, sl, as_of, with_logs=not read_optimized)
     schema = state.schema if as_of is None or latest_schema else schema_at(state, as_of)
-    return _table(out, META_COLUMNS + tuple(f for f, _ in schema), dict(schema))
+    return _table(partition_values(state, out), META_COLUMNS + tuple(f for f, _ in schema), dict(schema))
 
 
 def read_optimized(state: TableState) -> tuple[Row, ...]:
@@ -231,22 +253,52 @@ def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[
     if not instants:
         return ()
     as_of = window.snapshot_as_of(writes)
-    full_scan = bool(instants & {i.requested for i in state.archived}) or _window_files_cleaned(state, instants)
+    archived_in = bool(instants & {i.requested for i in state.archived})
+    cleaned = _window_files_cleaned(state, instants)
     only = frozenset(instants)
+    full_scan = (archived_in or cleaned) and state.table_version >= 8
+    if full_scan:  # the table's latest slices, read as a snapshot
+        as_of, groups = latest_write(writes), view(state)
+    elif cleaned:
+        groups = _window_slices_present(state, as_of, only, window)
+    else:
+        groups = view(state, as_of, None if archived_in else only)
     bases, logs = _files(state)
     out: list[Row] = []
-    for g in view(state, as_of, None if full_scan else only):
+    for g in groups:
         sl = g.latest_slice
         if sl is None:
             continue
         base = bases[(sl.partition_path, sl.base_file.name)] if sl.base_file is not None else None
-        out += merge_files(state, base, [logs[(sl.partition_path, f.name)] for f in sl.log_files], as_of, only)
-    return _table([r for r in out if str(r[COMMIT_TIME]) in instants], columns(state), dict(state.schema))
+        out += merge_files(state, base, [logs[(sl.partition_path, f.name)] for f in sl.log_files], as_of,
+                           None if full_scan else only)
+    return _table(partition_values(state, [r for r in out if str(r[COMMIT_TIME]) in instants]), columns(state),
+                  dict(state.schema))
+
+
+def _window_slices_present(state: TableState, as_of: str | None, only: frozenset[str],
+                           window: IncrementalWindow) -> list[FileGroup]:
+    """Timeline layout 1, a window some of whose files were cleaned: the window view over every file its writes
+    wrote (the cleaned ones too, as Hudi lists them from the commit metadata), refused
+    (``spec.read.query_plan.check_window_files``) when a latest slice needs a cleaned file."""
+    gone = {(g.partition, n) for g in state.cleaned
+            for n in (*(b.name for b in g.base_files), *(lf.name for lf in g.log_files))}
+    whole = replace(state, groups=restore_files(state.groups, state.cleaned))
+    groups = view(whole, as_of, only)
+    for g in groups:
+        sl = g.latest_slice
+        names = ([sl.base_file.name] if sl and sl.base_file else []) + [f.name for f in sl.log_files] if sl else []
+        cleaned = [n for n in names if (g.partition_path, n) in gone]
+        if cleaned:
+            path = f"{g.partition_path}/{cleaned[0]}" if g.partition_path else cleaned[0]
+            refuse_window(window, path)
+    return groups
 
 
 def _window_files_cleaned(state: TableState, instants: set[str]) -> bool:
-    """Whether a clean removed a file one of the window's writes wrote (Hudi then scans the table's latest
-    slices whole: ``HoodieIncrementalRelationV2Trait.fullTableScan``)."""
+    """Whether a clean removed a file one of the window's writes wrote (on timeline layout 2 Hudi then scans the
+    table's latest slices whole: ``HoodieIncrementalRelationV2Trait.fullTableScan``; on layout 1 it reads the
+    window's files all the same: ``spec.read.query_plan.check_window_files``)."""
     return any(b.instant in instants for g in state.cleaned for b in g.base_files) or any(
         blk.instant in instants for g in state.cleaned for lf in g.log_files for blk in lf.blocks)
 

@@ -12,21 +12,29 @@ window and the instants a query may name).
   completed write when none is named), its base file merged with the log blocks of instants up to
   that time. Time travel on a table with no completed instant reads nothing.
 - **Read-optimized**: the same slices' base files alone; a slice without a base file is not read.
-- **Incremental** ``(begin, end]``: the completed data writes whose completion time (layout 1: the
-  requested time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``),
-  those archival moved to the archived timeline included; the file groups they wrote (their commit
-  metadata; every file group when the window holds an archived write, as Hudi reads "the latest
-  snapshot" then), their latest slices as of the last data write completed by ``end`` over the files
-  the window's writes wrote alone (``window_view``: a base file only if one of them wrote it), applying
-  only their log blocks, keeping the rows whose ``_hoodie_commit_time`` is one of the window's
-  instants. On merge-on-read a log record of the window that lost its merge to a base row written before
-  the window is therefore returned (Apache Hudi's ``MergeOnReadIncrementalRelationV2`` builds its file
-  system view from the window's written files alone, and reads their log blocks of the window's instants:
+- **Incremental** ``(begin, end]``: the completed data writes whose completion time (layout 1: the requested
+  time, which stands in) is after ``begin`` and at most ``end`` (``IncrementalWindow``), those archival moved to
+  the archived timeline included; the file groups they wrote (their commit metadata; every file group when the
+  window holds an archived write, as Hudi reads "the latest snapshot" then), their latest slices as of the last
+  data write completed by ``end`` over the files the window's writes wrote alone (``window_view``: a base file
+  only if one of them wrote it), applying only their log blocks, keeping the rows whose ``_hoodie_commit_time``
+  is one of the window's instants. On merge-on-read a log record of the window that lost its merge to a base row
+  written before the window is therefore returned (Apache Hudi's ``MergeOnReadIncrementalRelationV2`` builds its
+  file system view from the window's written files alone, and reads their log blocks of the window's instants:
   the corpus's ``compaction-logs-mor-v8`` and ``insert-upsert-delete-logs-mor-v6`` run through ``--impl
-  hudi_spark`` showed it). When the window holds an archived write or a file a window's write wrote was
-  cleaned, Hudi scans the latest slices whole (``fullTableScan``): base files are then read as they are.
-  The table must populate the meta columns. A write that started before ``begin`` but completed inside
-  the window is in it (table version 8 on: windows by completion time).
+  hudi_spark`` showed it). On timeline layout 2, when the window holds an archived write or a file a window's
+  write wrote was cleaned, Hudi scans the table's latest slices whole, keeping the rows of the window's instants
+  (``HoodieIncrementalRelationV2Trait.fullTableScan``, ``listLatestFileSlices``): the slices are read as a
+  snapshot reads them, every log block applied, so a record copied into a newer base file since is read from
+  that file (case ``clean-savepoint-cow-v8`` through Apache Hudi 1.2.0) and a record a later log block updated
+  is not the window's any more (``clean-pending-compaction-mor-v8``). On timeline layout 1 (table version 6)
+  there is no such fallback (``MergeOnReadIncrementalRelationV1``:
+  ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` defaults to false): the window's view is built
+  over every file its writes wrote, the cleaned ones too, and a window whose latest slices need a cleaned file
+  is refused (``IncrementalRefused``; Hudi's read fails on the missing file: the corpus's version 6 clean cases
+  through ``--impl hudi_spark``, on Hudi's tables and on the reference writer's alike). The table must populate
+  the meta columns. A write that started before ``begin`` but completed inside the window is in it (table
+  version 8 on: windows by completion time).
 - **Time travel refused** where Apache Hudi refuses it (``spec.read.time_travel``): before the latest clean's
   earliest retained commit, or at or after a pending write.
 - **Partition pruning** (``select_partitions``) only skips file groups; it never changes a row read.
@@ -53,11 +61,11 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, InvalidTable
-from spec.file_group.file_system_view import FileSlice, FileSystemView, missing_slice_files
+from spec.errors import IncrementalRefused, InvalidOperation, InvalidTable
+from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView, missing_slice_files
 from spec.read.time_travel import check_time_travel
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
@@ -175,7 +183,8 @@ class QueryPlan:
     ``as_of`` is the time-travel instant the query names (its table schema is the one then);
     ``with_logs`` is False for read-optimized queries (base files only); ``log_as_of`` is the instant
     log blocks are applied as of; ``window`` is an incremental query's instants, the commit times its
-    rows keep (None for other queries).
+    rows keep (None for other queries); ``full_scan`` marks an incremental query that reads the latest slices
+    as a snapshot does, every log block applied (else only the window's log blocks are).
     """
 
     query: str
@@ -184,6 +193,7 @@ class QueryPlan:
     log_as_of: str | None
     window: tuple[str, ...] | None = None
     as_of: str | None = None
+    full_scan: bool = False
 
     def merged(self) -> list[int]:
         """Indexes of the slices whose base file is merged with log files."""
@@ -256,24 +266,56 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
     view = table.view(as_of)
     if as_of == latest_write(writes):
         check_files_present(table.storage, view)
-    full_scan = bool(set(instants) & {t for t, _ in archived})
-    if not full_scan:  # all active: the files their metadata names, unless a clean removed one
-        written = paths_written(table.storage, table.timeline, instants)
-        full_scan = not all(table.storage.exists(p) for p in written)
-        if not full_scan:
-            view = window_view(view, set(written))
+    archived_in = bool(set(instants) & {t for t, _ in archived})
+    written = {} if archived_in else paths_written(table.storage, table.timeline, instants)
+    cleaned = not all(table.storage.exists(p) for p in written)
+    full_scan = (archived_in or cleaned) and table.timeline.layout >= 2
+    if full_scan:  # the table's latest slices, read as a snapshot
+        as_of, view = latest_write(writes), table.view()
+        check_files_present(table.storage, view)
+    elif cleaned:
+        view = window_view(view, set(written), [DataFile(part, posixpath.basename(p))
+                                                for p, (part, _, _) in written.items()])
+        check_window_files(table.storage, view, window)
+    elif not archived_in:
+        view = window_view(view, set(written))
     slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
-    return QueryPlan("incremental", tuple(slices), True, as_of, instants)
+    return QueryPlan("incremental", tuple(slices), True, as_of, instants, full_scan=full_scan)
 
 
-def window_view(view: FileSystemView, written: set[str]) -> FileSystemView:
+# --8<-- [start:check_window_files]
+def check_window_files(storage: Storage, view: FileSystemView, window: IncrementalWindow) -> None:
+    """Timeline layout 1: ``IncrementalRefused`` naming the first file of the window view's latest slices a clean
+    deleted (Hudi 1.x's ``MergeOnReadIncrementalRelationV1`` reads those slices without a fallback: its
+    ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` defaults to false, and the read fails on the
+    missing file)."""
+    for sl in view.latest_slices():
+        names = ([sl.base_file.name] if sl.base_file is not None else []) + [lf.name for lf in sl.log_files]
+        for name in names:
+            path = posixpath.join(sl.partition_path, name) if sl.partition_path else name
+            if not storage.exists(path):
+                refuse_window(window, path)
+# --8<-- [end:check_window_files]
+
+
+def refuse_window(window: IncrementalWindow, path: str) -> NoReturn:
+    """Raise ``IncrementalRefused``: the window reads ``path``, which a clean deleted."""
+    raise IncrementalRefused(
+        f"the incremental window ({window.begin or 'start'}, {window.end or 'latest'}] reads {path}, which a clean "
+        "deleted", hint="query a window ending at a later write of that file group, or retain more commits "
+                        "(hoodie.cleaner.commits.retained) to read windows further back")
+
+
+def window_view(view: FileSystemView, written: set[str], listing: Sequence[DataFile] | None = None) -> FileSystemView:
     """The file system view an incremental read merges: the same view built over the files the window's
     writes wrote alone (``written``: paths relative to the table). A base file written before the window
     is not in it, so a log record of the window that lost its merge to it is read as written; the reader
     applies only the log blocks of the window's instants (``QueryPlan.window``). Apache Hudi's
     ``MergeOnReadIncrementalRelationV2`` (a ``HoodieTableFileSystemView`` over the window's affected files,
-    ``getLatestMergedFileSlicesBeforeOrOn``, log blocks limited by ``includedInstantTimeSet``)."""
-    listing = [f for f in view.listing if posixpath.join(f.partition_path, f.name) in written]
+    ``getLatestMergedFileSlicesBeforeOrOn``, log blocks limited by ``includedInstantTimeSet``). Hudi lists those
+    files from the commit metadata, so a file a clean deleted is in its view: ``listing`` gives them all."""
+    if listing is None:
+        listing = [f for f in view.listing if posixpath.join(f.partition_path, f.name) in written]
     return FileSystemView.build(listing, view.timeline, view.config, view.as_of, view.replacements)
 
 

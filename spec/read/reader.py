@@ -39,6 +39,7 @@ import pyarrow as pa
 from spec.actions.restore import readable_timeline
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
+from spec.keygen.partition_path import default_partition_columns
 from spec.read.query_plan import PartitionFilter, QueryPlan, check_columns, latest_write, plan_query, timeline_writes
 from spec.schema import query_schema
 from spec.schema.table_schema import COMMIT_TIME
@@ -84,6 +85,7 @@ class TableReader:
         self._table_columns: frozenset[str] | None = None
         self._schemas: dict[str, pa.Schema | None] = {}
         self._table_columns_known = False
+        self._null_columns: dict[str, tuple[str, ...]] = {}
         self.columnar_merge = True
         """Merge slices column-wise where that gives the rule's rows (``spec.read.slice_merge``); False: record by
         record."""
@@ -137,7 +139,7 @@ class TableReader:
         reads every column, then projects); only the log blocks of the instants ``only`` names, when given
         (an incremental read's window)."""
         if not with_logs or not sl.log_files:
-            return self._read_base(sl, columns)
+            return self.partition_values(sl, self._read_base(sl, columns))
         # the log scanner's and the merge's modules (and pyarrow.compute) load with the first slice that has logs
         from spec.file_group.log_file.scanner import scan_slice_logs
         from spec.read.slice_merge import SliceMerge
@@ -148,10 +150,34 @@ class TableReader:
         if only is not None:
             blocks = [b for b in blocks if (b.instant_time or "") in only]
         if not blocks:
-            return self._read_base(sl, columns)
+            return self.partition_values(sl, self._read_base(sl, columns))
         merge = SliceMerge(self.rule, self.config, self.table_columns, self.columnar_merge)
         merged = merge.merge(self._read_base(sl, None), blocks)
-        return None if merged is None else _project(merged, columns)
+        return None if merged is None else self.partition_values(sl, _project(merged, columns))
+
+    def null_partition_columns(self, partition_path: str) -> tuple[str, ...]:
+        """The partition columns the rows of ``partition_path`` read as null
+        (``spec.keygen.partition_path.default_partition_columns``; none for timestamp-based partition fields,
+        whose folder is a formatted time), worked out once per partition."""
+        if partition_path not in self._null_columns:
+            raw_fields = (self.config.get("hoodie.table.partition.fields") or "").lower()
+            timestamp = "TIMESTAMP" in (self.config.keygen_type or "").upper() or "Timestamp" in (
+                self.config.keygen_class or "") or ":timestamp" in raw_fields
+            self._null_columns[partition_path] = () if timestamp or not partition_path else default_partition_columns(
+                partition_path, self.config.partition_fields, self.config.hive_style_partitioning)
+        return self._null_columns[partition_path]
+
+    def partition_values(self, sl: FileSlice, table: pa.Table | None) -> pa.Table | None:
+        """A slice's rows with the partition columns its partition path reads as null set to null
+        (``null_partition_columns``)."""
+        if table is None:
+            return None
+        for column in self.null_partition_columns(sl.partition_path):
+            if column in table.column_names:
+                i = table.column_names.index(column)
+                field = table.schema.field(i)
+                table = table.set_column(i, field, pa.nulls(table.num_rows, field.type))
+        return table
 
     def latest_instant(self) -> str | None:
         """The instant a query without ``as_of`` reads as of: the latest completed write (by requested time).
@@ -205,7 +231,7 @@ class TableReader:
 
         def read(sl: FileSlice) -> pa.Table | None:
             return self.read_slice(sl, plan.log_as_of, with_logs=plan.with_logs, columns=project,
-                                   only=None if plan.window is None else frozenset(plan.window))
+                                   only=None if plan.window is None or plan.full_scan else frozenset(plan.window))
 
         small = sum(f.size for sl in plan.slices for f in (*sl.log_files, *([sl.base_file] if sl.base_file else []))
                     ) < SMALL_PLAN_BYTES

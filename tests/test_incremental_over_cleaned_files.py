@@ -26,7 +26,7 @@ from spec.errors import IncrementalRefused
 from spec.read.reader import read_table
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-CASES = {fc.case.id: fc for fc in load_cases(FIXTURES, suite="services")}
+CASES = {fc.case.id: fc for suite in ("services", "concurrency") for fc in load_cases(FIXTURES, suite=suite)}
 
 
 def _commits(adapter: Any) -> list[tuple[str, str]]:
@@ -93,3 +93,25 @@ def test_version_8_full_scan_applies_every_log_block_of_the_latest_slices(tmp_pa
     # but c5's log block updated it, so only id 2 (c4's log record) is the window's
     ours, theirs = _both(*_written("clean-pending-compaction-mor-v8", tmp_path), None, 4)
     assert ours == theirs == [(2, "v2@3", "c4", "log")]
+
+
+def test_a_version_6_table_with_a_hollow_commit_refuses_every_window(tmp_path: Path) -> None:
+    """A write that lost conflict resolution to a compaction is left inflight, requested before the compaction's
+    commit: on version 6 every incremental window is refused, by the spec reader of the written table and by
+    the model (``spec.read.query_plan.check_hollow_commits``), as Apache Hudi refuses it ('Found hollow commit')."""
+    from spec.read.query_plan import hollow_commit
+    from spec.timeline.instant import Action, Instant, State
+
+    writer, model = _written("concurrent-compaction-mor-v6", tmp_path)
+    pending = [t for t, _, state, _ in writer.timeline() if state != "COMPLETED"]
+    assert len(pending) == 1
+    for begin in (None, _commits(writer)[0][0]):
+        with pytest.raises(IncrementalRefused, match=f"write {pending[0]} is pending"):
+            read_table(writer.path, "incremental", begin=begin)
+        with pytest.raises(IncrementalRefused, match="hollow commit"):
+            model.rows(Query("incremental", begin=None if begin is None else _commits(model)[0][0]))
+    a, b = Instant("20240101000001000", Action.DELTA_COMMIT, State.INFLIGHT), Instant(
+        "20240101000002000", Action.COMMIT, State.COMPLETED)
+    assert hollow_commit([a, b]) == a.requested
+    assert hollow_commit([a, b], [a.requested]) is None  # a pending clustering leaves no hole
+    assert hollow_commit([b, Instant("20240101000003000", Action.DELTA_COMMIT, State.INFLIGHT)]) is None

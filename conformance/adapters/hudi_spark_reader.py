@@ -56,14 +56,7 @@ NULL_ORDERING_MERGE: Final = (
     "then spark.read.format('hudi').load(path) (the table of case null-ordering-partition-mor-v8, "
     "hudi-conformance export, and its snapshot query)")
 
-HOLLOW_COMMIT: Final = (
-    "undecided: Apache Hudi 1.2.0's incremental query on a version 6 table fails with HoodieException 'Found hollow "
-    "commit' while a failed write (a write that lost conflict resolution, left inflight) is older than a completed "
-    "instant (hoodie.read.timeline.holes.resolution.policy, by default FAIL), where the spec reader answers with the "
-    "completed instants' rows; whether the spec is to refuse such a window as Hudi does is to be decided")
-
 KNOWN_FAILURES: Final[dict[str, str]] = {
-    "concurrent-compaction-mor-v6": HOLLOW_COMMIT,
     "null-ordering-partition-mor-v8": NULL_ORDERING_MERGE,
 }
 """The corpus's cases whose reads by Apache Hudi differ from the spec model's (measured with the local engine,
@@ -131,9 +124,12 @@ TIME_TRAVEL_REFUSALS: Final = ("Cleaner cleaned up the timestamp of interest",
                                 "must be earlier than the first incomplete commit timestamp")
 """The messages of ``TimelineUtils.validateTimestampAsOf``'s refusals (``spec.read.time_travel``)."""
 
-INCREMENTAL_REFUSALS: Final = ("FileNotFoundException", "HoodieIncrementalPathNotFoundException")
+INCREMENTAL_REFUSALS: Final = ("FileNotFoundException", "HoodieIncrementalPathNotFoundException",
+                                "Found hollow commit")
 """How Hudi's incremental query fails on a table of timeline layout 1 whose window reads a file a clean deleted
-(``MergeOnReadIncrementalRelationV1``, no full table scan fallback: ``spec.read.query_plan.check_window_files``)."""
+(``MergeOnReadIncrementalRelationV1``, no full table scan fallback: ``spec.read.query_plan.check_window_files``), or
+while a write is pending that a completed later one leaves hollow (``TimelineUtils.handleHollowCommitIfNeeded``:
+``spec.read.query_plan.check_hollow_commits``)."""
 
 
 def hudi_rows(spark: Any, path: str, query: Query) -> list[dict[str, Any]]:
@@ -151,8 +147,8 @@ def hudi_rows(spark: Any, path: str, query: Query) -> list[dict[str, Any]]:
             raise TimeTravelRefused(message, hint="Hudi answers time travel from the latest clean's earliest "
                                                   "retained commit on") from err
         if query.kind == "incremental" and any(text in str(err) for text in INCREMENTAL_REFUSALS):
-            raise IncrementalRefused(message, hint="a window of a version 6 table reads the files its writes "
-                                                   "wrote; a clean deleted one") from err
+            raise IncrementalRefused(message, hint="a version 6 table: a window reads the files its writes wrote, "
+                                                   "and no write may be pending before a completed one") from err
         raise InvalidTable(message, hint="a conforming table answers this query") from err
     rows: list[dict[str, Any]] = table.to_pylist() if table.num_columns else []
     return rows

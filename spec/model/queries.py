@@ -53,7 +53,16 @@ from spec.model.files import (
 )
 from spec.model.state import TableState
 from spec.read.merge import MergeMode, MergeRule, Version, as_version, delete_version, merge_with_base
-from spec.read.query_plan import IncrementalWindow, Write, check_query, latest_write, refuse_window, write_times
+from spec.read.query_plan import (
+    IncrementalWindow,
+    Write,
+    check_query,
+    hollow_commit,
+    latest_write,
+    refuse_hollow,
+    refuse_window,
+    write_times,
+)
 from spec.read.slice_merge import fold_log_versions
 from spec.read.time_travel import time_travel_refusal
 from spec.timeline.instant import DATA_WRITES, Action
@@ -248,6 +257,8 @@ def incremental(state: TableState, begin: str | None, end: str | None) -> tuple[
     included, as Hudi's ``IncrementalQueryAnalyzer`` includes them."""
     check_query("incremental", None, begin, end)
     window = IncrementalWindow(begin, end)
+    if state.table_version < 8 and (pending := hollow_commit(state.timeline)) is not None:
+        refuse_hollow(window, pending)  # version 6: spec.read.query_plan.check_hollow_commits
     writes = _all_writes(state)
     instants = set(window.instants(writes))
     if not instants:

@@ -256,6 +256,8 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
     """The file groups written by the window's instants, as a snapshot as of the last data write
     completed by the window's end."""
     check_incremental_table(table.config.populate_meta_fields)
+    if table.timeline.layout < 2:
+        check_hollow_commits(table.storage, table.timeline, window)
     active = timeline_writes(table.timeline)
     archived = archived_writes(table.storage, table.config) if _reaches_archive(window, active) else ()
     writes = (*archived, *active)
@@ -281,6 +283,47 @@ def _plan_incremental(table: PlannedTable, window: IncrementalWindow,
         view = window_view(view, set(written))
     slices = view.latest_slices(select_partitions(view.partitions(), partition_filter))
     return QueryPlan("incremental", tuple(slices), True, as_of, instants, full_scan=full_scan)
+
+
+# --8<-- [start:check_hollow_commits]
+HOLLOW_COMMIT_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
+"""The actions of Hudi's commits timeline (``getCommitsTimeline``) on timeline layout 1."""
+
+
+def hollow_commit(instants: Iterable[Instant], clusterings: Iterable[str] = ()) -> str | None:
+    """The pending write (requested or inflight; not one of the pending ``clusterings``) a completed write requested
+    after it leaves hollow, the earliest; None when there is none (Hudi's ``handleHollowCommitIfNeeded``)."""
+    instants = [i for i in instants if i.action in HOLLOW_COMMIT_ACTIONS]
+    skipped = set(clusterings)
+    first = min((i.requested for i in instants if not i.is_completed and i.requested not in skipped), default=None)
+    if first is not None and any(i.is_completed and i.requested > first for i in instants):
+        return first
+    return None
+
+
+def refuse_hollow(window: IncrementalWindow, pending: str) -> NoReturn:
+    """Raise ``IncrementalRefused``: a hollow commit (``check_hollow_commits``)."""
+    raise IncrementalRefused(
+        f"the incremental window ({window.begin or 'start'}, {window.end or 'latest'}] cannot be read while the "
+        f"write {pending} is pending and a later write has completed (a hollow commit on a version 6 table)",
+        hint="roll back or finish the pending write (the next write or the cleaner rolls a failed one back)")
+
+
+def check_hollow_commits(storage: Storage, timeline: Timeline, window: IncrementalWindow) -> None:
+    """Timeline layout 1: ``IncrementalRefused`` while a write is pending (requested or inflight; not a clustering)
+    and a write requested after it has completed — a hollow commit, whatever the window (``hollow_commit``).
+    Hudi 1.x's incremental relations of table version 6 refuse the query (``TimelineUtils.handleHollowCommitIfNeeded``,
+    its policy ``hoodie.read.timeline.holes.resolution.policy`` FAIL by default; measured with Apache Hudi 1.2.0:
+    case ``concurrent-compaction-mor-v6``, a write that lost conflict resolution to a compaction, left inflight).
+    From version 8 on, windows are taken by completion time and a pending write leaves no hole."""
+    from spec.actions.clustering import pending_clusterings
+
+    if not any(not i.is_completed for i in timeline.instants):
+        return
+    pending = hollow_commit(timeline.instants, (i.requested for i in pending_clusterings(storage, timeline)))
+    if pending is not None:
+        refuse_hollow(window, pending)
+# --8<-- [end:check_hollow_commits]
 
 
 # --8<-- [start:check_window_files]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.jobs import READ, SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable, cached_frame, timed
-from bench.ours import MOR_LOG_OPTIONS, MOR_OPTIONS, OPTIONS, count_rows, needs
+from bench.ours import MOR_LOG_OPTIONS, MOR_OPTIONS, OPTIONS, count_rows, needs, shared_base, shared_upserted
 
 ENGINE = "Apache Hudi (Spark datasource)"
 COMPACT_NOW = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS", "hoodie.compact.inline.max.delta.commits": "1"}
@@ -40,37 +40,11 @@ def _hudi_write(path: Path, data: Any, operation: str, options: dict[str, str]) 
         .mode("append").save(str(path))
 
 
-def _base(name: str, options: dict[str, str]) -> Callable[[Context], Path]:
-    """The N-row table Apache Hudi's bulk_insert writes with ``options`` (shared, built once per run)."""
-
-    def build(ctx: Context) -> Path:
-        hudi_session()
-        return ctx.cached(name, lambda p: _hudi_write(p, cached_frame(ctx.inputs.base), "bulk_insert", options))
-
-    return build
-
-
-def _upserted(name: str, base: Callable[[Context], Path], options: dict[str, str]) -> Callable[[Context], Path]:
-    """``base`` after Apache Hudi's upsert of the batch (shared, built once per run)."""
-
-    def build(ctx: Context) -> Path:
-        def make(p: Path) -> None:
-            import shutil
-
-            shutil.copytree(base(ctx), p)
-            _hudi_write(p, cached_frame(ctx.inputs.upsert), "upsert", options)
-
-        hudi_session()
-        return ctx.cached(name, make)
-
-    return build
-
-
-cow_base = _base("apache-hudi-cow-base", OPTIONS)
-cow_upserted = _upserted("apache-hudi-cow-upserted", cow_base, OPTIONS)
-mor_base = _base("apache-hudi-mor-base", MOR_OPTIONS)
-mor_log_base = _base("apache-hudi-mor-log-base", MOR_LOG_OPTIONS)
-mor_upserted = _upserted("apache-hudi-mor-upserted", mor_log_base, MOR_LOG_OPTIONS)
+cow_base = shared_base("apache-hudi-cow-base", OPTIONS, _hudi_write, hudi_session)
+cow_upserted = shared_upserted("apache-hudi-cow-upserted", cow_base, OPTIONS, _hudi_write, hudi_session)
+mor_base = shared_base("apache-hudi-mor-base", MOR_OPTIONS, _hudi_write, hudi_session)
+mor_log_base = shared_base("apache-hudi-mor-log-base", MOR_LOG_OPTIONS, _hudi_write, hudi_session)
+mor_upserted = shared_upserted("apache-hudi-mor-upserted", mor_log_base, MOR_LOG_OPTIONS, _hudi_write, hudi_session)
 
 
 def bulk_insert(ctx: Context) -> Measurement:

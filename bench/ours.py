@@ -99,37 +99,52 @@ def _write(path: Path, data: Any, operation: str, options: dict[str, str]) -> No
         raise NotAvailable(f"{options.get('hoodie.datasource.write.table.type', 'COPY_ON_WRITE')} writes: {e}") from e
 
 
-def _base(name: str, options: dict[str, str]) -> Callable[[Context], Path]:
-    """The N-row table written by bulk_insert with ``options`` (shared, built once per run)."""
-
-    def build(ctx: Context) -> Path:
-        return ctx.cached(name, lambda p: _write(p, cached_frame(ctx.inputs.base), "bulk_insert", options))
-
-    return build
+Writer = Callable[[Path, Any, str, dict[str, str]], None]
+"""A writer of the shared tables: ``(table, Spark DataFrame, operation, options)``."""
 
 
-def _upserted(name: str, base: Callable[[Context], Path], options: dict[str, str]) -> Callable[[Context], Path]:
-    """``base`` after the upsert batch written with ``options`` (shared, built once per run)."""
+def shared_base(name: str, options: dict[str, str], write: Writer = _write,
+                session: Callable[[], Any] = spark_session) -> Callable[[Context], Path]:
+    """The N-row table ``write`` writes by bulk_insert with ``options`` (shared, built once per run, in the Spark
+    session ``session`` starts before any input is loaded)."""
 
     def build(ctx: Context) -> Path:
         def make(p: Path) -> None:
-            import shutil
-
-            shutil.copytree(base(ctx), p)
-            _write(p, cached_frame(ctx.inputs.upsert), "upsert", options)
+            session()
+            write(p, cached_frame(ctx.inputs.base), "bulk_insert", options)
 
         return ctx.cached(name, make)
 
     return build
 
 
-cow_base = _base("hudi-cow-base", OPTIONS)
-cow_upserted = _upserted("hudi-cow-upserted", cow_base, OPTIONS)
-mor_base = _base("hudi-mor-base", MOR_OPTIONS)
-mor_log_base = _base("hudi-mor-log-base", MOR_LOG_OPTIONS)
-mor_upserted = _upserted("hudi-mor-upserted", mor_log_base, MOR_LOG_OPTIONS)  # with logs: reads, compaction
-cow_base_tuned = _base("hudi-cow-base-tuned", TUNED_OPTIONS)
-mor_base_tuned = _base("hudi-mor-base-tuned", TUNED_MOR_OPTIONS)
+def shared_upserted(name: str, base: Callable[[Context], Path], options: dict[str, str], write: Writer = _write,
+                    session: Callable[[], Any] = spark_session) -> Callable[[Context], Path]:
+    """``base`` after ``write``'s upsert of the batch with ``options`` (shared, built once per run)."""
+
+    def build(ctx: Context) -> Path:
+        def make(p: Path) -> None:
+            import shutil
+
+            shutil.copytree(base(ctx), p)
+            session()
+            write(p, cached_frame(ctx.inputs.upsert), "upsert", options)
+
+        return ctx.cached(name, make)
+
+    return build
+
+
+
+
+
+cow_base = shared_base("hudi-cow-base", OPTIONS)
+cow_upserted = shared_upserted("hudi-cow-upserted", cow_base, OPTIONS)
+mor_base = shared_base("hudi-mor-base", MOR_OPTIONS)
+mor_log_base = shared_base("hudi-mor-log-base", MOR_LOG_OPTIONS)
+mor_upserted = shared_upserted("hudi-mor-upserted", mor_log_base, MOR_LOG_OPTIONS)  # with logs: reads, compaction
+cow_base_tuned = shared_base("hudi-cow-base-tuned", TUNED_OPTIONS)
+mor_base_tuned = shared_base("hudi-mor-base-tuned", TUNED_MOR_OPTIONS)
 
 
 def needs(build: Callable[[Context], Path]) -> Callable[[Context], None]:

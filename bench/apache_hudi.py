@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.jobs import READ, SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable, cached_frame, timed
-from bench.ours import MOR_LOG_OPTIONS, MOR_OPTIONS, OPTIONS, count_rows, needs, shared_base, shared_upserted
+from bench.ours import (
+    MOR_LOG_OPTIONS,
+    MOR_OPTIONS,
+    OPTIONS,
+    count_rows,
+    first_write,
+    needs,
+    shared_base,
+    shared_upserted,
+)
 
 ENGINE = "Apache Hudi (Spark datasource)"
 COMPACT_NOW = {"hoodie.compact.inline.trigger.strategy": "NUM_COMMITS", "hoodie.compact.inline.max.delta.commits": "1"}
@@ -84,15 +93,6 @@ def _read(path: Path, expected: int, **options: str) -> Measurement:
     seconds, _ = timed(lambda: reader.load(str(path)).write.format("noop").mode("overwrite").save())
     rows = int(reader.load(str(path)).count())
     return Measurement(seconds, rows, path, rows, expected)
-
-
-def first_write(path: Path) -> str:
-    """When a table's first write completed: an incremental query from it holds what came after (its completion
-    time on table versions 8 and 9, whose incremental queries compare completion times; its instant on 6)."""
-    from spec.storage.hoodie_storage import Storage
-    from spec.timeline.active_timeline import Timeline
-
-    return next(i.completed or i.requested for i in Timeline.load(Storage(str(path))).instants if i.is_completed)
 
 
 def incremental_read(ctx: Context) -> Measurement:

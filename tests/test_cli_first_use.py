@@ -472,8 +472,11 @@ def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
     assert main(["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE]) == 0
     codes = []
     for delay in (0.0, 0.05, 0.2, 0.5, 1.0):
+        # SIGINT's default disposition in the command, whatever this process inherited (a run in the background of
+        # a non-interactive shell ignores SIGINT, and a Python started so never raises KeyboardInterrupt)
         proc = subprocess.Popen([sys.executable, "-X", "importtime", str(BIN / "hudi-spec"), "read", str(table),
-                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert proc.stderr is not None
         for line in proc.stderr:
             if line.rstrip().endswith("| reference.cli"):

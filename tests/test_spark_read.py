@@ -167,7 +167,13 @@ def test_a_slice_of_log_files_only(spark: Any, real_tables: list[RealTable], rea
     monkeypatch.setattr(spec.read.query_plan, "check_files_present", lambda *args, **kwargs: None)
     reader = TableReader(str(path))
     assert [k for k, sl in enumerate(reader.plan().slices) if sl.base_file is None] == reader.plan().merged()
-    counts = [assert_same(spark, str(path), q, kw) for q, kw in _all_queries(reader)]
+    # a version 6 incremental window whose writes wrote the removed file reads that file (the window's view is
+    # built over every file its writes wrote: spec.read.query_plan.check_window_files refuses it, as a cleaned
+    # one): those windows are left out
+    written_at = base.name.rsplit("_", 1)[-1].removesuffix(".parquet")
+    queries = [(q, kw) for q, kw in _all_queries(reader)
+               if not (q == "incremental" and (kw["begin"] or "") < written_at <= kw["end"])]
+    counts = [assert_same(spark, str(path), q, kw) for q, kw in queries]
     assert counts[:2] == [5, 4]  # snapshot: the other groups' 4 rows and the log's 1; read-optimized: 4
 
 

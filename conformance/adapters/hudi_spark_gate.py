@@ -9,12 +9,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from spec.errors import InvalidOperation, WriteConflict
-
-if TYPE_CHECKING:
-    from conformance.adapters.hudi_spark import SparkAction
 
 GATE_VALIDATOR: Final = "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator"
 HOLD_SECONDS: Final = 600.0
@@ -25,8 +22,8 @@ class HeldHudiWrite:
     UDF that marks the gate reached and waits for the gate's file (Hudi runs the validators after the write's data
     files, before it takes the lock to commit)."""
 
-    def __init__(self, spark: Any, write: Callable[[SparkAction], None], action: SparkAction, gate: Path,
-                 member: int) -> None:
+    def __init__(self, spark: Any, write: Callable[[Any], None], action: Any, gate: Path, member: int) -> None:
+        """``action``: the member's ``hudi_spark.SparkAction``, which ``write`` runs."""
         from pyspark.sql import types as T
 
         self.gate, self.reached = gate, gate.with_suffix(".reached")

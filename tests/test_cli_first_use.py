@@ -462,11 +462,12 @@ def test_ctrl_c_is_130_at_any_moment(where: str, tmp_path: Path, monkeypatch: py
 
 
 def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
-    """SIGINT sent to ``hudi-spec read`` at several moments once its code runs (``-X importtime`` tells
-    when the command line's module is imported; before that the interpreter itself is starting): never a
-    traceback; exit code 130 and one line. The command cannot finish before the signal, however late this
-    process sends it (a busy machine may hold it back): its output, larger than a pipe holds, goes to a pipe
-    this process reads only after the signal, so the command is reading or printing when it comes."""
+    """SIGINT sent to ``hudi-spec read`` at several moments once ``main`` runs (``-X importtime`` tells when
+    ``main`` has imported the progress module it runs the command with; before that the interpreter and the
+    console script, which is pip's, are starting): never a traceback; exit code 130 and one line. The command
+    cannot finish before the signal, however late this process sends it (a busy machine may hold it back): its
+    output, larger than a pipe holds, goes to a pipe this process reads only after the signal, so the command is
+    reading or printing when it comes."""
     table = tmp_path / "t"
     rows = [{"id": i, "ts": 1, "city": f"c{i % 7}"} for i in range(2000)]
     assert main(["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE]) == 0
@@ -479,7 +480,7 @@ def test_ctrl_c_in_a_running_command_line(tmp_path: Path) -> None:
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert proc.stderr is not None
         for line in proc.stderr:
-            if line.rstrip().endswith("| reference.cli"):
+            if line.rstrip().endswith("| reference.instrumentation.progress"):
                 break
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)

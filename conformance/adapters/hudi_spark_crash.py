@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from conformance.adapters.hudi_spark_refusals import java_causes
 from spec.errors import InvalidOperation
 
 FAILING_VALIDATOR: Final = {
@@ -33,13 +34,9 @@ def crash_options(after_files: int) -> dict[str, str]:
 
 
 def failed_at(err: BaseException, java_class: str) -> bool:
-    """Whether Hudi's failure ``err`` (a ``Py4JJavaError``) was caused by a Java exception of that simple name."""
-    java = getattr(err, "java_exception", None)
-    while java is not None:
-        if str(java.getClass().getSimpleName()) == java_class:
-            return True
-        java = java.getCause()
-    return False
+    """Whether Hudi's failure ``err`` was caused by a Java exception of that simple name
+    (``hudi_spark_refusals.java_causes``)."""
+    return any(str(java.getClass().getSimpleName()) == java_class for java in java_causes(err))
 
 
 def data_files(table: Path) -> set[Path]:

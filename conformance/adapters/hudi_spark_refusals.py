@@ -4,7 +4,8 @@ adapter reports when Hudi refuses an operation.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Iterator
+from typing import Any, Final
 
 from spec.errors import (
     ConfigConflict,
@@ -30,16 +31,22 @@ REFUSALS: Final[tuple[tuple[str, str, type[HudiSpecError]], ...]] = (
 matched on the exception and each of its causes, by class alone (no other text is read)."""
 
 
-def refused(err: BaseException) -> HudiSpecError | None:
-    """The spec error a Hudi refusal stands for, or None for anything else: a ``Py4JJavaError``'s Java exception,
-    or the one pyspark converted into its own exception class (``CapturedException``, e.g. its
-    ``IllegalArgumentException``, which keeps the Java exception as its origin)."""
+def java_causes(err: BaseException) -> Iterator[Any]:
+    """The Java exception behind ``err`` and each of its causes, outermost first: a ``Py4JJavaError``'s Java
+    exception, or the one pyspark converted into its own exception class (``CapturedException``, e.g. its
+    ``IllegalArgumentException``, which keeps the Java exception as its origin); none for anything else."""
     java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
     while java is not None:
+        yield java
+        java = java.getCause()
+
+
+def refused(err: BaseException) -> HudiSpecError | None:
+    """The spec error a Hudi refusal stands for (``java_causes``), or None for anything else."""
+    for java in java_causes(err):
         name = str(java.getClass().getSimpleName())
         message = str(java.getMessage() or "")
         for cls, text, kind in REFUSALS:
             if name == cls and text in message:
                 return kind(f"Apache Hudi refused: {name}: {' '.join(message.split())[:400]}")
-        java = java.getCause()
     return None

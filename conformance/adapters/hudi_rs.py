@@ -78,13 +78,14 @@ DEFAULT_PARTITION_VALUE = (
     "null (null-ordering-partition-cow-v6 through --impl hudi_spark_reader)")
 
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"null-ordering-partition-{c}": DEFAULT_PARTITION_VALUE for c in ("cow-v6", "mor-v8")},
+    **{f"null-ordering-partition-{c}": DEFAULT_PARTITION_VALUE for c in ("cow-v6", "mor-v8", "mor-v9")},
     **{f"{name}-v{v}": CLEANED_IN_INCREMENTAL for name in ("archive-cow", "clean-latest-commits-cow",
                                                            "clean-savepoint-cow") for v in (8, 9)},
-    **{f"{name}-cow-v8": CLEANED_IN_INCREMENTAL for name in ("auto-clean", "clean-file-versions")},
+    **{f"{name}-cow-v{v}": CLEANED_IN_INCREMENTAL for name in ("auto-clean", "clean-file-versions") for v in (8, 9)},
     **{f"stream-buckets-mor-v{v}": LOG_ONLY_FILE_GROUPS for v in (8, 9)},
-    **dict.fromkeys(("concurrent-disjoint-cow-v8", "concurrent-compaction-mor-v8"), COMPLETED_AFTER_THE_WINDOW),
-    "concurrent-clean-cow-v8": CLEANED_IN_INCREMENTAL,
+    **{f"{name}-v{v}": COMPLETED_AFTER_THE_WINDOW for name in ("concurrent-disjoint-cow", "concurrent-compaction-mor")
+       for v in (8, 9)},
+    **{f"concurrent-clean-cow-v{v}": CLEANED_IN_INCREMENTAL for v in (8, 9)},
     "concurrent-compaction-mor-v6": HOLLOW_COMMIT_ANSWERED,
     **{f"{name}-mor-v{v}": COMPACTED_IN_INCREMENTAL
        for name in ("pending-compaction", "pending-compaction-logs", "clean-pending-compaction",

@@ -68,7 +68,9 @@ class Engine(Protocol):
         value (nulls lose), then the latest —, kept for the steps that read it again, and each record tagged
         with its current file group (``FILE_ID``, null for a new key) and the delete flag, looked up by
         ``lookup`` (None: every record is new); a delete keeps only the records the table holds. With the
-        tagged frame, the workload profile's counts when the lookup had them at hand (None: ``counts``)."""
+        tagged frame, the workload profile's counts when the lookup had them at hand (None: ``counts``). A bucket
+        index's lookup (``IndexLookup.bucket``) tags each record with its bucket's group and adds its bucket
+        number (``reference.io.index.BUCKET_ID``)."""
         ...
 
     def partitions(self, frame: Any) -> set[str]:
@@ -81,6 +83,11 @@ class Engine(Protocol):
 
     def counts(self, frame: Any) -> Mapping[tuple[str, str | None], int]:
         """The workload profile's input: records per (partition, current file group)."""
+        ...
+
+    def new_buckets(self, frame: Any) -> set[tuple[str, int]]:
+        """A bucket index's new buckets: the (partition, bucket number) of the records tagged with no group
+        (``reference.io.partitioning.new_buckets``)."""
         ...
 
     def write_buckets(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema,

@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 from reference.engines.engine import Engine, Task
 from reference.io.bulk_insert import BULK_INSERT_TASK
 from reference.io.handles import BUCKET, FILE_ID, HandleContext, run_handle
-from reference.io.index import IndexLookup, bloom_index, simple_index
-from reference.io.partitioning import counts, route_batch, tag
+from reference.io.index import BUCKET_ID, IndexLookup, bloom_index, simple_index
+from reference.io.partitioning import counts, new_buckets, route_batch, tag, tag_buckets
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
 from spec.keygen.key_generators import check_record_keys, writes_complex_keys
@@ -137,7 +137,11 @@ def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:
 def write_buckets(table: pa.Table, ctx: HandleContext, user_schema: pa.Schema, assignment: BucketAssignment,
                   workers: int | None = None) -> list[dict[str, Any]]:
     """Step 6: every record routed to its bucket, then one handle a bucket (``write_routed``)."""
-    buckets = route_batch(table.column(RECORD_KEY), table.column(PARTITION_PATH), table.column(FILE_ID), assignment)
+    bucket_ids = table.column(BUCKET_ID) if BUCKET_ID in table.column_names else None
+    buckets = route_batch(table.column(RECORD_KEY), table.column(PARTITION_PATH), table.column(FILE_ID), assignment,
+                          bucket_ids)
+    if bucket_ids is not None:
+        table = table.drop_columns([BUCKET_ID])
     return _write_by_bucket(table, np.asarray(buckets), ctx, user_schema, workers)
 
 
@@ -217,7 +221,10 @@ class LocalEngine(Engine):
                      ordering: str | None) -> tuple[pa.Table, None]:
         """The lookup runs here, on the batch's keys (``reference.io.index``); by BLOOM footers, a batch is
         deduplicated only when a key repeats in it (a batch without a repeated key is its own dedupe). Counting
-        the tagged batch costs less than tagging its keys too, so no counts come back."""
+        the tagged batch costs less than tagging its keys too, so no counts come back. A bucket index reads no
+        file: each record's tags are its bucket's (``reference.io.partitioning.tag_buckets``)."""
+        if lookup is not None and lookup.bucket is not None:
+            return tag_buckets(self.dedupe(frame, ordering) if dedupe else frame, lookup.bucket, lookup.delete), None
         if dedupe and not (lookup is not None and lookup.bloom):
             frame = self.dedupe(frame, ordering)
         located: pa.Table | None = None
@@ -243,6 +250,9 @@ class LocalEngine(Engine):
 
     def counts(self, frame: pa.Table) -> Mapping[tuple[str, str | None], int]:
         return counts(frame)
+
+    def new_buckets(self, frame: pa.Table) -> set[tuple[str, int]]:
+        return new_buckets(frame)
 
     def write_buckets(self, frame: pa.Table, ctx: HandleContext, user_schema: pa.Schema,
                       assignment: BucketAssignment) -> list[dict[str, Any]]:

@@ -20,8 +20,8 @@ from reference.engines.engine import Engine, Task
 from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, to_arrow_schema
 from reference.io.bulk_insert import BULK_INSERT_TASK
 from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
-from reference.io.index import IndexLookup, base_files, lookup_partition
-from reference.io.partitioning import route_batch
+from reference.io.index import BUCKET_ID, BucketLookup, IndexLookup, base_files, lookup_partition
+from reference.io.partitioning import route_batch, tag_buckets
 from reference.transaction.object_store import adopt_env, object_store_env
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
@@ -208,6 +208,8 @@ class SparkEngine(Engine):
             frame = self.dedupe(frame, ordering)
         if dedupe or lookup is not None:
             frame = self.persist(frame)  # read by the index lookup, the workload profile and the handles
+        if lookup is not None and lookup.bucket is not None:
+            return self.tag_buckets(frame, lookup.bucket, lookup.delete), None
         if lookup is None:
             return frame.withColumn(FILE_ID, F.lit(None).cast("string")).withColumn(DELETE_FLAG, F.lit(False)), None
         return self.locate(frame, lookup), None
@@ -232,6 +234,26 @@ class SparkEngine(Engine):
                                               _INDEX_SCHEMA))
         located.count()  # the lookup runs now, in its own job (its time is the index lookup's, not the profile's)
         return _joined(frame, located, lookup.delete)
+
+    def tag_buckets(self, frame: Any, bucket: BucketLookup, delete: bool) -> Any:
+        """The bucket index's tags in a ``mapInArrow`` stage (``reference.io.partitioning.tag_buckets``: no file is
+        read, the driver ships each partition's file ids), persisted for the profile and the handles."""
+        from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
+
+        schema = StructType([*frame.schema.fields, StructField(FILE_ID, StringType()),
+                             StructField(DELETE_FLAG, BooleanType()), StructField(BUCKET_ID, IntegerType())])
+
+        def add_tags(batches: Any) -> Any:
+            for batch in batches:
+                yield from tag_buckets(pa.Table.from_batches([batch]), bucket, delete).to_batches()
+
+        return self.persist(frame.mapInArrow(add_tags, schema))
+
+    def new_buckets(self, frame: Any) -> set[tuple[str, int]]:
+        from pyspark.sql import functions as F
+
+        rows = frame.filter(F.col(FILE_ID).isNull()).select(PARTITION_PATH, BUCKET_ID).distinct().collect()
+        return {(r[PARTITION_PATH], int(r[BUCKET_ID])) for r in rows}
 
     def partitions(self, frame: Any) -> set[str]:
         return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}
@@ -258,16 +280,20 @@ class SparkEngine(Engine):
         from pyspark.sql.types import IntegerType, StructField, StructType
 
         columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG, FILE_ID]
+        by_bucket = assignment.bucket_of is not None  # a bucket index routes by each record's bucket number
         routing = assignment
 
         def add_bucket(batches: Any) -> Any:
             for batch in batches:
+                numbers = batch.column(BUCKET_ID) if by_bucket else None
                 buckets = route_batch(batch.column(RECORD_KEY), batch.column(PARTITION_PATH),
-                                      batch.column(FILE_ID), routing)
+                                      batch.column(FILE_ID), routing, numbers)
+                if by_bucket:
+                    batch = batch.drop_columns([BUCKET_ID])
                 yield batch.append_column(BUCKET, pa.array(buckets, pa.int32()))
 
-        selected = frame.select(*columns)
-        if all(len(targets) == 1 for targets in assignment.insert_buckets.values()):
+        selected = frame.select(*columns, *([BUCKET_ID] if by_bucket else []))
+        if not by_bucket and all(len(targets) == 1 for targets in assignment.insert_buckets.values()):
             # every partition has one insert bucket, so no insert needs its hash: the bucket is a lookup
             # of the file id (updates) or the partition (inserts), done in the JVM without a Python pass
             from pyspark.sql import functions as F
@@ -281,7 +307,7 @@ class SparkEngine(Engine):
             by_partition = inserts[F.col(PARTITION_PATH)] if inserts is not None else F.lit(None)
             bucket = F.when(F.col(FILE_ID).isNotNull(), by_file).otherwise(by_partition).cast("int")
             return run_buckets(self.spark, selected.withColumn(BUCKET, bucket), ctx, user_schema)
-        tagged_schema = StructType([*selected.schema.fields, StructField(BUCKET, IntegerType())])
+        tagged_schema = StructType([*frame.select(*columns).schema.fields, StructField(BUCKET, IntegerType())])
         return run_buckets(self.spark, selected.mapInArrow(add_bucket, tagged_schema), ctx, user_schema)
 
     def write_routed(self, frame: Any, ctx: HandleContext, user_schema: pa.Schema) -> list[dict[str, Any]]:

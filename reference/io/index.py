@@ -4,14 +4,16 @@
 - BLOOM (Hudi's default): for each latest base file, read only its footer — the min/max record key
   and the bloom filter; a key is a candidate for a file when it is in the file's key range and the
   filter may contain it; then read the keys of the files that have candidates and keep exact hits.
+- BUCKET (``spec.index.bucket_index``): no file is read; a record goes to the file group of its key's bucket
+  among its partition's latest file slices (``bucket_tags``), whether or not that group holds the key.
 
-Both give the same answer; BLOOM reads far fewer bytes when a write touches few files.
+BLOOM and SIMPLE give the same answer; BLOOM reads far fewer bytes when a write touches few files.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -24,10 +26,14 @@ import pyarrow.compute as pc
 from reference.io.bloom import positions_by_hash
 from spec.file_group.bloom_filter import FOOTER_KEY, from_footer
 from spec.file_group.file_system_view import FileSystemView
+from spec.index.bucket_identifier import bucket_id
+from spec.index.bucket_index import BucketIndexConfig, bucket_file_groups
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
 
 FILE_ID = "__file_id"
+BUCKET_ID = "__bucket_id"
+"""A bucket index's column: each record's bucket number (``spec.index.bucket_identifier.bucket_id``)."""
 EMPTY = pa.schema([(PARTITION_PATH, pa.string()), (RECORD_KEY, pa.string()), (FILE_ID, pa.string())])
 
 
@@ -42,6 +48,49 @@ class IndexLookup:
     view: FileSystemView
     bloom: bool
     delete: bool
+    bucket: BucketLookup | None = None
+    """The bucket index's lookup (``bloom`` is then unused)."""
+
+
+@dataclass(frozen=True)
+class BucketLookup:
+    """What the bucket index tags with (``spec.index.bucket_index``): its settings and, per partition, the file
+    ids of the latest file slices (``of``: a partition's bucket → file id, checked when first asked)."""
+
+    config: BucketIndexConfig
+    file_ids: Mapping[str, tuple[str, ...]]
+
+    @staticmethod
+    def of_view(config: BucketIndexConfig, view: FileSystemView) -> BucketLookup:
+        """From the latest file slices of every partition of ``view`` (log-only slices included)."""
+        file_ids: dict[str, list[str]] = {}
+        for sl in view.latest_slices():
+            file_ids.setdefault(sl.partition_path, []).append(sl.file_id)
+        return BucketLookup(config, {p: tuple(ids) for p, ids in file_ids.items()})
+
+    def groups(self, partition: str) -> dict[int, str]:
+        return bucket_file_groups(partition, self.file_ids.get(partition, ()))
+
+
+def bucket_tags(lookup: BucketLookup, keys: pa.Array | pa.ChunkedArray,
+                partitions: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, pa.Array]:
+    """Each record's file group (null: its bucket has none) and bucket number, by ``spec.index.bucket_index``:
+    the bucket of a distinct key computed once."""
+    cfg = lookup.config
+    numbers: dict[str, int] = {}
+    groups: dict[str, dict[int, str]] = {}
+    fids: list[str | None] = []
+    out: list[int] = []
+    for key, partition in zip(keys.to_pylist(), partitions.to_pylist(), strict=True):
+        n = numbers.get(key)
+        if n is None:
+            n = numbers[key] = bucket_id(key, cfg.hash_fields, cfg.num_buckets)
+        g = groups.get(partition)
+        if g is None:
+            g = groups[partition] = lookup.groups(partition)
+        fids.append(g.get(n))
+        out.append(n)
+    return pa.array(fids, pa.string()), pa.array(out, pa.int32())
 
 
 @dataclass(frozen=True)

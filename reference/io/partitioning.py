@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reference.io.handles import DELETE_FLAG, FILE_ID
+from reference.io.index import BUCKET_ID, BucketLookup, bucket_tags
 from spec.errors import InvalidRecord
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
 from spec.write.partitioner import BucketAssignment
@@ -32,9 +33,28 @@ def key_hashes(keys: list[str]) -> npt.NDArray[Any]:
     return np.frombuffer(digests, dtype="<i8")
 
 
+def route_buckets(partitions: pa.Array | pa.ChunkedArray, bucket_ids: pa.Array | pa.ChunkedArray,
+                  assignment: BucketAssignment) -> npt.NDArray[Any]:
+    """A bucket index's routing (``spec.write.bucket_index_partitioner.route_bucket``) of every record, from its
+    partition and bucket number."""
+    assert assignment.bucket_of is not None
+    table = assignment.bucket_of
+    try:
+        return np.array([table[(p, b)] for p, b in zip(partitions.to_pylist(), bucket_ids.to_pylist(), strict=True)],
+                        dtype=np.int32)
+    except KeyError as err:
+        raise InvalidRecord(f"(partition, bucket) {err.args[0]!r} has no bucket of this write",
+                            hint="count every record's bucket before assigning buckets") from err
+
+
 def route_batch(keys: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.ChunkedArray,
-                file_ids: pa.Array | pa.ChunkedArray, assignment: BucketAssignment) -> npt.NDArray[Any]:
-    """The bucket (int32) of every record: ``route(key, partition, file id, assignment)`` vectorised."""
+                file_ids: pa.Array | pa.ChunkedArray, assignment: BucketAssignment,
+                bucket_ids: pa.Array | pa.ChunkedArray | None = None) -> npt.NDArray[Any]:
+    """The bucket (int32) of every record: ``route(key, partition, file id, assignment)`` vectorised; a bucket
+    index's assignment routes by ``bucket_ids`` (``route_buckets``)."""
+    if assignment.bucket_of is not None:
+        assert bucket_ids is not None, "a bucket index's routing needs each record's bucket number"
+        return route_buckets(partitions, bucket_ids, assignment)
     n = len(keys)
     out = np.full(n, -1, dtype=np.int32)
     located = pc.is_valid(file_ids).to_numpy(zero_copy_only=False)
@@ -82,7 +102,7 @@ def route_batch(keys: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.Chun
     return out
 
 
-__all__ = ["counts", "key_hashes", "route_batch", "tag"]
+__all__ = ["counts", "key_hashes", "new_buckets", "route_batch", "route_buckets", "tag", "tag_buckets"]
 
 
 def tag(table: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
@@ -100,6 +120,24 @@ def tag(table: pa.Table, located: pa.Table | None, delete: bool) -> pa.Table:
     if delete:
         out = out.filter(pc.is_valid(out.column(FILE_ID)))
     return out
+
+
+def tag_buckets(table: pa.Table, lookup: BucketLookup, delete: bool) -> pa.Table:
+    """The bucket index's tags (``reference.io.index.bucket_tags``): each record's file group and bucket number;
+    a delete keeps only the records whose bucket has a group."""
+    fids, numbers = bucket_tags(lookup, table.column(RECORD_KEY), table.column(PARTITION_PATH))
+    out = (table.append_column(FILE_ID, fids).append_column(DELETE_FLAG, pa.array(np.full(table.num_rows, delete)))
+           .append_column(BUCKET_ID, numbers))
+    if delete:
+        out = out.filter(pc.is_valid(out.column(FILE_ID)))
+    return out
+
+
+def new_buckets(table: pa.Table) -> set[tuple[str, int]]:
+    """The (partition, bucket number) of the records a bucket index found no group for."""
+    inserts = table.filter(pc.is_null(table.column(FILE_ID))).select([PARTITION_PATH, BUCKET_ID])
+    grouped = inserts.group_by([PARTITION_PATH, BUCKET_ID]).aggregate([])
+    return set(zip(grouped.column(PARTITION_PATH).to_pylist(), grouped.column(BUCKET_ID).to_pylist(), strict=True))
 
 
 def counts(table: pa.Table) -> dict[tuple[str, str | None], int]:

@@ -4,7 +4,7 @@
 2. transform the input: record key and partition path as Spark column expressions;
 3. start the commit: roll back failed earlier writes, then a requested and an inflight instant;
 4. prepare records: dedupe by key on the ordering field; tag each with its current file group
-   (the index: keys read from the latest base files);
+   (the index: keys read from the latest base files; a bucket index: the group of the key's bucket);
 5. partition records: the WorkloadProfile counts records per (partition, file group) — from the
    keys the BLOOM index brought to the driver, else by a Spark aggregation; ``spec.write.partitioner``
    assigns buckets, each record gets its bucket;
@@ -32,6 +32,7 @@ from reference.engines.engine import Engine, EngineContext
 from reference.executors.common import pending_compaction_groups
 from reference.executors.service_client import METADATA_TABLE_SERVICES, rollback_failed_writes, run_inline_services
 from reference.instrumentation.step_times import StepTimes
+from reference.io.bucket_index import bucket_assignment, bucket_index_of, bucket_lookup
 from reference.io.buckets import (
     bucket_specs,
     commit_metadata,
@@ -53,6 +54,7 @@ from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType, 
 from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
 from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
+from spec.index.bucket_index import INDEXED_OPERATIONS
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
@@ -135,6 +137,7 @@ class WriteClient:
             check_against_table(table, opts)
             timeline = Timeline.load(self.storage, table.timeline_layout)
             self.check_timeline_files(table, timeline)
+        bucket_index_of(cfg, table, op)  # refused before anything is written
         if frame is not None:
             ordering = table.ordering_field
             if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)
@@ -195,8 +198,10 @@ class WriteClient:
         dedupe = combines(cfg, op)
         ordering = table.ordering_field if op != "delete" else None
         lookup = None
-        if op in ("upsert", "delete"):
-            lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete")
+        bucket = bucket_index_of(cfg, table, op)
+        if op in ("upsert", "delete") or (bucket is not None and op in INDEXED_OPERATIONS):
+            lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete",
+                                 bucket_lookup(bucket, view) if bucket is not None else None)
             self.set_job_status(f"commit {instant}: index lookup")
         # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
@@ -214,13 +219,17 @@ class WriteClient:
             counts = engine.counts(df)
         profile = WorkloadProfile.from_counts(counts)
         busy = pending_compaction_groups(self.storage, timeline)
-        small = {} if op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
+        small = {} if bucket is not None or op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
             p: files for p, files in small_files(view, cfg, busy).items()
             if p in profile.partitions and profile.partitions[p].inserts > 0}  # looked up only where inserts go
         pcfg = partitioner_config(cfg)
         avg = average_record_size(commit_totals(self.storage, timeline), pcfg)
-        assignment = (bulk_insert_assignment(counts, cfg.bulk_insert_sort_mode, self.new_file_id) if op == "bulk_insert"
-                      else assign_buckets(profile, small, pcfg, avg, self.new_file_id))
+        if bucket is not None:
+            assignment = bucket_assignment(profile, engine.new_buckets(df), self.new_file_id)
+        elif op == "bulk_insert":
+            assignment = bulk_insert_assignment(counts, cfg.bulk_insert_sort_mode, self.new_file_id)
+        else:
+            assignment = assign_buckets(profile, small, pcfg, avg, self.new_file_id)
         write_partition_metadata(self.storage, {b.partition for b in assignment.buckets}, instant)
         small_ids = {sf.file_id for sfs in small.values() for sf in sfs}
         times.mark("workload profile")

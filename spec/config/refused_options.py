@@ -212,8 +212,9 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "leave it unset (DYNAMIC_V0)"),
     RefusedOption("hoodie.bloom.index.filter.dynamic.max.entries", WRITTEN, "caps the bloom filters",
                   ("100000",), "leave it unset (100000)"),
-    RefusedOption("hoodie.bucket.index.", WRITTEN, "configures the bucket index", (),
-                  "hoodie.index.type is BLOOM or SIMPLE here"),
+    RefusedOption("hoodie.bucket.index.", WRITTEN, "configures the bucket index beyond its SIMPLE engine "
+                  "(partition-level bucket numbers, consistent hashing's resizing)", (),
+                  "use hoodie.bucket.index.num.buckets and hoodie.bucket.index.hash.field only"),
     # --- what is written: table services and the metadata table --------------------------------
     RefusedOption("hoodie.clustering.inline", WRITTEN, "clusters file groups after writes", ("false",), _OFF),
     RefusedOption("hoodie.clustering.async.enabled", WRITTEN, "clusters file groups", ("false",), _OFF),

@@ -204,8 +204,17 @@ SETTINGS: tuple[Setting, ...] = (
             "HoodieCompactionConfig.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE", "record_size_estimate",
             parse_positive_int),
     Setting("hoodie.index.type", "BLOOM", "how records are tagged with their file group: BLOOM (footers, then "
-            "exact keys of candidate files) or SIMPLE (all keys)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
-            choices=("BLOOM", "SIMPLE")),
+            "exact keys of candidate files), SIMPLE (all keys) or BUCKET (the hash of the key: "
+            "spec.index.bucket_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
+            choices=("BLOOM", "SIMPLE", "BUCKET")),
+    Setting("hoodie.index.bucket.engine", "SIMPLE", "the bucket index's engine: SIMPLE (a fixed number of buckets; "
+            "CONSISTENT_HASHING is refused)", "HoodieIndexConfig.BUCKET_INDEX_ENGINE_TYPE", "bucket_index_engine",
+            choices=("SIMPLE", "CONSISTENT_HASHING")),
+    Setting("hoodie.bucket.index.num.buckets", "4", "buckets (file groups) per partition of a bucket index",
+            "HoodieIndexConfig.BUCKET_INDEX_NUM_BUCKETS", "bucket_index_num_buckets", int),
+    Setting("hoodie.bucket.index.hash.field", "", "the record key fields a bucket index hashes (unset: every "
+            "record key field)", "HoodieIndexConfig.BUCKET_INDEX_HASH_FIELD", "bucket_index_hash_fields",
+            parse_fields),
     Setting("hoodie.parquet.compression.codec", DEFAULT_CODEC, "parquet compression codec of base files, "
             "compacted base files and parquet log blocks (level as parquet-mr: gzip 6, zstd 3)",
             "HoodieStorageConfig.PARQUET_COMPRESSION_CODEC_NAME", "compression", choices=CODECS),

@@ -259,6 +259,9 @@ class BucketAssignment:
     insert_buckets: Mapping[str, tuple[InsertBucket, ...]]  # partition → its insert buckets
     inserts: Mapping[str, int]  # partition → total inserts
     expected_records: Mapping[int, int]  # bucket → inserts assigned (sizing, not routing)
+    bucket_of: Mapping[tuple[str, int], int] | None = None
+    """A bucket index's routing (``spec.write.bucket_index_partitioner``): (partition, bucket number) → bucket;
+    None: records are routed by file id and insert weights."""
 
     def bucket(self, number: int) -> Bucket:
         """The bucket numbered ``number``."""

@@ -36,6 +36,7 @@ from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import short as _short
+from conformance.cases_bucket import bucket_cases
 from conformance.cases_concurrency import concurrency_cases
 from conformance.cases_fidelity import (
     DUPLICATE_BUILDERS,
@@ -389,6 +390,7 @@ def corpus() -> dict[str, list[Case]]:
     writes += [c for mode in ("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION")
                for c in _diagonal(bulk_insert_sort_mode(mode))]
     writes += [c for b in (equal_ordering_fast_path, equal_ordering_row_path) for c in _grid(b)]
+    writes += list(bucket_cases())
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

@@ -19,7 +19,7 @@ from conformance.interface.adapter import (
     RawTimeline,
     TableUnderTest,
 )
-from conformance.interface.ops import KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
+from conformance.interface.ops import INDEX_TYPES, KEY_GENERATORS, MERGE_MODES, OP_NAMES, TABLE_TYPES, CreateTable
 from spec.errors import InvalidOperation
 from spec.model import Env, TableModel
 from spec.model.ledger import ledger as model_ledger
@@ -30,6 +30,7 @@ from spec.write.ledger import Ledger
 ALL_CAPABILITIES: frozenset[str] = frozenset(
     {*TABLE_TYPES, "v6", "v8", "v9", *(f"write:{w}" for w in WRITE_OPERATIONS),
      *(f"keygen:{k}" for k in KEY_GENERATORS), *(f"merge:{m}" for m in MERGE_MODES),
+     *(f"index:{i}" for i in INDEX_TYPES),
      "inline_compact", "auto_clean", "auto_archive",
      *(name for name in OP_NAMES if name not in ("create_table", "write", "expect_error"))})
 """Every capability the case language can ask for."""

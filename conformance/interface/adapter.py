@@ -112,10 +112,12 @@ def op_capabilities(op: Operation) -> frozenset[str]:
 
 def config_capabilities(config: CreateTable) -> set[str]:
     """What a table configuration needs: its table type, ``v<version>``, its key generator, its merge
-    mode, and the services it turns on inside writes (``inline_compact``, ``auto_clean``,
-    ``auto_archive``: each also needs the service itself)."""
+    mode, its index when it names one (``index:<type>``), and the services it turns on inside writes
+    (``inline_compact``, ``auto_clean``, ``auto_archive``: each also needs the service itself)."""
     needs = {config.table_type, f"v{config.table_version}", f"keygen:{config.resolved_key_generator}",
              f"merge:{config.merge_mode}"}
+    if config.index_type is not None:
+        needs.add(f"index:{config.index_type}")
     for flag, service in (("inline_compact", "compact"), ("auto_clean", "clean"), ("auto_archive", "archive")):
         if getattr(config, flag):
             needs |= {flag, service}

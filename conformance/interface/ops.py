@@ -45,6 +45,7 @@ from spec.model.operations import (
 TABLE_TYPES: Final = BY_NAME["table_type"].choices
 KEY_GENERATORS: Final = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
 MERGE_MODES: Final = BY_NAME["merge_mode"].choices
+INDEX_TYPES: Final = BY_NAME["index_type"].choices
 
 
 # --8<-- [start:create_table]
@@ -68,6 +69,9 @@ class CreateTable:
     hive_style: bool = default("hive_style")
     merge_mode: str = default("merge_mode")
     options: tuple[tuple[str, str], ...] = ()  # further hoodie.* settings, e.g. hoodie.keygen.timebased.*
+    # the index (hoodie.index.type; None: the writer's default); a BUCKET index's settings are options:
+    # hoodie.bucket.index.num.buckets, hoodie.bucket.index.hash.field
+    index_type: str | None = None
     # sizing
     small_file_limit: int = default("small_file_limit")
     max_file_size: int = default("max_file_size")
@@ -100,6 +104,8 @@ class CreateTable:
         if self.key_generator is not None:
             check_choice(self.key_generator, KEY_GENERATORS, "create_table.key_generator")
         check_choice(self.merge_mode, MERGE_MODES, "create_table.merge_mode")
+        if self.index_type is not None:
+            check_choice(self.index_type, INDEX_TYPES, "create_table.index_type")
         check_choice(self.clean_policy, CLEAN_POLICIES, "create_table.clean_policy")
         for name in ("small_file_limit", "max_file_size", "insert_split_size", "record_size_estimate",
                      "log_block_size", "log_file_size", "compact_max_delta_commits", "clean_commits_retained",
@@ -184,6 +190,8 @@ def to_json(op: Op) -> dict[str, Any]:
     for f in fields(op):
         if isinstance(op, Write) and f.name == "options" and not op.options:
             continue  # a write without options of its own reads as before options existed
+        if isinstance(op, CreateTable) and f.name == "index_type" and op.index_type is None:
+            continue  # a table without an index of its own reads as before the index type existed
         obj[f.name] = _encode_value(f.name, getattr(op, f.name))
     return obj
 

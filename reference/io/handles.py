@@ -269,7 +269,9 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
     inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
     contested, arriving, arriving_deleted = old.filter(touched), incoming.filter(hits), deleted.filter(hits)
     with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
-    updates = deletes = 0
+    updates = 0
+    # a delete of a key the file never held (a bucket index sends it to its bucket's group) counts, as Hudi's does
+    deletes = int(pc.sum(pc.and_(deleted, pc.invert(hits))).as_py() or 0)
     fast = _merge_columnwise(contested, arriving, arriving_deleted, ctx.rule)
     if fast is not None:
         stored_wins, incoming_wins = fast

@@ -46,6 +46,8 @@ BUCKET: Final = "BUCKET"
 SIMPLE_ENGINE: Final = "SIMPLE"
 CONSISTENT_HASHING: Final = "CONSISTENT_HASHING"
 """``hoodie.index.bucket.engine`` values (``HoodieIndex.BucketIndexEngineType``)."""
+DEFAULT_NUM_BUCKETS: Final = 4
+"""``hoodie.bucket.index.num.buckets``'s default (``HoodieIndexConfig.BUCKET_INDEX_NUM_BUCKETS``, Apache Hudi 1.2.0)."""
 INDEXED_OPERATIONS: Final = ("upsert", "insert", "delete")
 """The operations whose records the bucket index tags (``HoodieBucketIndex.requiresTagging``; an insert overwrite
 is tagged too, but writes new groups whatever the tags say)."""

@@ -53,6 +53,9 @@ class BaseFile:
     rows: tuple[Row, ...]
     size: int = 0
     write_token: str = MODEL_WRITE_TOKEN
+    absent_deletes: tuple[str, ...] = ()
+    """The keys of the deletes its merge handle took for keys the file did not hold (a bucket index sends them:
+    ``spec.index.bucket_index``); Hudi counts them among the file's deletes."""
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from spec.actions.compaction import CompactionOperation
 from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, LogFile, ModelFileGroup, Row
 from spec.model.state import TableState
-from spec.model.writes import concatenates
+from spec.model.writes import concatenates, model_bucket_index
 from spec.timeline.instant import DATA_WRITES
 from spec.write.ledger import (
     BlockRows,
@@ -32,7 +32,8 @@ def _meta(rows: tuple[Row, ...]) -> tuple[tuple[str, str, str], ...]:
 
 def base_rows(g: ModelFileGroup, b: BaseFile) -> FileRows:
     """A model base file as the ledger sees it."""
-    return FileRows(g.partition, g.file_id, b.name, b.instant, (BlockRows("base", b.instant, _meta(b.rows)),))
+    return FileRows(g.partition, g.file_id, b.name, b.instant,
+                    (BlockRows("base", b.instant, _meta(b.rows), b.absent_deletes),))
 
 
 def log_rows(g: ModelFileGroup, lf: LogFile) -> FileRows:
@@ -62,7 +63,9 @@ def _keys(f: FileRows) -> set[str]:
 
 
 def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: TableState | None,
-           concat: bool = False) -> list[StatCounts]:
+           concat: bool = False, bucket_index: bool = False) -> list[StatCounts]:
+    """``bucket_index``: every record a log file of an existing group took was tagged with that group (an
+    update, ``spec.index.bucket_index``), its key held or not."""
     out = []
     for f in written:
         group = [g for g in every if (g.partition, g.file_id) == (f.partition, f.file_id)]
@@ -70,6 +73,8 @@ def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: Ta
         if not f.is_base:
             before = {k for g in group for b in g.blocks if b.instant < t and b.kind in ("base", "data")
                       for _, _, k in b.rows}
+            if bucket_index and before:
+                before |= {k for b in f.blocks if b.instant == t for _, _, k in b.rows}
             out.append(log_stat(f, t, before))
         elif compacted is not None:
             plan = compacted.plan(t)
@@ -100,7 +105,8 @@ def commit_summaries(state: TableState) -> dict[str, CommitSummary]:
         replaced = sorted({(g.partition, g.file_id) for g in every_group if g.replaced_by == t})
         out[t] = CommitSummary("COMPACT" if compaction else ops.get(t, "UNKNOWN"), compaction,
                                tuple(_stats(t, written, every, state if compaction else None,
-                                            concatenates(state.config, ops.get(t, "").lower()))),
+                                            concatenates(state.config, ops.get(t, "").lower()),
+                                            model_bucket_index(state.config, "upsert") is not None)),
                                tuple(replaced))
     return out
 

@@ -9,6 +9,8 @@ One write at instant T, given prepared records (keyed, validated):
    index;
 2. **tag** — ``upsert`` and ``delete`` find each key's file group as the index does: in the latest
    base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
+   a bucket index (``spec.index.bucket_index``) tags ``insert`` too, each record with the group of its key's
+   bucket, held or not, and builds the buckets of ``spec.write.bucket_index_partitioner`` (no small files);
 3. **bucket** — ``spec.write.partitioner``: updates go to their group's bucket; inserts fill small
    files first (COW: every base file under the limit; MOR: the smallest base-only slice not under
    compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` builds no
@@ -30,7 +32,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec.errors import InvalidRecord, SchemaMismatch
+from spec.errors import InvalidRecord, SchemaMismatch, UnsupportedOption
+from spec.index.bucket_identifier import bucket_id
+from spec.index.bucket_index import (
+    DEFAULT_NUM_BUCKETS,
+    INDEXED_OPERATIONS,
+    SIMPLE_ENGINE,
+    UNSUPPORTED_OPERATIONS,
+    BucketIndexConfig,
+    bucket_file_groups,
+    bucket_index_config,
+    locate,
+)
 from spec.keygen.key_generators import key_generator_from_config
 from spec.model.files import (
     COMMIT_SEQNO,
@@ -54,6 +67,7 @@ from spec.read.merge import Version, as_version, combine_logs, delete_version
 from spec.schema.evolution import reconcile_type
 from spec.timeline.instant import Action
 from spec.write.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
+from spec.write.bucket_index_partitioner import assign_bucket_index, route_bucket
 from spec.write.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
 from spec.write.partitioner import (
     SmallFile,
@@ -257,6 +271,33 @@ def small_files(state: TableState, partition: str) -> list[SmallFile]:
     return select_small_files(candidates, cfg.small_file_limit, cfg.is_mor)
 
 
+def model_bucket_index(config: Any, operation: str) -> BucketIndexConfig | None:
+    """A table's bucket index (``spec.index.bucket_index``; None: BLOOM or SIMPLE, which tag alike): its
+    ``index_type`` and the ``hoodie.bucket.index.*`` / ``hoodie.index.bucket.engine`` settings among its options
+    (Hudi's defaults); an operation the writer does not write through a bucket index is refused as it is."""
+    options = dict(config.options)
+    bucket = bucket_index_config(
+        str(getattr(config, "index_type", None) or "").upper(),
+        options.get("hoodie.index.bucket.engine", SIMPLE_ENGINE).upper(),
+        int(options.get("hoodie.bucket.index.num.buckets", str(DEFAULT_NUM_BUCKETS))),
+        tuple(f.strip() for f in options.get("hoodie.bucket.index.hash.field", "").split(",") if f.strip()),
+        tuple(config.record_key_fields))
+    if bucket is not None and operation in UNSUPPORTED_OPERATIONS:
+        raise UnsupportedOption(f"{operation} with hoodie.index.type=BUCKET is not built by this writer",
+                                hint="write with upsert or insert (delete and delete_partition also work), or "
+                                     "run this operation with Apache Hudi")
+    return bucket
+
+
+def bucket_groups(state: TableState) -> dict[str, dict[int, str]]:
+    """Per partition, bucket number → file group, from the latest file slices (``spec.index.bucket_index``)."""
+    ids: dict[str, list[str]] = {}
+    for g in view(state):
+        if g.latest_slice is not None:
+            ids.setdefault(g.partition_path, []).append(g.file_id)
+    return {p: bucket_file_groups(p, fids) for p, fids in ids.items()}
+
+
 # =================================================================================================
 # writing files
 # =================================================================================================
@@ -330,7 +371,9 @@ def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[I
             rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, partition, name))
             seq += 1
     rows.sort(key=lambda row: str(row[RECORD_KEY]))
-    return BaseFile(file_id, t, tuple(rows), observed_size(state, env, partition, file_id, t, len(rows)))
+    absent = tuple(sorted(r.key for r in by_key.values() if r.data is None)) if old_rows else ()
+    return BaseFile(file_id, t, tuple(rows), observed_size(state, env, partition, file_id, t, len(rows)),
+                    absent_deletes=absent)
 
 
 def observed_size(state: TableState, env: Env, partition: str, file_id: str, t: str, rows: int) -> int:
@@ -381,14 +424,20 @@ def _log_files(state: TableState, group: ModelFileGroup, incoming: Sequence[Inco
 def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incoming], t: str) -> WritePlan:
     """The files a write at ``t`` produces (see the module rules), in bucket order."""
     cfg = state.config
+    bucket_index = model_bucket_index(cfg, operation)
     if combines(cfg, operation):
         recs = dedupe(state, recs)
-    where = index_locations(state) if operation in ("upsert", "delete") else {}
+    where = index_locations(state) if operation in ("upsert", "delete") and bucket_index is None else {}
+    buckets = bucket_groups(state) if bucket_index is not None and operation in INDEXED_OPERATIONS else {}
     located: list[tuple[Incoming, str | None]] = []
     for r in recs:
-        loc = where.get((r.partition, r.key))
-        if loc or (r.data is not None and operation != "delete"):
-            located.append((r, loc[0] if loc else None))
+        if bucket_index is not None:
+            fid = locate(bucket_index, buckets.get(r.partition, {}), r.key)
+        else:
+            loc = where.get((r.partition, r.key))
+            fid = loc[0] if loc else None
+        if fid or (r.data is not None and operation != "delete"):
+            located.append((r, fid))
     order = {(g.partition, g.file_id): i for i, g in enumerate(state.groups)}
     counts: dict[tuple[str, str | None], int] = {}
     for r, fid in sorted(located, key=lambda x: (x[1] is None, order.get((x[0].partition, x[1] or ""), 0))):
@@ -396,18 +445,28 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     profile = WorkloadProfile.from_counts(counts)
     pcfg = partitioner_config(cfg)
     small = {p: small_files(state, p) for p, stat in profile.partitions.items()
-             if stat.inserts > 0 and operation in ("upsert", "insert")}  # looked up only where inserts go
+             if stat.inserts > 0 and operation in ("upsert", "insert") and bucket_index is None}  # where inserts go
     # spec.write.bulk_insert: the batch is one input partition, a file per partition path
     if operation == "bulk_insert":
         mode = dict(cfg.options).get("hoodie.bulkinsert.sort.mode", DEFAULT_SORT_MODE).upper()
         planned = bulk_insert_files([[r.partition for r, _ in located]], mode)
         profile = WorkloadProfile.from_counts({(f.partition_path, None): 1 for f in planned})
-    assignment = assign_buckets(profile, small, pcfg, average_record_size(commit_totals(state), pcfg),
-                                env.next_file_id_prefix)
+    if bucket_index is not None:  # spec.write.bucket_index_partitioner
+        assignment = assign_bucket_index(
+            {p: tuple(stat.updates) for p, stat in profile.partitions.items()},
+            {(r.partition, bucket_id(r.key, bucket_index.hash_fields, bucket_index.num_buckets)) for r, fid in located
+             if fid is None}, env.next_file_id_prefix)
+    else:
+        assignment = assign_buckets(profile, small, pcfg, average_record_size(commit_totals(state), pcfg),
+                                    env.next_file_id_prefix)
     routed: dict[int, list[Incoming]] = {}
     for r, fid in located:
-        b = assignment.insert_buckets[r.partition][0].bucket if operation == "bulk_insert" else route(
-            r.key, r.partition, fid, assignment)
+        if bucket_index is not None:
+            b = route_bucket(bucket_index, r.key, r.partition, assignment)
+        elif operation == "bulk_insert":
+            b = assignment.insert_buckets[r.partition][0].bucket
+        else:
+            b = route(r.key, r.partition, fid, assignment)
         routed.setdefault(b, []).append(r)
     replaced: frozenset[tuple[str, str]] = frozenset()
     if operation in OVERWRITES:

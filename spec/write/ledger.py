@@ -211,13 +211,17 @@ def base_stat(f: FileRows, previous: FileRows | None, concat: bool = False) -> S
     (None for a new file group). ``concat``: an insert into a small file with duplicates allowed
     (``hoodie.merge.allow.duplicate.on.inserts``), written by ``HoodieConcatHandle``, which copies the
     stored rows and writes every incoming record as an insert (``writeInsertRecord``), never as an
-    update, even when its key is stored already."""
+    update, even when its key is stored already. A delete the handle took for a key the file never held (a
+    bucket index sends it to its bucket's group: the block's ``deletes``) counts as a delete (Apache Hudi 1.2.0,
+    corpus case ``bucket-index-cow-v8`` through ``--impl hudi_spark``)."""
     old = {k for _, _, k in previous.rows()} if previous is not None else set()
     rows = f.rows()
     new = [k for ct, _, k in rows if ct == f.instant]
     keys = {k for _, _, k in rows}
     updates = 0 if concat else sum(1 for k in new if k in old)
-    return StatCounts(f.partition, f.file_id, f.name, len(rows), len(new) - updates, updates, len(old - keys))
+    absent = {k for b in f.blocks for k in b.deletes} - old  # deletes of keys the file never held
+    return StatCounts(f.partition, f.file_id, f.name, len(rows), len(new) - updates, updates,
+                      len(old - keys) + len(absent))
 
 
 def compaction_stat(f: FileRows, base: FileRows | None, log_keys: Iterable[str]) -> StatCounts:

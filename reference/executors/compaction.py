@@ -425,7 +425,11 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     out_keys = pc.unique(merged.column(RECORD_KEY).cast(pa.string()).combine_chunks())
     log_records = sum(block_record_count(b) for b in blocks)
     kept = pc.is_in(out_keys, value_set=base_keys)
-    updated_keys = pc.and_(kept, pc.is_in(out_keys, value_set=_log_keys(blocks)))
+    log_keys = _log_keys(blocks)
+    updated_keys = pc.and_(kept, pc.is_in(out_keys, value_set=log_keys))
+    # the keys the base file or a log held that the new file lacks (spec.write.ledger.compaction_stat)
+    held = pc.unique(pa.concat_arrays([base_keys, log_keys.cast(pa.string())]))
+    deletes = len(held) - (pc.sum(pc.is_in(held, value_set=out_keys)).as_py() or 0)
     # only rows a log record replaced (spec.write.ledger.compaction_stat)
     keys = merged.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     replaced = pc.invert(pc.is_in(merged.column(COMMIT_SEQNO).cast(pa.string()).combine_chunks(),
@@ -435,7 +439,7 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     kept_count = pc.sum(kept).as_py() or 0
     return {
         "fileId": op["file_id"], "path": rel, "prevCommit": op["base_instant"], "numWrites": merged.num_rows,
-        "numDeletes": len(base_keys) - kept_count, "numUpdateWrites": updated, "numInserts": len(out_keys) - kept_count,
+        "numDeletes": deletes, "numUpdateWrites": updated, "numInserts": len(out_keys) - kept_count,
         "totalWriteBytes": size, "totalWriteErrors": 0, "partitionPath": partition, "fileSizeInBytes": size,
         "totalLogRecords": log_records, "totalLogFilesCompacted": len(logs),
         "totalLogSizeCompacted": sum(f.size for f in logs), "totalUpdatedRecordsCompacted": updated,

@@ -58,8 +58,11 @@ def known_instants(state: TableState) -> frozenset[str]:
     return frozenset(i.requested for i in (*state.timeline, *state.archived))
 
 
-def _keys(f: FileRows) -> set[str]:
-    return {k for _, _, k in f.rows()} | {k for b in f.blocks for k in b.deletes}
+def _applied_keys(logs: list[FileRows], state: TableState) -> set[str]:
+    """The keys of the log blocks a compaction applies: blocks of completed instants no rollback names."""
+    rolled = {b.target for g in logs for b in g.blocks if b.kind == "command"}
+    return {k for g in logs for b in g.blocks if b.kind in ("data", "delete") and b.instant not in rolled
+            and state.completion_time(b.instant) is not None for k in (*(k for _, _, k in b.rows), *b.deletes)}
 
 
 def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: TableState | None,
@@ -82,7 +85,7 @@ def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: Ta
                 if plan is not None else None
             base = next((g for g in bases if op is not None and g.name == op.base_file), None)
             logs = [g for g in group if op is not None and g.name in op.log_files]
-            out.append(compaction_stat(f, base, {k for g in logs for k in _keys(g)}))
+            out.append(compaction_stat(f, base, _applied_keys(logs, compacted)))
         else:
             out.append(base_stat(f, bases[-1] if bases else None, concat))
     return out

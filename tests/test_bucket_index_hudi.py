@@ -1,0 +1,112 @@
+"""The bucket index (SIMPLE engine) against Apache Hudi 1.2.0 in the test's Spark session: a bucket-indexed table
+Apache Hudi wrote, continued by our writer (upserts with new keys and a new partition, an insert of a new and of a
+stored key, a delete of a stored and of a never-written key; merge-on-read: a compaction), then continued by
+Apache Hudi again. After every step Apache Hudi's reader, the spec reader and hudi-rs read what the spec model
+predicts (``tests.test_apache_hudi_continues.check``), every row sits in the file group of its key's bucket
+(``spec.index.bucket_identifier``: complex keys, both fields hashed), a partition has one group per bucket, and a
+bucket's file id, once written by either writer, is the one the other writer keeps writing to."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapters.hudi_spark import HudiSparkAdapter
+from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceSparkAdapter
+from conformance.interface.ops import CreateTable
+from spec.index.bucket_identifier import bucket_id, parse_bucket_id
+from spec.model.operations import Compact, Operation, Write
+from spec.read.reader import read_table
+from tests.test_apache_hudi_continues import Expected, attach, check
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+KEY_FIELDS = ("id", "name")
+BUCKETS = 4
+
+
+def _w(operation: str, *rows: tuple[int, str, int]) -> Write:
+    return Write(operation, tuple({"id": i, "name": f"n{i % 3}", "p": p, "ts": ts, "v": f"v{i}@{ts}"}
+                                  for i, p, ts in rows))
+
+
+def table(table_type: str, version: int) -> CreateTable:
+    return CreateTable(table_type=table_type, table_version=version, record_key_fields=KEY_FIELDS,
+                       partition_fields=("p",), index_type="BUCKET",
+                       options=(("hoodie.bucket.index.num.buckets", str(BUCKETS)),))
+
+
+def round_of(n: int, mor: bool) -> tuple[Operation, ...]:
+    """One writer's round: an upsert (an update, a new key, a key in a new partition), an insert (a new key and a
+    stored one), a delete (a stored key and one never written); merge-on-read: a compaction."""
+    ops: list[Operation] = [
+        _w("upsert", (2, "a", 10 * n), (100 + n, "a", 10 * n), (200 + n, f"new-{n}", 10 * n)),
+        _w("insert", (300 + n, "b", 10 * n), (4, "b", 10 * n)),
+        _w("delete", (3, "a", 10 * n), (900 + n, "a", 10 * n)),
+    ]
+    return (*ops, Compact()) if mor else tuple(ops)
+
+
+HUDI_FIRST = (_w("insert", *((i, "ab"[i % 2], 1) for i in range(1, 17))),)
+
+
+def check_buckets(path: Path, owners: dict[tuple[str, int], str], step: str) -> None:
+    """Every row in its key's bucket's group, one group per bucket of a partition, and every bucket's file id the
+    one it had since it was first written (``owners``: (partition, bucket) → file id, filled here)."""
+    rows = read_table(str(path)).to_pylist()
+    assert rows, step
+    groups: dict[tuple[str, int], set[str]] = {}
+    for r in rows:
+        file_id = r["_hoodie_file_name"].split("_")[0]
+        bucket = parse_bucket_id(file_id)
+        assert bucket == bucket_id(r["_hoodie_record_key"], KEY_FIELDS, BUCKETS), (step, r)
+        groups.setdefault((r["_hoodie_partition_path"], bucket), set()).add(file_id)
+    for where, ids in groups.items():
+        assert len(ids) == 1, (step, where, ids)
+        assert owners.setdefault(where, next(iter(ids))) in ids, (step, where, owners[where], ids)
+
+
+def run(spark: Any, adapter: Any, ops: tuple[Operation, ...], expected: Expected, path: Path,
+        owners: dict[tuple[str, int], str], who: str) -> None:
+    for op in ops:
+        adapter.apply(op)
+        expected.ops.append(op)
+        step = f"{who} {type(op).__name__} {getattr(op, 'operation', '')}"
+        check(spark, path, expected, step)
+        check_buckets(path, owners, step)
+
+
+@pytest.mark.parametrize(("table_type", "version", "engine"), [
+    ("COPY_ON_WRITE", 8, "local"), ("MERGE_ON_READ", 9, "spark"), ("MERGE_ON_READ", 6, "local")])
+def test_hudi_and_our_writer_continue_each_others_bucket_table(apache_hudi: Any, tmp_path: Path, table_type: str,
+                                                               version: int, engine: str) -> None:
+    config = table(table_type, version)
+    mor = table_type == "MERGE_ON_READ"
+    if version == 6:  # Hudi's version 6 metadata table is one our writer does not keep: none, for both writers
+        config = replace(config, options=(*config.options, ("hoodie.metadata.enable", "false")))
+    expected = Expected(config, [])
+    folder = tmp_path / "t"
+    path = folder / config.table_name
+    owners: dict[tuple[str, int], str] = {}
+    hudi = HudiSparkAdapter()
+    attach(hudi, config, folder)
+    try:
+        run(apache_hudi, hudi, HUDI_FIRST, expected, path, owners, "Apache Hudi")
+    finally:
+        hudi.close()
+    hudis = dict(owners)
+    assert len(hudis) == 2 * BUCKETS  # 16 keys fill every bucket of both partitions
+    ours = ReferenceSparkAdapter(apache_hudi) if engine == "spark" else ReferenceLocalAdapter()
+    attach(ours, config, folder)
+    run(apache_hudi, ours, round_of(1, mor), expected, path, owners, f"reference ({engine})")
+    assert {k: owners[k] for k in hudis} == hudis  # Hudi's groups kept
+    hudi = HudiSparkAdapter()
+    attach(hudi, config, folder)
+    try:
+        run(apache_hudi, hudi, round_of(2, mor), expected, path, owners, "Apache Hudi again")
+    finally:
+        hudi.close()
+    assert len(owners) > len(hudis)  # the new partitions' buckets, ours and Hudi's, each kept by the other

@@ -13,7 +13,7 @@ from conformance.case_kit import COW, MOR, rec, w
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.interface.ops import Case
-from spec.model.operations import Compact, Write
+from spec.model.operations import Compact, Stream, StreamRecord, Write
 
 BUCKETS = (("hoodie.bucket.index.num.buckets", "4"),)
 
@@ -45,6 +45,20 @@ def bucket_index_hash_field(tt: str, v: int) -> Case:
                   w("upsert", rec(1, 2, v="u1", name="n1"), rec(7, 2, name="n1"), rec(8, 2, name="n9"))])
 
 
+def bucket_index_stream(tt: str, v: int) -> Case:
+    return _case("bucket-index-stream", tt, v, "a streaming writer on a bucket-indexed table "
+                 "(spec.write.stream_buckets.BucketStreamAssigner): a record goes to its key's bucket's group, a new "
+                 "bucket's group is an insert bucket for the rest of its checkpoint, a delete reaches its bucket's "
+                 "group, held or not, and one whose bucket has no group is dropped",
+                 ["index:BUCKET", "stream"], _config(tt, v, index_type="BUCKET", options=BUCKETS),
+                 [w("insert", rec(1, 1), rec(2, 1)),
+                  Stream(((StreamRecord("upsert", rec(1, 2)), StreamRecord("upsert", rec(5, 2)),
+                           StreamRecord("upsert", rec(3, 2)), StreamRecord("upsert", rec(3, 3))),
+                          (StreamRecord("delete", rec(9, 4)), StreamRecord("delete", rec(2, 4)),
+                           StreamRecord("delete", rec(7, 4)), StreamRecord("delete", rec(4, 4)),
+                           StreamRecord("upsert", rec(5, 4)))))])
+
+
 def bucket_cases() -> Iterator[Case]:
     """COW and MOR on versions 6, 8 and 9; the hash field on COW v8 and MOR v9."""
     for tt in (COW, MOR):
@@ -52,3 +66,9 @@ def bucket_cases() -> Iterator[Case]:
             yield bucket_index(tt, v)
     yield bucket_index_hash_field(COW, 8)
     yield bucket_index_hash_field(MOR, 9)
+
+
+def bucket_stream_cases() -> Iterator[Case]:
+    """The streaming writer's bucket index: COW v8, MOR v9."""
+    yield bucket_index_stream(COW, 8)
+    yield bucket_index_stream(MOR, 9)

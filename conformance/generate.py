@@ -36,7 +36,7 @@ from conformance.case_kit import clean_config as _clean_config
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import short as _short
-from conformance.cases_bucket import bucket_cases
+from conformance.cases_bucket import bucket_cases, bucket_stream_cases
 from conformance.cases_concurrency import concurrency_cases
 from conformance.cases_fidelity import (
     DUPLICATE_BUILDERS,
@@ -401,7 +401,7 @@ def corpus() -> dict[str, list[Case]]:
     timeline = [c for b in (rollback_latest, savepoint_restore, crash_then_write, expect_error_write)
                 for c in _grid(b)]
     timeline += [c for b in (crash_then_rollback, expect_errors, fixed_instants) for c in _grid(b, types=(COW,))]
-    stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,))]
+    stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,)), *bucket_stream_cases()]
     logs = [c for b in LOG_BUILDERS for c in _grid(logs_only(b), types=(MOR,))]
     suites = {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs,
               "concurrency": concurrency_cases()}

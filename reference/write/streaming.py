@@ -31,6 +31,7 @@ import pyarrow as pa
 from reference.config.options import WriteConfig, parse_options
 from reference.engines.spark import SparkEngine, SparkEngineContext, key_columns, validate_keys
 from reference.executors.common import pending_compaction_groups
+from reference.io.bucket_index import bucket_index_of, bucket_lookup
 from reference.io.buckets import (
     append_bucket,
     commit_metadata,
@@ -55,7 +56,7 @@ from spec.timeline.instant import Action
 from spec.timeline.layout import read_instant_content
 from spec.write.partitioner import average_record_size
 from spec.write.service_configs import partitioner_config
-from spec.write.stream_buckets import StreamBucketAssigner, StreamFileGroup
+from spec.write.stream_buckets import BucketStreamAssigner, StreamBucketAssigner, StreamFileGroup
 
 CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
 """The extra-metadata key under which each streaming commit records its micro-batch."""
@@ -71,13 +72,18 @@ class StreamingWriter:
         self.client = WriteClient(path, spark, clock, file_id_prefix)
         self.options = {**options, "hoodie.datasource.write.operation": "upsert"}
         self.cfg: WriteConfig = parse_options(self.options)
-        self.assigner: StreamBucketAssigner | None = None
+        self.assigner: StreamBucketAssigner | BucketStreamAssigner | None = None
 
     # --- the assigner's view of the table -------------------------------------------------------
 
-    def _start_assigner(self, table: TableConfig, timeline: Timeline) -> StreamBucketAssigner:
+    def _start_assigner(self, table: TableConfig, timeline: Timeline) -> StreamBucketAssigner | BucketStreamAssigner:
         """The assigner at the stream's start: the table's visible groups (in creation order) with
-        their record counts, and the index of every key."""
+        their record counts, and the index of every key; a bucket index's: every partition's buckets
+        (``reference.io.bucket_index``)."""
+        bucket = bucket_index_of(self.cfg, table, "upsert")
+        if bucket is not None:
+            found = bucket_lookup(bucket, FileSystemView.load(self.client.storage, table, timeline))
+            return BucketStreamAssigner(bucket, {p: found.groups(p) for p in found.file_ids})
         pcfg = partitioner_config(self.cfg)
         totals = commit_totals(self.client.storage, timeline)
         capacity = max(self.cfg.max_file_size // average_record_size(totals, pcfg), 1)
@@ -183,7 +189,7 @@ class StreamingWriter:
         routing: list[tuple[str, str, int, str | None]] = []
         for r in keys:
             part, k = r[PARTITION_PATH], r[RECORD_KEY]
-            known = assigner.key_index.get((part, k))
+            known = assigner.location(part, k)
             if r["d"] and known is None:
                 continue  # deleting a key the table does not hold
             assigner, b = assigner.assign(part, k, lambda n: client.new_file_id())

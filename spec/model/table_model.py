@@ -84,10 +84,12 @@ from spec.model.queries import (
 from spec.model.state import Env, TableSettings, TableState, start_instant
 from spec.model.writes import (
     apply_files,
+    bucket_groups,
     commit_totals,
     dedupe,
     evolve_schema,
     mark_replaced,
+    model_bucket_index,
     plan_stream_checkpoint,
     plan_write,
     prepare,
@@ -96,7 +98,7 @@ from spec.timeline.instant import Action, State
 from spec.write import writer_utils as wu
 from spec.write.partitioner import average_record_size
 from spec.write.service_configs import partitioner_config
-from spec.write.stream_buckets import StreamBucketAssigner, StreamFileGroup
+from spec.write.stream_buckets import BucketStreamAssigner, StreamBucketAssigner, StreamFileGroup
 from spec.write.writer_utils import validate_table_config
 
 __all__ = ["Env", "Prediction", "TableModel", "TableState", "apply", "create_table", "predict"]
@@ -195,7 +197,8 @@ def delete_partition(state: TableState, env: Env, partitions: Sequence[str], ins
 
 # --8<-- [start:stream]
 def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) -> TableState:
-    """A streaming write (Flink): one commit per checkpoint, buckets from ``spec.write.stream_buckets``.
+    """A streaming write (Flink): one commit per checkpoint, buckets from ``spec.write.stream_buckets`` (a
+    bucket-indexed table's from its ``BucketStreamAssigner``, by ``spec.index.bucket_index``).
 
     The assigner starts from the table (its groups, their record counts and keys). A new key goes to
     the first group of its partition with room (``max_file_size // average record size``), else to
@@ -207,9 +210,11 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
     cfg = state.config
     pcfg = partitioner_config(cfg)
     capacity = max(cfg.max_file_size // average_record_size(commit_totals(state), pcfg), 1)
-    assigner = StreamBucketAssigner(capacity, groups={
+    bucket_index = model_bucket_index(cfg, "upsert")
+    assigner: StreamBucketAssigner | BucketStreamAssigner = StreamBucketAssigner(capacity, groups={
         p: tuple(StreamFileGroup(g.file_id, len(g.keys), 0) for g in groups) for p, groups in layout(state).items()},
-        key_index={k: fids[0] for k, fids in key_locations(state).items()})
+        key_index={k: fids[0] for k, fids in key_locations(state).items()}) if bucket_index is None else (
+        BucketStreamAssigner(bucket_index, bucket_groups(state)))
     for records in checkpoints:
         # a checkpoint is one Spark DataFrame: its deletes are rows with _hoodie_is_deleted true, so the
         # column (false on its other rows) joins the table's schema (Hudi's streaming sink writes each
@@ -223,7 +228,7 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
                         schema=schema)
         buckets: dict[tuple[str, str], list[Any]] = {}
         for r in recs:
-            if r.data is None and (r.partition, r.key) not in assigner.key_index:
+            if r.data is None and assigner.location(r.partition, r.key) is None:
                 continue  # deleting a key the table does not hold
             assigner, b = assigner.assign(r.partition, r.key, lambda n: f"{env.next_file_id_prefix()}-0")
             buckets.setdefault((b.partition, b.file_id), []).append(r)

@@ -23,6 +23,13 @@ INSERT bucket reuses it and appends instead of updating — ``I, U | U, U``: a k
 inserted and updated in one mini-batch, updated twice in the next, all in one insert bucket.
 From the next checkpoint on the group is an UPDATE bucket (merge handle; MOR: append handle).
 
+With a bucket index (``hoodie.index.type=BUCKET``: Flink's bucket stream writer, ``BucketStreamWriteFunction``) the
+assigner is ``BucketStreamAssigner``: a record goes to the file group of its key's bucket by the batch writer's rule
+(``spec.index.bucket_index``), tagged U when the group is on disk; a bucket with no group gets a new one, whose file
+id starts with the bucket number (``spec.index.bucket_identifier.bucket_file_id_prefix``), an INSERT bucket for the
+rest of the checkpoint (I); no small files, no capacity. A delete whose bucket has no group is dropped. (The bucket
+rule is measured on Apache Hudi's Spark writer; Flink's writer is not run here.)
+
 Sizes are counted in records (a file of ``r`` records is ``r × average record size`` bytes), so a
 small file's room is ``capacity - r``: ``(M - r·a) // a = M // a - r`` exactly.
 
@@ -37,6 +44,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from spec.errors import InvalidConfig
+from spec.index.bucket_identifier import bucket_file_id_prefix, bucket_id
+from spec.index.bucket_index import BucketIndexConfig, locate
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,10 @@ class StreamBucketAssigner:
                         new_files={**state.new_files, partition: _Slot(file_id, self.capacity, 1)})
         return state._placed(partition, key, file_id, "I", "INSERT")
 
+    def location(self, partition: str, key: str) -> str | None:
+        """The file group the index holds the key in (None: a new key)."""
+        return self.key_index.get((partition, key))
+
     def checkpoint(self) -> StreamBucketAssigner:
         """A checkpoint completes: its groups are on disk; buckets and small files are forgotten;
         the new file groups too at every second completed checkpoint."""
@@ -152,6 +165,42 @@ class StreamBucketAssigner:
                         key_index={**self.key_index, (partition, key): file_id})
         return state, StreamBucket(partition, file_id, tag, kind)
 # --8<-- [end:state]
+
+
+# --8<-- [start:bucket_index]
+@dataclass(frozen=True)
+class BucketStreamAssigner:
+    """The assigner of a bucket-indexed table (see the module docstring): ``groups``, per partition, bucket number →
+    file group (on disk or opened by the stream); ``insert_buckets``, the groups this checkpoint opened."""
+
+    config: BucketIndexConfig
+    groups: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+    insert_buckets: frozenset[tuple[str, str]] = frozenset()
+
+    def location(self, partition: str, key: str) -> str | None:
+        """The group of the key's bucket (``spec.index.bucket_index.locate``), the key held there or not."""
+        return locate(self.config, self.groups.get(partition, {}), key)
+
+    def assign(self, partition: str, key: str,
+               new_file_id: Callable[[int], str] | None = None) -> tuple[BucketStreamAssigner, StreamBucket]:
+        """The bucket of one record: its bucket's group, else a new group of that bucket (``new_file_id(n)`` a
+        new random file id, its first 8 characters replaced by the bucket number)."""
+        number = bucket_id(key, self.config.hash_fields, self.config.num_buckets)
+        known = self.groups.get(partition, {}).get(number)
+        if known is not None:
+            if (partition, known) in self.insert_buckets:
+                return self, StreamBucket(partition, known, "I", "INSERT")
+            return self, StreamBucket(partition, known, "U", "UPDATE")
+        opened = sum(len(g) for g in self.groups.values())
+        file_id = bucket_file_id_prefix(number, new_file_id(opened) if new_file_id else f"stream-fg-{opened}")
+        state = replace(self, groups={**self.groups, partition: {**self.groups.get(partition, {}), number: file_id}},
+                        insert_buckets=self.insert_buckets | {(partition, file_id)})
+        return state, StreamBucket(partition, file_id, "I", "INSERT")
+
+    def checkpoint(self) -> BucketStreamAssigner:
+        """A checkpoint completes: its new groups are on disk, UPDATE buckets from now on."""
+        return replace(self, insert_buckets=frozenset())
+# --8<-- [end:bucket_index]
 
 
 # --8<-- [start:handle]

@@ -21,6 +21,7 @@ from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
 from spec.timeline.layout import read_instant_content
 from spec.write.bucket_index_partitioner import assign_bucket_index, route_bucket
+from spec.write.stream_buckets import BucketStreamAssigner
 
 OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
@@ -121,3 +122,20 @@ def test_the_local_writer_puts_every_key_in_its_buckets_group(tmp_path: Path, ta
     with pytest.raises(InvalidConfig, match="not a subset"):
         _write(client, [(5, "a", 4, "x")], "upsert", **{**mor, "hoodie.bucket.index.hash.field": "v"})
     assert _stats(path) == stats  # nothing written by the refused writes
+
+
+def test_the_streaming_assigner_uses_the_batch_writers_rule() -> None:
+    """``BucketStreamAssigner``: the group of the key's bucket (U), a new group of the bucket (I for the rest of the
+    checkpoint), whatever the keys the groups hold."""
+    cfg = BucketIndexConfig(4, ("id",))
+    key_in = {n: next(k for k in map(str, range(100)) if bucket_id(k, ("id",), 4) == n) for n in range(4)}
+    state = BucketStreamAssigner(cfg, {"a": {0: "00000000-on-disk-0"}})
+    state, first = state.assign("a", key_in[0], lambda n: f"ffffffff-new-{n}")
+    assert (first.file_id, first.bucket_type, first.kind) == ("00000000-on-disk-0", "U", "UPDATE")
+    state, opened = state.assign("a", key_in[2], lambda n: f"ffffffff-new-{n}")
+    assert (opened.file_id, opened.bucket_type, opened.kind) == ("00000002-new-1", "I", "INSERT")
+    assert state.location("a", key_in[2]) == "00000002-new-1" and state.location("a", key_in[3]) is None
+    state, again = state.assign("a", key_in[2])
+    assert (again.file_id, again.bucket_type) == ("00000002-new-1", "I")
+    state, later = state.checkpoint().assign("a", key_in[2])
+    assert (later.file_id, later.bucket_type, later.kind) == ("00000002-new-1", "U", "UPDATE")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -33,8 +33,9 @@ from spec.write.service_configs import archive_config, clean_config, compaction_
 ROOT = Path(__file__).resolve().parent.parent
 
 CASE_OWN_DEFAULTS = {"table_name": "t", "record_key_fields": ("id",), "ordering_field": "ts", "auto_clean": False,
-                     "auto_archive": False}
-"""The case language's own defaults (a table to run on; services only when the case asks)."""
+                     "auto_archive": False, "index_type": None}
+"""The case language's own defaults (a table to run on; services only when the case asks; the writer's index
+unless the case names one)."""
 
 
 def test_every_setting_is_well_formed() -> None:
@@ -68,7 +69,7 @@ def test_write_config_defaults_are_the_registry_s() -> None:
 def test_create_table_defaults_are_the_registry_s() -> None:
     table = CreateTable()
     carried = [f.name for f in fields(CreateTable) if f.name in BY_NAME]
-    assert len(carried) == 24
+    assert len(carried) == 25
     for name in carried:
         assert getattr(table, name) == CASE_OWN_DEFAULTS.get(name, default(name)), name
     assert MachineOptions().small_file_limit == default("small_file_limit")
@@ -101,9 +102,12 @@ def test_a_case_s_options_parse_back_to_the_case_s_settings() -> None:
                        inline_compact=True, compact_max_delta_commits=2, auto_clean=True, clean_commits_retained=3)
     cfg = parse_options(write_options(case))
     for f in fields(CreateTable):
-        if f.name in BY_NAME:
+        if f.name in BY_NAME and getattr(case, f.name) is not None:  # None: the writer's own default
             assert getattr(cfg, f.name) == getattr(case, f.name), f.name
     assert cfg.keygen_type == case.resolved_key_generator == "COMPLEX"
+    bucketed = replace(case, index_type="BUCKET", options=(("hoodie.bucket.index.num.buckets", "3"),))
+    assert (parse_options(write_options(bucketed)).index_type, parse_options(write_options(case)).index_type) == (
+        "BUCKET", default("index_type"))
 
 
 def test_resolution_reports_unknown_keys_and_checks_across_keys() -> None:

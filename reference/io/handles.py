@@ -266,12 +266,14 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
     touched = pc.is_in(old_keys, value_set=inc_keys)
     # the incoming keys the file holds: the touched keys (a set of those few, not of the whole file)
     hits = pc.is_in(inc_keys, value_set=old_keys.filter(touched))
-    inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
+    # a delete of a key the file never held (a bucket index sends it to its bucket's group: the delete operation,
+    # or _hoodie_is_deleted) is not written and counts as a delete, as Hudi's merge handle counts it
+    absent_deletes = pc.and_(pc.invert(hits), pa.array(_is_delete(incoming), pa.bool_()))
+    inserts = incoming.filter(pc.and_(pc.and_(pc.invert(hits), pc.invert(deleted)), pc.invert(absent_deletes)))
     contested, arriving, arriving_deleted = old.filter(touched), incoming.filter(hits), deleted.filter(hits)
     with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
     updates = 0
-    # a delete of a key the file never held (a bucket index sends it to its bucket's group) counts, as Hudi's does
-    deletes = int(pc.sum(pc.and_(deleted, pc.invert(hits))).as_py() or 0)
+    deletes = int(pc.sum(absent_deletes).as_py() or 0)
     fast = _merge_columnwise(contested, arriving, arriving_deleted, ctx.rule)
     if fast is not None:
         stored_wins, incoming_wins = fast

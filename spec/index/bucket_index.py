@@ -23,7 +23,7 @@ record of a write goes, and the write's buckets.
    correction); an INSERT bucket is written by a create handle, a base file in either table type (the SIMPLE
    engine cannot index log files, ``canIndexLogFiles`` false).
 
-Source (Apache Hudi 1.2.0, measured on table versions 6, 8 and 9; the classes of 1.x):
+Source (Apache Hudi 1.2.0, measured on table versions 6, 8 and 9; 0.15.x, 1.0.x and 1.1.x not measured here):
 ``org.apache.hudi.index.bucket.HoodieSimpleBucketIndex`` (``loadBucketIdToFileIdMappingForPartition``,
 ``canIndexLogFiles``), ``HoodieBucketIndex`` (``tagLocation``, ``requiresTagging``), ``BucketIdentifier``,
 ``org.apache.hudi.table.action.commit.SparkBucketIndexPartitioner`` and ``BaseSparkBucketIndexBucketInfoGetter``

@@ -10,9 +10,10 @@ wrote, by the rules of ``spec.write.ledger``.
 from __future__ import annotations
 
 from spec.actions.compaction import CompactionOperation
+from spec.model.bucketing import model_bucket_index
 from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, LogFile, ModelFileGroup, Row
 from spec.model.state import TableState
-from spec.model.writes import concatenates, model_bucket_index
+from spec.model.writes import concatenates
 from spec.timeline.instant import DATA_WRITES
 from spec.write.ledger import (
     BlockRows,

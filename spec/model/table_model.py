@@ -52,6 +52,7 @@ from spec.model.actions import (
     savepoint,
     schedule_compaction,
 )
+from spec.model.bucketing import bucket_groups, commit_totals, model_bucket_index
 from spec.model.concurrency import concurrent
 from spec.model.files import IS_DELETED, Row
 from spec.model.operations import (
@@ -84,12 +85,9 @@ from spec.model.queries import (
 from spec.model.state import Env, TableSettings, TableState, start_instant
 from spec.model.writes import (
     apply_files,
-    bucket_groups,
-    commit_totals,
     dedupe,
     evolve_schema,
     mark_replaced,
-    model_bucket_index,
     plan_stream_checkpoint,
     plan_write,
     prepare,

@@ -32,19 +32,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from spec.errors import InvalidRecord, SchemaMismatch, UnsupportedOption
+from spec.errors import InvalidRecord, SchemaMismatch
 from spec.index.bucket_identifier import bucket_id
-from spec.index.bucket_index import (
-    DEFAULT_NUM_BUCKETS,
-    INDEXED_OPERATIONS,
-    SIMPLE_ENGINE,
-    UNSUPPORTED_OPERATIONS,
-    BucketIndexConfig,
-    bucket_file_groups,
-    bucket_index_config,
-    locate,
-)
+from spec.index.bucket_index import INDEXED_OPERATIONS, locate
 from spec.keygen.key_generators import key_generator_from_config
+from spec.model.bucketing import bucket_groups, commit_totals, model_bucket_index
 from spec.model.files import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -65,7 +57,6 @@ from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
 from spec.read.merge import Version, as_version, combine_logs, delete_version
 from spec.schema.evolution import reconcile_type
-from spec.timeline.instant import Action
 from spec.write.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
 from spec.write.bucket_index_partitioner import assign_bucket_index, route_bucket
 from spec.write.bulk_insert import DEFAULT_SORT_MODE, bulk_insert_files
@@ -245,19 +236,8 @@ def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
 
 
 # =================================================================================================
-# bucketing (UpsertPartitioner: small files, insert buckets, MD5 routing)
+# bucketing (UpsertPartitioner: small files, insert buckets, MD5 routing; spec.model.bucketing)
 # =================================================================================================
-
-def commit_totals(state: TableState) -> list[tuple[int, int]]:
-    """(bytes, records) of the base files each completed commit / replacecommit wrote, oldest first
-    (the write stats ``AverageRecordSizeUtils`` reads)."""
-    out = []
-    for inst in state.timeline:
-        if inst.is_completed and inst.action in (Action.COMMIT, Action.REPLACE_COMMIT):
-            files = [b for g in state.groups for b in g.base_files if b.instant == inst.requested]
-            out.append((sum(b.size for b in files), sum(len(b.rows) for b in files)))
-    return out
-
 
 def small_files(state: TableState, partition: str) -> list[SmallFile]:
     """The partition's small files, by ``spec.write.partitioner.select_small_files`` (COW and MOR rules)."""
@@ -269,33 +249,6 @@ def small_files(state: TableState, partition: str) -> list[SmallFile]:
                                      bool(sl.log_files), (g.partition_path, g.file_id) in pending)
                   for g in view(state) if g.partition_path == partition and (sl := g.latest_slice) is not None]
     return select_small_files(candidates, cfg.small_file_limit, cfg.is_mor)
-
-
-def model_bucket_index(config: Any, operation: str) -> BucketIndexConfig | None:
-    """A table's bucket index (``spec.index.bucket_index``; None: BLOOM or SIMPLE, which tag alike): its
-    ``index_type`` and the ``hoodie.bucket.index.*`` / ``hoodie.index.bucket.engine`` settings among its options
-    (Hudi's defaults); an operation the writer does not write through a bucket index is refused as it is."""
-    options = dict(config.options)
-    bucket = bucket_index_config(
-        str(getattr(config, "index_type", None) or "").upper(),
-        options.get("hoodie.index.bucket.engine", SIMPLE_ENGINE).upper(),
-        int(options.get("hoodie.bucket.index.num.buckets", str(DEFAULT_NUM_BUCKETS))),
-        tuple(f.strip() for f in options.get("hoodie.bucket.index.hash.field", "").split(",") if f.strip()),
-        tuple(config.record_key_fields))
-    if bucket is not None and operation in UNSUPPORTED_OPERATIONS:
-        raise UnsupportedOption(f"{operation} with hoodie.index.type=BUCKET is not built by this writer",
-                                hint="write with upsert or insert (delete and delete_partition also work), or "
-                                     "run this operation with Apache Hudi")
-    return bucket
-
-
-def bucket_groups(state: TableState) -> dict[str, dict[int, str]]:
-    """Per partition, bucket number → file group, from the latest file slices (``spec.index.bucket_index``)."""
-    ids: dict[str, list[str]] = {}
-    for g in view(state):
-        if g.latest_slice is not None:
-            ids.setdefault(g.partition_path, []).append(g.file_id)
-    return {p: bucket_file_groups(p, fids) for p, fids in ids.items()}
 
 
 # =================================================================================================

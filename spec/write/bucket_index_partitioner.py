@@ -8,9 +8,9 @@ insert weights: every record goes to the bucket of its partition and its key's b
 (``getPartition``). Buckets are numbered by partition, then bucket number (Hudi numbers its Spark partitions
 ``partition offset + bucket number``, the same order with gaps).
 
-Source (Apache Hudi 1.2.0, measured; the classes of 1.x): ``org.apache.hudi.table.action.commit.``
-``SparkBucketIndexPartitioner``, ``BaseSparkBucketIndexBucketInfoGetter.getBucketInfo`` and
-``org.apache.hudi.index.bucket.BucketIdentifier``.
+Source (Apache Hudi 1.2.0, measured; 0.15.x, 1.0.x and 1.1.x not measured here):
+``org.apache.hudi.table.action.commit.SparkBucketIndexPartitioner``,
+``BaseSparkBucketIndexBucketInfoGetter.getBucketInfo`` and ``org.apache.hudi.index.bucket.BucketIdentifier``.
 """
 
 from __future__ import annotations

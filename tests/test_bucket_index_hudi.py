@@ -85,7 +85,10 @@ def test_hudi_and_our_writer_continue_each_others_bucket_table(apache_hudi: Any,
                                                                version: int, engine: str) -> None:
     config = table(table_type, version)
     mor = table_type == "MERGE_ON_READ"
-    if version == 6:  # Hudi's version 6 metadata table is one our writer does not keep: none, for both writers
+    if version in (6, 8):
+        # no metadata table, for both writers: Hudi's version 6 one is one our writer does not keep, and hudi-rs fails
+        # to read the metadata table Hudi 1.2.0 writes for version 8 (its ColumnStatsMetadata record, the departure
+        # tests.test_apache_hudi_continues.HUDI_RS_COLUMN_STATS names); version 9 keeps it
         config = replace(config, options=(*config.options, ("hoodie.metadata.enable", "false")))
     expected = Expected(config, [])
     folder = tmp_path / "t"

@@ -113,7 +113,7 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
        "a compaction's commit metadata says not compacted", "compaction-mor-v6"),
     _m("compaction-operation-upsert", S, '{"schema": schema}, "COMPACT")', '{"schema": schema}, "UPSERT")',
        "compaction metadata", "a compaction's commit names operation UPSERT", "compaction-mor-v6"),
-    _m("compaction-deletes-zero", S, '"numDeletes": len(base_keys) - kept_count,', '"numDeletes": 0,',
+    _m("compaction-deletes-zero", S, '"numDeletes": deletes,', '"numDeletes": 0,',
        "compaction metadata", "a compaction's stat counts no delete", "compaction-mor-v6"),
     _m("compaction-inserts-all", S, '"numInserts": len(out_keys) - kept_count,', '"numInserts": len(out_keys),',
        "compaction metadata", "a compaction's stat counts every row as an insert", "compaction-mor-v6"),

@@ -31,7 +31,7 @@ OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": 
 def test_settings_are_hudis_and_bad_ones_are_refused() -> None:
     cfg = parse_options({"hoodie.index.type": "bucket"})
     assert (cfg.index_type, cfg.bucket_index_engine, cfg.bucket_index_num_buckets, cfg.bucket_index_hash_fields) == (
-        "BUCKET", "SIMPLE", 4, ())
+        "BUCKET", "SIMPLE", 256, ())
     assert bucket_index_config("BUCKET", "SIMPLE", 4, (), ("id", "name")) == BucketIndexConfig(4, ("id", "name"))
     assert bucket_index_config("BUCKET", "SIMPLE", 2, ("name",), ("id", "name")) == BucketIndexConfig(2, ("name",))
     assert bucket_index_config("BLOOM", "CONSISTENT_HASHING", 0, ("x",), ("id",)) is None

@@ -17,6 +17,7 @@ import pytest
 from conformance.adapters.hudi_spark import HudiSparkAdapter
 from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceSparkAdapter
 from conformance.interface.ops import CreateTable
+from spec.config.registry import BY_NAME
 from spec.index.bucket_identifier import bucket_id, parse_bucket_id
 from spec.model.operations import Compact, Operation, Write
 from spec.read.reader import read_table
@@ -113,3 +114,15 @@ def test_hudi_and_our_writer_continue_each_others_bucket_table(apache_hudi: Any,
     finally:
         hudi.close()
     assert len(owners) > len(hudis)  # the new partitions' buckets, ours and Hudi's, each kept by the other
+
+
+def test_the_bucket_options_are_hudis(apache_hudi: Any) -> None:
+    """The registry's bucket index options are Apache Hudi 1.2.0's ``HoodieIndexConfig`` properties: their keys and
+    defaults (the hash field has none: the record key fields)."""
+    config = apache_hudi._jvm.org.apache.hudi.config.HoodieIndexConfig
+    for prop, name in ((config.BUCKET_INDEX_NUM_BUCKETS, "bucket_index_num_buckets"),
+                       (config.BUCKET_INDEX_ENGINE_TYPE, "bucket_index_engine")):
+        assert (prop.key(), str(prop.defaultValue())) == (BY_NAME[name].key, BY_NAME[name].default)
+    assert config.BUCKET_INDEX_HASH_FIELD.key() == BY_NAME["bucket_index_hash_fields"].key
+    assert not config.BUCKET_INDEX_HASH_FIELD.hasDefaultValue()
+    assert config.INDEX_TYPE.key() == BY_NAME["index_type"].key

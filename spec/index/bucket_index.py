@@ -2,7 +2,7 @@
 record of a write goes, and the write's buckets.
 
 1. **settings** (``bucket_index_config``): ``hoodie.bucket.index.num.buckets`` buckets per partition (Hudi's
-   default 4; fewer than 1 is refused, as Hudi refuses it); the hash fields ``hoodie.bucket.index.hash.field``,
+   default 256; fewer than 1 is refused, as Hudi refuses it); the hash fields ``hoodie.bucket.index.hash.field``,
    by default the record key fields, and else a subset of them (Hudi: "Bucket index key (if configured) must be
    subset of record key"). The ``CONSISTENT_HASHING`` engine (hashing metadata under ``.hoodie/.bucket_index/``,
    resized by clustering) is not built here and is refused.
@@ -46,8 +46,9 @@ BUCKET: Final = "BUCKET"
 SIMPLE_ENGINE: Final = "SIMPLE"
 CONSISTENT_HASHING: Final = "CONSISTENT_HASHING"
 """``hoodie.index.bucket.engine`` values (``HoodieIndex.BucketIndexEngineType``)."""
-DEFAULT_NUM_BUCKETS: Final = 4
-"""``hoodie.bucket.index.num.buckets``'s default (``HoodieIndexConfig.BUCKET_INDEX_NUM_BUCKETS``, Apache Hudi 1.2.0)."""
+DEFAULT_NUM_BUCKETS: Final = 256
+"""``hoodie.bucket.index.num.buckets``'s default (``HoodieIndexConfig.BUCKET_INDEX_NUM_BUCKETS``, Apache Hudi 1.2.0,
+measured: ``tests/test_bucket_index_hudi.py``; Flink's option of that name defaults to 4)."""
 INDEXED_OPERATIONS: Final = ("upsert", "insert", "delete")
 """The operations whose records the bucket index tags (``HoodieBucketIndex.requiresTagging``; an insert overwrite
 is tagged too, but writes new groups whatever the tags say)."""
@@ -77,7 +78,7 @@ def bucket_index_config(index_type: str, engine: str, num_buckets: int, hash_fie
                                      "or write the table with Apache Hudi")
     if num_buckets < 1:
         raise InvalidConfig(f"hoodie.bucket.index.num.buckets is {num_buckets}: a partition needs a bucket",
-                            hint="set hoodie.bucket.index.num.buckets to 1 or more (Hudi's default is 4)")
+                            hint="set hoodie.bucket.index.num.buckets to 1 or more (Hudi's default is 256)")
     fields = tuple(hash_fields) or tuple(record_key_fields)
     if not set(fields) <= set(record_key_fields):
         raise InvalidConfig(f"hoodie.bucket.index.hash.field={','.join(fields)!r} is not a subset of the record "

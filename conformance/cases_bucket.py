@@ -7,7 +7,7 @@ them. ``conformance.generate.corpus`` places them in the writes suite."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from conformance.case_kit import COW, MOR, rec, w
 from conformance.case_kit import config as _config
@@ -59,6 +59,23 @@ def bucket_index_stream(tt: str, v: int) -> Case:
                            StreamRecord("upsert", rec(5, 4)))))])
 
 
+def deletes_new_key(index: str | None) -> Callable[[str, int], Case]:
+    """An upsert whose ``_hoodie_is_deleted`` records name keys the table never held: routed as inserts, written
+    nowhere and counted as deletes; a new group that takes only such a record is an empty base file (Apache Hudi
+    1.2.0, measured), with the writer's default index and with a bucket index."""
+    name = "upsert-deletes-new-key" if index is None else "bucket-index-deletes-new-key"
+
+    def build(tt: str, v: int) -> Case:
+        def r(i: int, p: str, deleted: bool) -> dict[str, object]:
+            return {**rec(i, 1, p), "_hoodie_is_deleted": deleted}
+        return _case(name, tt, v, "an upsert of _hoodie_is_deleted records of keys never written (one in a new "
+                     "partition): nothing of them is written, each is counted as a delete where it was routed",
+                     ["write:upsert", "bug:deleted-new-key-written"] + ([f"index:{index}"] if index else []),
+                     _config(tt, v, index_type=index, options=BUCKETS if index else ()),
+                     [w("insert", r(1, "a", False)), w("upsert", r(2, "a", True), r(3, "a", False), r(4, "b", True))])
+    return build
+
+
 def bucket_cases() -> Iterator[Case]:
     """COW and MOR on versions 6, 8 and 9; the hash field on COW v8 and MOR v9."""
     for tt in (COW, MOR):
@@ -66,6 +83,9 @@ def bucket_cases() -> Iterator[Case]:
             yield bucket_index(tt, v)
     yield bucket_index_hash_field(COW, 8)
     yield bucket_index_hash_field(MOR, 9)
+    for index in (None, "BUCKET"):
+        yield deletes_new_key(index)(COW, 8)
+        yield deletes_new_key(index)(MOR, 9)
 
 
 def bucket_stream_cases() -> Iterator[Case]:

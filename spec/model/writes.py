@@ -5,12 +5,12 @@ One write at instant T, given prepared records (keyed, validated):
 1. **prepare** — versions of a key within the batch are combined (as log versions combine; ties
    to the later record) when the operation's combine option is on (``combines``: by default
    ``upsert`` and ``delete`` do, ``insert``, ``bulk_insert`` and the overwrites do not, and write
-   every record, duplicates included); ``insert``, ``bulk_insert`` and the overwrites look up no
-   index;
+   every record, duplicates included); ``insert``, ``bulk_insert`` and the overwrites look up no index;
 2. **tag** — ``upsert`` and ``delete`` find each key's file group as the index does: in the latest
-   base files (a MOR key deleted by a log block is still found there); unknown deletes are dropped;
-   a bucket index (``spec.index.bucket_index``) tags ``insert`` too, each record with the group of its key's
-   bucket, held or not, and builds the buckets of ``spec.write.bucket_index_partitioner`` (no small files);
+   base files (a MOR key deleted by a log block is still found there); a delete's unknown keys are dropped
+   (an upsert's ``_hoodie_is_deleted`` of a new key is routed as an insert, then counted, not written); a bucket
+   index (``spec.index.bucket_index``) tags ``insert`` too, each record with the group of its key's bucket,
+   held or not, and builds the buckets of ``spec.write.bucket_index_partitioner`` (no small files);
 3. **bucket** — ``spec.write.partitioner``: updates go to their group's bucket; inserts fill small
    files first (COW: every base file under the limit; MOR: the smallest base-only slice not under
    compaction), then new groups, routed by the MD5 of the record key; ``bulk_insert`` builds no
@@ -324,9 +324,9 @@ def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[I
             rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, partition, name))
             seq += 1
     rows.sort(key=lambda row: str(row[RECORD_KEY]))
-    absent = tuple(sorted(r.key for r in by_key.values() if r.data is None)) if old_rows else ()
+    held = {str(o[RECORD_KEY]) for o in old_rows}  # the deletes of keys no stored row held: counted, not written
     return BaseFile(file_id, t, tuple(rows), observed_size(state, env, partition, file_id, t, len(rows)),
-                    absent_deletes=absent)
+                    absent_deletes=tuple(sorted(r.key for r in incoming if r.data is None and r.key not in held)))
 
 
 def observed_size(state: TableState, env: Env, partition: str, file_id: str, t: str, rows: int) -> int:
@@ -389,8 +389,8 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
         else:
             loc = where.get((r.partition, r.key))
             fid = loc[0] if loc else None
-        if fid or (r.data is not None and operation != "delete"):
-            located.append((r, fid))
+        if fid or (r.data is not None and operation != "delete") or operation in ("upsert", "insert"):
+            located.append((r, fid))  # an upsert's delete of a new key is routed, written nowhere, counted
     order = {(g.partition, g.file_id): i for i, g in enumerate(state.groups)}
     counts: dict[tuple[str, str | None], int] = {}
     for r, fid in sorted(located, key=lambda x: (x[1] is None, order.get((x[0].partition, x[1] or ""), 0))):

@@ -8,7 +8,9 @@ bucket's file id, once written by either writer, is the one the other writer kee
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from spec.config.registry import BY_NAME
 from spec.index.bucket_identifier import bucket_id, parse_bucket_id
 from spec.model.operations import Compact, Operation, Write
 from spec.read.reader import read_table
+from spec.timeline.instant import parse_instant_time
 from tests.test_apache_hudi_continues import Expected, attach, check
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -70,6 +73,16 @@ def check_buckets(path: Path, owners: dict[tuple[str, int], str], step: str) -> 
         assert owners.setdefault(where, next(iter(ids))) in ids, (step, where, owners[where], ids)
 
 
+def wait_past(writer: Any) -> None:
+    """Until the clock is past every instant ``writer`` made: the replayable writer's clock moves a second a call and
+    may run ahead of the clock Apache Hudi takes its next instant from, which no two real writers' clocks do (seen
+    once: Hudi's upsert of a version 6 merge-on-read table, its instant before our compaction's, was left out of
+    Hudi's own snapshot read, while the spec reader and hudi-rs read it)."""
+    latest = parse_instant_time(max(t for i in writer.timeline() for t in (i[0], i[3]) if t)).replace(tzinfo=UTC)
+    while datetime.now(UTC) <= latest + timedelta(seconds=1):
+        time.sleep(0.2)
+
+
 def run(spark: Any, adapter: Any, ops: tuple[Operation, ...], expected: Expected, path: Path,
         owners: dict[tuple[str, int], str], who: str) -> None:
     for op in ops:
@@ -107,6 +120,7 @@ def test_hudi_and_our_writer_continue_each_others_bucket_table(apache_hudi: Any,
     attach(ours, config, folder)
     run(apache_hudi, ours, round_of(1, mor), expected, path, owners, f"reference ({engine})")
     assert {k: owners[k] for k in hudis} == hudis  # Hudi's groups kept
+    wait_past(ours)
     hudi = HudiSparkAdapter()
     attach(hudi, config, folder)
     try:

@@ -37,7 +37,7 @@ from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import delete_block, delete_record
 from spec.file_group.log_file.log_blocks import avro_data_block
 from spec.file_group.log_file.log_format import LogBlock, encode_blocks
-from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
+from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_handle_keeps_stored
 from spec.schema.table_schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import NULL_COMMIT
@@ -220,11 +220,15 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     out_schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(data_schema))
     deleted = (incoming.column(DELETE_FLAG) if DELETE_FLAG in incoming.column_names
                else pa.array([False] * incoming.num_rows))
-    new_inserts = incoming.filter(pc.invert(deleted))
+    # a record flagged _hoodie_is_deleted is never written as a row: an insert of one is dropped (Hudi's create
+    # and merge handles write nothing for a record whose payload is a delete), though it was routed here
+    dropped = pc.or_(deleted, _flagged(incoming))
+    new_inserts = incoming.filter(pc.invert(dropped))
     merged: pa.Table | None = None
     stored_footer: Mapping[bytes, bytes] | None = None
     kept_in_order = False  # the stored file's keys, every one in its place, start the new file
-    updates = deletes = 0
+    updates = 0
+    deletes = pc.sum(dropped).as_py() or 0  # a create handle's: flagged records of keys no file holds
     if spec.old_base is not None:
         stored = storage.parquet_file(spec.old_base)
         old, stored_footer = stored.read(), stored.metadata.metadata
@@ -232,7 +236,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
             merged, kept_in_order = _conform(old, out_schema), True
         else:
             merged, new_inserts, updates, deletes, kept_in_order = _merge_with_stored(
-                old, incoming, deleted, ctx, task_partition, name, out_schema, data_schema)
+                old, incoming, deleted, dropped, ctx, task_partition, name, out_schema, data_schema)
     parts: list[pa.Table] = []
     if merged is not None:
         parts.append(merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
@@ -254,22 +258,26 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     }
 
 
-def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray, ctx: HandleContext,
-                       task_partition: int, name: str, out_schema: pa.Schema, data_schema: pa.Schema
-                       ) -> tuple[pa.Table, pa.Table, int, int, bool]:
+def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,
+                       dropped: pa.Array | pa.ChunkedArray, ctx: HandleContext, task_partition: int, name: str,
+                       out_schema: pa.Schema, data_schema: pa.Schema) -> tuple[pa.Table, pa.Table, int, int, bool]:
     """The old base file's rows merged with the incoming records that touch their keys, in the old
     file's order (each result in the place of its key's first row), with the incoming records that are
-    inserts. Returns (the merged rows, the inserts, the updates written, the deletes, whether every old
-    row kept its place: no row removed or added)."""
+    inserts (``dropped``: the deletes, of the delete operation or flagged, which insert nothing). A stored
+    row against its key's record: ``spec.read.merge.merge_handle_keeps_stored``. Returns (the merged rows,
+    the inserts, the updates written, the deletes, whether every old row kept its place: no row removed
+    or added)."""
     old_keys = old.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     inc_keys = incoming.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     touched = pc.is_in(old_keys, value_set=inc_keys)
     # the incoming keys the file holds: the touched keys (a set of those few, not of the whole file)
     hits = pc.is_in(inc_keys, value_set=old_keys.filter(touched))
-    inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(deleted)))
+    inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(dropped)))
     contested, arriving, arriving_deleted = old.filter(touched), incoming.filter(hits), deleted.filter(hits)
     with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
-    updates = deletes = 0
+    updates = 0
+    # flagged records of keys the file does not hold: no row, counted as deleted (Hudi's merge handle)
+    deletes = pc.sum(pc.and_(pc.invert(hits), dropped)).as_py() or 0
     fast = _merge_columnwise(contested, arriving, arriving_deleted, ctx.rule)
     if fast is not None:
         stored_wins, incoming_wins = fast
@@ -281,17 +289,17 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
         fresh_rows: list[Mapping[str, Any]] = []
         for row, is_delete in zip(arriving.to_pylist(), arriving_deleted.to_pylist(), strict=True):
             stored = stored_by_key[str(row[RECORD_KEY])]
-            if is_delete:
+            if is_delete:  # the delete operation's: no ordering value, it removes the row
                 deletes += 1
                 continue
-            result: Version = merge_with_base(as_version(stored, ctx.rule), as_version(row, ctx.rule), ctx.rule)
-            if result.row is None:
+            version: Version = as_version(row, ctx.rule)
+            if merge_handle_keeps_stored(stored, version, ctx.rule):
+                kept_rows.append(stored)
+            elif version.is_delete:
                 deletes += 1
-            elif result.row is row:
+            else:
                 updates += 1
                 fresh_rows.append(row)
-            else:
-                kept_rows.append(stored)
         stored_wins = _conform(pa.Table.from_pylist(kept_rows), out_schema) if kept_rows else out_schema.empty_table()
         incoming_wins = pa.Table.from_pylist([{c: r.get(c) for c in with_keys.names} for r in fresh_rows],
                                              schema=with_keys)
@@ -344,6 +352,13 @@ def _merge_columnwise(stored: pa.Table, incoming: pa.Table, deleted: pa.Array | 
             new_values, old_values = new_values.cast(pa.int64()), old_values.cast(pa.int64())
         base_wins = pc.greater(old_values, new_values)
     return stored.take(pc.filter(at, base_wins)), incoming.filter(pc.invert(base_wins))
+
+
+def _flagged(incoming: pa.Table) -> pa.Array:
+    """Per record: whether its ``_hoodie_is_deleted`` is true (a null is false)."""
+    if IS_DELETED_FIELD not in incoming.column_names:
+        return pa.array([False] * incoming.num_rows)
+    return pc.fill_null(incoming.column(IS_DELETED_FIELD).combine_chunks().cast(pa.bool_()), False)
 
 
 def _is_delete(incoming: pa.Table) -> list[bool]:

@@ -53,6 +53,10 @@ class BaseFile:
     rows: tuple[Row, ...]
     size: int = 0
     write_token: str = MODEL_WRITE_TOKEN
+    dropped_deletes: int = 0
+    """Records flagged ``_hoodie_is_deleted`` that reached the handle writing this file for a key it did not
+    hold: no row, but counted in the write stat's ``numDeletes`` (Hudi's handles count a record whose payload is
+    a delete as deleted; measured on Apache Hudi 1.2.0)."""
 
     @property
     def name(self) -> str:

@@ -9,6 +9,8 @@ wrote, by the rules of ``spec.write.ledger``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from spec.actions.compaction import CompactionOperation
 from spec.model.files import COMMIT_SEQNO, COMMIT_TIME, RECORD_KEY, BaseFile, LogFile, ModelFileGroup, Row
 from spec.model.state import TableState
@@ -88,6 +90,7 @@ def commit_summaries(state: TableState) -> dict[str, CommitSummary]:
     every_group = [*state.groups, *state.cleaned]
     every = [f for g in every_group for f in group_files(g)]
     ops = dict(state.operations)
+    dropped = {(g.partition, b.name): b.dropped_deletes for g in every_group for b in g.base_files}
     out: dict[str, CommitSummary] = {}
     for inst in state.timeline:
         t = inst.requested
@@ -98,9 +101,10 @@ def commit_summaries(state: TableState) -> dict[str, CommitSummary]:
                    or (not f.is_base and any(b.instant == t and b.kind in ("data", "delete") for b in f.blocks))]
         written = list({(f.partition, f.name): f for f in written}.values())
         replaced = sorted({(g.partition, g.file_id) for g in every_group if g.replaced_by == t})
-        out[t] = CommitSummary("COMPACT" if compaction else ops.get(t, "UNKNOWN"), compaction,
-                               tuple(_stats(t, written, every, state if compaction else None,
-                                            concatenates(state.config, ops.get(t, "").lower()))),
+        stats = _stats(t, written, every, state if compaction else None,
+                       concatenates(state.config, ops.get(t, "").lower()))
+        stats = [replace(s, deletes=s.deletes + dropped.get((s.partition, s.name), 0)) for s in stats]
+        out[t] = CommitSummary("COMPACT" if compaction else ops.get(t, "UNKNOWN"), compaction, tuple(stats),
                                tuple(replaced))
     return out
 

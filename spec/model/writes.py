@@ -50,7 +50,14 @@ from spec.model.files import (
 )
 from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
-from spec.read.merge import Version, as_version, combine_logs, delete_version
+from spec.read.merge import (
+    Version,
+    as_version,
+    combine_logs,
+    delete_version,
+    merge_handle_keeps_stored,
+    ordering_type_of,
+)
 from spec.schema.evolution import reconcile_type
 from spec.timeline.instant import Action
 from spec.write.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
@@ -208,10 +215,23 @@ def prepare(state: TableState, operation: str, records: Sequence[Mapping[str, Sc
 
 
 def _version(r: Incoming, state: TableState) -> Version:
+    """A record of the batch as the writer's deduplication sees it.
+
+    A record flagged ``_hoodie_is_deleted`` carries its ordering value. On table version 8 and later that value
+    is compared as any record's, a numeric 0 included: the write path merges whole records
+    (``HoodieWriteHelper.deduplicateRecords`` with the table's ``HoodieRecordMerger``) and reads the flag from the
+    winner, so the natural-order default of a log's delete record (``DeleteRecord``, ``spec.read.merge``) does
+    not apply; its type is the declared one, or (a batch that creates the table) the value's, as a row's is.
+    Measured on Apache Hudi 1.2.0: an upsert of ``[ts 1, ts 0 flagged]`` keeps the row on versions 6 and 8
+    (``tests/test_flagged_deletes.py``). On version 6 the flagged record is a delete whose ordering value is
+    natural as a log's is (``Integer`` 0 alone)."""
     rule = merge_rule(state.config)
     if r.data is None:
-        return delete_version(r.ordering, ordering_type(state), rule) if r.ordering is not None else Version(
-            None, None, None, natural=True)
+        if r.ordering is None:
+            return Version(None, None, None, natural=True)
+        if state.table_version >= 8:
+            return Version(None, r.ordering, ordering_type_of(r.ordering, ordering_type(state)), natural=False)
+        return delete_version(r.ordering, ordering_type(state), rule)
     return as_version(r.data, rule, ordering_type(state))
 
 
@@ -276,23 +296,10 @@ def _meta(row: Mapping[str, Scalar], t: str, seq: str, key: str, partition: str,
 
 
 def writer_merge(state: TableState, stored: Row, incoming: Incoming) -> Row | None:
-    """A merge handle's rule (the payload's ``combineAndGetUpdateValue``): a natural-order delete
-    removes the row; under event-time ordering a stored row with a greater ordering value stays;
-    otherwise the incoming version (a row, or a delete) wins."""
-    if incoming.data is None and incoming.ordering is None:
-        return None
-    f = state.config.ordering_field
-    rule = merge_rule(state.config)
-    if f is not None and not rule.log_wins_over_base and _greater(stored.get(f), incoming.ordering):
-        return stored
-    return incoming.data
-
-
-def _greater(a: Scalar, b: Scalar) -> bool:
-    try:
-        return a is not None and b is not None and bool(a > b)  # type: ignore[operator]
-    except TypeError:
-        return False
+    """A merge handle's rule (``spec.read.merge.merge_handle_keeps_stored``): the stored row, or the incoming
+    version (a row, or None for a delete)."""
+    version = Version(incoming.data, incoming.ordering, ordering_type(state), natural=incoming.ordering is None)
+    return stored if merge_handle_keeps_stored(stored, version, merge_rule(state.config)) else incoming.data
 
 
 def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[Incoming], t: str, task: int,
@@ -330,7 +337,9 @@ def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[I
             rows.append(_meta(r.data, t, f"{t}_{task}_{seq}", r.key, partition, name))
             seq += 1
     rows.sort(key=lambda row: str(row[RECORD_KEY]))
-    return BaseFile(file_id, t, tuple(rows), observed_size(state, env, partition, file_id, t, len(rows)))
+    dropped = sum(1 for r in (incoming if not old_rows or concat else by_key.values()) if r.data is None)
+    return BaseFile(file_id, t, tuple(rows), observed_size(state, env, partition, file_id, t, len(rows)),
+                    dropped_deletes=dropped)
 
 
 def observed_size(state: TableState, env: Env, partition: str, file_id: str, t: str, rows: int) -> int:
@@ -386,8 +395,13 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     where = index_locations(state) if operation in ("upsert", "delete") else {}
     located: list[tuple[Incoming, str | None]] = []
     for r in recs:
+        # a delete of a key the table does not hold: the delete operation drops it (HoodieDeleteHelper keeps
+        # the records whose location is known); any other write routes it as an insert, and the handle it
+        # reaches writes no row for it (HoodieCreateHandle / HoodieMergeHandle drop a record whose payload is a
+        # delete), so a bucket of such records alone is still a file: measured on Apache Hudi 1.2.0, an upsert
+        # whose one record ends deleted by its batch writes a base file of no rows
         loc = where.get((r.partition, r.key))
-        if loc or (r.data is not None and operation != "delete"):
+        if loc or operation != "delete":
             located.append((r, loc[0] if loc else None))
     order = {(g.partition, g.file_id): i for i, g in enumerate(state.groups)}
     counts: dict[tuple[str, str | None], int] = {}

@@ -245,6 +245,7 @@ def merge_with_base(base: Version, log: Version, rule: MergeRule) -> Version:
 # --8<-- [end:combine]
 
 
+# --8<-- [start:merge_handle]
 def merge_handle_keeps_stored(stored: Mapping[str, Any], incoming: Version, rule: MergeRule) -> bool:
     """A merge handle's rule on the write path (the payload's or record merger's ``combineAndGetUpdateValue``,
     ``HoodieMergeHandle``): whether the stored row of a key stays against the batch's record of that key.
@@ -261,6 +262,7 @@ def merge_handle_keeps_stored(stored: Mapping[str, Any], incoming: Version, rule
         return False
     field = rule.ordering_field
     return field is not None and not rule.log_wins_over_base and _greater(stored.get(field), incoming.ordering)
+# --8<-- [end:merge_handle]
 
 
 def delete_version(ordering: Any, ordering_branch_type: str | None, rule: MergeRule) -> Version:

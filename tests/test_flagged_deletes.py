@@ -110,7 +110,9 @@ def test_the_local_engine_does_what_the_model_says(table_type: str, version: int
 @pytest.mark.spark  # the reference streams through Spark Structured Streaming
 @pytest.mark.parametrize(("table_type", "version"), [
     c if c in ((COW, 6), (MOR, 6)) else pytest.param(*c, marks=pytest.mark.slow) for c in CONFIGS])
-def test_a_streams_deletes_do_what_the_model_says(table_type: str, version: int) -> None:
+def test_a_streams_deletes_do_what_the_model_says(spark: Any, table_type: str, version: int) -> None:
+    """(The session is the test process's one, started by the ``spark`` fixture with Apache Hudi's bundle where
+    there is one, before the reference's streaming writer asks for a session.)"""
     cases = [stream_case(n, table_type, version) for n in STREAMS]
     assert _failures({fc.case.id: run_case(fc, ReferenceLocalAdapter) for fc in cases}) == {}
 

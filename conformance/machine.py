@@ -226,11 +226,18 @@ class LockstepMachine(RuleBasedStateMachine):
         self.tmp.cleanup()
 
 
+def options_for(factory: Callable[[], TableUnderTest]) -> MachineOptions:
+    """The options an implementation is explored with when none are given: the crash points it declares
+    (``TableUnderTest.crash_points``, read from an adapter class or a factory object that has them)."""
+    points = getattr(factory, "crash_points", None)
+    return MachineOptions() if points is None else MachineOptions(crash_points=tuple(points))
+
+
 def machine_for(factory: Callable[[], TableUnderTest], options: MachineOptions | None = None
                 ) -> type[LockstepMachine]:
-    """A machine class driving adapters from ``factory`` with ``options``."""
+    """A machine class driving adapters from ``factory`` with ``options`` (by default ``options_for`` it)."""
     return type("Machine", (LockstepMachine,), {"adapter_factory": staticmethod(factory),
-                                                 "options": options or MachineOptions(), "last": None})
+                                                 "options": options or options_for(factory), "last": None})
 
 
 def profile_settings(profile: str = "ci", **overrides: Any) -> settings:

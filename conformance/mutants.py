@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -100,8 +100,8 @@ MUTATIONS: Final[tuple[Mutation, ...]] = (
     _m("fast-path-ordering-reversed", H, "base_wins = pc.greater(old_values, new_values)",
        "base_wins = pc.less(old_values, new_values)", "merge rule",
        "on the columnar fast path the smaller ordering value wins", "insert-upsert-delete-cow-v6"),
-    _m("row-path-ordering-ignored", H, "            elif result.row is row:",
-       "            elif result.row is not None:", "merge rule",
+    _m("row-path-ordering-ignored", H, "            if merge_handle_keeps_stored(stored, version, ctx.rule):",
+       "            if False:", "merge rule",
        "on the row path the incoming record always wins", "insert-upsert-delete-cow-v6", "dedupe-in-batch-cow-v6"),
     _m("compaction-plan-drops-group", S,
        "plan = plan_compaction(t, [SliceRef.of(sl) for sl in view.latest_slices()], timeline",
@@ -228,10 +228,10 @@ def worker(fixtures: str, hints: Sequence[str], rows: bool = False, hinted: bool
 def machine_worker() -> dict[str, str]:
     """In the mutated copy: the lockstep machine's ci profile on the local engine (no streams)."""
     from conformance.adapters.reference_spark import ReferenceLocalAdapter
-    from conformance.machine import MachineOptions, run_machine
+    from conformance.machine import options_for, run_machine
 
     try:
-        run_machine(ReferenceLocalAdapter, "ci", MachineOptions(crash_points=(0, 99), stream_deletes=False))
+        run_machine(ReferenceLocalAdapter, "ci", replace(options_for(ReferenceLocalAdapter), stream_deletes=False))
     except AssertionError as err:
         return {"caught_by": "machine (ci profile)", "layer": "", "detail": str(err).splitlines()[0][:200]}
     return {"caught_by": "", "layer": "", "detail": "survives the corpus and the machine"}

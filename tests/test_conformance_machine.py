@@ -20,11 +20,20 @@ from typing import Any
 
 import pytest
 
+from conformance.adapters.reference_spark import ReferenceLocalAdapter
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.generate import write_regression
 from conformance.interface.adapter import TableUnderTest
 from conformance.interface.ops import OP_NAMES, Op
-from conformance.machine import PROFILES, LockstepMachine, MachineOptions, machine_for, profile_settings, run_machine
+from conformance.machine import (
+    PROFILES,
+    LockstepMachine,
+    MachineOptions,
+    machine_for,
+    options_for,
+    profile_settings,
+    run_machine,
+)
 from conformance.runner import FixtureCase, Lockstep, Verdict, load_cases, run_case
 from spec.model.operations import Compact, ExpectError, Write
 
@@ -90,9 +99,18 @@ def test_regression_round_trip_of_a_lockstep_case(tmp_path: Path) -> None:
     assert run_case(fc, SpecModelAdapter).verdict == Verdict.PASS
 
 
-REFERENCE_OPTIONS = MachineOptions(crash_points=(0, 99), stream_deletes=False)
+REFERENCE_OPTIONS = replace(options_for(ReferenceLocalAdapter), stream_deletes=False)
 """What the reference is explored with: crashes before the first or after the last file (what a killed
-process can stage), upsert-only streams and no small-file routing (its known failures)."""
+process can stage: the crash points it declares), upsert-only streams and no small-file routing."""
+
+
+def test_an_implementation_is_explored_at_the_crash_points_it_declares() -> None:
+    """The machine draws ``crash`` only at the points an adapter declares: the reference stops a write as a
+    killed process does, so a random run of it never asks for a stop between two files (which it refuses)."""
+    assert ReferenceLocalAdapter.crash_points == (0, 99)
+    assert machine_for(ReferenceLocalAdapter).options.crash_points == (0, 99)
+    assert machine_for(SpecModelAdapter).options.crash_points == MachineOptions().crash_points
+    assert machine_for(ReferenceLocalAdapter, MachineOptions(services=False)).options.crash_points == (0, 1, 2)
 
 
 def _reference_factory(spark: Any) -> Callable[[], TableUnderTest]:

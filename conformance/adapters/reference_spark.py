@@ -158,6 +158,7 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
 
     name: ClassVar[str] = "reference"
     capabilities: ClassVar[frozenset[str]] = CAPABILITIES
+    crash_points: ClassVar[tuple[int, ...]] = (0, 99)  # a killed process: before the first file or after the last
     known_failures: ClassVar[dict[str, str]] = KNOWN_FAILURES
     engine: ClassVar[str] = "spark"
     """Where batch writes and compaction run (``reference.engines.ENGINES``); streams run on Spark."""

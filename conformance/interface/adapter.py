@@ -157,6 +157,10 @@ class TableUnderTest:
     chooses_instant_times: ClassVar[bool] = False
     """Whether the implementation picks its own instant times (Apache Hudi's datasource): the runner then maps a
     case's named instants to the implementation's by order (``conformance.runner.apply_choosing_times``)."""
+    crash_points: ClassVar[tuple[int, ...]] = (0, 1, 2)
+    """The ``after_files`` values of ``crash`` the lockstep state machine draws for this implementation: where it
+    can stop a write. One that can stop a write only before its first data file or after its last (a killed
+    process, as the reference is) declares ``(0, 99)``; a case that stops it between files is refused there."""
     unavailable: str | None = None
     """Why the implementation cannot run here (a missing jar, a missing program): every case is then
     SKIPped with this reason."""

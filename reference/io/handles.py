@@ -37,7 +37,7 @@ from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import delete_block, delete_record
 from spec.file_group.log_file.log_blocks import avro_data_block
 from spec.file_group.log_file.log_format import LogBlock, encode_blocks
-from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_with_base
+from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_handle_keeps_stored
 from spec.schema.table_schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import NULL_COMMIT
@@ -288,17 +288,17 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
         fresh_rows: list[Mapping[str, Any]] = []
         for row, is_delete in zip(arriving.to_pylist(), arriving_deleted.to_pylist(), strict=True):
             stored = stored_by_key[str(row[RECORD_KEY])]
-            if is_delete:
+            if is_delete:  # the delete operation's: no ordering value, it removes the row
                 deletes += 1
                 continue
-            result: Version = merge_with_base(as_version(stored, ctx.rule), as_version(row, ctx.rule), ctx.rule)
-            if result.row is None:
+            version: Version = as_version(row, ctx.rule)
+            if merge_handle_keeps_stored(stored, version, ctx.rule):
+                kept_rows.append(stored)
+            elif version.is_delete:
                 deletes += 1
-            elif result.row is row:
+            else:
                 updates += 1
                 fresh_rows.append(row)
-            else:
-                kept_rows.append(stored)
         stored_wins = _conform(pa.Table.from_pylist(kept_rows), out_schema) if kept_rows else out_schema.empty_table()
         incoming_wins = pa.Table.from_pylist([{c: r.get(c) for c in with_keys.names} for r in fresh_rows],
                                              schema=with_keys)

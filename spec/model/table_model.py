@@ -220,7 +220,8 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
         rows = ([{**r.record, IS_DELETED: r.kind == "delete"} for r in records]
                 if any(r.kind == "delete" for r in records) else [r.record for r in records])
         schema = evolve_schema(state.schema, rows)
-        recs = dedupe(state, prepare(state, "upsert", rows))
+        typed = replace(state, schema=schema)  # the checkpoint's ordering values have the types it writes
+        recs = dedupe(typed, prepare(typed, "upsert", rows))
         state, t = start_commit(state, env)
         state = replace(state.with_instant(start_instant(Action.DELTA_COMMIT if cfg.is_mor else Action.COMMIT, t)),
                         schema=schema)

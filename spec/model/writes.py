@@ -55,7 +55,14 @@ from spec.model.files import (
 )
 from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
-from spec.read.merge import Version, as_version, combine_logs, delete_version
+from spec.read.merge import (
+    Version,
+    as_version,
+    combine_logs,
+    delete_version,
+    merge_handle_keeps_stored,
+    ordering_type_of,
+)
 from spec.schema.evolution import reconcile_type
 from spec.write.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
 from spec.write.bucket_index_partitioner import assign_bucket_index, route_bucket
@@ -213,10 +220,23 @@ def prepare(state: TableState, operation: str, records: Sequence[Mapping[str, Sc
 
 
 def _version(r: Incoming, state: TableState) -> Version:
+    """A record of the batch as the writer's deduplication sees it.
+
+    A record flagged ``_hoodie_is_deleted`` carries its ordering value. On table version 8 and later that value
+    is compared as any record's, a numeric 0 included: the write path merges whole records
+    (``HoodieWriteHelper.deduplicateRecords`` with the table's ``HoodieRecordMerger``) and reads the flag from the
+    winner, so the natural-order default of a log's delete record (``DeleteRecord``, ``spec.read.merge``) does
+    not apply; its type is the declared one, or (a batch that creates the table) the value's, as a row's is.
+    Measured on Apache Hudi 1.2.0: an upsert of ``[ts 1, ts 0 flagged]`` keeps the row on versions 6 and 8
+    (``tests/test_flagged_deletes.py``). On version 6 the flagged record is a delete whose ordering value is
+    natural as a log's is (``Integer`` 0 alone)."""
     rule = merge_rule(state.config)
     if r.data is None:
-        return delete_version(r.ordering, ordering_type(state), rule) if r.ordering is not None else Version(
-            None, None, None, natural=True)
+        if r.ordering is None:
+            return Version(None, None, None, natural=True)
+        if state.table_version >= 8:
+            return Version(None, r.ordering, ordering_type_of(r.ordering, ordering_type(state)), natural=False)
+        return delete_version(r.ordering, ordering_type(state), rule)
     return as_version(r.data, rule, ordering_type(state))
 
 
@@ -270,23 +290,10 @@ def _meta(row: Mapping[str, Scalar], t: str, seq: str, key: str, partition: str,
 
 
 def writer_merge(state: TableState, stored: Row, incoming: Incoming) -> Row | None:
-    """A merge handle's rule (the payload's ``combineAndGetUpdateValue``): a natural-order delete
-    removes the row; under event-time ordering a stored row with a greater ordering value stays;
-    otherwise the incoming version (a row, or a delete) wins."""
-    if incoming.data is None and incoming.ordering is None:
-        return None
-    f = state.config.ordering_field
-    rule = merge_rule(state.config)
-    if f is not None and not rule.log_wins_over_base and _greater(stored.get(f), incoming.ordering):
-        return stored
-    return incoming.data
-
-
-def _greater(a: Scalar, b: Scalar) -> bool:
-    try:
-        return a is not None and b is not None and bool(a > b)  # type: ignore[operator]
-    except TypeError:
-        return False
+    """A merge handle's rule (``spec.read.merge.merge_handle_keeps_stored``): the stored row, or the incoming
+    version (a row, or None for a delete)."""
+    version = Version(incoming.data, incoming.ordering, ordering_type(state), natural=incoming.ordering is None)
+    return stored if merge_handle_keeps_stored(stored, version, merge_rule(state.config)) else incoming.data
 
 
 def _merge_base(state: TableState, old_rows: Sequence[Row], incoming: Sequence[Incoming], t: str, task: int,

@@ -245,6 +245,26 @@ def merge_with_base(base: Version, log: Version, rule: MergeRule) -> Version:
 # --8<-- [end:combine]
 
 
+# --8<-- [start:merge_handle]
+def merge_handle_keeps_stored(stored: Mapping[str, Any], incoming: Version, rule: MergeRule) -> bool:
+    """A merge handle's rule on the write path (the payload's or record merger's ``combineAndGetUpdateValue``,
+    ``HoodieMergeHandle``): whether the stored row of a key stays against the batch's record of that key.
+
+    A delete of the delete operation (no ordering value) removes the row. Under event-time ordering where the
+    incoming record does not simply win (not version 6's ``OverwriteWithLatestAvroPayload``, not commit-time
+    ordering) a stored row with a greater ordering value stays — against a row, and against a record flagged
+    ``_hoodie_is_deleted`` with a smaller ordering value, 0 included (on the write path the flagged record is a
+    whole record; the natural-order default of a log's delete does not apply). Otherwise the incoming record wins.
+    Measured on Apache Hudi 1.2.0, versions 6 and 8, copy-on-write: a stored row of ordering value 1 stays after
+    an upsert of its key flagged deleted with 0, and goes with 1 or 2. (On merge-on-read the flagged record goes
+    to a log, and the reader's merge decides: ``merge_with_base``.)"""
+    if incoming.is_delete and incoming.ordering is None:
+        return False
+    field = rule.ordering_field
+    return field is not None and not rule.log_wins_over_base and _greater(stored.get(field), incoming.ordering)
+# --8<-- [end:merge_handle]
+
+
 def delete_version(ordering: Any, ordering_branch_type: str | None, rule: MergeRule) -> Version:
     """A delete record from a delete block, with its ordering value and union branch type."""
     natural = is_natural_order(ordering, ordering_branch_type, rule.table_version)

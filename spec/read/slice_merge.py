@@ -165,6 +165,10 @@ class SliceMerge:
             ordering_type = _java_type(base.schema.field(ordering).type)
         parts = self._decode_logs(blocks)
         log_schema = next((p.schema for p in reversed(parts) if p.schema is not None), None)
+        if ordering_type is None and ordering and log_schema is not None and ordering in log_schema.names:
+            # a slice of log files alone: the ordering values are of the type its data blocks declare (a Long
+            # record ordering value against a delete's Long is compared, not a type mismatch the delete wins)
+            ordering_type = _java_type(log_schema.field(ordering).type)
         if base is not None and log_schema is not None:
             # a column whose type evolved after the base file was written: the base values read as the
             # type the later log blocks carry (``cast_column``)

@@ -35,13 +35,17 @@ def same_group(tt: str, v: int) -> Case:
 
 
 def same_group_reversed(tt: str, v: int) -> Case:
-    """Two upserts to one file group, the later to start commits first: the earlier aborts."""
+    """Two upserts to one file group, the later to start commits first: the earlier aborts, and the next write
+    rolls it back (a failed write older than a completed one). Apache Hudi's next write, a single writer's
+    (failed writes rolled back eagerly), refuses that rollback: ``hudi_spark_bugs.EAGER_ROLLBACK_BEHIND_A_COMMIT``."""
     return make_case("concurrent-same-group-reversed", tt, v, "two upserts to one file group at once, the later "
-                     "to start commits first: the earlier to start aborts with write_conflict",
+                     "to start commits first: the earlier to start aborts with write_conflict, left inflight behind "
+                     "the completed one, which the next write rolls back before it starts",
                      [*TAGS, "conflict:common-file-group"], config(tt, v),
                      [FIRST,
                       Concurrent((_upsert(1, 2, v="first"), _upsert(2, 2, v="second")), (1, 0),
-                                 ("write_conflict", "ok"))])
+                                 ("write_conflict", "ok")),
+                      _upsert(2, 3, v="after")])
 
 
 def disjoint_groups(tt: str, v: int) -> Case:

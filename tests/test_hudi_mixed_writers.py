@@ -263,3 +263,37 @@ def test_writes_to_other_file_groups_both_commit(apache_hudi: Any, table: tuple[
     gate.open()
     assert hudi.join().error is None
     assert rows_read(apache_hudi, base) == {"k1": "hudi", "k2": "a2", "k3": "ours"}
+
+
+def test_hudis_single_writer_cannot_roll_back_a_loser_behind_a_commit(apache_hudi: Any, table: tuple[Path, str],
+                                                                        tmp_path: Path) -> None:
+    """Apache Hudi's bug ``hudi_spark_bugs.EAGER_ROLLBACK_BEHIND_A_COMMIT``, with Hudi's writers alone: the write
+    that started first loses to one that started after it and committed first; Hudi's next single writer (failed
+    writes EAGER) fails to roll it back (``BaseRollbackActionExecutor.validateRollbackCommitSequence``), every time.
+    Our writer rolls it back, after which Hudi's single writer writes again. (Fails when Hudi fixes the bug.)"""
+    from conformance.adapters.hudi_spark_bugs import EAGER_ROLLBACK_BEHIND_A_COMMIT
+
+    base, table_type = table
+    gate, before = Gate(tmp_path / "gate"), timeline(base)
+    first = Background(lambda: hudi_write(apache_hudi, base, [("k1", 2, "a", "first")], table_type, gate))
+    wait_for(lambda: any(n.endswith(".inflight") for n in timeline(base) - before)
+             and not (base / ".hoodie/lock").exists())
+    (loser,) = {n[:17] for n in timeline(base) - before}
+    hudi_write(apache_hudi, base, [("k2", 2, "a", "second")], table_type)  # started after, commits first
+    gate.open()
+    error = first.join().error
+    assert error is not None and "HoodieWriteConflictException" in str(error)
+    single = {k: v for k, v in HUDI.items() if not k.startswith(("hoodie.write.concurrency", "hoodie.write.lock",
+                                                                  "hoodie.cleaner.policy.failed"))}
+    for _ in range(2):
+        with pytest.raises(Exception, match="Found commits after time") as err:
+            apache_hudi.createDataFrame([("k3", 3, "b", "single")], SCHEMA).write.format("hudi").options(
+                **single, **{"hoodie.datasource.write.table.type": table_type}).mode("append").save(str(base))
+        assert f"Found commits after time :{loser}" in str(err.value)
+    assert "Found commits after time" in EAGER_ROLLBACK_BEHIND_A_COMMIT
+    assert any(n.startswith(loser) for n in timeline(base))  # still there
+    our_write(base, [("k3", 4, "b", "ours")], table_type)  # rolls the loser back
+    assert not any(n.startswith(loser) for n in timeline(base))
+    apache_hudi.createDataFrame([("k3", 5, "b", "single")], SCHEMA).write.format("hudi").options(
+        **single, **{"hoodie.datasource.write.table.type": table_type}).mode("append").save(str(base))
+    assert rows_read(apache_hudi, base) == {"k1": "a1", "k2": "second", "k3": "single"}

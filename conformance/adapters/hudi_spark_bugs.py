@@ -46,11 +46,27 @@ ARCHIVE_PROCEDURE_IGNORES_OPTIONS: Final = (
 """Hudi's bug behind ``compaction-after-archive-mor-v6`` (the model bounds archival by the table's compaction
 trigger), which the adapter runs through the write client."""
 
+EAGER_ROLLBACK_BEHIND_A_COMMIT: Final = (
+    "Apache Hudi 1.2.0 bug: a write that lost conflict resolution to a write that started after it and committed "
+    "first is left inflight behind that commit, and the next single writer (hoodie.cleaner.policy.failed.writes "
+    "EAGER, the default) cannot roll it back: its write fails with HoodieRollbackException 'Found commits after "
+    "time :<the failed write>, please rollback greater commits first', and so does every later one. "
+    "BaseRollbackActionExecutor.validateRollbackCommitSequence lets a failed write behind a commit be rolled back "
+    "only if it has a heartbeat file ('remnants ... from a previous LAZY rollback config'), and the losing "
+    "optimistic writer deleted its heartbeat as it failed. Smallest reproducer: insert keys 1 and 2 (one file "
+    "group); two datasource upserts of key 1 and key 2 under optimistic_concurrency_control with failed writes "
+    "LAZY, the later-started committing first, the other failing with HoodieWriteConflictException; then an "
+    "upsert with the default options fails (tests/test_hudi_mixed_writers.py)")
+"""Hudi's bug behind ``concurrent-same-group-reversed``: the spec rolls the failed write back before the next write,
+as this project's writer does (and Hudi's own cleaner does under the LAZY policy, after the next commit)."""
+
 KNOWN_FAILURES: Final[dict[str, str]] = {
     "compaction-on-cow-cow-v6": RUN_COMPACTION_ON_COPY_ON_WRITE,
     "compaction-on-cow-cow-v8": RUN_COMPACTION_ON_COPY_ON_WRITE,
     "null-ordering-partition-cow-v6": NULL_ORDERING_VALUE,
     "null-ordering-partition-mor-v8": NULL_ORDERING_VALUE,
+    "concurrent-same-group-reversed-cow-v8": EAGER_ROLLBACK_BEHIND_A_COMMIT,
+    "concurrent-same-group-reversed-mor-v9": EAGER_ROLLBACK_BEHIND_A_COMMIT,
 }
 """Cases Apache Hudi 1.2.0 fails for a bug of its own (reported XFAIL), each naming the bug and its smallest
 reproducer. Every other difference between the spec model and Apache Hudi is decided the other way: the

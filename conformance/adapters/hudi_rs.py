@@ -83,6 +83,8 @@ KNOWN_FAILURES: dict[str, str] = {
                                                            "clean-savepoint-cow") for v in (8, 9)},
     **{f"{name}-cow-v{v}": CLEANED_IN_INCREMENTAL for name in ("auto-clean", "clean-file-versions") for v in (8, 9)},
     **{f"stream-buckets-mor-v{v}": LOG_ONLY_FILE_GROUPS for v in (8, 9)},
+    "bucket-index-stream-mor-v9": LOG_ONLY_FILE_GROUPS,
+    "bucket-index-stream-cow-v8": TIME_TRAVEL_SCHEMA,
     **{f"{name}-v{v}": COMPLETED_AFTER_THE_WINDOW for name in ("concurrent-disjoint-cow", "concurrent-compaction-mor")
        for v in (8, 9)},
     **{f"concurrent-clean-cow-v{v}": CLEANED_IN_INCREMENTAL for v in (8, 9)},

@@ -110,9 +110,12 @@ class ReferenceProgram:
                                    f"{request.get('protocol_versions')}")
         self.protocol = max(offered)
         suffix = "_exec" if self.reads == "directory" else f"_exec_rows_v{self.protocol}"
+        known = dict(self.cls.known_failures)
+        if self.reads == "rows" and self.protocol < 2:
+            known.update(UNLABELLED_WITHOUT_LAYOUT)
         return {"protocol": self.protocol, "name": f"{self.cls.name}{suffix}", "role": "writer", "reads": self.reads,
                 "capabilities": sorted(self.cls.capabilities), "record_formats": ["json", "parquet"],
-                "known_failures": dict(self.cls.known_failures)}
+                "known_failures": known}
 
     # the reads (``reads: rows``): the reference's reader of the table it wrote
     def answer_read(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -162,6 +165,18 @@ def protocol_stdout() -> IO[str]:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return proto
+
+
+EMPTY_GROUP_UNSEEN = (
+    "protocol 1 has no layout request, so the suite learns file-group labels from the snapshot's rows "
+    "(conformance.observe.learn_groups_from_rows): a file group holding no row (a bucket whose records were all "
+    "deletes of new keys, written as a base file of no rows, as Apache Hudi writes it) is invisible there, and "
+    "the groups after it are labelled one earlier; protocol 2's layout request shows it (the same program passes "
+    "the case as reference_local_exec)")
+
+UNLABELLED_WITHOUT_LAYOUT: dict[str, str] = dict.fromkeys(
+    ("bucket-index-deletes-new-key-cow-v8", "bucket-index-deletes-new-key-mor-v9"), EMPTY_GROUP_UNSEEN)
+"""The cases this program fails answering reads itself over protocol 1: what rows alone cannot show."""
 
 
 def main(argv: list[str] | None = None) -> int:

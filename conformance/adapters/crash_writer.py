@@ -5,7 +5,9 @@ Reads a JSON job on stdin — ``path``, ``operation``, ``records`` (null for ``d
 number) — and writes with ``reference.write.client.WriteClient`` under the fault the environment names
 (``HUDI_SPEC_FAULT``). The parent starts it in a session of its own: the fault kills this process
 group (the driver, its Spark JVM and the Python workers) and nothing else. Reaching the end means
-the fault never fired: exit code 3.
+the fault never fired: exit code 3. A write refused before the fault point (a ``spec.errors`` error: bad
+input, say) prints its kind, message and hint as one JSON line on stdout and exits with code 4, so the
+parent raises the same error.
 
     python -m conformance.adapters.crash_writer < job.json
 """
@@ -16,6 +18,9 @@ import json
 import os
 import sys
 
+REFUSED = 4
+"""The exit code of a write refused with a ``spec.errors`` error before the fault fired."""
+
 
 def main() -> int:
     import pyarrow as pa
@@ -23,6 +28,7 @@ def main() -> int:
     from conformance.adapters.reference_spark import FileIds, ReplayClock
     from reference.instrumentation.faults import PGID_ENV
     from reference.write.client import WriteClient
+    from spec.errors import HudiSpecError
 
     os.environ[PGID_ENV] = str(os.getpgrp())
     job = json.load(sys.stdin)
@@ -32,7 +38,11 @@ def main() -> int:
     ids.skip_to(int(job["next_id"]))
     data = None if job["records"] is None else pa.Table.from_pylist(job["records"])
     client = WriteClient(job["path"], None, clock, ids, engine=job.get("engine", "spark"))
-    client.write(data, job["operation"], job["options"])
+    try:
+        client.write(data, job["operation"], job["options"])
+    except HudiSpecError as err:
+        print(json.dumps({"kind": err.kind, "message": err.message, "hint": err.hint}), flush=True)
+        return REFUSED
     return 3
 
 

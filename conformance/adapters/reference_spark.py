@@ -38,10 +38,11 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
+from conformance.adapters.crash_writer import REFUSED
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
 from spec.config.registry import BY_NAME, options_of
-from spec.errors import InstantNotFound, InvalidOperation
+from spec.errors import ERROR_KINDS, HudiSpecError, InstantNotFound, InvalidOperation
 from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
@@ -225,10 +226,13 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         try:
-            _, err = proc.communicate(json.dumps(job), timeout=600)
+            out, err = proc.communicate(json.dumps(job), timeout=600)
         finally:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # stragglers of its group, if any
+        if proc.returncode == REFUSED:  # refused before the fault point: the child's error, as the write's
+            refusal = json.loads(out.strip().splitlines()[-1])
+            raise ERROR_KINDS.get(refusal["kind"], HudiSpecError)(refusal["message"], hint=refusal["hint"])
         storage = Storage(self.path)
         if not storage.exists(".hoodie/hoodie.properties"):
             raise InvalidOperation(f"the killed write left no table: {err[-500:]}", hint="see the writer's stderr")

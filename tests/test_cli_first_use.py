@@ -252,6 +252,29 @@ def test_compact_runs_locally_by_default(tmp_path: Path, no_spark: None, capsys:
     assert refused.value.code == 2 and "invalid choice: 'spark'" in capsys.readouterr().err
 
 
+def test_every_writing_command_runs_on_the_local_engine_as_typed(tmp_path: Path, no_spark: None,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command that writes, typed with ``--engine local`` (or without it: local is every service command's
+    default), runs without Spark: write, compact, clean, savepoint create, savepoint delete, rollback and the
+    archival of ``archived --run``."""
+    table = str(tmp_path / "t")
+    src = str(_input(tmp_path, ROWS))
+    typed = [["write", table, "--input", src, *NEW_TABLE, "--table-type", "MERGE_ON_READ", "--engine", "local",
+              "--option", "hoodie.parquet.small.file.limit=0"],
+             ["write", table, "--input", src, "--engine", "local"],
+             ["compact", table, "--engine", "local"], ["clean", table, "--engine", "local"],
+             ["rollback", table, "--engine", "local"], ["savepoint", "create", table, "--engine", "local"],
+             ["archived", table, "--run", "--engine", "local"]]
+    for argv in typed:
+        code, _, err = _run(capsys, argv)
+        assert code == 0, (argv, err)
+    savepoints = json.loads(_run(capsys, ["savepoints", table, "--format", "json"])[1])
+    assert len(savepoints) == 1, savepoints
+    code, _, err = _run(capsys, ["savepoint", "delete", table, savepoints[0]["savepoint_time"], "--engine", "local"])
+    assert code == 0, err
+    assert json.loads(_run(capsys, ["savepoints", table, "--format", "json"])[1]) == []
+
+
 # --- 6. the basics of both command lines ------------------------------------------------------------------
 
 HEAVY = ("pyarrow", "pyspark", "numpy", "pandas", "fastavro", "boto3", "reference.executors", "spec.read",
@@ -928,6 +951,37 @@ def test_a_long_command_shows_its_progress_on_a_terminal(trips: dict[str, Path],
     assert "\rhudi-spec read: file slices read " in drawn and "/9 " in drawn and "left" in drawn, drawn
     assert drawn.endswith("\r")  # blanked
     assert len(json.loads(capsys.readouterr().out)) == 18
+
+
+@pytest.mark.parametrize("command", ["write", "desc"])
+def test_every_command_shows_that_it_is_working_on_a_terminal(command: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A command with no progress of its own (a write, a listing) that runs past the threshold draws
+    ``hudi-spec COMMAND: working… Ns`` on standard error on a terminal, and blanks it when it ends."""
+    import importlib
+
+    from reference.instrumentation import progress
+
+    table = tmp_path / "t"
+    assert main(["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE]) == 0
+    capsys.readouterr()
+    module = importlib.import_module(f"reference.commands.{command}")
+    real = module.run
+
+    def slow(args: Any) -> Any:
+        time.sleep(0.3)
+        return real(args)
+
+    monkeypatch.setattr(module, "run", slow)  # registered by name when the command line is parsed
+    terminal = _Tty()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
+    argv = {"write": ["write", str(table), "--input", str(_input(tmp_path, ROWS))], "desc": ["desc", str(table)]}
+    assert main(argv[command]) == 0
+    drawn = terminal.getvalue()
+    assert f"\rhudi-spec {command}: working… " in drawn and drawn.endswith("\r"), drawn
 
 
 def test_no_progress_when_not_a_terminal(trips: dict[str, Path], monkeypatch: pytest.MonkeyPatch,

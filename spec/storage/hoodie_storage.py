@@ -45,16 +45,20 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import stat
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:  # loaded when first needed: a local read needs neither (pyarrow.fs imports ssl)
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
 
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
 from spec.storage.schemes import OBJECT_STORES, ObjectStore, StorageScheme, storage_scheme
@@ -138,20 +142,31 @@ class Storage:
 
     def __init__(self, base_path: str | os.PathLike[str], filesystem: pafs.FileSystem | None = None) -> None:
         text = os.fspath(base_path)
-        if filesystem is None:
-            if "://" in text:
-                filesystem, root = pafs.FileSystem.from_uri(text)
-            else:
-                filesystem, root = pafs.LocalFileSystem(), str(Path(text).resolve())
+        self._fs: pafs.FileSystem | None = filesystem
+        if filesystem is None and "://" not in text:  # a local path: pyarrow.fs only when a write needs it (``fs``)
+            root, fs_scheme, self.local = str(Path(text).resolve()), "local", True
         else:
-            root = text
-        self.fs: pafs.FileSystem = filesystem
+            import pyarrow.fs as pafs
+
+            if filesystem is None:
+                filesystem, root = pafs.FileSystem.from_uri(text)
+                self._fs = filesystem
+            else:
+                root = text
+            fs_scheme, self.local = filesystem.type_name, isinstance(filesystem, pafs.LocalFileSystem)
         self.root: str = root.rstrip("/") or "/"
         self.uri: str = text
-        self.scheme: StorageScheme = storage_scheme(
-            text if "://" in text else _FS_SCHEMES.get(filesystem.type_name, "file") + "://")
-        self.local: bool = isinstance(self.fs, pafs.LocalFileSystem)
+        self.scheme: StorageScheme = storage_scheme(text if "://" in text else _FS_SCHEMES.get(fs_scheme, "file") + "://")
         self._store: ObjectStore | None = None
+
+    @property
+    def fs(self) -> pafs.FileSystem:
+        """The ``pyarrow.fs`` file system of the base path (locally made on first use)."""
+        if self._fs is None:
+            import pyarrow.fs as pafs
+
+            self._fs = pafs.LocalFileSystem()
+        return self._fs
 
     @property
     def store(self) -> ObjectStore | None:
@@ -174,16 +189,28 @@ class Storage:
         """Whether a file ``rel`` exists (locally also a folder; an object store has only files)."""
         if self.store is not None:
             return self.store.head(self.full(rel)) is not None
+        if self.local:
+            return os.path.exists(self.full(rel))
+        import pyarrow.fs as pafs
+
         return bool(self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound)
 
     def is_dir(self, rel: str) -> bool:
         """Whether ``rel`` is a folder (on an object store: whether any file lies below it)."""
         if self.scheme.object_store:
             return bool(self.list(rel))
+        if self.local:
+            return os.path.isdir(self.full(rel))
+        import pyarrow.fs as pafs
+
         return bool(self.fs.get_file_info(self.full(rel)).type == pafs.FileType.Directory)
 
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
         """Files and folders directly under ``rel`` (or all below it), sorted by path; [] if absent."""
+        if self.local:
+            return sorted(_list_local(self.root + "/", self.full(rel), recursive), key=lambda f: f.path)
+        import pyarrow.fs as pafs
+
         selector = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=recursive)
         out = []
         prefix = self.root + "/"
@@ -201,6 +228,9 @@ class Storage:
                 raise InvalidTable(f"{self.full(rel)} does not exist", hint="check the table path")
             return got[0]
         try:
+            if self.local:
+                with open(self.full(rel), "rb") as local:
+                    return local.read()
             with self.fs.open_input_stream(self.full(rel)) as f:
                 return bytes(f.read())
         except FileNotFoundError as err:
@@ -214,6 +244,10 @@ class Storage:
         # one file through ParquetFile, not pq.read_table: the dataset scan behind read_table imports
         # pyarrow.dataset (and with it pandas), a third of a second of every short command
         with _unreadable_parquet(self.full(rel)):
+            if self.local and columns is None:
+                return _read_local_file(self.full(rel))
+            import pyarrow.parquet as pq
+
             return _read_file(pq.ParquetFile(self.full(rel), filesystem=self.fs, pre_buffer=not self.local), columns)
 
     def parquet_file(self, rel: str) -> pq.ParquetFile:
@@ -224,6 +258,8 @@ class Storage:
         (Hudi writes a new file, or a new version, for every change), and one write reads the same
         base file several times (its footer and keys for the index, its rows in the merge handle),
         each a HEAD and two ranged GETs through ``pyarrow.fs``."""
+        import pyarrow.parquet as pq
+
         if self.store is None:
             with _unreadable_parquet(self.full(rel)):
                 return pq.ParquetFile(self.full(rel), filesystem=self.fs)
@@ -242,6 +278,12 @@ class Storage:
         """The size in bytes of ``rel`` (0 when it has none)."""
         if self.store is not None:
             return self.store.head(self.full(rel)) or 0
+        if self.local:
+            try:
+                found = os.stat(self.full(rel))
+            except FileNotFoundError:
+                return 0
+            return 0 if stat.S_ISDIR(found.st_mode) else found.st_size
         return int(self.fs.get_file_info(self.full(rel)).size or 0)
 
     def mkdirs(self, rel: str) -> None:
@@ -431,6 +473,39 @@ THREADED_READ_ROWS = 65_536
 """A parquet file of at least this many rows is decoded on pyarrow's threads (its columns and row groups at
 once); a smaller one in the calling thread, where handing it to the pool costs more than it saves (readers
 already read several files at once, ``spec.read.reader.in_order``)."""
+
+
+def _list_local(prefix: str, folder: str, recursive: bool) -> Iterator[FileStatus]:
+    """The entries of a local ``folder`` (and below it, ``recursive``), as ``pyarrow.fs.LocalFileSystem`` lists
+    them: paths relative to ``prefix``, a folder's size 0; nothing for a folder that does not exist, nor for an
+    entry gone before it is looked at (a broken link, a file deleted meanwhile); NotADirectoryError for a file."""
+    try:
+        entries = os.scandir(folder)
+    except FileNotFoundError:
+        return
+    with entries:
+        for entry in entries:
+            try:
+                found = entry.stat()
+            except FileNotFoundError:
+                continue
+            is_dir = stat.S_ISDIR(found.st_mode)
+            path = entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.path
+            yield FileStatus(path, 0 if is_dir else found.st_size, found.st_mtime_ns // 1_000_000, is_dir)
+            if recursive and is_dir:
+                yield from _list_local(prefix, entry.path, recursive)
+
+
+def _read_local_file(path: str) -> pa.Table:
+    """Every row of the local parquet file ``path``: what ``pq.ParquetFile(path).read()`` gives, read with the
+    reader it wraps (``pyarrow._parquet.ParquetReader``) so that a local read imports neither
+    ``pyarrow.parquet`` nor, with it, ``pyarrow.fs`` and ``ssl``."""
+    from pyarrow._parquet import ParquetReader
+
+    reader = ParquetReader()
+    with pa.OSFile(path) as source:
+        reader.open(source, pre_buffer=False, arrow_extensions_enabled=True)  # ParquetFile's defaults
+        return reader.read_all(use_threads=reader.metadata.num_rows >= THREADED_READ_ROWS)
 
 
 def _read_file(file: pq.ParquetFile, columns: Sequence[str] | None) -> pa.Table:

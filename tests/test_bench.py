@@ -499,6 +499,6 @@ def test_the_start_up_jobs_time_help_and_importing_the_reader(tmp_path: Path,
         m = job(Context(N, tmp_path))
         assert m.extra is not None and m.extra["runs"] == 3 and m.rows == 0
         assert m.seconds == m.extra["wall_seconds"]["median"] > 0 and m.extra["cpu_seconds"]["min"] > 0
-        assert ("floor_cpu_seconds" in m.extra) == (job is ours.import_spec_reader)  # import pyarrow.parquet
+        assert ("floor_cpu_seconds" in m.extra) == (job is ours.import_spec_reader)  # import pyarrow
     with pytest.raises(RuntimeError, match="exited 2"):
         ours._median_process([str(Path(sys.executable).parent / "hudi-spec"), "--no-such-option"])

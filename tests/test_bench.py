@@ -32,7 +32,7 @@ from bench.jobs import (
     Context,
     NotAvailable,
 )
-from bench.ours import SMALL_ROWS
+from bench.processes import SMALL_ROWS
 
 N = 2_000
 
@@ -470,21 +470,21 @@ def test_the_scale_table_and_curves_show_the_driver_and_the_file_groups() -> Non
 def test_the_command_line_read_runs_beside_hudi_rs_in_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole-process job: ``hudi-spec read TABLE --limit 1`` and the one-line hudi-rs read of the same
     table (version 9, the writer's default), in turn, each pair's ratio kept; what ours printed is checked."""
-    from bench import ours
+    from bench import processes
 
-    monkeypatch.setattr(ours, "PAIRS", 2)
+    monkeypatch.setattr(processes, "PAIRS", 2)
     ctx = Context(N, tmp_path)
-    table = ours.small_table(ctx)
+    table = processes.small_table(ctx)
     assert "hoodie.table.version=9" in (table / ".hoodie" / "hoodie.properties").read_text()
-    m = ours.cli_read_first_row(ctx)
+    m = processes.cli_read_first_row(ctx)
     assert m.rows == m.rows_seen == m.rows_expected == SMALL_ROWS and m.extra is not None
     assert m.extra["pairs"] == 2 and m.seconds == m.extra["wall_seconds"]["median"] > 0
-    floor = ours.floor_command(table)  # the base files of the snapshot, one per partition of this table
+    floor = processes.floor_command(table)  # the base files of the snapshot, one per partition of this table
     assert len(floor) - 3 == 10 and all(f.endswith(".parquet") and Path(f).is_file() for f in floor[3:])
     for key in ("wall_ratio", "cpu_ratio", "floor_wall_ratio", "floor_cpu_ratio"):
         spread = m.extra[key]
         assert 0 < spread["min"] <= spread["median"] <= spread["max"], key
-    assert ours.hudi_rs_command(table)[-1] == str(table) and ours.cli_command(table)[1:] == [
+    assert processes.hudi_rs_command(table)[-1] == str(table) and processes.cli_command(table)[1:] == [
         "read", str(table), "--limit", "1"]
 
 
@@ -492,13 +492,13 @@ def test_the_start_up_jobs_time_help_and_importing_the_reader(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """``hudi-spec --help`` and ``import spec.read.reader`` as whole processes: the median of the runs, their
     spreads kept; a process that fails is an error, not a time."""
-    from bench import ours
+    from bench import processes
 
-    monkeypatch.setattr(ours, "STARTUP_RUNS", 3)
-    for job in (ours.cli_help, ours.import_spec_reader):
+    monkeypatch.setattr(processes, "STARTUP_RUNS", 3)
+    for job in (processes.cli_help, processes.import_spec_reader):
         m = job(Context(N, tmp_path))
         assert m.extra is not None and m.extra["runs"] == 3 and m.rows == 0
         assert m.seconds == m.extra["wall_seconds"]["median"] > 0 and m.extra["cpu_seconds"]["min"] > 0
-        assert ("floor_cpu_seconds" in m.extra) == (job is ours.import_spec_reader)  # import pyarrow
+        assert ("floor_cpu_seconds" in m.extra) == (job is processes.import_spec_reader)  # import pyarrow
     with pytest.raises(RuntimeError, match="exited 2"):
-        ours._median_process([str(Path(sys.executable).parent / "hudi-spec"), "--no-such-option"])
+        processes._median_process([str(Path(sys.executable).parent / "hudi-spec"), "--no-such-option"])

@@ -1,13 +1,9 @@
 """How a table's files are reached: one small interface over ``pyarrow.fs``, following the rules
 of the table's storage scheme (``spec.storage.schemes``, Hudi's ``StorageSchemes``).
 
-Local paths are the default; any URI ``pyarrow.fs.FileSystem.from_uri`` understands
-(``s3://``, ``gs://``, ``hdfs://``, ``file://``) is reached by the same code. Paths given
-to the methods are relative to the table's base path and use ``/`` as separator. A local path is
-listed, asked about and read with ``os``, with the answers ``pyarrow.fs.LocalFileSystem`` gives, and
-a whole parquet file read by the reader ``pyarrow.parquet.ParquetFile`` wraps, with its settings:
-a read of a local table imports neither ``pyarrow.parquet`` nor ``pyarrow.fs`` (whose ``pyarrow._fs``
-imports ``ssl``; 4% of a first look at a small table); writes make the file system on first use.
+Local paths are the default; any URI ``pyarrow.fs.FileSystem.from_uri`` understands (``s3://``, ``gs://``,
+``hdfs://``, ``file://``) is reached by the same code. Paths given to the methods are relative to the table's base
+path and use ``/`` as separator. A local path is read without ``pyarrow.fs`` (``spec.storage.local_files``).
 
 Rules the format relies on:
 
@@ -49,7 +45,6 @@ import contextlib
 import hashlib
 import os
 import posixpath
-import stat
 import threading
 import uuid
 from collections import OrderedDict
@@ -65,6 +60,7 @@ if TYPE_CHECKING:  # loaded when first needed: a local read needs neither (pyarr
     import pyarrow.parquet as pq
 
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
+from spec.storage import local_files
 from spec.storage.schemes import OBJECT_STORES, ObjectStore, StorageScheme, storage_scheme
 
 
@@ -152,11 +148,8 @@ class Storage:
         else:
             import pyarrow.fs as pafs
 
-            if filesystem is None:
-                filesystem, root = pafs.FileSystem.from_uri(text)
-                self._fs = filesystem
-            else:
-                root = text
+            filesystem, root = pafs.FileSystem.from_uri(text) if filesystem is None else (filesystem, text)
+            self._fs = filesystem
             fs_scheme, self.local = filesystem.type_name, isinstance(filesystem, pafs.LocalFileSystem)
         self.root: str = root.rstrip("/") or "/"
         self.uri: str = text
@@ -195,9 +188,7 @@ class Storage:
             return self.store.head(self.full(rel)) is not None
         if self.local:
             return os.path.exists(self.full(rel))
-        import pyarrow.fs as pafs
-
-        return bool(self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound)
+        return bool(self.fs.get_file_info(self.full(rel)).type.name != "NotFound")  # pyarrow.fs.FileType
 
     def is_dir(self, rel: str) -> bool:
         """Whether ``rel`` is a folder (on an object store: whether any file lies below it)."""
@@ -205,14 +196,13 @@ class Storage:
             return bool(self.list(rel))
         if self.local:
             return os.path.isdir(self.full(rel))
-        import pyarrow.fs as pafs
-
-        return bool(self.fs.get_file_info(self.full(rel)).type == pafs.FileType.Directory)
+        return bool(self.fs.get_file_info(self.full(rel)).type.name == "Directory")  # pyarrow.fs.FileType
 
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
         """Files and folders directly under ``rel`` (or all below it), sorted by path; [] if absent."""
         if self.local:
-            return sorted(_list_local(self.root + "/", self.full(rel), recursive), key=lambda f: f.path)
+            entries = local_files.list_entries(self.root + "/", self.full(rel), recursive)
+            return sorted((FileStatus(*e) for e in entries), key=lambda f: f.path)
         import pyarrow.fs as pafs
 
         selector = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=recursive)
@@ -233,8 +223,7 @@ class Storage:
             return got[0]
         try:
             if self.local:
-                with open(self.full(rel), "rb") as local:
-                    return local.read()
+                return local_files.read(self.full(rel))
             with self.fs.open_input_stream(self.full(rel)) as f:
                 return bytes(f.read())
         except FileNotFoundError as err:
@@ -249,7 +238,7 @@ class Storage:
         # pyarrow.dataset (and with it pandas), a third of a second of every short command
         with _unreadable_parquet(self.full(rel)):
             if self.local and columns is None:
-                return _read_local_file(self.full(rel))
+                return local_files.read_parquet(self.full(rel), THREADED_READ_ROWS)
             import pyarrow.parquet as pq
 
             return _read_file(pq.ParquetFile(self.full(rel), filesystem=self.fs, pre_buffer=not self.local), columns)
@@ -283,11 +272,7 @@ class Storage:
         if self.store is not None:
             return self.store.head(self.full(rel)) or 0
         if self.local:
-            try:
-                found = os.stat(self.full(rel))
-            except FileNotFoundError:
-                return 0
-            return 0 if stat.S_ISDIR(found.st_mode) else found.st_size
+            return local_files.size(self.full(rel))
         return int(self.fs.get_file_info(self.full(rel)).size or 0)
 
     def mkdirs(self, rel: str) -> None:
@@ -477,39 +462,6 @@ THREADED_READ_ROWS = 65_536
 """A parquet file of at least this many rows is decoded on pyarrow's threads (its columns and row groups at
 once); a smaller one in the calling thread, where handing it to the pool costs more than it saves (readers
 already read several files at once, ``spec.read.reader.in_order``)."""
-
-
-def _list_local(prefix: str, folder: str, recursive: bool) -> Iterator[FileStatus]:
-    """The entries of a local ``folder`` (and below it, ``recursive``), as ``pyarrow.fs.LocalFileSystem`` lists
-    them: paths relative to ``prefix``, a folder's size 0; nothing for a folder that does not exist, nor for an
-    entry gone before it is looked at (a broken link, a file deleted meanwhile); NotADirectoryError for a file."""
-    try:
-        entries = os.scandir(folder)
-    except FileNotFoundError:
-        return
-    with entries:
-        for entry in entries:
-            try:
-                found = entry.stat()
-            except FileNotFoundError:
-                continue
-            is_dir = stat.S_ISDIR(found.st_mode)
-            path = entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.path
-            yield FileStatus(path, 0 if is_dir else found.st_size, found.st_mtime_ns // 1_000_000, is_dir)
-            if recursive and is_dir:
-                yield from _list_local(prefix, entry.path, recursive)
-
-
-def _read_local_file(path: str) -> pa.Table:
-    """Every row of the local parquet file ``path``: what ``pq.ParquetFile(path).read()`` gives, read with the
-    reader it wraps (``pyarrow._parquet.ParquetReader``) so that a local read imports neither
-    ``pyarrow.parquet`` nor, with it, ``pyarrow.fs`` and ``ssl``."""
-    from pyarrow._parquet import ParquetReader
-
-    reader = ParquetReader()
-    with pa.OSFile(path) as source:
-        reader.open(source, pre_buffer=False, arrow_extensions_enabled=True)  # ParquetFile's defaults
-        return reader.read_all(use_threads=reader.metadata.num_rows >= THREADED_READ_ROWS)
 
 
 def _read_file(file: pq.ParquetFile, columns: Sequence[str] | None) -> pa.Table:

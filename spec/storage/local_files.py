@@ -4,8 +4,9 @@ imports neither ``pyarrow.parquet`` nor ``pyarrow.fs`` (whose ``pyarrow._fs`` im
 instructions of a first look at a small table (``docs/performance.md``). No documented pyarrow entry point reads a
 parquet file without ``pyarrow.fs``; ``spec.storage.hoodie_storage.Storage`` uses these for a local base path.
 
-Source: Hadoop's ``RawLocalFileSystem`` (what Apache Hudi reaches a local table through) lists a folder's entries
-with their sizes and modification times, a folder of size 0.
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``HoodieWrapperFileSystem`` (0.15.x)
+and ``HoodieHadoopStorage`` (1.x), which reach a local table through Hadoop's ``LocalFileSystem``: a folder's
+entries listed with their sizes and modification times, a file read whole.
 """
 
 from __future__ import annotations

@@ -62,11 +62,11 @@ from bench.jobs import (
 
 
 def all_jobs() -> dict[str, Job]:
-    """Every job in table order: Spark start, our writer's entries, Apache Hudi's, the peers, then the scale
-    jobs."""
-    from bench import apache_hudi, cluster, ours, peers
+    """Every job in table order: Spark start, our writer's entries, our whole processes, Apache Hudi's, the peers,
+    then the scale jobs."""
+    from bench import apache_hudi, cluster, ours, peers, processes
 
-    jobs = [*peers.STARTUP_JOBS, *ours.JOBS, *apache_hudi.JOBS, *peers.JOBS, *cluster.JOBS]
+    jobs = [*peers.STARTUP_JOBS, *ours.JOBS, *processes.JOBS, *apache_hudi.JOBS, *peers.JOBS, *cluster.JOBS]
     registry = {j.name: j for j in jobs}
     if len(registry) != len(jobs):
         raise ValueError("two benchmark jobs share a name")

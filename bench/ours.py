@@ -20,9 +20,6 @@ shows it as "not available: <reason>".
 from __future__ import annotations
 
 import resource
-import statistics
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -314,102 +311,6 @@ def _prepare_spark_read(ctx: Context) -> None:
     cow_upserted(ctx)
 
 
-# --- whole processes: the commands a user types -----------------------------------------------------------
-# A first look at a table: `hudi-spec read TABLE --limit 1` and a one-line hudi-rs read of the same table, each a
-# whole process (interpreter start, imports, listing, reading, printing), run in turn so that a drift of the
-# machine's speed falls on both; the seconds are the median, the job's extra figures the pairs' ratios.
-
-SMALL_ROWS = 1_000
-PAIRS = 9
-HUDI_RS_ONE_LINE = ("import hudi, sys; b = hudi.HudiTableBuilder.from_base_uri(sys.argv[1]).build().read(); "
-                    "print(b[0].slice(0, 1))")
-
-
-def small_table(ctx: Context) -> Path:
-    """A small table as a user's first write makes it: the first ``SMALL_ROWS`` of the run's base rows, upserted
-    by the local engine with nothing but the benchmark's fields set (so table version 9, with a metadata table)."""
-    from bench.data import base_rows
-
-    return ctx.cached("hudi-small-v9", lambda p: local_table(p).write(base_rows(SMALL_ROWS), "upsert", OPTIONS))
-
-
-def cli_command(table: Path) -> list[str]:
-    """``hudi-spec read TABLE --limit 1``, the command installed beside this interpreter."""
-    return [str(Path(sys.executable).parent / "hudi-spec"), "read", str(table), "--limit", "1"]
-
-
-def hudi_rs_command(table: Path) -> list[str]:
-    """The one-line hudi-rs read of ``table``: every row, the first printed."""
-    return [sys.executable, "-c", HUDI_RS_ONE_LINE, str(table)]
-
-
-def process_seconds(argv: list[str]) -> tuple[float, float, str]:
-    """One whole process: its wall seconds, its CPU seconds (user + system, from the kernel's accounting of the
-    reaped child) and its standard output. A failed process is an error."""
-    import subprocess
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise RuntimeError(f"{argv[0]} exited {done.returncode}: {done.stderr.strip()[-300:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
-
-
-def spread(values: list[float]) -> dict[str, float]:
-    """Minimum, median and maximum."""
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
-
-
-def compile_bytecode() -> None:
-    """Our packages' bytecode written, as an installed package has it (pip compiles it at install time): a
-    process started with PYTHONDONTWRITEBYTECODE set would otherwise compile every changed module of ours again
-    in each timed run, while hudi-rs's come compiled."""
-    import compileall
-    import importlib.util
-
-    for package in ("spec", "reference"):
-        found = importlib.util.find_spec(package)
-        for folder in (found.submodule_search_locations or []) if found else []:
-            compileall.compile_dir(folder, quiet=1)
-
-
-def cli_read_first_row(ctx: Context) -> Measurement:
-    """``PAIRS`` pairs, ours then hudi-rs's, after one warm-up of each (our bytecode compiled first,
-    ``compile_bytecode``); what ours printed is checked each time."""
-    table = small_table(ctx)
-    ours, theirs = cli_command(table), hudi_rs_command(table)
-    compile_bytecode()
-    process_seconds(ours)
-    process_seconds(theirs)
-    walls: tuple[list[float], list[float]] = ([], [])
-    cpus: tuple[list[float], list[float]] = ([], [])
-    for _ in range(PAIRS):
-        for i, argv in enumerate((ours, theirs)):
-            wall, cpu, out = process_seconds(argv)
-            walls[i].append(wall)
-            cpus[i].append(cpu)
-            if i == 0 and not out.startswith(f"{SMALL_ROWS} rows (snapshot), the first 1 shown"):
-                raise RuntimeError(f"hudi-spec read printed {out[:200]!r}")
-    extra = {"pairs": PAIRS, "wall_seconds": spread(walls[0]), "cpu_seconds": spread(cpus[0]),
-             "hudi_rs_wall_seconds": spread(walls[1]), "hudi_rs_cpu_seconds": spread(cpus[1]),
-             "wall_ratio": spread([a / b for a, b in zip(*walls, strict=True)]),
-             "cpu_ratio": spread([a / b for a, b in zip(*cpus, strict=True)])}
-    return Measurement(statistics.median(walls[0]), SMALL_ROWS, table, count_rows(table), SMALL_ROWS, extra=extra)
-
-
-def hudi_rs_one_line_read(ctx: Context) -> Measurement:
-    """The one-line hudi-rs read alone, ``PAIRS`` times after a warm-up (its median is the ratio's base)."""
-    table = small_table(ctx)
-    argv = hudi_rs_command(table)
-    process_seconds(argv)
-    walls = [process_seconds(argv)[0] for _ in range(PAIRS)]
-    return Measurement(statistics.median(walls), SMALL_ROWS, table, count_rows(table), SMALL_ROWS,
-                       extra={"wall_seconds": spread(walls)})
-
-
 DEFAULTS = "Hudi's defaults (gzip, default small-file limit)"
 TUNED = "tuned: snappy"
 TUNED_MOR = "tuned: snappy, small-file limit 0 (updates to the log)"
@@ -475,10 +376,5 @@ JOBS: tuple[Job, ...] = (
     Job("hudi_rs_read_our_mor_table", "hudi-rs", READ, lambda c: _hudi_rs_read(mor_upserted(c), c),
         prepare=needs(mor_upserted), vs="pyarrow_dataset_read",
         warm=True, note="MOR table after the upsert (small-file limit 0: base files + logs)"),
-    Job("hudi_spec_cli_read_first_row", "hudi-spec CLI (whole process)", READ, cli_read_first_row,
-        prepare=needs(small_table), vs="hudi_rs_one_line_read",
-        note=f"`hudi-spec read TABLE --limit 1`, a {SMALL_ROWS:,}-row table (local engine, table version 9); "
-             f"{PAIRS} runs in turn with hudi-rs's one-line read, after a warm-up of each"),
-    Job("hudi_rs_one_line_read", "hudi-rs (whole process)", READ, hudi_rs_one_line_read,
-        prepare=needs(small_table), note=f"`python -c 'import hudi; ... .read()'`, the same {SMALL_ROWS:,}-row table"),
+
 )

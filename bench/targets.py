@@ -4,6 +4,10 @@ A target divides one job's seconds by another's at the same row count, first run
 (each where both jobs have it), and compares the ratio with its limit; a target without a limit only
 asks that the job complete (its ratio to the other job is shown). The verdict's reason comes from the
 numbers too: the ratio against the limit and, for a miss, the step of our write path that took longest.
+A paired target takes its ratio from the job's own pairs (the median of the ratios of processes run in
+turn, ``paired``); a target without a base holds the job's seconds to its limit in seconds. Either shows
+the CPU seconds' figure beside the wall's, and the floor measured beside the job (``floor``): the same
+input and output done by the libraries our code is built on, with none of our code.
 """
 
 from __future__ import annotations
@@ -20,12 +24,21 @@ MET, MISSED = "met", "missed"
 @dataclass(frozen=True)
 class Target:
     """``job``'s seconds over ``base``'s at the same row count must be at most ``limit`` (none: the job
-    must complete)."""
+    must complete). With ``paired``, the ratio is the median of the job's extra figure of that name (its
+    processes' ratios to the base's, run in turn), and ``floor`` names the extra figure of the floor's ratio
+    shown beside it. Without a base (``None``), the job's seconds must be at most ``limit`` seconds."""
 
     name: str
     job: str
-    base: str
+    base: str | None
     limit: float | None
+    paired: str | None = None
+    floor: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """How the target's figures read: a ratio (x), or seconds without a base."""
+        return "x" if self.base is not None else " s"
 
 
 TARGETS: tuple[Target, ...] = (
@@ -69,8 +82,12 @@ TARGETS: tuple[Target, ...] = (
            "hudi_rs_read_our_cow_table", 1.0),
     Target("spec reader ≤ 1.0x hudi-rs, MOR snapshot", "hudi_spec_mor_snapshot_read_spec_engine",
            "hudi_rs_read_our_mor_table", 1.0),
-    Target("`hudi-spec read TABLE --limit 1` ≤ 1.0x a one-line hudi-rs read, whole processes",
-           "hudi_spec_cli_read_first_row", "hudi_rs_one_line_read", 1.0),
+    Target("`hudi-spec read TABLE --limit 1` ≤ 1.0x a one-line hudi-rs read, whole processes (median of the "
+           "pairs)", "hudi_spec_cli_read_first_row", "hudi_rs_one_line_read", 1.0, paired="wall_ratio",
+           floor="floor_wall_ratio"),
+    Target("`hudi-spec --help` ≤ 0.3 s, whole process", "hudi_spec_cli_help", None, 0.3),
+    Target("importing the spec reader ≤ 0.15 s, whole process", "hudi_spec_import_reader", None, 0.15,
+           floor="floor_wall_seconds"),
 )
 
 
@@ -98,19 +115,50 @@ def _slowest_step(r: Mapping[str, Any]) -> str:
     return f"; its slowest step: {name}, {seconds:.2f} s of {sum(steps.values()):.2f} s"
 
 
-def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}x"
+def _x(value: float | None, unit: str = "x") -> str:
+    return "—" if value is None else f"{value:.2f}{unit}"
+
+
+def _figures(target: Target, job: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The target's figure — the job's seconds, or the median of its pairs' ratios (``paired``) — and in words
+    the CPU's beside it and the floor's (``floor``), from the job's extra figures where it kept them."""
+    extra = job.get("extra") or {}
+
+    def median(key: str | None) -> float | None:
+        figure = extra.get(key) if key else None
+        return float(figure["median"]) if isinstance(figure, Mapping) else None
+
+    def cpu(key: str | None) -> float | None:
+        return median(key.replace("wall", "cpu")) if key else None
+
+    value = job.get("seconds") if target.paired is None else median(target.paired)
+    wall = "wall_seconds" if target.paired is None else target.paired
+    words = f" (CPU {_x(cpu(wall), target.unit)})" if cpu(wall) is not None else ""
+    floor = median(target.floor)
+    if floor is not None:
+        words += (f"; the floor, the libraries alone doing the same, {_x(floor, target.unit)}"
+                  + (f" (CPU {_x(cpu(target.floor), target.unit)})" if cpu(target.floor) is not None else ""))
+    return value, words
 
 
 def judge(target: Target, n: int, by: Mapping[tuple[str, int], Mapping[str, Any]]) -> TargetVerdict:
     """The verdict of ``target`` at ``n`` rows from the results (``(job, n)`` to its result dict)."""
-    job, base = by.get((target.job, n)), by.get((target.base, n))
-    for name, r in ((target.job, job), (target.base, base)):
+    job = by.get((target.job, n))
+    base = by.get((target.base, n)) if target.base is not None else job
+    for name, r in ((target.job, job), (target.base or target.job, base)):
         if r is None:
             return TargetVerdict(target, n, None, None, "not run", f"{name} did not run at {n:,} rows")
         if r["status"] != OK:
             return TargetVerdict(target, n, None, None, str(r["status"]), f"{name}: {r['status']}: {r.get('reason')}")
     assert job is not None and base is not None
+    if target.base is None or target.paired is not None:  # one figure: seconds, or the median of the pairs
+        value, words = _figures(target, job)
+        if value is None:
+            return TargetVerdict(target, n, None, None, "no figure", f"{target.job} kept no {target.paired}")
+        met = target.limit is None or value <= target.limit
+        return TargetVerdict(target, n, value, None, MET if met else MISSED,
+                             f"{_x(value, target.unit)} {'≤' if met else '>'} {_x(target.limit, target.unit)}"
+                             + words)
     first = _ratio(job.get("seconds"), base.get("seconds"))
     warm = _ratio(job.get("warm_seconds"), base.get("warm_seconds"))
     if target.limit is None:
@@ -135,6 +183,7 @@ def targets_table(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) ->
     """The targets as a markdown table: target, rows, first and warm ratio, met or missed, and why."""
     lines = ["| target | rows | first | warm | result | why |", "|---|---|---|---|---|---|"]
     for v in verdicts(results, sizes):
-        cells = [v.target.name, f"{v.n:,}", _x(v.first), _x(v.warm), f"**{v.result}**", v.why]
+        cells = [v.target.name, f"{v.n:,}", _x(v.first, v.target.unit), _x(v.warm, v.target.unit),
+                 f"**{v.result}**", v.why]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     return "\n".join(lines)

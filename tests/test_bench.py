@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,13 @@ from bench.jobs import (
     SCHEMA_ID,
     SKIPPED,
     SLOW_PEER_ROWS,
+    STARTUP,
     UPSERT,
     WRITE,
     Context,
     NotAvailable,
 )
-from bench.ours import SMALL_ROWS
+from bench.processes import SMALL_ROWS
 
 N = 2_000
 
@@ -285,7 +287,7 @@ def test_rates_ratios_memory_and_bytes_add_up(smoke: dict[str, Any]) -> None:
         assert r["peak_rss_mb"] > 20
         ex = r["extra"]
         assert r["peak_rss_mb"] == round((ex["self_peak_kb"] + ex["descendants_peak_kb"]) / 1024, 1)
-        if r["job"] != "spark_session_start":
+        if all_jobs()[r["job"]].kind != STARTUP:  # a start-up job (Spark's session, --help, an import) writes nothing
             assert r["bytes"] > 0
     assert by["delta_rs_merge"]["ratio"] == 1.0  # a baseline divides by itself
     if "spark_parquet_write" in by:
@@ -374,13 +376,15 @@ def test_every_target_compares_two_jobs_of_the_bench() -> None:
     from bench.targets import TARGETS
 
     jobs = all_jobs()
-    assert len(TARGETS) == 24
-    assert {t.base for t in TARGETS if t.base.startswith("apache_hudi_")} == {
+    assert len(TARGETS) == 26
+    assert {t.base for t in TARGETS if (t.base or "").startswith("apache_hudi_")} == {
         name for name in jobs if name.startswith("apache_hudi_") and "snapshot_read" not in name} | {
         "apache_hudi_cow_snapshot_read"}  # every Apache Hudi entry is a base of ours (the MOR read: no Spark read)
     for t in TARGETS:
-        assert t.job in jobs and t.base in jobs, t
+        assert t.job in jobs and (t.base is None or t.base in jobs), t
         assert t.limit is None or 0 < t.limit <= 2.0
+    absolute = {t.job: t.limit for t in TARGETS if t.base is None}  # seconds, whole processes
+    assert absolute == {"hudi_spec_cli_help": 0.3, "hudi_spec_import_reader": 0.15}
 
 
 def _r(job: str, seconds: float | None, warm: float | None = None, status: str = OK, n: int = N,
@@ -398,8 +402,8 @@ def test_targets_are_judged_from_the_results_first_and_warm() -> None:
                _r("hudi_spec_bulk_insert", 4.0, 2.0), _r("hudi_spec_cluster_bulk_insert", 6.0)]
     judged = verdicts(results, [N])
     assert len(judged) == len(TARGETS)
-    assert all(v.result == "not run" for v in judged if v.target.base.startswith("apache_hudi_"))
-    by = {(v.target.job, v.n): v for v in judged if not v.target.base.startswith("apache_hudi_")}
+    assert all(v.result == "not run" for v in judged if (v.target.base or "").startswith("apache_hudi_"))
+    by = {(v.target.job, v.n): v for v in judged if not (v.target.base or "").startswith("apache_hudi_")}
     mor = by[("hudi_spec_local_mor_upsert", N)]  # 0.9x first, 1.2x warm against a limit of 1.0x
     assert (mor.result, round(mor.first or 0, 2), round(mor.warm or 0, 2)) == (MISSED, 0.9, 1.2)
     assert "warm 1.20x > 1.00x" in mor.why and "first" not in mor.why.split(";")[0]
@@ -413,6 +417,33 @@ def test_targets_are_judged_from_the_results_first_and_warm() -> None:
     assert by[("hudi_spec_bulk_insert", N)].result == "not run"  # its baseline did not run
     table = targets_table(results, [N])
     assert table.count("\n") == len(TARGETS) + 1 and "| 0.90x | 1.20x | **missed** |" in table
+
+
+def test_paired_and_absolute_targets_are_judged_from_the_jobs_own_figures() -> None:
+    """The command-line read's verdict is the median of its own pairs' ratios (not two separate series), the
+    floor shown beside it; ``--help`` and importing the reader are held to seconds."""
+    from bench.targets import MET, MISSED, verdicts
+
+    def spread(median: float) -> dict[str, float]:
+        return {"min": median / 2, "median": median, "max": median * 2}
+
+    cli = {**_r("hudi_spec_cli_read_first_row", 0.2), "extra": {
+        "wall_ratio": spread(1.25), "cpu_ratio": spread(1.2), "floor_wall_ratio": spread(0.97),
+        "floor_cpu_ratio": spread(0.96)}}
+    results = [cli, _r("hudi_rs_one_line_read", 0.25), _r("hudi_spec_cli_help", 0.31),
+               {**_r("hudi_spec_import_reader", 0.12), "extra": {"wall_seconds": spread(0.12),
+                                                                  "cpu_seconds": spread(0.1),
+                                                                  "floor_wall_seconds": spread(0.11)}}]
+    by = {v.target.job: v for v in verdicts(results, [N])}
+    read = by["hudi_spec_cli_read_first_row"]  # 0.80x by the two series' seconds; the pairs say 1.25x
+    assert (read.result, read.first, read.warm) == (MISSED, 1.25, None)
+    assert read.why == "1.25x > 1.00x (CPU 1.20x); the floor, the libraries alone doing the same, 0.97x (CPU 0.96x)"
+    assert (by["hudi_spec_cli_help"].result, by["hudi_spec_cli_help"].why) == (MISSED, "0.31 s > 0.30 s")
+    imported = by["hudi_spec_import_reader"]
+    assert (imported.result, imported.why) == (MET, "0.12 s ≤ 0.15 s (CPU 0.10 s); the floor, the libraries alone "
+                                                    "doing the same, 0.11 s")
+    unkept = verdicts([_r("hudi_spec_cli_read_first_row", 0.2), _r("hudi_rs_one_line_read", 0.25)], [N])
+    assert next(v for v in unkept if v.target.job == "hudi_spec_cli_read_first_row").result == "no figure"
 
 
 def test_the_scale_table_and_curves_show_the_driver_and_the_file_groups() -> None:
@@ -440,17 +471,35 @@ def test_the_scale_table_and_curves_show_the_driver_and_the_file_groups() -> Non
 def test_the_command_line_read_runs_beside_hudi_rs_in_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole-process job: ``hudi-spec read TABLE --limit 1`` and the one-line hudi-rs read of the same
     table (version 9, the writer's default), in turn, each pair's ratio kept; what ours printed is checked."""
-    from bench import ours
+    from bench import processes
 
-    monkeypatch.setattr(ours, "PAIRS", 2)
+    monkeypatch.setattr(processes, "PAIRS", 2)
     ctx = Context(N, tmp_path)
-    table = ours.small_table(ctx)
+    table = processes.small_table(ctx)
     assert "hoodie.table.version=9" in (table / ".hoodie" / "hoodie.properties").read_text()
-    m = ours.cli_read_first_row(ctx)
+    m = processes.cli_read_first_row(ctx)
     assert m.rows == m.rows_seen == m.rows_expected == SMALL_ROWS and m.extra is not None
     assert m.extra["pairs"] == 2 and m.seconds == m.extra["wall_seconds"]["median"] > 0
-    for key in ("wall_ratio", "cpu_ratio"):
+    floor = processes.floor_command(table)  # the base files of the snapshot, one per partition of this table
+    assert len(floor) - 3 == 10 and all(f.endswith(".parquet") and Path(f).is_file() for f in floor[3:])
+    for key in ("wall_ratio", "cpu_ratio", "floor_wall_ratio", "floor_cpu_ratio"):
         spread = m.extra[key]
         assert 0 < spread["min"] <= spread["median"] <= spread["max"], key
-    assert ours.hudi_rs_command(table)[-1] == str(table) and ours.cli_command(table)[1:] == [
+    assert processes.hudi_rs_command(table)[-1] == str(table) and processes.cli_command(table)[1:] == [
         "read", str(table), "--limit", "1"]
+
+
+def test_the_start_up_jobs_time_help_and_importing_the_reader(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hudi-spec --help`` and ``import spec.read.reader`` as whole processes: the median of the runs, their
+    spreads kept; a process that fails is an error, not a time."""
+    from bench import processes
+
+    monkeypatch.setattr(processes, "STARTUP_RUNS", 3)
+    for job in (processes.cli_help, processes.import_spec_reader):
+        m = job(Context(N, tmp_path))
+        assert m.extra is not None and m.extra["runs"] == 3 and m.rows == 0
+        assert m.seconds == m.extra["wall_seconds"]["median"] > 0 and m.extra["cpu_seconds"]["min"] > 0
+        assert ("floor_cpu_seconds" in m.extra) == (job is processes.import_spec_reader)  # import pyarrow
+    with pytest.raises(RuntimeError, match="exited 2"):
+        processes._median_process([str(Path(sys.executable).parent / "hudi-spec"), "--no-such-option"])

@@ -252,6 +252,29 @@ def test_compact_runs_locally_by_default(tmp_path: Path, no_spark: None, capsys:
     assert refused.value.code == 2 and "invalid choice: 'spark'" in capsys.readouterr().err
 
 
+def test_every_writing_command_runs_on_the_local_engine_as_typed(tmp_path: Path, no_spark: None,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command that writes, typed with ``--engine local`` (or without it: local is every service command's
+    default), runs without Spark: write, compact, clean, savepoint create, savepoint delete, rollback and the
+    archival of ``archived --run``."""
+    table = str(tmp_path / "t")
+    src = str(_input(tmp_path, ROWS))
+    typed = [["write", table, "--input", src, *NEW_TABLE, "--table-type", "MERGE_ON_READ", "--engine", "local",
+              "--option", "hoodie.parquet.small.file.limit=0"],
+             ["write", table, "--input", src, "--engine", "local"],
+             ["compact", table, "--engine", "local"], ["clean", table, "--engine", "local"],
+             ["rollback", table, "--engine", "local"], ["savepoint", "create", table, "--engine", "local"],
+             ["archived", table, "--run", "--engine", "local"]]
+    for argv in typed:
+        code, _, err = _run(capsys, argv)
+        assert code == 0, (argv, err)
+    savepoints = json.loads(_run(capsys, ["savepoints", table, "--format", "json"])[1])
+    assert len(savepoints) == 1, savepoints
+    code, _, err = _run(capsys, ["savepoint", "delete", table, savepoints[0]["savepoint_time"], "--engine", "local"])
+    assert code == 0, err
+    assert json.loads(_run(capsys, ["savepoints", table, "--format", "json"])[1]) == []
+
+
 # --- 6. the basics of both command lines ------------------------------------------------------------------
 
 HEAVY = ("pyarrow", "pyspark", "numpy", "pandas", "fastavro", "boto3", "reference.executors", "spec.read",
@@ -327,29 +350,30 @@ READ_NEEDS_NONE_OF = ("pandas", "pyarrow.dataset", "pyarrow.compute", "rich", "s
                       "spec.actions.archive", "spec.read.slice_merge", "spec.read.merge", "pyspark", "fastavro",
                       "spec.timeline.lsm_timeline", "spec.timeline.archived_timeline", "pkgutil", "traceback",
                       "shutil", "fcntl", "reference.instrumentation.spark_progress",
-                      "spec.file_group.log_file.corrupt_block")
+                      "spec.file_group.log_file.corrupt_block", "pyarrow.parquet", "pyarrow.fs", "pyarrow._fs", "ssl")
 NO_METADATA_TABLE_NEEDS_NONE_OF = ("spec.metadata", "spec.file_group.log_file")
 
 
 @pytest.mark.parametrize("version", ["9", "8", "6"])
 def test_plain_read_loads_only_what_it_reads(tmp_path: Path, version: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``read TABLE --limit 1`` of a copy-on-write table loads pyarrow's parquet reader and the spec's reader, and
-    nothing a plain snapshot does not need: not pandas (``pq.read_table``'s dataset scan imports it; one file is
-    read through ``ParquetFile``), not pyarrow.compute (only merges and incremental windows), not rich (a record
-    list is plain text), not the archive's, the LSM timeline's or the Avro model's readers (no incremental query,
-    no archived instant asked about, no pending restore), not the merge rules (no log file), not fastavro (the
-    few small Avro files such a read decodes are decoded by ``spec.timeline.avro_binary``), not shutil (argparse's
-    help width is found without it: ``test_help_is_laid_out_at_argparses_width``), not fcntl (only writers lock),
-    not the Spark jobs' progress bar (no Spark job runs), not the corrupt block's module (no log file has one).
-    Versions 8 and 9 list their files through the metadata table (its HFile reader and log scanner load); version
-    6, which our writer gives no metadata table, loads neither."""
+    nothing a plain snapshot does not need: not ``pyarrow.parquet`` nor ``pyarrow.fs``, which imports ``ssl`` (a local
+    file is listed with ``os`` and read whole by the reader ``ParquetFile`` wraps), not pandas (``pq.read_table``'s
+    dataset scan imports it; one file is read alone), not pyarrow.compute (only merges and incremental windows), not
+    rich (a record list is plain text), not the archive's, the LSM timeline's or the Avro model's readers (no
+    incremental query, no archived instant asked about, no pending restore), not the merge rules (no log file), not
+    fastavro (the few small Avro files such a read decodes are decoded by ``spec.timeline.avro_binary``), not shutil
+    (argparse's help width is found without it: ``test_help_is_laid_out_at_argparses_width``), not fcntl (only writers
+    lock), not the Spark jobs' progress bar (no Spark job runs), not the corrupt block's module (no log file has one).
+    Versions 8 and 9 list their files through the metadata table (its HFile reader and log scanner load); version 6,
+    which our writer gives no metadata table, loads neither."""
     table = tmp_path / "t"
     at = dt.datetime(2024, 5, 1, 12, 30, 1, 250, tzinfo=dt.UTC)
     rows = [{**r, "at": at} for r in ROWS]  # a UTC timestamp: pyarrow's own conversion of it imports pandas
     assert _run(capsys, ["write", str(table), "--input", str(_input(tmp_path, rows)), *NEW_TABLE,
                          "--table-version", version])[0] == 0
     modules = _modules_after("hudi-spec", ["read", str(table), "--limit", "1"])
-    assert "pyarrow.parquet" in modules and "spec.read.reader" in modules
+    assert "pyarrow._parquet" in modules and "spec.read.reader" in modules
     assert sorted(m for m in modules if m.startswith(READ_NEEDS_NONE_OF)) == []
     if version == "6":
         assert sorted(m for m in modules if m.startswith(NO_METADATA_TABLE_NEEDS_NONE_OF)) == []
@@ -928,6 +952,37 @@ def test_a_long_command_shows_its_progress_on_a_terminal(trips: dict[str, Path],
     assert "\rhudi-spec read: file slices read " in drawn and "/9 " in drawn and "left" in drawn, drawn
     assert drawn.endswith("\r")  # blanked
     assert len(json.loads(capsys.readouterr().out)) == 18
+
+
+@pytest.mark.parametrize("command", ["write", "desc"])
+def test_every_command_shows_that_it_is_working_on_a_terminal(command: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A command with no progress of its own (a write, a listing) that runs past the threshold draws
+    ``hudi-spec COMMAND: working… Ns`` on standard error on a terminal, and blanks it when it ends."""
+    import importlib
+
+    from reference.instrumentation import progress
+
+    table = tmp_path / "t"
+    assert main(["write", str(table), "--input", str(_input(tmp_path, ROWS)), *NEW_TABLE]) == 0
+    capsys.readouterr()
+    module = importlib.import_module(f"reference.commands.{command}")
+    real = module.run
+
+    def slow(args: Any) -> Any:
+        time.sleep(0.3)
+        return real(args)
+
+    monkeypatch.setattr(module, "run", slow)  # registered by name when the command line is parsed
+    terminal = _Tty()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    monkeypatch.setattr(progress, "POLL_SECONDS", 0.01)
+    argv = {"write": ["write", str(table), "--input", str(_input(tmp_path, ROWS))], "desc": ["desc", str(table)]}
+    assert main(argv[command]) == 0
+    drawn = terminal.getvalue()
+    assert f"\rhudi-spec {command}: working… " in drawn and drawn.endswith("\r"), drawn
 
 
 def test_no_progress_when_not_a_terminal(trips: dict[str, Path], monkeypatch: pytest.MonkeyPatch,

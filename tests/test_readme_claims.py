@@ -272,3 +272,32 @@ def test_the_performance_numbers_are_the_performance_pages() -> None:
 
 def test_the_real_table_count(real_tables: list[object]) -> None:
     assert "22 tables written by Apache Hudi" in README and len(real_tables) == 22
+
+
+def test_the_readme_and_the_guide_say_a_new_table_is_version_9_and_why() -> None:
+    """Issue #45, item 1: the README and the command-line guide say what a new table gets (version 9 with a metadata
+    table, Apache Hudi 1.1's) and how to ask for another (the `--help` test is tests/test_cli_first_use.py's)."""
+    said = " ".join(README.split())
+    assert "A new table gets table version 9 with a metadata table, as Apache Hudi 1.1 writes one" in said
+    assert "(`--table-version 8` or `6`)" in said
+    guide = " ".join((ROOT / "docs" / "guide" / "cli.md").read_text().split())
+    assert "It writes table version 9 (Apache Hudi 1.1's, the default for a new table)" in guide
+
+
+def test_the_home_page_opens_its_tour_with_a_picture_of_a_table() -> None:
+    """Issue #45, item 9: the site's home page shows a table's folders and files and its file groups over its
+    timeline, each drawn when the site is built, by our code, from a table our writer wrote (``docs/pictures.py``):
+    inline SVG naming the table's own files."""
+    import importlib.util
+
+    found = importlib.util.spec_from_file_location("hudi_spec_docs_pictures", ROOT / "docs" / "pictures.py")
+    assert found is not None and found.loader is not None
+    pictures = importlib.util.module_from_spec(found)
+    found.loader.exec_module(pictures)
+    home = (ROOT / "docs" / "index.md").read_text()
+    tour = home[home.index("## A five-minute tour"):]
+    assert tour.index("<!-- hudi-spec:picture table-tree -->") < tour.index("1. **A table is a folder.**")
+    assert "<!-- hudi-spec:picture file-groups -->" in tour.split("1. **")[0]
+    rendered = pictures.on_page_markdown(tour.split("1. **")[0], None, None, None)
+    svgs = re.findall(r"<svg.*?</svg>", rendered, re.S)
+    assert len(svgs) == 2 and "hoodie.properties" in svgs[0] and ".parquet" in rendered, rendered[:300]

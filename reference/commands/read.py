@@ -300,8 +300,6 @@ def _read_spark(args: argparse.Namespace) -> pa.Table:
 
 
 def run(args: argparse.Namespace) -> int:
-    import pyarrow.parquet as pq
-
     fmt = args.output
     if fmt == "parquet" and not args.out:
         raise InvalidOperation("--format parquet writes a file", hint="add --out FILE")
@@ -309,6 +307,8 @@ def run(args: argparse.Namespace) -> int:
     table, pruned = _read(args)
     shown = table.slice(0, args.limit) if args.limit is not None else table
     if fmt == "parquet":
+        import pyarrow.parquet as pq  # only here: a read that prints needs neither it nor pyarrow.fs
+
         _output.start_output()
         pq.write_table(shown, args.out)
         print(f"wrote {shown.num_rows} rows to {args.out}", file=sys.stderr)

@@ -192,7 +192,7 @@ def files_from_records(merged: Mapping[str, Listing]) -> list[DataFile]:
 # --8<-- [start:read]
 def metadata_storage(storage: Storage) -> Storage:
     """The metadata table's base path (``.hoodie/metadata``) on the data table's file system."""
-    return Storage(storage.full(METADATA_TABLE_PATH), storage.fs)
+    return Storage(storage.full(METADATA_TABLE_PATH), None if storage.local else storage.fs)
 
 
 def uses_metadata_table(config: TableConfig) -> bool:

@@ -1,9 +1,9 @@
 """How a table's files are reached: one small interface over ``pyarrow.fs``, following the rules
 of the table's storage scheme (``spec.storage.schemes``, Hudi's ``StorageSchemes``).
 
-Local paths are the default; any URI ``pyarrow.fs.FileSystem.from_uri`` understands
-(``s3://``, ``gs://``, ``hdfs://``, ``file://``) is reached by the same code. Paths given
-to the methods are relative to the table's base path and use ``/`` as separator.
+Local paths are the default; any URI ``pyarrow.fs.FileSystem.from_uri`` understands (``s3://``, ``gs://``,
+``hdfs://``, ``file://``) is reached by the same code. Paths given to the methods are relative to the table's base
+path and use ``/`` as separator. A local path is read without ``pyarrow.fs`` (``spec.storage.local_files``).
 
 Rules the format relies on:
 
@@ -51,12 +51,16 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:  # loaded when first needed: a local read needs neither (pyarrow.fs imports ssl)
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
 
 from spec.errors import InvalidConfig, InvalidTable, WriteConflict
+from spec.storage import local_files
 from spec.storage.schemes import OBJECT_STORES, ObjectStore, StorageScheme, storage_scheme
 
 
@@ -138,20 +142,28 @@ class Storage:
 
     def __init__(self, base_path: str | os.PathLike[str], filesystem: pafs.FileSystem | None = None) -> None:
         text = os.fspath(base_path)
-        if filesystem is None:
-            if "://" in text:
-                filesystem, root = pafs.FileSystem.from_uri(text)
-            else:
-                filesystem, root = pafs.LocalFileSystem(), str(Path(text).resolve())
+        self._fs: pafs.FileSystem | None = filesystem
+        if filesystem is None and "://" not in text:  # a local path: pyarrow.fs only when a write needs it (``fs``)
+            root, fs_scheme, self.local = str(Path(text).resolve()), "local", True
         else:
-            root = text
-        self.fs: pafs.FileSystem = filesystem
+            import pyarrow.fs as pafs
+
+            filesystem, root = pafs.FileSystem.from_uri(text) if filesystem is None else (filesystem, text)
+            self._fs = filesystem
+            fs_scheme, self.local = filesystem.type_name, isinstance(filesystem, pafs.LocalFileSystem)
         self.root: str = root.rstrip("/") or "/"
         self.uri: str = text
-        self.scheme: StorageScheme = storage_scheme(
-            text if "://" in text else _FS_SCHEMES.get(filesystem.type_name, "file") + "://")
-        self.local: bool = isinstance(self.fs, pafs.LocalFileSystem)
+        self.scheme: StorageScheme = storage_scheme(text if "://" in text else _FS_SCHEMES.get(fs_scheme, "file") + "://")
         self._store: ObjectStore | None = None
+
+    @property
+    def fs(self) -> pafs.FileSystem:
+        """The ``pyarrow.fs`` file system of the base path (locally made on first use)."""
+        if self._fs is None:
+            import pyarrow.fs as pafs
+
+            self._fs = pafs.LocalFileSystem()
+        return self._fs
 
     @property
     def store(self) -> ObjectStore | None:
@@ -174,16 +186,25 @@ class Storage:
         """Whether a file ``rel`` exists (locally also a folder; an object store has only files)."""
         if self.store is not None:
             return self.store.head(self.full(rel)) is not None
-        return bool(self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound)
+        if self.local:
+            return os.path.exists(self.full(rel))
+        return bool(self.fs.get_file_info(self.full(rel)).type.name != "NotFound")  # pyarrow.fs.FileType
 
     def is_dir(self, rel: str) -> bool:
         """Whether ``rel`` is a folder (on an object store: whether any file lies below it)."""
         if self.scheme.object_store:
             return bool(self.list(rel))
-        return bool(self.fs.get_file_info(self.full(rel)).type == pafs.FileType.Directory)
+        if self.local:
+            return os.path.isdir(self.full(rel))
+        return bool(self.fs.get_file_info(self.full(rel)).type.name == "Directory")  # pyarrow.fs.FileType
 
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
         """Files and folders directly under ``rel`` (or all below it), sorted by path; [] if absent."""
+        if self.local:
+            entries = local_files.list_entries(self.root + "/", self.full(rel), recursive)
+            return sorted((FileStatus(*e) for e in entries), key=lambda f: f.path)
+        import pyarrow.fs as pafs
+
         selector = pafs.FileSelector(self.full(rel), allow_not_found=True, recursive=recursive)
         out = []
         prefix = self.root + "/"
@@ -201,6 +222,8 @@ class Storage:
                 raise InvalidTable(f"{self.full(rel)} does not exist", hint="check the table path")
             return got[0]
         try:
+            if self.local:
+                return local_files.read(self.full(rel))
             with self.fs.open_input_stream(self.full(rel)) as f:
                 return bytes(f.read())
         except FileNotFoundError as err:
@@ -214,6 +237,10 @@ class Storage:
         # one file through ParquetFile, not pq.read_table: the dataset scan behind read_table imports
         # pyarrow.dataset (and with it pandas), a third of a second of every short command
         with _unreadable_parquet(self.full(rel)):
+            if self.local and columns is None:
+                return local_files.read_parquet(self.full(rel), THREADED_READ_ROWS)
+            import pyarrow.parquet as pq
+
             return _read_file(pq.ParquetFile(self.full(rel), filesystem=self.fs, pre_buffer=not self.local), columns)
 
     def parquet_file(self, rel: str) -> pq.ParquetFile:
@@ -224,6 +251,8 @@ class Storage:
         (Hudi writes a new file, or a new version, for every change), and one write reads the same
         base file several times (its footer and keys for the index, its rows in the merge handle),
         each a HEAD and two ranged GETs through ``pyarrow.fs``."""
+        import pyarrow.parquet as pq
+
         if self.store is None:
             with _unreadable_parquet(self.full(rel)):
                 return pq.ParquetFile(self.full(rel), filesystem=self.fs)
@@ -242,6 +271,8 @@ class Storage:
         """The size in bytes of ``rel`` (0 when it has none)."""
         if self.store is not None:
             return self.store.head(self.full(rel)) or 0
+        if self.local:
+            return local_files.size(self.full(rel))
         return int(self.fs.get_file_info(self.full(rel)).size or 0)
 
     def mkdirs(self, rel: str) -> None:

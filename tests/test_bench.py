@@ -299,11 +299,13 @@ def test_rates_ratios_memory_and_bytes_add_up(smoke: dict[str, Any]) -> None:
     # the session start is not inside a Spark job's seconds: its process spent at least that long outside them
     # (Apache Hudi's entries start their session, with Hudi's bundle, before the timer in code of their own:
     # bench.apache_hudi.hudi_session; its start, with Hudi's classes, is not the plain session's)
+    # (the bound is the smaller of half the session job's start and 2 s: two processes' seconds on a loaded
+    # machine are compared only where no load can reverse them, a JVM start taking seconds in any process)
     start = by["spark_session_start"]["seconds"]
     for r in by.values():
         if (r["status"] == OK and r["spark"] and r["job"] != "spark_session_start"
                 and not r["job"].startswith("apache_hudi_")):
-            assert r["process_seconds"] - r["seconds"] > 0.5 * start, r["job"]
+            assert r["process_seconds"] - r["seconds"] > min(0.5 * start, 2.0), r["job"]
 
 
 @pytest.mark.spark

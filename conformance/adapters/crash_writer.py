@@ -18,14 +18,11 @@ import json
 import os
 import sys
 
-REFUSED = 4
-"""The exit code of a write refused with a ``spec.errors`` error before the fault fired."""
-
 
 def main() -> int:
     import pyarrow as pa
 
-    from conformance.adapters.reference_spark import FileIds, ReplayClock
+    from conformance.adapters.reference_spark import REFUSED, FileIds, ReplayClock
     from reference.instrumentation.faults import PGID_ENV
     from reference.write.client import WriteClient
     from spec.errors import HudiSpecError

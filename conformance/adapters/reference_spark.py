@@ -38,7 +38,6 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any, ClassVar
 
-from conformance.adapters.crash_writer import REFUSED
 from conformance.interface.adapter import DirectoryReads, TableUnderTest
 from conformance.interface.ops import CreateTable
 from spec.config.registry import BY_NAME, options_of
@@ -110,6 +109,11 @@ def write_options(config: CreateTable) -> dict[str, str]:
     opts = options_of(config, CASE_SETTINGS)
     opts[BY_NAME["keygen_type"].key] = config.resolved_key_generator
     return {**opts, **dict(config.options)}
+
+
+REFUSED = 4
+"""The exit code of the crash child (``conformance.adapters.crash_writer``) whose write was refused with a
+``spec.errors`` error before the fault fired."""
 
 
 class ReplayClock:

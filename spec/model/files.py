@@ -163,3 +163,13 @@ def scan_records(logs: tuple[LogFile, ...]) -> tuple[list[BlockRecord], dict[int
             back[id(enc)] = b
             records.append(BlockRecord(0, 0, enc))
     return records, back
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One record of a batch, keyed: ``data`` is None for a delete (``ordering`` None = natural order)."""
+
+    partition: str
+    key: str
+    data: Row | None
+    ordering: Scalar = None

@@ -54,6 +54,7 @@ from spec.model.actions import (
 )
 from spec.model.bucketing import bucket_groups, commit_totals, model_bucket_index
 from spec.model.concurrency import concurrent
+from spec.model.deduplicate import dedupe
 from spec.model.files import IS_DELETED, Row
 from spec.model.operations import (
     Archive,
@@ -85,7 +86,6 @@ from spec.model.queries import (
 from spec.model.state import Env, TableSettings, TableState, start_instant
 from spec.model.writes import (
     apply_files,
-    dedupe,
     evolve_schema,
     mark_replaced,
     plan_stream_checkpoint,

@@ -37,6 +37,7 @@ from spec.index.bucket_identifier import bucket_id
 from spec.index.bucket_index import INDEXED_OPERATIONS, locate
 from spec.keygen.key_generators import key_generator_from_config
 from spec.model.bucketing import bucket_groups, commit_totals, model_bucket_index
+from spec.model.deduplicate import dedupe
 from spec.model.files import (
     COMMIT_SEQNO,
     COMMIT_TIME,
@@ -47,6 +48,7 @@ from spec.model.files import (
     PARTITION_PATH,
     RECORD_KEY,
     BaseFile,
+    Incoming,
     LogFile,
     ModelFileGroup,
     ModelLogBlock,
@@ -55,14 +57,7 @@ from spec.model.files import (
 )
 from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
-from spec.read.merge import (
-    Version,
-    as_version,
-    combine_logs,
-    delete_version,
-    merge_handle_keeps_stored,
-    ordering_type_of,
-)
+from spec.read.merge import Version, merge_handle_keeps_stored
 from spec.schema.evolution import reconcile_type
 from spec.write.append_handle import AppendHandleConfig, LogRecordOp, first_log_file, plan_appends, plan_log_files
 from spec.write.bucket_index_partitioner import assign_bucket_index, route_bucket
@@ -111,16 +106,6 @@ def concatenates(config: Any, operation: str) -> bool:
     operation does not change records, ``WriteOperationType.isChangingRecords``)."""
     key, default = ALLOW_DUPLICATE_ON_INSERTS
     return operation == "insert" and str(config.option(key, default)).lower() == "true"
-
-
-@dataclass(frozen=True)
-class Incoming:
-    """One record of a batch, keyed: ``data`` is None for a delete (``ordering`` None = natural order)."""
-
-    partition: str
-    key: str
-    data: Row | None
-    ordering: Scalar = None
 
 
 # =================================================================================================
@@ -217,42 +202,6 @@ def prepare(state: TableState, operation: str, records: Sequence[Mapping[str, Sc
         else:
             out.append(Incoming(partition, key, dict(rec), ordering))
     return out
-
-
-def _version(r: Incoming, state: TableState) -> Version:
-    """A record of the batch as the writer's deduplication sees it.
-
-    A record flagged ``_hoodie_is_deleted`` carries its ordering value. On table version 8 and later that value
-    is compared as any record's, a numeric 0 included: the write path merges whole records
-    (``HoodieWriteHelper.deduplicateRecords`` with the table's ``HoodieRecordMerger``) and reads the flag from the
-    winner, so the natural-order default of a log's delete record (``DeleteRecord``, ``spec.read.merge``) does
-    not apply; its type is the declared one, or (a batch that creates the table) the value's, as a row's is.
-    Measured on Apache Hudi 1.2.0: an upsert of ``[ts 1, ts 0 flagged]`` keeps the row on versions 6 and 8
-    (``tests/test_flagged_deletes.py``). On version 6 the flagged record is a delete whose ordering value is
-    natural as a log's is (``Integer`` 0 alone)."""
-    rule = merge_rule(state.config)
-    if r.data is None:
-        if r.ordering is None:
-            return Version(None, None, None, natural=True)
-        if state.table_version >= 8:
-            return Version(None, r.ordering, ordering_type_of(r.ordering, ordering_type(state)), natural=False)
-        return delete_version(r.ordering, ordering_type(state), rule)
-    return as_version(r.data, rule, ordering_type(state))
-
-
-def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
-    """One version per (partition, key): versions in batch order combined as log versions are."""
-    rule = merge_rule(state.config)
-    best: dict[tuple[str, str], tuple[Incoming, Version]] = {}
-    for r in recs:
-        v = _version(r, state)
-        k = (r.partition, r.key)
-        if k in best:
-            won = combine_logs(best[k][1], v, rule)
-            best[k] = (r, v) if won is v else best[k]
-        else:
-            best[k] = (r, v)
-    return [r for r, _ in best.values()]
 
 
 # =================================================================================================

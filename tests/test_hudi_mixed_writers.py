@@ -132,6 +132,17 @@ def wait_for(what: Callable[[], bool], seconds: float = 120) -> None:
         time.sleep(0.05)
 
 
+def held_hudi_write(spark: Any, base: Path, rows: list[Row], table_type: str, gate: Gate) -> tuple[Background, str]:
+    """Hudi's write in the background, held at ``gate`` before its commit: once its instant is inflight and the
+    lock it took to start is free, the write and its instant time."""
+    before = timeline(base)
+    write = Background(lambda: hudi_write(spark, base, rows, table_type, gate))
+    wait_for(lambda: any(n.endswith(".inflight") for n in timeline(base) - before)
+             and not (base / ".hoodie/lock").exists())
+    (instant,) = {n[:17] for n in timeline(base) - before}
+    return write, instant
+
+
 def rows_read(spark: Any, base: Path) -> dict[str, str]:
     """The rows as the spec reader reads them, after checking Hudi's reader and hudi-rs (the ``hudi`` package)
     read the same (no key twice)."""
@@ -233,11 +244,8 @@ def test_hudi_commits_first_and_our_write_to_the_same_file_group_aborts(apache_h
 def test_our_write_commits_first_and_hudis_to_the_same_file_group_aborts(apache_hudi: Any, table: tuple[Path, str],
                                                                          engine: str, tmp_path: Path) -> None:
     base, table_type = table
-    gate, before = Gate(tmp_path / "gate"), timeline(base)
-    hudi = Background(lambda: hudi_write(apache_hudi, base, [("k1", 3, "a", "hudi")], table_type, gate))
-    wait_for(lambda: any(n.endswith(".inflight") for n in timeline(base) - before)
-             and not (base / ".hoodie/lock").exists())
-    (hudi_instant,) = {n[:17] for n in timeline(base) - before}
+    gate = Gate(tmp_path / "gate")
+    hudi, hudi_instant = held_hudi_write(apache_hudi, base, [("k1", 3, "a", "hudi")], table_type, gate)
     ours = our_write(base, [("k2", 3, "a", "ours")], table_type, engine)
     gate.open()
     error = hudi.join().error
@@ -255,10 +263,8 @@ def test_our_write_commits_first_and_hudis_to_the_same_file_group_aborts(apache_
 
 def test_writes_to_other_file_groups_both_commit(apache_hudi: Any, table: tuple[Path, str], tmp_path: Path) -> None:
     base, table_type = table
-    gate, before = Gate(tmp_path / "gate"), timeline(base)
-    hudi = Background(lambda: hudi_write(apache_hudi, base, [("k1", 3, "a", "hudi")], table_type, gate))
-    wait_for(lambda: any(n.endswith(".inflight") for n in timeline(base) - before)
-             and not (base / ".hoodie/lock").exists())
+    gate = Gate(tmp_path / "gate")
+    hudi, _ = held_hudi_write(apache_hudi, base, [("k1", 3, "a", "hudi")], table_type, gate)
     our_write(base, [("k3", 3, "b", "ours")], table_type)  # partition b: another file group
     gate.open()
     assert hudi.join().error is None
@@ -274,11 +280,8 @@ def test_hudis_single_writer_cannot_roll_back_a_loser_behind_a_commit(apache_hud
     from conformance.adapters.hudi_spark_bugs import EAGER_ROLLBACK_BEHIND_A_COMMIT
 
     base, table_type = table
-    gate, before = Gate(tmp_path / "gate"), timeline(base)
-    first = Background(lambda: hudi_write(apache_hudi, base, [("k1", 2, "a", "first")], table_type, gate))
-    wait_for(lambda: any(n.endswith(".inflight") for n in timeline(base) - before)
-             and not (base / ".hoodie/lock").exists())
-    (loser,) = {n[:17] for n in timeline(base) - before}
+    gate = Gate(tmp_path / "gate")
+    first, loser = held_hudi_write(apache_hudi, base, [("k1", 2, "a", "first")], table_type, gate)
     hudi_write(apache_hudi, base, [("k2", 2, "a", "second")], table_type)  # started after, commits first
     gate.open()
     error = first.join().error

@@ -4,9 +4,9 @@ version per (partition, key), the batch's records in order combined as log versi
 Whether an operation combines at all is ``spec.model.writes.combines``.
 
 Source (Apache Hudi 1.2.0, measured on versions 6 and 8: ``tests/test_flagged_deletes.py``; 0.15.x, 1.0.x and
-1.1.x not measured here, 0.15.x for the version 6 rule of a log's delete): ``HoodieWriteHelper.deduplicateRecords`` with the table's ``HoodieRecordMerger``
-(1.x) or payload's ``preCombine`` (``OverwriteWithLatestAvroPayload``, ``DefaultHoodieRecordPayload``), and
-``DeleteRecord`` for what a natural-order delete is.
+1.1.x not measured here, 0.15.x for the version 6 rule of a log's delete): ``HoodieWriteHelper.deduplicateRecords``
+with the table's ``HoodieRecordMerger`` (1.x) or payload's ``preCombine`` (``OverwriteWithLatestAvroPayload``,
+``DefaultHoodieRecordPayload``), and ``DeleteRecord`` for what a natural-order delete is.
 """
 
 from __future__ import annotations

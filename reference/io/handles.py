@@ -235,7 +235,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
             merged, kept_in_order = _conform(old, out_schema), True
         else:
             merged, new_inserts, updates, deletes, kept_in_order = _merge_with_stored(
-                old, incoming, deleted, ctx, task_partition, name, out_schema, data_schema)
+                old, incoming, deleted, marked, ctx, task_partition, name, out_schema, data_schema)
     parts: list[pa.Table] = []
     if merged is not None:
         parts.append(merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
@@ -257,13 +257,14 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     }
 
 
-def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray, ctx: HandleContext,
-                       task_partition: int, name: str, out_schema: pa.Schema, data_schema: pa.Schema
-                       ) -> tuple[pa.Table, pa.Table, int, int, bool]:
+def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,
+                       marked: pa.Array, ctx: HandleContext, task_partition: int, name: str, out_schema: pa.Schema,
+                       data_schema: pa.Schema) -> tuple[pa.Table, pa.Table, int, int, bool]:
     """The old base file's rows merged with the incoming records that touch their keys, in the old
     file's order (each result in the place of its key's first row), with the incoming records that are
-    inserts. Returns (the merged rows, the inserts, the updates written, the deletes, whether every old
-    row kept its place: no row removed or added)."""
+    inserts (``deleted``: the delete operation's records; ``marked``: every delete, those and the records
+    flagged ``_hoodie_is_deleted``). Returns (the merged rows, the inserts, the updates written, the deletes,
+    whether every old row kept its place: no row removed or added)."""
     old_keys = old.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     inc_keys = incoming.column(RECORD_KEY).cast(pa.string()).combine_chunks()
     touched = pc.is_in(old_keys, value_set=inc_keys)
@@ -271,8 +272,8 @@ def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa
     hits = pc.is_in(inc_keys, value_set=old_keys.filter(touched))
     # a delete of a key the file never held (a bucket index sends it to its bucket's group: the delete operation,
     # or _hoodie_is_deleted) is not written and counts as a delete, as Hudi's merge handle counts it
-    absent_deletes = pc.and_(pc.invert(hits), pa.array(_is_delete(incoming), pa.bool_()))
-    inserts = incoming.filter(pc.and_(pc.and_(pc.invert(hits), pc.invert(deleted)), pc.invert(absent_deletes)))
+    absent_deletes = pc.and_(pc.invert(hits), marked)
+    inserts = incoming.filter(pc.and_(pc.invert(hits), pc.invert(marked)))
     contested, arriving, arriving_deleted = old.filter(touched), incoming.filter(hits), deleted.filter(hits)
     with_keys = pa.schema([*data_schema, pa.field(RECORD_KEY, pa.string()), pa.field(PARTITION_PATH, pa.string())])
     updates = 0

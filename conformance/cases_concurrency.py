@@ -88,6 +88,37 @@ def planned_compaction_beside_upsert(tt: str, v: int) -> Case:
                       Concurrent((_upsert(2, 3, v="beside"), Compact("run")), (1, 0), ("ok", "ok"))])
 
 
+BUCKETS: Final = (("hoodie.bucket.index.num.buckets", "4"),)
+"""Four buckets: keys 1 and 5 share bucket 0, 2 is bucket 1, 3 and 7 bucket 2, 4 bucket 3
+(``spec.index.bucket_identifier``)."""
+
+
+def same_new_bucket(tt: str, v: int) -> Case:
+    """A bucket-indexed table: two upserts, each of a new key of the same bucket, which has no file group yet.
+    Each makes a group of its own (file ids differ after the bucket number), so by file group they would both
+    commit and leave the bucket two groups; Hudi's bucket index resolves conflicts by bucket
+    (``BucketIndexConcurrentFileWritesConflictResolutionStrategy``): the later to commit aborts."""
+    return make_case("concurrent-same-new-bucket", tt, v, "a bucket index (4 buckets): two upserts at once, each "
+                     "of a new key of the same bucket, which has no file group yet: the later to commit aborts with "
+                     "write_conflict (conflicts are by bucket), so the bucket keeps one group",
+                     [*TAGS, "index:BUCKET", "conflict:common-bucket"],
+                     config(tt, v, index_type="BUCKET", options=BUCKETS),
+                     [w("insert", rec(1, 1), rec(2, 1)),
+                      Concurrent((_upsert(3, 2, v="first"), _upsert(7, 2, v="second")), (0, 1),
+                                 ("ok", "write_conflict")),
+                      _upsert(7, 3, v="after")])
+
+
+def different_new_buckets(tt: str, v: int) -> Case:
+    """A bucket-indexed table: two upserts at once of new keys of two buckets without groups: both commit."""
+    return make_case("concurrent-different-new-buckets", tt, v, "a bucket index (4 buckets): two upserts at once, "
+                     "each of a new key of a bucket of its own, neither with a file group yet: both commit",
+                     [*TAGS, "index:BUCKET", "conflict:disjoint-buckets"],
+                     config(tt, v, index_type="BUCKET", options=BUCKETS),
+                     [w("insert", rec(1, 1), rec(2, 1)),
+                      Concurrent((_upsert(3, 2, v="c-side"), _upsert(4, 2, v="d-side")), (1, 0), ("ok", "ok"))])
+
+
 CASES: Final[tuple[tuple[Builder, str, int], ...]] = (
     (same_group, COW, 6), (same_group, MOR, 8), (same_group, COW, 9),
     (same_group_reversed, MOR, 9), (same_group_reversed, COW, 8),
@@ -95,6 +126,8 @@ CASES: Final[tuple[tuple[Builder, str, int], ...]] = (
     (clean_beside_upsert, COW, 8),
     (compaction_beside_upsert, MOR, 6), (compaction_beside_upsert, MOR, 8),
     (planned_compaction_beside_upsert, MOR, 6),
+    (same_new_bucket, COW, 8), (same_new_bucket, MOR, 9), (same_new_bucket, MOR, 6),
+    (different_new_buckets, COW, 9),
 )
 """The suite: (builder, table type, table version) — each rule where it differs by version, once elsewhere."""
 

@@ -72,7 +72,7 @@ from spec.model.operations import (
     Write,
 )
 
-CORPUS_VERSION: Final = 6
+CORPUS_VERSION: Final = 7
 GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
 

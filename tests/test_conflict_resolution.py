@@ -8,6 +8,8 @@ from spec.timeline.active_timeline import Timeline
 from spec.timeline.conflict_resolution import (
     ConcurrentOperation,
     candidate_instants,
+    conflict_unit,
+    find_write_conflict,
     has_conflict,
     may_schedule_compaction,
 )
@@ -55,3 +57,18 @@ def test_scheduling_waits_for_an_earlier_pending_write_only_for_an_eager_single_
     later = _timeline(Instant(T0, Action.DELTA_COMMIT, State.COMPLETED),
                       Instant(T3, Action.DELTA_COMMIT, State.INFLIGHT))
     assert may_schedule_compaction(later, T2, 6, multi_writer=False) is None
+
+
+def test_a_bucket_index_conflicts_by_bucket_not_file_group() -> None:
+    """Two new file groups of bucket 2 (different file ids) conflict under the bucket strategy, not by file group;
+    bucket 2 of another partition, or bucket 3, does not; a file id without a bucket number stays itself."""
+    mine = ConcurrentOperation(T2, Action.COMMIT, "UPSERT", frozenset({("a", "00000002-aaaa-0")}))
+    same_bucket = ConcurrentOperation(T1, Action.COMMIT, "UPSERT", frozenset({("a", "00000002-bbbb-0")}))
+    assert not has_conflict(mine, same_bucket)
+    assert has_conflict(mine, same_bucket, by_bucket=True)
+    found = find_write_conflict(mine, [same_bucket], by_bucket=True)
+    assert found is not None and found[1] == mine.file_groups
+    for other in ({("b", "00000002-bbbb-0")}, {("a", "00000003-aaaa-0")}):
+        assert not has_conflict(mine, ConcurrentOperation(T1, Action.COMMIT, "UPSERT", frozenset(other)), True)
+    assert conflict_unit(("a", "f1"), True) == ("a", "f1")
+    assert conflict_unit(("a", "00000012-x"), True) == ("a", "12")

@@ -12,7 +12,13 @@ import pytest
 
 from reference.config.options import parse_options
 from reference.write.client import WriteClient
-from spec.config.refused_options import REFUSED, STORAGE_LOCK_PROVIDER, refused_option
+from spec.config.refused_options import (
+    BUCKET_CONFLICT_STRATEGY,
+    REFUSED,
+    SIMPLE_CONFLICT_STRATEGY,
+    STORAGE_LOCK_PROVIDER,
+    refused_option,
+)
 from spec.errors import InvalidConfig, UnsupportedOption
 from tests.test_bad_input import options, refused_unchanged, rows
 
@@ -84,6 +90,18 @@ def test_the_payload_class_must_be_the_merge_mode_s() -> None:
                    "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"})
     with pytest.raises(UnsupportedOption, match="payload"):
         parse_options({"hoodie.datasource.write.payload.class": overwrite})
+
+
+def test_the_conflict_strategy_must_be_the_one_hudi_infers_from_the_index_type() -> None:
+    """``HoodieLockConfig`` infers the bucket strategy for a bucket index and the simple one otherwise; the
+    writer applies exactly that one (``spec.timeline.conflict_resolution``), so only it is accepted."""
+    key = "hoodie.write.lock.conflict.resolution.strategy"
+    parse_options({key: SIMPLE_CONFLICT_STRATEGY})
+    parse_options({key: BUCKET_CONFLICT_STRATEGY, "hoodie.index.type": "BUCKET"})
+    with pytest.raises(UnsupportedOption, match="concurrency"):
+        parse_options({key: SIMPLE_CONFLICT_STRATEGY, "hoodie.index.type": "BUCKET"})
+    with pytest.raises(UnsupportedOption, match="concurrency"):
+        parse_options({key: BUCKET_CONFLICT_STRATEGY})
 
 
 def test_a_key_generator_class_the_writer_writes_sets_its_type(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ from reference.transaction.lock import make_lock, table_lock
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clustering import clustering_groups, pending_clustering_groups, updates_to_clustering
 from spec.actions.compaction import read_compaction_plan
+from spec.config.refused_options import BUCKET_CONFLICT_STRATEGY, conflict_strategy_of
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, WriteConflict
 from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
@@ -253,7 +254,8 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                                         "rolled it back", hint="retry the write")
                 reject_updates_to_clustering(storage, now, started, md)  # refused outright: undone on the spot
                 try:
-                    resolve_write_conflict(storage, now, started, md, at_start, table)
+                    resolve_write_conflict(storage, now, started, md, at_start, table,
+                                           by_bucket=conflict_strategy_of(cfg.index_type) == BUCKET_CONFLICT_STRATEGY)
                 except WriteConflict as err:
                     lost.append(err)
                     raise
@@ -289,10 +291,12 @@ def reject_updates_to_clustering(storage: Storage, timeline: Timeline, inst: Ins
 
 
 def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, md: CommitMetadata,
-                           completed_at_start: frozenset[str], table: TableConfig | None = None) -> None:
+                           completed_at_start: frozenset[str], table: TableConfig | None = None,
+                           by_bucket: bool = False) -> None:
     """``TransactionUtils.resolveWriteConflictIfAny``: WriteConflict when an instant that completed
-    after this write started (or a table service scheduled after it) touched one of its file groups;
-    the candidates by ``table``'s version and type (``spec.timeline.conflict_resolution.candidate_instants``)."""
+    after this write started (or a table service scheduled after it) touched one of its file groups
+    (``by_bucket``, a bucket-indexed table: one of its buckets); the candidates by ``table``'s version and type
+    (``spec.timeline.conflict_resolution.candidate_instants``)."""
     version, mor = (table.table_version, table.table_type == MERGE_ON_READ) if table is not None else (6, False)
     candidates = candidate_instants(timeline, inst.requested, completed_at_start, version, mor)
     metadata: dict[str, CommitMetadata] = {}
@@ -307,14 +311,14 @@ def resolve_write_conflict(storage: Storage, timeline: Timeline, inst: Instant, 
             plans[c.requested] = list(clustering_groups(storage, c, timeline.layout))
     this = ConcurrentOperation.of_commit(inst, md)
     reject_updates_to_clustering(storage, timeline, inst, md)
-    found = find_write_conflict(this, operations_of(candidates, metadata, plans))
+    found = find_write_conflict(this, operations_of(candidates, metadata, plans), by_bucket)
     if found is not None:
         other, groups = found
         raise WriteConflict(
             f"write {inst.requested} conflicts with {other.action} {other.instant}, which "
             f"{'completed' if other.instant in metadata else 'was scheduled'} after it started and touched the "
-            f"same file group(s): {describe_groups(groups)}; the write did not commit: it is left inflight, as "
-            "Apache Hudi leaves it, and is rolled back by the next writer",
+            f"same {'bucket' if by_bucket else 'file group'}(s): {describe_groups(groups)}; the write did not commit: "
+            "it is left inflight, as Apache Hudi leaves it, and is rolled back by the next writer",
             hint="retry the write: it will start from the table as it is now")
 
 

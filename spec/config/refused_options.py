@@ -52,6 +52,16 @@ STORAGE_LOCK_PROVIDER: Final = STORAGE_BASED
 SIMPLE_CONFLICT_STRATEGY: Final = ("org.apache.hudi.client.transaction."
                                    "SimpleConcurrentFileWritesConflictResolutionStrategy")
 """The conflict resolution this writer applies (``spec.timeline.conflict_resolution``)."""
+BUCKET_CONFLICT_STRATEGY: Final = ("org.apache.hudi.client.transaction."
+                                   "BucketIndexConcurrentFileWritesConflictResolutionStrategy")
+"""The conflict resolution this writer applies to a bucket-indexed table: by bucket, not file group."""
+INDEX_CONFLICT_STRATEGY = "the conflict resolution strategy Hudi infers from hoodie.index.type"
+
+
+def conflict_strategy_of(index_type: str | None) -> str:
+    """The conflict resolution strategy of a writer of ``index_type`` (``HoodieLockConfig`` infers
+    ``hoodie.write.lock.conflict.resolution.strategy``: the bucket strategy for BUCKET, else the simple one)."""
+    return BUCKET_CONFLICT_STRATEGY if str(index_type or "").upper() == "BUCKET" else SIMPLE_CONFLICT_STRATEGY
 
 LOCKING, CONCURRENCY, CONSISTENCY, DURABILITY, WRITTEN = (
     "locking", "concurrency", "consistency", "durability", "what is written")
@@ -96,6 +106,8 @@ class RefusedOption:
         """Whether ``raw`` means what this writer does, given its resolved settings by name."""
         if self.accepted == (MERGE_MODE_PAYLOAD,):
             return raw.strip() == payload_of(values.get("merge_mode"))
+        if self.accepted == (INDEX_CONFLICT_STRATEGY,):
+            return raw.strip() == conflict_strategy_of(values.get("index_type"))
         return any(_same(raw, v) for v in self.accepted)
 
 
@@ -107,8 +119,9 @@ _OFF = "leave it unset or false"
 REFUSED: tuple[RefusedOption, ...] = (
     # --- locking ------------------------------------------------------------------------------
     RefusedOption("hoodie.write.lock.conflict.resolution.strategy", CONCURRENCY,
-                  "decides which of two concurrent writes fails", (SIMPLE_CONFLICT_STRATEGY,),
-                  "this writer fails the later of two writes that touched the same file group"),
+                  "decides which of two concurrent writes fails", (INDEX_CONFLICT_STRATEGY,),
+                  "this writer fails the later of two writes that touched the same file group (with "
+                  "hoodie.index.type=BUCKET: the same bucket), as Hudi's inferred strategy does; leave it unset"),
     RefusedOption("hoodie.write.lock.", LOCKING, "configures a lock provider this writer does not take "
                   "(ZooKeeper, DynamoDB, Hive metastore) or its retries", (),
                   _LOCK_HINT + "; its settings are hoodie.write.lock.wait_time_ms, "

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from spec.config.refused_options import BUCKET_CONFLICT_STRATEGY, conflict_strategy_of
 from spec.config.write_operation import WriteOperationType, write_action
 from spec.errors import InvalidOperation
 from spec.model.actions import next_instant
@@ -96,7 +97,9 @@ def conflict(state: TableState, w: Started, at_start: frozenset[str],
             others.append(touched[c.requested])
         elif (plan := state.plan(c.requested)) is not None:
             others.append(ConcurrentOperation.of_plan(c, plan.group_ids()))
-    found = find_write_conflict(ConcurrentOperation(w.instant, w.action, w.operation_type, w.file_groups), others)
+    by_bucket = conflict_strategy_of(getattr(state.config, "index_type", None)) == BUCKET_CONFLICT_STRATEGY
+    found = find_write_conflict(ConcurrentOperation(w.instant, w.action, w.operation_type, w.file_groups), others,
+                                by_bucket)
     return found[0] if found is not None else None
 
 

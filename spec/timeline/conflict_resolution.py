@@ -23,6 +23,15 @@ default) two things:
 
 Writers on disjoint file groups both commit.
 
+**A bucket-indexed table** (``hoodie.index.type=BUCKET``) conflicts by bucket, not by file group: Hudi infers
+``BucketIndexConcurrentFileWritesConflictResolutionStrategy`` for it (``HoodieLockConfig``'s inference of
+``hoodie.write.lock.conflict.resolution.strategy``), whose ``hasConflict`` compares the (partition path, bucket
+number) of every file group each write touched, the bucket read from the file id's first 8 digits
+(``BucketIdentifier.bucketIdFromFileId``). Two writers that each create the same new bucket write two file
+groups of different file ids; by file group they would both commit and leave the bucket with two groups,
+which every later write refuses. By bucket the later of the two fails. A file id that names no bucket is
+compared as itself (Hudi would fail to parse it; a bucket table has none).
+
 The candidates depend on the table version (Hudi 1.x, ``getCandidateInstants``): before version 8
 a pending compaction scheduled after the writer's instant is a candidate, and so is a completed one
 (a ``commit`` on a merge-on-read table) — a log file written against the slice the compaction
@@ -45,7 +54,8 @@ Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9):
 ``getCandidateInstantsV8AndAbove``, ``getCandidateInstantsPreV8``, ``hasConflict``, ``resolveConflict``),
 ``ConcurrentOperation``, ``TransactionUtils.resolveWriteConflictIfAny``, ``ScheduleCompactionActionExecutor``
 (``execute``), ``BaseHoodieTableServiceClient`` (``scheduleTableService``, ``completeCompaction``),
-``CleanActionExecutor`` (``runClean``).
+``CleanActionExecutor`` (``runClean``); Apache Hudi 1.2.0: ``BucketIndexConcurrentFileWritesConflictResolutionStrategy``
+(``hasConflict``), ``HoodieLockConfig`` (``WRITE_CONFLICT_RESOLUTION_STRATEGY_CLASS_NAME``'s inference).
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
 from spec.config.write_operation import WriteOperationType
+from spec.index.bucket_identifier import BUCKET_DIGITS
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action, Instant
@@ -108,20 +119,39 @@ def candidate_instants(timeline: Timeline, current: str, completed_at_start: Set
     return done + pending
 
 
-def has_conflict(this: ConcurrentOperation, other: ConcurrentOperation) -> bool:
-    """``hasConflict`` and ``resolveConflict`` together: a common file group, unless ``other`` is a
-    compaction requested before this writer's instant."""
-    if not this.file_groups & other.file_groups:
+def conflict_unit(group: GroupId, by_bucket: bool) -> GroupId:
+    """What two writes conflict on for ``group``: the file group itself, or under a bucket index its
+    (partition path, bucket number) (``BucketIndexConcurrentFileWritesConflictResolutionStrategy``,
+    ``BucketIdentifier.partitionBucketIdStr``; a file id without 8 leading digits stays itself)."""
+    head = group[1][:BUCKET_DIGITS]
+    if by_bucket and len(head) == BUCKET_DIGITS and head.isdigit():
+        return group[0], str(int(head))
+    return group
+
+
+def common_groups(this: ConcurrentOperation, other: ConcurrentOperation, by_bucket: bool = False
+                  ) -> frozenset[GroupId]:
+    """The file groups of ``this`` that ``other`` touched too: the same group, or under a bucket index
+    (``by_bucket``) a group of the same bucket."""
+    theirs = {conflict_unit(g, by_bucket) for g in other.file_groups}
+    return frozenset(g for g in this.file_groups if conflict_unit(g, by_bucket) in theirs)
+
+
+def has_conflict(this: ConcurrentOperation, other: ConcurrentOperation, by_bucket: bool = False) -> bool:
+    """``hasConflict`` and ``resolveConflict`` together: a common file group (``by_bucket``: a common bucket),
+    unless ``other`` is a compaction requested before this writer's instant."""
+    if not common_groups(this, other, by_bucket):
         return False
     return not (other.operation_type == WriteOperationType.COMPACT.value and other.instant < this.instant)
 
 
-def find_write_conflict(this: ConcurrentOperation, others: Iterable[ConcurrentOperation]
+def find_write_conflict(this: ConcurrentOperation, others: Iterable[ConcurrentOperation], by_bucket: bool = False
                         ) -> tuple[ConcurrentOperation, frozenset[GroupId]] | None:
-    """The first of ``others`` this write conflicts with, and the file groups both touch; None if none."""
+    """The first of ``others`` this write conflicts with, and its file groups the other touched (``by_bucket``:
+    in the same bucket); None if none."""
     for other in others:
-        if has_conflict(this, other):
-            return other, this.file_groups & other.file_groups
+        if has_conflict(this, other, by_bucket):
+            return other, common_groups(this, other, by_bucket)
     return None
 
 
@@ -164,5 +194,5 @@ def operations_of(candidates: Iterable[Instant], metadata: Mapping[str, CommitMe
     return out
 
 
-__all__ = ["ConcurrentOperation", "candidate_instants", "completed_set", "describe_groups", "find_write_conflict",
-           "has_conflict", "may_schedule_compaction", "operations_of"]
+__all__ = ["ConcurrentOperation", "candidate_instants", "common_groups", "completed_set", "conflict_unit",
+           "describe_groups", "find_write_conflict", "has_conflict", "may_schedule_compaction", "operations_of"]

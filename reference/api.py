@@ -5,6 +5,7 @@
     HudiTable("path/to/trips", engine="local").write(arrow_table, "upsert", options)  # no Spark
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
+    table.changes(begin=t1)                        # the CDC query: op, ts_ms, before, after
     table.compact()                                # merge-on-read: base + logs → new base files
     table.clean(options)                           # the cleaner, with the options' retention
 """
@@ -19,6 +20,7 @@ import pyarrow as pa
 from reference.executors.clean import CleanResult
 from reference.write.client import WriteClient, WriteResult
 from spec.config.table_config import TableConfig
+from spec.read.cdc import CdcRecord
 from spec.read.reader import read_table
 from spec.timeline.active_timeline import Timeline
 
@@ -48,6 +50,14 @@ class HudiTable:
              end: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows of any query type, as a pyarrow Table (the spec reader; no Spark needed)."""
         return read_table(self.path, query, as_of=as_of, begin=begin, end=end, columns=columns)
+
+    def changes(self, begin: str | None = None, end: str | None = None) -> list[CdcRecord]:
+        """The CDC query (``spec.read.cdc``; a table with ``hoodie.table.cdc.enabled``): every change the writes
+        requested in ``(begin, end]`` made, as records of op, ts_ms, before and after
+        (``spec.read.cdc.cdc_table`` makes them the four string columns Apache Hudi's CDC query returns)."""
+        from spec.read.cdc import read_cdc
+
+        return read_cdc(self.path, begin, end)
 
     def compact(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Merge-on-read: schedule a compaction of every slice with log files and run it; its instant,

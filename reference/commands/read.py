@@ -31,6 +31,8 @@ ENGINES = ("spec", "spark")
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 """``spec.read.query_plan.QUERY_TYPES`` (a test holds the two equal), named here so that ``--help`` needs
 no reader."""
+INCREMENTAL_FORMATS = ("latest_state", "cdc")
+"""``hoodie.datasource.query.incremental.format``'s values."""
 FROM_START = "00000000000000"
 """A ``--begin`` before every instant (Hudi's ``HoodieTimeline.INIT_INSTANT_TS``): incremental from the start."""
 
@@ -48,6 +50,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--begin", help="incremental (required, as in Apache Hudi): exclusive start instant; "
                                    f"{FROM_START} reads from the table's first commit")
     p.add_argument("--end", help="incremental: inclusive end instant (default: latest; not before --begin)")
+    p.add_argument("--incremental-format", choices=INCREMENTAL_FORMATS, default="latest_state",
+                   help="incremental: latest_state (the rows the window's commits wrote) or cdc (every change: "
+                        "op, ts_ms, before, after; a table with hoodie.table.cdc.enabled, the spec engine; "
+                        "Apache Hudi's hoodie.datasource.query.incremental.format)")
     p.add_argument("--columns", nargs="+", metavar="COLUMNS",
                    help="only these columns (comma-separated, or several words)")
     p.add_argument("--partition", action="append", dest="partitions", metavar="PARTITION",
@@ -115,6 +121,17 @@ def check_args(args: argparse.Namespace) -> None:
         raise InvalidOperation(f"--end {args.end} is before --begin {args.begin}",
                                hint="an incremental query reads the commits after --begin up to --end; "
                                     "give an end at or after the begin")
+    if getattr(args, "incremental_format", "latest_state") == "cdc":
+        if args.query != "incremental":
+            raise InvalidOperation("--incremental-format cdc is a format of the incremental query",
+                                   hint="add --query incremental --begin INSTANT")
+        others = [flag for flag, given in (("--as-of", args.as_of is not None), ("--columns", bool(args.columns)),
+                                           ("--partition", bool(args.partitions)), ("--where", args.where is not None),
+                                           ("--engine spark", args.engine == "spark")) if given]
+        if others:
+            raise InvalidOperation(f"--incremental-format cdc reads the whole table's changes with the spec engine: "
+                                   f"{', '.join(others)} {'is' if len(others) == 1 else 'are'} not taken with it",
+                                   hint="drop them and filter the changes read")
     if args.as_of is not None:
         args.as_of = format_query_instant(args.as_of)
     if args.columns:
@@ -173,6 +190,10 @@ def _read(args: argparse.Namespace) -> tuple[pa.Table, str]:
         if args.strict:
             raise InvalidOperation("--strict needs the spec engine", hint="drop --engine spark")
         return _read_spark(args), ""
+    if getattr(args, "incremental_format", "latest_state") == "cdc":
+        from spec.read.cdc import cdc_table, read_cdc
+
+        return cdc_table(read_cdc(args.table, None if args.begin == FROM_START else args.begin, args.end)), ""
     import dataclasses
 
     import pyarrow as pa

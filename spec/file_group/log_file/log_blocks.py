@@ -101,6 +101,17 @@ def decode_avro_records(block: LogBlock, reader_schema_json: str | None = None) 
     return records
 
 
+def decode_cdc_records(block: LogBlock) -> list[dict[str, Any]]:
+    """The records of a CDC data block (a CDC log's, ``HoodieCDCDataBlock``): its content is laid out as an Avro
+    data block's (``HoodieCDCDataBlock`` extends ``HoodieAvroDataBlock``), decoded with its SCHEMA header, the CDC
+    record schema of the table's supplemental logging mode (``HoodieCDCUtils.schemaBySupplementalLoggingMode``)."""
+    from dataclasses import replace
+
+    if block.block_type != BlockType.CDC_DATA_BLOCK:
+        raise LogFormatError(f"{block.block_type.name} is not a CDC data block")
+    return decode_avro_records(replace(block, block_type=BlockType.AVRO_DATA_BLOCK))
+
+
 def avro_record_count(block: LogBlock) -> int:
     """The declared record count of an Avro data block (without decoding records)."""
     return content_preamble(block.content, "Avro data block")

@@ -214,8 +214,8 @@ def test_log_format_versions() -> None:
 
 
 def test_cdc_queries_and_non_blocking_concurrency_are_refused(real_tables_v9: list[RealTable]) -> None:
-    """Rows 4.3 and 10.2: a change-data-capture query is no query type; non-blocking concurrency control is not a
-    concurrency mode the writer takes."""
+    """Row 10.2 (and 4.3: the CDC query is a format of the incremental query, ``spec.read.cdc``, not a query type of
+    its own): non-blocking concurrency control is not a concurrency mode the writer takes."""
     with pytest.raises(InvalidOperation, match="unknown query type"):
         read_table(str(real_tables_v9[0].path), "cdc")
     with pytest.raises(InvalidConfig, match=r"hoodie\.write\.concurrency\.mode"):

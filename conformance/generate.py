@@ -137,6 +137,19 @@ def delete_then_reinsert(tt: str, v: int) -> Case:
                   w("upsert", rec(1, 4, v="back"))])
 
 
+def update_then_delete(tt: str, v: int) -> Case:
+    """A key updated, then deleted by the delete operation: on the log path the delete follows the key's logged
+    update, and its ordering value is Hudi's natural-order default, ``Integer`` 0 (a null one fails Apache Hudi
+    1.2.0's reader: ``spec.file_group.log_file.delete_block.NATURAL_ORDERING``)."""
+    return _case("update-then-delete", tt, v, "a key updated, then deleted by the delete operation, then another "
+                 "key updated", ["write:upsert", "write:delete", "bug:delete-after-logged-update-unreadable"],
+                 _config(tt, v),
+                 [w("insert", rec(1, 1), rec(2, 1)),
+                  w("upsert", rec(1, 2)),
+                  w("delete", rec(1, 3)),
+                  w("upsert", rec(2, 4))])
+
+
 def schema_evolution(tt: str, v: int) -> Case:
     return _case("schema-add-column", tt, v, "a later write adds a column; older rows read it as null",
                  ["write:upsert", "schema"], _config(tt, v),
@@ -340,7 +353,7 @@ def logs_only(builder: Builder) -> Builder:
 
 LOG_BUILDERS: Final[tuple[Builder, ...]] = (insert_upsert_delete, dedupe_in_batch, delete_then_reinsert, compaction,
                                              pending_compaction, clean_pending_compaction, rollback_latest,
-                                             savepoint_restore, crash_then_write)
+                                             savepoint_restore, crash_then_write, update_then_delete)
 """The builders whose merge-on-read, log-only variants form the ``logs`` suite."""
 
 
@@ -403,6 +416,7 @@ def corpus() -> dict[str, list[Case]]:
     timeline += [c for b in (crash_then_rollback, expect_errors, fixed_instants) for c in _grid(b, types=(COW,))]
     stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,)), *bucket_stream_cases()]
     logs = [c for b in LOG_BUILDERS for c in _grid(logs_only(b), types=(MOR,))]
+    logs += list(_grid(logs_only(update_then_delete), types=(MOR,), versions=(9,)))
     suites = {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs,
               "concurrency": concurrency_cases()}
     for suite, selection in VERSION_9.items():

@@ -25,7 +25,7 @@ import pytest
 
 from conformance.adapters.hudi_spark import HudiSparkAdapter
 from conformance.adapters.hudi_spark_reader import hudi_rows
-from conformance.adapters.reference_spark import ReferenceLocalAdapter, ReferenceSparkAdapter
+from conformance.adapters.reference_spark import ID_PREFIX, ReferenceLocalAdapter, ReferenceSparkAdapter
 from conformance.adapters.spec_model import SpecModelAdapter
 from conformance.interface.adapter import Query, TableUnderTest
 from conformance.interface.ops import CreateTable
@@ -125,13 +125,18 @@ def check(spark: Any, path: Path, expected: Expected, step: str) -> None:
 
 def attach(adapter: TableUnderTest, table: CreateTable, folder: Path) -> None:
     """The writer continues the table in ``folder`` (``<folder>/<table name>``): the reference's clock and
-    file ids move past what is there."""
+    file ids move past what is there — past every replayable file id already on disk, so that a writer attached
+    a second time never names a new file group as an existing one (it did once: from 1000 again, a new group took
+    an existing group's file id, and a key of the old group was read no more)."""
     adapter.create(table, folder)
     if isinstance(adapter, ReferenceSparkAdapter):
         times = [t for i in adapter.timeline() for t in (i[0], i[3]) if t]
         if times:
             adapter.clock.catch_up(max(times))
-        adapter.ids.skip_to(1000)
+        taken = [int(f.name.split("_")[0].lstrip(".")[len(ID_PREFIX):].split("-")[0])
+                 for f in (folder / table.table_name).rglob(f"*{ID_PREFIX}*")
+                 if f.name.split("_")[0].lstrip(".")[len(ID_PREFIX):].split("-")[0].isdigit()]
+        adapter.ids.skip_to(max([1000, *(n + 1 for n in taken)]))
 
 
 def run(spark: Any, adapter: TableUnderTest, ops: Sequence[Operation], expected: Expected, path: Path,

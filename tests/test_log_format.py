@@ -240,3 +240,30 @@ def test_append_handle_plan_written_through_storage_rolls_over_and_reads_back(tm
     last = read_back[-1]
     assert last is not None
     assert [d.record_key for d in decode_delete_records(last)] == [f"k{i}" for i in range(60) if i % 7 == 3]
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_our_delete_operation_writes_hudis_int_zero_ordering(tmp_path: Path, version: int) -> None:
+    """Before: the reference writer's delete operation wrote a null ``orderingVal`` (branch 0), which Apache Hudi
+    1.2.0's reader of a version 6 or 8 merge-on-read table fails on when the delete follows a logged update of its
+    key (NullPointerException, "val2" is null). After: ``Integer`` 0 in the int branch, as Hudi's deletes are
+    (``NATURAL_ORDERING``), and the spec reader still reads the key deleted."""
+    import pyarrow as pa
+
+    from reference.write.client import WriteClient
+    from spec.read.reader import read_table
+
+    path = tmp_path / "t"
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+               "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.write.table.version": str(version),
+               "hoodie.parquet.small.file.limit": "0"}
+    client = WriteClient(str(path), engine="local")
+    for op, ts in (("insert", 1), ("upsert", 2), ("delete", 3)):
+        client.write(pa.Table.from_pylist([{"id": 1, "p": "a", "ts": ts, "v": f"v{ts}"},
+                                           {"id": 2, "p": "a", "ts": 1, "v": "kept"}][:1 if op != "insert" else 2]),
+                     op, options)
+    dels = [d for f in _log_files(path, metadata=False) for r in read_blocks(f.read_bytes())
+            if r.block and r.block.block_type == BlockType.DELETE_BLOCK for d in decode_delete_records(r.block)]
+    assert [(d.record_key, d.ordering_value, d.ordering_branch) for d in dels] == [("1", 0, 2)]
+    assert [r["id"] for r in read_table(str(path)).to_pylist()] == [2]

@@ -34,7 +34,7 @@ from reference.io.bloom import extended_footer
 from reference.io.bloom import footer as bloom_footer
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
-from spec.file_group.log_file.delete_block import delete_block, delete_record
+from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record
 from spec.file_group.log_file.log_blocks import avro_data_block
 from spec.file_group.log_file.log_format import LogBlock, encode_blocks
 from spec.read.merge import IS_DELETED_FIELD, MergeMode, MergeRule, Version, as_version, merge_handle_keeps_stored
@@ -415,10 +415,14 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
             else:
                 dels = []
                 for i in pb.records:
+                    # the delete operation (and a table without an ordering field) writes Hudi's natural-order
+                    # default, Integer 0 (``DeleteRecord.create``'s default, an ``EmptyHoodieRecordPayload``'s ordering
+                    # value), never null: Apache Hudi 1.2.0's reader fails on a null one that follows a logged update
+                    # of its key ("val2" is null, ``BufferedRecordMergerFactory.deltaMergeDeleteRecord``)
                     natural = bool(ops_by_delete and ops_by_delete[i]) or ctx.ordering_field is None
-                    value = None if natural else ordering_values[i]
+                    value = NATURAL_ORDERING if natural else ordering_values[i]
                     dels.append(delete_record(keys[i], partitions[i], value,
-                                              0 if value is None else ctx.ordering_branch))
+                                              INT_BRANCH if natural else 0 if value is None else ctx.ordering_branch))
                 blocks.append(delete_block(ctx.instant, ctx.avro_schema_json, dels))
         encoded[append] = encode_blocks(blocks)
     planned = plan_log_files(list(encoded), first, lambda a: len(encoded[a]), ctx.append)

@@ -12,8 +12,8 @@ instant, as ``CDCFileGroupIterator`` reads them.
   an insert (then held); a record of a held key an update when the merge of the held row with it
   (``spec.read.merge.merge_with_base``) is not the held row (then held as merged), else no change.
 
-Source (Apache Hudi 0.15.x, 1.0.x and 1.1.x; 1.2.0 measured): ``org.apache.hudi.cdc.CDCFileGroupIterator`` (``loadNext``,
-``loadNextLogRecord``, ``loadCdcFile``, ``loadBeforeFileSliceIfNeeded``).
+Source (Apache Hudi 0.15.x, 1.0.x and 1.1.x; 1.2.0 measured): ``org.apache.hudi.cdc.CDCFileGroupIterator``
+(``loadNext``, ``loadNextLogRecord``, ``loadCdcFile``, ``loadBeforeFileSliceIfNeeded``).
 """
 
 from __future__ import annotations

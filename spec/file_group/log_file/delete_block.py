@@ -113,6 +113,11 @@ class DeleteRecord:
 
 INT_BRANCH = 2
 LONG_BRANCH = 3
+NATURAL_ORDERING = 0
+"""The ordering value a delete without one is written with: ``Integer`` 0 in the int branch (``DeleteRecord.create``
+without an ordering value; the delete operation's records, whose payload is empty). Apache Hudi 1.2.0 writes it so
+for a datasource delete on every table version (measured), and its reader fails on a null one that follows a logged
+update of the same key."""
 
 
 def _branch_for(value: Any) -> int:

@@ -55,6 +55,8 @@ from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
 from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
 from spec.index.bucket_index import INDEXED_OPERATIONS
+from spec.keygen.auto_record_key import PREPPED_COLUMNS, auto_generates_record_keys, check_keyless_write
+from spec.schema.table_schema import RECORD_KEY
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
@@ -124,9 +126,14 @@ class WriteClient:
         cfg = parse_options(opts)
         op = cfg.operation
         engine = self.engine()
-        frame = None if op == "delete_partition" and data is None else engine.frame(data)
-        schema = engine.user_schema(frame) if frame is not None else None
         table = self.table_config()
+        keyless = not table.record_key_fields if table is not None else auto_generates_record_keys(opts)
+        prepped = keyless and data is not None and all(c in _column_names(data) for c in PREPPED_COLUMNS)
+        if keyless:
+            check_keyless_write(op, opts, prepped)
+        frame = None if op == "delete_partition" and data is None else (
+            engine.prepped_frame(data) if prepped else engine.frame(data))
+        schema = engine.user_schema(frame) if frame is not None else None
         new = table is None
         if table is None:  # created as part of this write: nothing on disk until every check passed
             if schema is None:
@@ -203,6 +210,8 @@ class WriteClient:
             lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete",
                                  bucket_lookup(bucket, view) if bucket is not None else None)
             self.set_job_status(f"commit {instant}: index lookup")
+        if not table.record_key_fields and RECORD_KEY not in engine.columns(df):
+            df = engine.with_auto_keys(df, instant)
         # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
         df, counts = engine.tag_location(df, lookup, dedupe, ordering)
@@ -245,6 +254,14 @@ class WriteClient:
                                replaced if op in REPLACE_OPERATIONS else None)
 
 
+
+
+def _column_names(data: Any) -> list[str]:
+    """The column names of a write's input (a pyarrow Table, a Spark DataFrame, or what has ``column_names``)."""
+    if isinstance(data, pa.Table):
+        return list(data.column_names)
+    names = getattr(data, "columns", None) or getattr(data, "column_names", None) or []
+    return [str(n) for n in names]
 
 
 def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str, Any],

@@ -1,0 +1,85 @@
+"""Update and delete by a condition: Spark SQL's ``UPDATE t SET … WHERE …`` and ``DELETE FROM t WHERE …`` on
+a Hudi table (Hudi's ``UpdateHoodieTableCommand`` and ``DeleteHoodieTableCommand``), on either engine.
+
+Both read the table's snapshot (the spec reader, ``spec.read.reader.read_table``), keep the rows the condition
+matches (``reference.commands._where``: comparisons, ``IN``, ``IS [NOT] NULL``, ``AND``, ``OR``, ``NOT``; a
+null never matches, as in SQL), and write them through the write path of the table's engine:
+
+- ``delete``: a ``delete`` of the matched rows;
+- ``update``: an ``upsert`` of the matched rows with each column of SET (``column = literal``, by commas) set to
+  its literal. The record key and partition fields cannot be set (a row would move to another key or
+  partition: Hudi's ``UPDATE`` refuses to change a primary key, and we refuse both), nor the ordering field.
+
+Like Spark SQL's commands, the rows carry their keys: on a table with auto-generated record keys (no record
+key field, ``spec.keygen.auto_record_key``) the write takes each row's ``_hoodie_record_key`` and
+``_hoodie_partition_path`` (Hudi's prepped writes); on any other table the keys come from the rows' fields, the
+same keys. Every file group holding a matched row is written, and no other (an upsert of existing keys only).
+A condition that matches no row writes nothing (None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from spec.errors import InvalidOperation
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from reference.write.client import WriteClient, WriteResult
+
+
+def matched_rows(path: str, where: str) -> pa.Table:
+    """The snapshot's rows the condition ``where`` matches, with their meta columns."""
+    from reference.commands._where import filter_rows, parse_where
+    from spec.read.reader import read_table
+
+    node = parse_where(where)
+    return filter_rows(read_table(path, "snapshot"), node)
+
+
+def _rows_to_write(client: WriteClient, rows: pa.Table) -> pa.Table:
+    """The rows as a write takes them: with their keys' meta columns on a table with auto-generated keys, else
+    their fields alone."""
+    from spec.keygen.auto_record_key import PREPPED_COLUMNS
+    from spec.schema.table_schema import META_FIELDS
+
+    table = client.table_config()
+    assert table is not None
+    keep = PREPPED_COLUMNS if not table.record_key_fields else ()
+    return rows.select([c for c in rows.column_names if c not in META_FIELDS or c in keep])
+
+
+def delete_where(client: WriteClient, where: str, options: Mapping[str, Any] | None = None) -> WriteResult | None:
+    """Delete the rows ``where`` matches (module docstring); the write's result, or None when none matches."""
+    rows = matched_rows(client.path, where)
+    if rows.num_rows == 0:
+        return None
+    return client.write(_rows_to_write(client, rows), "delete", options)
+
+
+def update_where(client: WriteClient, where: str, set_: str,
+                 options: Mapping[str, Any] | None = None) -> WriteResult | None:
+    """Set the columns of ``set_`` in the rows ``where`` matches (module docstring); the write's result, or None
+    when none matches."""
+    from reference.commands._where import assigned, parse_set
+
+    assignments = parse_set(set_)
+    table = client.table_config()
+    if table is None:
+        raise InvalidOperation(f"{client.path} is not a Hudi table", hint="write data first")
+    fixed = {"record key": table.record_key_fields, "partition": table.partition_fields,
+             "ordering": (table.ordering_field,) if table.ordering_field else ()}
+    for a in assignments:
+        kind = next((k for k, cols in fixed.items() if a.column in cols), None)
+        if kind is not None:
+            raise InvalidOperation(f"--set {a.column!r}: an update cannot change a {kind} field",
+                                   hint="delete the rows and insert them anew with the new value")
+    rows = matched_rows(client.path, where)
+    if rows.num_rows == 0:
+        return None
+    return client.write(_rows_to_write(client, assigned(rows, assignments)), "upsert", options)
+
+
+__all__ = ["delete_where", "matched_rows", "update_where"]

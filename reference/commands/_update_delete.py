@@ -8,7 +8,8 @@ null never matches, as in SQL), and write them through the write path of the tab
 - ``delete``: a ``delete`` of the matched rows;
 - ``update``: an ``upsert`` of the matched rows with each column of SET (``column = literal``, by commas) set to
   its literal. The record key and partition fields cannot be set (a row would move to another key or
-  partition: Hudi's ``UPDATE`` refuses to change a primary key, and we refuse both), nor the ordering field.
+  partition: Hudi's ``UPDATE`` refuses to change a primary key, and we refuse both), nor the ordering field (a
+  lower value would lose the upsert's merge to the row it updates, by the table's event-time ordering).
 
 Like Spark SQL's commands, the rows carry their keys: on a table with auto-generated record keys (no record
 key field, ``spec.keygen.auto_record_key``) the write takes each row's ``_hoodie_record_key`` and
@@ -69,12 +70,12 @@ def update_where(client: WriteClient, where: str, set_: str,
     table = client.table_config()
     if table is None:
         raise InvalidOperation(f"{client.path} is not a Hudi table", hint="write data first")
-    fixed = {"record key": table.record_key_fields, "partition": table.partition_fields,
-             "ordering": (table.ordering_field,) if table.ordering_field else ()}
+    fixed = {"a record key": table.record_key_fields, "a partition": table.partition_fields,
+             "the ordering": (table.ordering_field,) if table.ordering_field else ()}
     for a in assignments:
         kind = next((k for k, cols in fixed.items() if a.column in cols), None)
         if kind is not None:
-            raise InvalidOperation(f"--set {a.column!r}: an update cannot change a {kind} field",
+            raise InvalidOperation(f"--set {a.column!r}: an update cannot change {kind} field",
                                    hint="delete the rows and insert them anew with the new value")
     rows = matched_rows(client.path, where)
     if rows.num_rows == 0:
@@ -82,4 +83,65 @@ def update_where(client: WriteClient, where: str, set_: str,
     return client.write(_rows_to_write(client, assigned(rows, assignments)), "upsert", options)
 
 
-__all__ = ["delete_where", "matched_rows", "update_where"]
+
+
+# --- the command line: `hudi-spec update` and `hudi-spec delete` -------------------------------------------
+
+
+def add_arguments(p: Any) -> None:
+    """The arguments ``update`` and ``delete`` share: ``--where``, ``--engine``, ``--option``."""
+    from reference.commands import _output
+
+    p.add_argument("--where", required=True, metavar="CONDITION",
+                   help="the rows: comparisons of a column with a literal (=, !=, <, <=, >, >=), IN (...), IS [NOT] "
+                        "NULL, joined by AND, OR, NOT and parentheses; strings in single quotes")
+    _output.add_engine_option(p)
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="any hoodie.* write option")
+
+
+def emit(args: Any, verb: str, result: WriteResult | None) -> int:
+    """The command's output: the instant written and its totals, or that no row matched (nothing written)."""
+    from reference.commands import _output
+
+    if result is None:
+        summary: dict[str, Any] = {"instant": None, "rows_matched": 0, "engine": args.engine}
+    else:
+        stats = list(result.metadata.all_write_stats())
+        summary = {"instant": result.instant, "action": result.action, "operation": result.operation,
+                   "files": len(stats), "updates": sum(s.num_updates for s in stats),
+                   "deletes": sum(s.num_deletes for s in stats), "engine": args.engine}
+    if args.output == "json":
+        _output.emit_json(summary)
+    elif args.output == "csv":
+        _output.emit_csv(list(summary), [list(summary.values())])
+    else:
+        title = f"{verb} {args.table}" + ("" if result is not None else ": no row matched, nothing written")
+        _output.emit_mapping(title, summary, "what", "value")
+    return 0
+
+
+def options_of(args: Any) -> dict[str, str]:
+    """``--option KEY=VALUE`` as write options."""
+    from spec.errors import InvalidConfig
+
+    options: dict[str, str] = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidConfig(f"--option {item!r} is not KEY=VALUE", hint="write --option hoodie.KEY=VALUE")
+        options[key] = value
+    return options
+
+
+def client_of(args: Any) -> WriteClient:
+    """The write client of the command's table and engine (the table must exist)."""
+    from reference.write.client import WriteClient
+    from spec.errors import InvalidTable
+    from spec.storage.hoodie_storage import Storage
+
+    if not Storage(args.table).exists(".hoodie/hoodie.properties"):
+        raise InvalidTable(f"{args.table} is not a Hudi table", hint="give the base path of a table")
+    return WriteClient(args.table, engine=args.engine)
+
+
+__all__ = ["add_arguments", "client_of", "delete_where", "emit", "matched_rows", "options_of", "update_where"]

@@ -244,7 +244,10 @@ def assigned(table: pa.Table, assignments: tuple[Assignment, ...]) -> pa.Table:
                                    hint=f"columns are: {', '.join(table.column_names)}")
         i = table.schema.get_field_index(a.column)
         typ = table.schema.field(i).type
-        value = None if a.value is None else _typed(a.column, typ, a.value)
+        try:
+            value = None if a.value is None else _typed(a.column, typ, a.value)
+        except InvalidOperation as err:
+            raise InvalidOperation(f"--set {a.column!r}, of type {typ}, to {a.value!r}", hint=err.hint) from err
         if isinstance(value, float) and pa.types.is_integer(typ):
             raise InvalidOperation(f"--set {a.column!r}, of type {typ}, to {a.value!r}",
                                    hint="set an integer column to a whole number")

@@ -1,0 +1,139 @@
+"""Update and delete by a condition, and tables with auto-generated keys, against Apache Hudi 1.2.0.
+
+``HudiTable.update`` / ``HudiTable.delete`` (``reference.commands._update_delete``) on a copy of a table Apache Hudi
+wrote, and Spark SQL's ``UPDATE t SET … WHERE …`` / ``DELETE FROM t WHERE …`` on Apache Hudi 1.2.0 on another copy:
+the same rows remain (every column but the commit time, sequence number and file name, which name each writer's
+own instant), and the same file groups are written (the write stats of the commit's metadata). Copy-on-write and
+merge-on-read; a table with a record key field and one with auto-generated keys (``spec.keygen.auto_record_key``,
+where both writers take each row's key from ``_hoodie_record_key``).
+
+Then a table with auto-generated keys written in turn by Apache Hudi and by us: every reader (Hudi's datasource and
+the spec reader) reads every row written, each key in Hudi's format.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapters.hudi_spark_reader import hudi_rows
+from conformance.interface.adapter import Query
+from reference.api import HudiTable
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from spec.timeline.active_timeline import Timeline
+from spec.timeline.commit_metadata import parse_commit_metadata
+from spec.timeline.layout import read_instant_content
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+ROWS = [(1, "a", 1, "one"), (2, "a", 1, "two"), (3, "b", 1, "three"), (4, "b", 1, "four"), (5, "c", 1, "five")]
+OWN = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name")
+
+
+def _hudi_table(spark: Any, path: Path, table_type: str, keyed: bool) -> None:
+    """Apache Hudi writes three partitions, two Spark partitions of input."""
+    df = spark.createDataFrame(ROWS, "id int, p string, ts long, v string").repartition(2)
+    opts = {"hoodie.table.name": "ud", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "insert"}
+    if keyed:
+        opts |= {"hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts"}
+    df.write.format("hudi").options(**opts).mode("overwrite").save(str(path))
+
+
+def _rows(path: Path) -> list[tuple[Any, ...]]:
+    table = read_table(str(path), "snapshot")
+    names = [c for c in table.column_names if c not in OWN]
+    return sorted(tuple(r[c] for c in names) for r in table.to_pylist())
+
+
+def _written_groups(path: Path) -> set[tuple[str, str]]:
+    """(partition, file id) of every write stat of the latest commit."""
+    storage = Storage(str(path))
+    timeline = Timeline.load(storage)
+    latest = timeline.commits_timeline().latest_completed()
+    assert latest is not None
+    md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
+    return {(s.partition_path, s.file_id) for s in md.all_write_stats()}
+
+
+_STATEMENTS = [
+    ("update", "p = 'a' OR id = 4", "v = 'changed'"),
+    ("delete", "id IN (2, 3)", None),
+]
+
+
+EXPLORE = pytest.mark.explore
+"""Rounds ``make slow`` alone runs: CI runs one round per table type, each engine once."""
+
+
+@pytest.mark.parametrize(("table_type", "keyed", "engine"), [
+    ("COPY_ON_WRITE", True, "local"), pytest.param("MERGE_ON_READ", True, "spark", marks=EXPLORE),
+    pytest.param("COPY_ON_WRITE", False, "spark", marks=EXPLORE), ("MERGE_ON_READ", False, "spark")])
+def test_update_and_delete_match_spark_sql_on_apache_hudi(apache_hudi: Any, tmp_path: Path, table_type: str,
+                                                          keyed: bool, engine: str) -> None:
+    spark = apache_hudi
+    original = tmp_path / "hudi"
+    _hudi_table(spark, original, table_type, keyed)
+    theirs, ours = tmp_path / "sql", tmp_path / "ours"
+    shutil.copytree(original, theirs)
+    shutil.copytree(original, ours)
+    name = f"ud_{table_type.lower()}_{int(keyed)}_{engine}"
+    spark.sql(f"create table {name} using hudi location '{theirs}'")
+    try:
+        for verb, where, assignments in _STATEMENTS:
+            if verb == "update":
+                spark.sql(f"update {name} set {assignments} where {where}")
+                result = HudiTable(str(ours), spark=spark if engine == "spark" else None,
+                                   engine=engine).update(where, assignments or "")
+            else:
+                spark.sql(f"delete from {name} where {where}")
+                result = HudiTable(str(ours), spark=spark if engine == "spark" else None,
+                                   engine=engine).delete(where)
+            assert result is not None
+            assert _rows(ours) == _rows(theirs), verb
+            assert _written_groups(ours) == _written_groups(theirs), verb
+    finally:
+        spark.sql(f"drop table if exists {name}")
+    remaining = {r["id"]: r["v"] for r in read_table(str(ours), "snapshot").to_pylist()}
+    assert remaining == {1: "changed", 4: "changed", 5: "five"}  # the statements did something
+
+
+KEY = re.compile(r"^(\d{17})_(\d+)_(\d+)$")
+
+
+@pytest.mark.parametrize("table_type", [pytest.param("COPY_ON_WRITE", marks=EXPLORE), "MERGE_ON_READ"])
+def test_keyless_tables_continue_each_other(apache_hudi: Any, tmp_path: Path, table_type: str) -> None:
+    """Hudi writes a keyless table, we insert (local engine) and upsert (Spark engine), Hudi inserts again: each
+    reader reads every row written once, and every key is ``<instant>_<input partition>_<row>`` of the commit
+    that wrote it."""
+    spark = apache_hudi
+    path = tmp_path / "keyless"
+    _hudi_table(spark, path, table_type, keyed=False)
+    HudiTable(str(path), engine="local").write(_arrow([(6, "a", 2, "six"), (7, "d", 2, "seven")]), "insert")
+    HudiTable(str(path), spark=spark, engine="spark").write(_arrow([(8, "a", 3, "eight")]), "upsert")
+    spark.createDataFrame([(9, "b", 4, "nine")], "id int, p string, ts long, v string").write.format("hudi") \
+        .options(**{"hoodie.datasource.write.operation": "insert", "hoodie.table.name": "ud"}).mode("append") \
+        .save(str(path))
+    props = (path / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.recordkey.fields" not in props
+    for rows in (read_table(str(path), "snapshot").to_pylist(), hudi_rows(spark, str(path), Query("snapshot"))):
+        assert sorted(r["id"] for r in rows) == list(range(1, 10))
+        keys = [r["_hoodie_record_key"] for r in rows]
+        assert len(set(keys)) == len(keys)
+        for r in rows:
+            m = KEY.match(r["_hoodie_record_key"])
+            assert m is not None and m.group(1) == r["_hoodie_commit_time"], r
+    ours = {r["id"]: r["_hoodie_record_key"] for r in read_table(str(path), "snapshot").to_pylist()}
+    assert ours[6].endswith("_0_0") and ours[7].endswith("_0_1")  # the local engine: one input partition, 0
+
+
+def _arrow(rows: list[tuple[int, str, int, str]]) -> Any:
+    import pyarrow as pa
+
+    return pa.table({"id": pa.array([r[0] for r in rows], pa.int32()), "p": [r[1] for r in rows],
+                     "ts": [r[2] for r in rows], "v": [r[3] for r in rows]})

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from reference.api import HudiTable
-from reference.commands._where import Assignment, parse_set
+from reference.commands._update_delete import Assignment, parse_set
 from spec.config.table_config import TableConfig
 from spec.errors import ConfigConflict, InvalidOperation, UnsupportedOption
 from spec.keygen.auto_record_key import auto_generates_record_keys, auto_record_key, check_keyless_write
@@ -38,7 +38,7 @@ def test_the_key_rule_and_when_keys_are_generated() -> None:
     check_keyless_write("delete", {}, prepped=True)
     with pytest.raises(InvalidOperation, match="delete on a table with auto-generated record keys"):
         check_keyless_write("delete", {}, prepped=False)
-    with pytest.raises(UnsupportedOption, match="Enabling hoodie.combine.before.insert is not supported"):
+    with pytest.raises(UnsupportedOption, match=r"Enabling hoodie\.combine\.before\.insert is not supported"):
         check_keyless_write("insert", {"hoodie.combine.before.insert": "true"}, prepped=False)
 
 

@@ -21,14 +21,87 @@ A condition that matches no row writes nothing (None).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reference.commands._where import _Parser, _typed
 from spec.errors import InvalidOperation
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from reference.write.client import WriteClient, WriteResult
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``column = literal`` of an update's SET (a literal as in the filter, or ``null``)."""
+
+    column: str
+    value: Any
+
+
+def parse_set(text: str) -> tuple[Assignment, ...]:
+    """An update's SET: ``column = literal`` joined by commas (``v = 'x', n = 2``); anything else, or a column
+    set twice, is an InvalidOperation."""
+    def bad(why: str) -> InvalidOperation:
+        return InvalidOperation(f"--set {text!r}: {why}",
+                                hint="write e.g. --set \"fare = 10, city = 'sf'\" (column = literal, by commas; "
+                                     "strings in single quotes, numbers, true, false, null)")
+
+    if not text.strip():
+        raise bad("nothing is set")
+    try:
+        parser = _Parser(text)
+    except InvalidOperation as err:
+        raise bad(str(err).split(": ", 1)[-1]) from err
+    out: list[Assignment] = []
+    while True:
+        token = parser.peek()
+        if token is None or token[0] != "name":
+            raise bad(f"expected a column, found {'the end' if token is None else repr(token[1])}")
+        parser.pos += 1
+        column = token[1].strip("`")
+        if parser.peek() != ("op", "="):
+            raise bad(f"expected = after {column!r}")
+        parser.pos += 1
+        if parser.peek() == ("keyword", "null"):
+            parser.pos += 1
+            value: Any = None
+        else:
+            try:
+                value = parser.literal()
+            except InvalidOperation as err:
+                raise bad(f"{column!r} is set to no literal") from err
+        if any(a.column == column for a in out):
+            raise bad(f"{column!r} is set twice")
+        out.append(Assignment(column, value))
+        if parser.peek() is None:
+            return tuple(out)
+        if not parser.accept("punct", ","):
+            raise bad(f"unexpected {parser.peek()[1]!r}")  # type: ignore[index]
+
+
+def assigned(table: pa.Table, assignments: tuple[Assignment, ...]) -> pa.Table:
+    """``table`` with each assigned column set to its literal, as a value of the column's type (a literal of
+    another kind, or a column the table lacks, is an InvalidOperation)."""
+    import pyarrow as pa
+
+    for a in assignments:
+        if a.column not in table.column_names:
+            raise InvalidOperation(f"--set names no column of the table: {a.column!r}",
+                                   hint=f"columns are: {', '.join(table.column_names)}")
+        i = table.schema.get_field_index(a.column)
+        typ = table.schema.field(i).type
+        try:
+            value = None if a.value is None else _typed(a.column, typ, a.value)
+        except InvalidOperation as err:
+            raise InvalidOperation(f"--set {a.column!r}, of type {typ}, to {a.value!r}", hint=err.hint) from err
+        if isinstance(value, float) and pa.types.is_integer(typ):
+            raise InvalidOperation(f"--set {a.column!r}, of type {typ}, to {a.value!r}",
+                                   hint="set an integer column to a whole number")
+        table = table.set_column(i, table.schema.field(i), pa.array([value] * table.num_rows, type=typ))
+    return table
 
 
 def matched_rows(path: str, where: str) -> pa.Table:
@@ -64,8 +137,6 @@ def update_where(client: WriteClient, where: str, set_: str,
                  options: Mapping[str, Any] | None = None) -> WriteResult | None:
     """Set the columns of ``set_`` in the rows ``where`` matches (module docstring); the write's result, or None
     when none matches."""
-    from reference.commands._where import assigned, parse_set
-
     assignments = parse_set(set_)
     table = client.table_config()
     if table is None:
@@ -144,4 +215,5 @@ def client_of(args: Any) -> WriteClient:
     return WriteClient(args.table, engine=args.engine)
 
 
-__all__ = ["add_arguments", "client_of", "delete_where", "emit", "matched_rows", "options_of", "update_where"]
+__all__ = ["Assignment", "add_arguments", "assigned", "client_of", "delete_where", "emit", "matched_rows", "options_of",
+           "parse_set", "update_where"]

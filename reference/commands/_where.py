@@ -184,77 +184,6 @@ class _Parser:
         return Compare(column, "=" if op == "==" else "!=" if op == "<>" else op, self.literal())
 
 
-@dataclass(frozen=True)
-class Assignment:
-    """``column = literal`` of an update's SET (a literal as in the filter, or ``null``)."""
-
-    column: str
-    value: Any
-
-
-def parse_set(text: str) -> tuple[Assignment, ...]:
-    """An update's SET: ``column = literal`` joined by commas (``v = 'x', n = 2``); anything else, or a column
-    set twice, is an InvalidOperation."""
-    def bad(why: str) -> InvalidOperation:
-        return InvalidOperation(f"--set {text!r}: {why}",
-                                hint="write e.g. --set \"fare = 10, city = 'sf'\" (column = literal, by commas; "
-                                     "strings in single quotes, numbers, true, false, null)")
-
-    if not text.strip():
-        raise bad("nothing is set")
-    try:
-        parser = _Parser(text)
-    except InvalidOperation as err:
-        raise bad(str(err).split(": ", 1)[-1]) from err
-    out: list[Assignment] = []
-    while True:
-        token = parser.peek()
-        if token is None or token[0] != "name":
-            raise bad(f"expected a column, found {'the end' if token is None else repr(token[1])}")
-        parser.pos += 1
-        column = token[1].strip("`")
-        if parser.peek() != ("op", "="):
-            raise bad(f"expected = after {column!r}")
-        parser.pos += 1
-        if parser.peek() == ("keyword", "null"):
-            parser.pos += 1
-            value: Any = None
-        else:
-            try:
-                value = parser.literal()
-            except InvalidOperation as err:
-                raise bad(f"{column!r} is set to no literal") from err
-        if any(a.column == column for a in out):
-            raise bad(f"{column!r} is set twice")
-        out.append(Assignment(column, value))
-        if parser.peek() is None:
-            return tuple(out)
-        if not parser.accept("punct", ","):
-            raise bad(f"unexpected {parser.peek()[1]!r}")  # type: ignore[index]
-
-
-def assigned(table: pa.Table, assignments: tuple[Assignment, ...]) -> pa.Table:
-    """``table`` with each assigned column set to its literal, as a value of the column's type (a literal of
-    another kind, or a column the table lacks, is an InvalidOperation)."""
-    import pyarrow as pa
-
-    for a in assignments:
-        if a.column not in table.column_names:
-            raise InvalidOperation(f"--set names no column of the table: {a.column!r}",
-                                   hint=f"columns are: {', '.join(table.column_names)}")
-        i = table.schema.get_field_index(a.column)
-        typ = table.schema.field(i).type
-        try:
-            value = None if a.value is None else _typed(a.column, typ, a.value)
-        except InvalidOperation as err:
-            raise InvalidOperation(f"--set {a.column!r}, of type {typ}, to {a.value!r}", hint=err.hint) from err
-        if isinstance(value, float) and pa.types.is_integer(typ):
-            raise InvalidOperation(f"--set {a.column!r}, of type {typ}, to {a.value!r}",
-                                   hint="set an integer column to a whole number")
-        table = table.set_column(i, table.schema.field(i), pa.array([value] * table.num_rows, type=typ))
-    return table
-
-
 def parse_where(text: str) -> Node:
     """The filter's tree; a filter that is not in the grammar above is an InvalidOperation naming where."""
     if not text.strip():
@@ -509,5 +438,5 @@ def describe(partitions: tuple[int, int] | None, slices: tuple[int, int] | None)
     return ", ".join(parts)
 
 
-__all__ = ["Assignment", "Node", "assigned", "columns_of", "describe", "evaluate", "filter_rows", "parse_set",
+__all__ = ["Node", "columns_of", "describe", "evaluate", "filter_rows",
            "parse_where", "partition_predicate", "partition_values", "slice_may_match"]

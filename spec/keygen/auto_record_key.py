@@ -29,6 +29,9 @@ mayBeValidateParamsForAutoGenerationOfRecordKeys`` and ``HoodieSparkSqlWriter``)
   too, are refused for every table: ``spec.config.refused_options``);
 - a record key field given to a keyless table: ``ConfigConflict`` (``HoodieWriterUtils.validateTableConfig``:
   ``RecordKey: id null``).
+
+Source (Apache Hudi 1.x, measured on 1.2.0): ``AutoRecordKeyGenerationUtils``, ``AutoRecordGenWrapperKeyGenerator``,
+``HoodieRecord.generateSequenceId``, ``HoodieSparkSqlWriter.canDoPreppedWrites``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ PREPPED_OPERATIONS = ("upsert", "delete")
 """Operations a keyless table takes from records read from it (with their ``PREPPED_COLUMNS``)."""
 
 
+# --8<-- [start:rule]
 def auto_record_key_prefix(instant: str, partition_id: int) -> str:
     """What every generated key of one input partition starts with: ``<instant>_<partition>_``."""
     if partition_id < 0:
@@ -62,6 +66,7 @@ def auto_record_key(instant: str, partition_id: int, row_id: int) -> str:
     if row_id < 0:
         raise ValueError(f"row id {row_id} must not be negative")
     return f"{auto_record_key_prefix(instant, partition_id)}{row_id}"
+# --8<-- [end:rule]
 
 
 def auto_generates_record_keys(options: Mapping[str, Any], table_record_key_fields: tuple[str, ...] = ()) -> bool:

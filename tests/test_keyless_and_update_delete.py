@@ -63,7 +63,8 @@ def test_a_keyless_table_takes_inserts_upserts_and_deletes_by_condition(tmp_path
         t.write(_data(9), "insert", {**opts, "hoodie.datasource.write.recordkey.field": "id"})
     assert t.read().num_rows == before  # refused: nothing written
     assert t.update("id = 1", "v = 'one'") is not None
-    assert t.delete("id >= 3") is not None
+    deleted = t.delete("id >= 3")
+    assert deleted is not None and deleted.metadata.operation_type == "DELETE_PREPPED"
     rows = sorted((r["id"], r["v"], r["_hoodie_record_key"]) for r in t.read().to_pylist())
     assert rows == [(1, "one", f"{first}_0_0"), (1, "one", f"{second}_0_0"), (2, "v2", f"{first}_0_1")]
 
@@ -76,6 +77,7 @@ def test_update_and_delete_on_a_keyed_table(tmp_path: Path) -> None:
     t.write(data, "insert", opts)
     result = t.update("p = 'a'", "v = 'odd'")
     assert result is not None and result.operation == "upsert"
+    assert result.metadata.operation_type == "UPSERT_PREPPED"  # as Hudi's Spark SQL UPDATE records it
     assert t.update("id = 99", "v = 'x'") is None and t.delete("v IS NULL") is None  # nothing matched: no commit
     t.delete("n IS NULL OR id = 2")  # a null matches IS NULL only
     assert sorted((r["id"], r["v"], r["n"]) for r in t.read().to_pylist()) == [(1, "odd", 5), (3, "odd", 5)]

@@ -57,14 +57,15 @@ def _rows(path: Path) -> list[tuple[Any, ...]]:
     return sorted(tuple(r[c] for c in names) for r in table.to_pylist())
 
 
-def _written_groups(path: Path) -> set[tuple[str, str]]:
-    """(partition, file id) of every write stat of the latest commit."""
+def _written_groups(path: Path) -> tuple[str | None, set[tuple[str, str, int, int, int]]]:
+    """The latest commit's operation type, and (partition, file id, writes, updates, deletes) of each write stat."""
     storage = Storage(str(path))
     timeline = Timeline.load(storage)
     latest = timeline.commits_timeline().latest_completed()
     assert latest is not None
     md = parse_commit_metadata(read_instant_content(storage, latest, timeline.layout))
-    return {(s.partition_path, s.file_id) for s in md.all_write_stats()}
+    return md.operation_type, {(s.partition_path, s.file_id, s.num_writes, s.num_updates, s.num_deletes)
+                               for s in md.all_write_stats()}
 
 
 _STATEMENTS = [

@@ -124,3 +124,25 @@ def test_the_command_line_verbs(tmp_path: Path) -> None:
     assert out.returncode == 2 and "hudi-spec update: InvalidOperation" in out.stderr
     out = _cli("delete", str(tmp_path / "none"), "--where", "id = 2")
     assert out.returncode == 2 and "is not a Hudi table" in out.stderr
+
+
+def test_the_command_line_creates_a_keyless_table(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "in.parquet"
+    pq.write_table(_data(1, 2), source)
+    table = str(tmp_path / "t")
+    out = _cli("write", table, "--input", str(source), "--auto-record-key", "--record-key", "id")
+    assert out.returncode == 2 and "exclude each other" in out.stderr
+    out = _cli("write", table, "--input", str(source))
+    assert out.returncode == 2 and "--auto-record-key" in out.stderr
+    out = _cli("write", table, "--input", str(source), "--auto-record-key", "--partition-field", "p",
+               "--output", "json")
+    assert out.returncode == 0, out.stderr
+    instant = json.loads(out.stdout)["instant"]
+    assert sorted(r["_hoodie_record_key"] for r in HudiTable(table).read().to_pylist()) == [
+        f"{instant}_0_0", f"{instant}_0_1"]
+    out = _cli("write", table, "--input", str(source), "--auto-record-key")
+    assert out.returncode == 2 and "for new tables" in out.stderr
+    assert _cli("write", table, "--input", str(source)).returncode == 0  # an upsert: every row new
+    assert HudiTable(table).read().num_rows == 4

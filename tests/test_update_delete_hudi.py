@@ -138,6 +138,8 @@ def test_keyless_tables_continue_each_other(apache_hudi: Any, tmp_path: Path, ta
         .save(str(path))
     props = (path / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.table.recordkey.fields" not in props
+    if creator == "ours":  # once a table type in CI
+        _both_refuse(spark, path)
     ours = read_table(str(path), "snapshot").to_pylist()
     theirs = hudi_rows(spark, str(path), Query("snapshot"))
     shown = ("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time", "id", "p", "v")
@@ -150,6 +152,29 @@ def test_keyless_tables_continue_each_other(apache_hudi: Any, tmp_path: Path, ta
         assert m is not None and m.group(1) == r["_hoodie_commit_time"], r
     by_id = {r["id"]: r["_hoodie_record_key"] for r in ours}
     assert by_id[6].endswith("_0_0") and by_id[7].endswith("_0_1")  # the local engine: one input partition, 0
+
+
+def _both_refuse(spark: Any, path: Path) -> None:
+    """What Apache Hudi refuses on a keyless table, we refuse: ``hoodie.combine.before.insert`` (the same message),
+    a delete of rows that do not carry their keys (Hudi's task fails on the generated key's missing partition id;
+    ours is an ``InvalidOperation`` before anything is written). Neither writes a commit."""
+    from spec.errors import InvalidOperation, UnsupportedOption
+
+    before = read_table(str(path), "snapshot").num_rows
+    one = spark.createDataFrame([(1, "a", 9, "x")], "id int, p string, ts long, v string")
+    combine = {"hoodie.combine.before.insert": "true"}
+    for operation, extra, ours_error, hudi_text in [
+            ("insert", combine, UnsupportedOption, "Enabling hoodie.combine.before.insert is not supported with auto "
+                                                   "generation of record keys"),
+            ("delete", {}, InvalidOperation, "_hoodie.record.key.gen.partition.id")]:
+        with pytest.raises(Exception) as hudi_error:
+            one.write.format("hudi").options(**{"hoodie.datasource.write.operation": operation,
+                                                "hoodie.table.name": "ud", **extra}).mode("append").save(str(path))
+        assert hudi_text in str(hudi_error.value), operation
+        with pytest.raises(ours_error) as our_error:
+            HudiTable(str(path), engine="local").write(_arrow([(1, "a", 9, "x")]), operation, extra)
+        assert operation != "insert" or hudi_text in str(our_error.value)
+    assert read_table(str(path), "snapshot").num_rows == before
 
 
 def _arrow(rows: list[tuple[int, str, int, str]]) -> Any:

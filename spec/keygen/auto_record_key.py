@@ -30,7 +30,8 @@ mayBeValidateParamsForAutoGenerationOfRecordKeys`` and ``HoodieSparkSqlWriter``)
 - a record key field given to a keyless table: ``ConfigConflict`` (``HoodieWriterUtils.validateTableConfig``:
   ``RecordKey: id null``).
 
-Source (Apache Hudi 1.x, measured on 1.2.0): ``AutoRecordKeyGenerationUtils``, ``AutoRecordGenWrapperKeyGenerator``,
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9, the same rule since 0.14.0; measured
+on 1.2.0): ``AutoRecordKeyGenerationUtils``, ``AutoRecordGenWrapperKeyGenerator``,
 ``HoodieRecord.generateSequenceId``, ``HoodieSparkSqlWriter.canDoPreppedWrites``.
 """
 

@@ -7,8 +7,8 @@ own instant), and the same file groups are written (the write stats of the commi
 merge-on-read; a table with a record key field and one with auto-generated keys (``spec.keygen.auto_record_key``,
 where both writers take each row's key from ``_hoodie_record_key``).
 
-Then a table with auto-generated keys written in turn by Apache Hudi and by us: every reader (Hudi's datasource and
-the spec reader) reads every row written, each key in Hudi's format.
+Then a table with auto-generated keys written in turn by Apache Hudi and by us: every reader (Hudi's datasource,
+hudi-rs and the spec reader) reads every row written, each key in Hudi's format.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
 from spec.timeline.layout import read_instant_content
+from tests.hudi_rs import hudi_rs_read
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -121,7 +122,7 @@ KEY = re.compile(r"^(\d{17})_(\d+)_(\d+)$")
                                                      pytest.param("MERGE_ON_READ", "ours", marks=EXPLORE)])
 def test_keyless_tables_continue_each_other(apache_hudi: Any, tmp_path: Path, table_type: str, creator: str) -> None:
     """Hudi or we create a keyless table, we insert (local engine) and upsert (Spark engine), Hudi inserts: Hudi's
-    datasource and the spec reader read the same rows, every row written once, and every key is
+    datasource, hudi-rs and the spec reader read the same rows, every row written once, and every key is
     ``<instant>_<input partition>_<row>`` of the commit that wrote it."""
     spark = apache_hudi
     path = tmp_path / "keyless"
@@ -142,8 +143,11 @@ def test_keyless_tables_continue_each_other(apache_hudi: Any, tmp_path: Path, ta
         _both_refuse(spark, path)
     ours = read_table(str(path), "snapshot").to_pylist()
     theirs = hudi_rows(spark, str(path), Query("snapshot"))
+    rs = hudi_rs_read(str(path))
     shown = ("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_commit_time", "id", "p", "v")
-    assert sorted(tuple(r[c] for c in shown) for r in ours) == sorted(tuple(r[c] for c in shown) for r in theirs)
+    expected = sorted(tuple(r[c] for c in shown) for r in ours)
+    assert expected == sorted(tuple(r[c] for c in shown) for r in theirs)  # Apache Hudi's datasource
+    assert rs is not None and expected == sorted(tuple(r[c] for c in shown) for r in rs.to_pylist())  # hudi-rs
     assert sorted(r["id"] for r in ours) == list(range(1, 10))
     keys = [r["_hoodie_record_key"] for r in ours]
     assert len(set(keys)) == len(keys)

@@ -8,7 +8,8 @@ null never matches, as in SQL), and write them through the write path of the tab
 - ``delete``: a ``delete`` of the matched rows;
 - ``update``: an ``upsert`` of the matched rows with each column of SET (``column = literal``, by commas) set to
   its literal. The record key and partition fields cannot be set (a row would move to another key or
-  partition: Hudi's ``UPDATE`` refuses to change a primary key, and we refuse both), nor the ordering field (a
+  partition: Hudi's ``UPDATE`` refuses to change a primary key, and we refuse both), nor a meta column
+  (``_hoodie_*``, the writer's), nor the ordering field (a
   lower value would lose the upsert's merge to the row it updates, by the table's event-time ordering).
 
 Like Spark SQL's commands, the rows carry their keys: on a table with auto-generated record keys (no record
@@ -145,7 +146,12 @@ def update_where(client: WriteClient, where: str, set_: str,
         raise InvalidOperation(f"{client.path} is not a Hudi table", hint="write data first")
     fixed = {"a record key": table.record_key_fields, "a partition": table.partition_fields,
              "the ordering": (table.ordering_field,) if table.ordering_field else ()}
+    from spec.schema.table_schema import META_FIELDS
+
     for a in assignments:
+        if a.column in META_FIELDS:
+            raise InvalidOperation(f"--set {a.column!r}: the writer fills Hudi's meta columns",
+                                   hint="set columns of the table's own schema")
         kind = next((k for k, cols in fixed.items() if a.column in cols), None)
         if kind is not None:
             raise InvalidOperation(f"--set {a.column!r}: an update cannot change {kind} field",

@@ -148,3 +148,13 @@ def test_the_command_line_creates_a_keyless_table(tmp_path: Path) -> None:
     assert out.returncode == 2 and "for new tables" in out.stderr
     assert _cli("write", table, "--input", str(source)).returncode == 0  # an upsert: every row new
     assert HudiTable(table).read().num_rows == 4
+
+
+@pytest.mark.spark
+def test_streaming_writes_refuse_a_keyless_table(spark: Any, tmp_path: Path) -> None:
+    from reference.write.streaming import StreamingWriter
+
+    writer = StreamingWriter(str(tmp_path / "t"), OPTS, spark=spark)
+    with pytest.raises(InvalidOperation, match="streaming writes to a table with auto-generated record keys"):
+        writer.write_checkpoint(_data(1))
+    assert not (tmp_path / "t" / ".hoodie").exists()  # refused before the table was created

@@ -5,6 +5,7 @@
     HudiTable("path/to/trips", engine="local").write(arrow_table, "upsert", options)  # no Spark
     table.update("city = 'sf'", "fare = 0")        # UPDATE … SET … WHERE …: an upsert of the rows matched
     table.delete("fare > 100")                     # DELETE FROM … WHERE …: a delete of the rows matched
+    table.merge(arrow_table)                       # MERGE INTO … UPDATE SET * / INSERT *: an upsert
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
     table.compact()                                # merge-on-read: base + logs → new base files
@@ -61,6 +62,14 @@ class HudiTable:
         from reference.commands._update_delete import delete_where
 
         return delete_where(self._client, where, options)
+
+    def merge(self, source: Any, options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Spark SQL's ``MERGE INTO t USING source ON <record key> WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED
+        THEN INSERT *`` on a table with a record key field: one upsert of the source, as Apache Hudi 1.2.0's
+        statement writes (``reference.commands._update_delete.merge_source``)."""
+        from reference.commands._update_delete import merge_source
+
+        return merge_source(self._client, source, options)
 
     def read(self, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
              end: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:

@@ -62,6 +62,8 @@ def test_a_keyless_table_takes_inserts_upserts_and_deletes_by_condition(tmp_path
     with pytest.raises(ConfigConflict):
         t.write(_data(9), "insert", {**opts, "hoodie.datasource.write.recordkey.field": "id"})
     assert t.read().num_rows == before  # refused: nothing written
+    with pytest.raises(InvalidOperation, match="the table has none"):
+        t.merge(_data(1))
     with pytest.raises(InvalidOperation, match="meta columns"):
         t.update("id = 1", "_hoodie_record_key = 'mine'")
     assert t.update("id = 1", "v = 'one'") is not None

@@ -53,8 +53,10 @@ def _hudi_table(spark: Any, path: Path, table_type: str, keyed: bool, metadata: 
 
 
 def _rows(path: Path) -> list[tuple[Any, ...]]:
+    """Every row, its values by column name (Hudi's ``MERGE INTO`` writes the catalog's column order, partition
+    columns last)."""
     table = read_table(str(path), "snapshot")
-    names = [c for c in table.column_names if c not in OWN]
+    names = sorted(c for c in table.column_names if c not in OWN)
     return sorted(tuple(r[c] for c in names) for r in table.to_pylist())
 
 
@@ -112,6 +114,41 @@ def test_update_and_delete_match_spark_sql_on_apache_hudi(apache_hudi: Any, tmp_
     assert not (ours / ".hoodie" / "metadata").exists() and not (theirs / ".hoodie" / "metadata").exists()
     remaining = {r["id"]: r["v"] for r in read_table(str(ours), "snapshot").to_pylist()}
     assert remaining == {1: "changed", 4: "changed", 5: "five"}  # the statements did something
+
+
+@pytest.mark.parametrize(("table_type", "ts", "engine"), [
+    ("COPY_ON_WRITE", 2, "local"), pytest.param("MERGE_ON_READ", 2, "spark", marks=EXPLORE),
+    pytest.param("COPY_ON_WRITE", 0, "local", marks=EXPLORE)])
+def test_merge_matches_spark_sql_merge_into_on_apache_hudi(apache_hudi: Any, tmp_path: Path, table_type: str,
+                                                           ts: int, engine: str) -> None:
+    """``HudiTable.merge`` and ``MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT
+    MATCHED THEN INSERT *``: the same rows (by column name: Hudi's statement writes the catalog's column order,
+    partition columns last), the same write stats, the same operation (``UPSERT``); a source row whose ordering
+    value is below the stored row's (``ts`` 0) too."""
+    spark = apache_hudi
+    original = tmp_path / "hudi"
+    _hudi_table(spark, original, table_type, True, metadata=False)
+    theirs, ours = tmp_path / "sql", tmp_path / "ours"
+    shutil.copytree(original, theirs)
+    shutil.copytree(original, ours)
+    source = [(1, "a", ts, "ONE"), (6, "c", ts, "six")]
+    name = f"mg_{table_type.lower()}_{ts}"
+    spark.sql(f"create table {name} using hudi location '{theirs}'")
+    spark.sql("set hoodie.metadata.enable=false")
+    try:
+        spark.createDataFrame(source, "id int, p string, ts long, v string").createOrReplaceTempView(f"{name}_src")
+        spark.sql(f"merge into {name} t using {name}_src s on t.id = s.id "
+                  "when matched then update set * when not matched then insert *")
+    finally:
+        spark.sql("reset hoodie.metadata.enable")
+        spark.sql(f"drop table if exists {name}")
+    result = HudiTable(str(ours), spark=spark if engine == "spark" else None, engine=engine).merge(
+        _arrow(source), NO_METADATA)
+    assert result is not None
+    assert _rows(ours) == _rows(theirs)
+    assert _written_groups(ours) == _written_groups(theirs)
+    ids = {r["id"]: r["v"] for r in read_table(str(ours), "snapshot").to_pylist()}
+    assert ids[6] == "six" and ids[1] == ("ONE" if ts >= 1 else "one")
 
 
 KEY = re.compile(r"^(\d{17})_(\d+)_(\d+)$")

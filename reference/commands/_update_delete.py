@@ -164,6 +164,25 @@ def update_where(client: WriteClient, where: str, set_: str,
 
 
 
+def merge_source(client: WriteClient, source: Any, options: Mapping[str, Any] | None = None) -> WriteResult:
+    """Spark SQL's ``MERGE INTO t USING source ON <t's record key> = <source's> WHEN MATCHED THEN UPDATE SET *
+    WHEN NOT MATCHED THEN INSERT *`` on a table with a record key field: one ``upsert`` of the source. Apache
+    Hudi 1.2.0's statement (measured, copy-on-write and merge-on-read) records ``UPSERT`` with the same write
+    stats and leaves the same rows, a source row whose ordering value is below the stored row's losing as in an
+    upsert; its columns come out in the catalog's order (partition columns last), ours in the table's.
+
+    Only this form: with one clause alone Hudi's statement still writes the file groups of the source rows it
+    then ignores (measured: ``WHEN NOT MATCHED THEN INSERT *`` rewrites the file group of a matched row, unchanged),
+    which an upsert of the rows taken would not; those, ``WHEN MATCHED THEN DELETE`` and conditions are not
+    offered."""
+    table = client.table_config()
+    if table is None or not table.record_key_fields:
+        raise InvalidOperation("merge matches rows by the table's record key: the table has none"
+                               if table is not None else f"{client.path} is not a Hudi table",
+                               hint="merge into a table with a record key field, or insert into this one")
+    return client.write(source, "upsert", options)
+
+
 # --- the command line: `hudi-spec update` and `hudi-spec delete` -------------------------------------------
 
 
@@ -223,5 +242,5 @@ def client_of(args: Any) -> WriteClient:
     return WriteClient(args.table, engine=args.engine)
 
 
-__all__ = ["Assignment", "add_arguments", "assigned", "client_of", "delete_where", "emit", "matched_rows", "options_of",
-           "parse_set", "update_where"]
+__all__ = ["Assignment", "add_arguments", "assigned", "client_of", "delete_where", "emit", "matched_rows",
+           "merge_source", "options_of", "parse_set", "update_where"]

@@ -3,6 +3,9 @@
     table = HudiTable("path/to/trips")
     table.write(df_or_arrow, operation="upsert", options={"hoodie.table.name": "trips", ...})
     HudiTable("path/to/trips", engine="local").write(arrow_table, "upsert", options)  # no Spark
+    table.update("city = 'sf'", "fare = 0")        # UPDATE … SET … WHERE …: an upsert of the rows matched
+    table.delete("fare > 100")                     # DELETE FROM … WHERE …: a delete of the rows matched
+    table.merge(arrow_table)                       # MERGE INTO … UPDATE SET * / INSERT *: an upsert
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
     table.changes(begin=t1)                        # the CDC query: op, ts_ms, before, after
@@ -45,6 +48,30 @@ class HudiTable:
         (partition paths, e.g. ``city=sf``) with nothing."""
         opts = {**(options or {}), "hoodie.datasource.write.partitions.to.delete": ",".join(partitions)}
         return self._client.write(None, "delete_partition", opts)
+
+    def update(self, where: str, set: str, options: Mapping[str, Any] | None = None) -> WriteResult | None:
+        """Spark SQL's ``UPDATE t SET … WHERE …``: an upsert of the snapshot's rows ``where`` matches with the
+        columns of ``set`` changed, e.g. ``table.update("city = 'sf' AND fare > 10", "fare = 0, note = null")``
+        (``reference.commands._update_delete``); None when no row matches."""
+        from reference.commands._update_delete import update_where
+
+        return update_where(self._client, where, set, options)
+
+    def delete(self, where: str, options: Mapping[str, Any] | None = None) -> WriteResult | None:
+        """Spark SQL's ``DELETE FROM t WHERE …``: a delete of the snapshot's rows ``where`` matches, e.g.
+        ``table.delete("city IN ('sf', 'la')")`` (``reference.commands._update_delete``); None when no row
+        matches."""
+        from reference.commands._update_delete import delete_where
+
+        return delete_where(self._client, where, options)
+
+    def merge(self, source: Any, options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Spark SQL's ``MERGE INTO t USING source ON <record key> WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED
+        THEN INSERT *`` on a table with a record key field: one upsert of the source, as Apache Hudi 1.2.0's
+        statement writes (``reference.commands._update_delete.merge_source``)."""
+        from reference.commands._update_delete import merge_source
+
+        return merge_source(self._client, source, options)
 
     def read(self, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
              end: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:

@@ -438,5 +438,5 @@ def describe(partitions: tuple[int, int] | None, slices: tuple[int, int] | None)
     return ", ".join(parts)
 
 
-__all__ = ["Node", "columns_of", "describe", "evaluate", "filter_rows", "parse_where", "partition_predicate",
-           "partition_values", "slice_may_match"]
+__all__ = ["Node", "columns_of", "describe", "evaluate", "filter_rows",
+           "parse_where", "partition_predicate", "partition_values", "slice_may_match"]

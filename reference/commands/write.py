@@ -6,7 +6,8 @@ engine for an input that fits in memory — an estimated in-memory size (a parqu
 size from its footer; a JSON or CSV file's size) up to ``LOCAL_LIMIT_BYTES`` — and Spark above it, and
 says which it took.
 
-A new table is created with ``--record-key``, ``--ordering-field``, ``--partition-field``,
+A new table is created with ``--record-key`` (or ``--auto-record-key``: no record key field, keys generated as
+Apache Hudi generates them, ``spec.keygen.auto_record_key``), ``--ordering-field``, ``--partition-field``,
 ``--table-name`` (default: the folder's name), ``--table-type`` (default COPY_ON_WRITE) and
 ``--table-version`` (default 9, as Apache Hudi 1.1 writes: ``HoodieWriteConfig.WRITE_TABLE_VERSION``
 defaults to ``HoodieTableVersion.current()``). An existing table's name, keys, ordering and partition
@@ -40,7 +41,8 @@ DEFAULT_TABLE_VERSION = str(registry.default("table_version"))
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "write", help="write a parquet/JSON/CSV file to a table (local engine, or Spark for big inputs)",
-        description="Write a parquet, JSON-lines or CSV file to a Hudi table. A new table needs --record-key; "
+        description="Write a parquet, JSON-lines or CSV file to a Hudi table. A new table needs --record-key (or "
+                    "--auto-record-key for generated keys); "
                     "it gets table version 9 with a metadata table, as Apache Hudi 1.1 writes (6 or 8 with "
                     "--table-version). An existing table's name, keys, fields, type and version come from its "
                     "hoodie.properties.",
@@ -50,6 +52,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--operation", choices=WRITER_OPERATIONS, default=registry.default("operation"),
                    help="the write operation (default %(default)s)")
     p.add_argument("--record-key", help="new tables: record key field(s), comma-separated")
+    p.add_argument("--auto-record-key", action="store_true",
+                   help="new tables: no record key field; every record gets a generated key, "
+                        "<instant>_<input partition>_<row>, as Apache Hudi generates them")
     p.add_argument("--ordering-field", help="new tables: ordering (precombine) field")
     p.add_argument("--partition-field", help="new tables: partition field(s), comma-separated")
     p.add_argument("--table-name", help="new tables: the table's name (default: the folder's name)")
@@ -180,16 +185,20 @@ def write_options(args: argparse.Namespace, new: bool) -> dict[str, str]:
     return options
 
 
-def check_new_table(table: str, options: dict[str, str]) -> None:
-    """A new table needs a record key; say so in the command line's words (``--record-key``) before any
-    engine starts, rather than by the write option's name."""
+def check_new_table(table: str, options: dict[str, str], auto_record_key: bool = False) -> None:
+    """A new table needs a record key, or ``--auto-record-key`` for generated keys
+    (``spec.keygen.auto_record_key``); say so in the command line's words before any engine starts, rather than
+    by the write option's name."""
     from spec.errors import InvalidConfig
 
     keyed = options.get("hoodie.datasource.write.recordkey.field") or options.get("hoodie.table.recordkey.fields")
-    if not keyed:
+    if keyed and auto_record_key:
+        raise InvalidConfig("--auto-record-key and a record key field exclude each other",
+                            hint="give --record-key FIELD, or --auto-record-key for generated keys")
+    if not keyed and not auto_record_key:
         raise InvalidConfig(f"{table} is not a Hudi table yet, and a new table needs a record key",
                             hint="add --record-key FIELD, the field that identifies a record "
-                                 "(several: comma-separated)")
+                                 "(several: comma-separated), or --auto-record-key for generated keys")
 
 
 def _spark_input(path: str) -> Any:
@@ -209,7 +218,12 @@ def run(args: argparse.Namespace) -> int:
     new = not table_exists(args.table)
     options = write_options(args, new)
     if new:
-        check_new_table(args.table, options)
+        check_new_table(args.table, options, args.auto_record_key)
+    elif args.auto_record_key:
+        from spec.errors import InvalidConfig
+
+        raise InvalidConfig("--auto-record-key is for new tables",
+                            hint="an existing table's keys come from its hoodie.properties: leave it out")
     engine, why = choose_engine(args.engine, args.input)
     with spark_progress():
         data = _spark_input(args.input) if engine == "spark" else _load(args.input)

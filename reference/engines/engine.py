@@ -38,6 +38,11 @@ class Engine(Protocol):
         """The input (a pyarrow Table, or what the engine accepts besides) as the engine's frame."""
         ...
 
+    def prepped_frame(self, data: Any) -> Any:
+        """Rows read from a table with auto-generated keys as the engine's frame, their ``_hoodie_record_key``
+        and ``_hoodie_partition_path`` kept: they are the records' keys (Hudi's prepped writes)."""
+        ...
+
     def columns(self, frame: Any) -> list[str]:
         """The frame's column names."""
         ...
@@ -59,6 +64,11 @@ class Engine(Protocol):
         """``_hoodie_record_key`` and ``_hoodie_partition_path`` added by the table's key generator; each key
         and each partition path is checked (``spec.keygen.key_generators.check_record_keys``, ``check_partition_paths``)
         before anything is written."""
+        ...
+
+    def with_auto_keys(self, frame: Any, instant: str) -> Any:
+        """``_hoodie_record_key`` generated for a table with no record key field, once the write's instant is
+        known (``spec.keygen.auto_record_key``): ``<instant>_<input partition>_<row in it>``."""
         ...
 
     def tag_location(self, frame: Any, lookup: IndexLookup | None, dedupe: bool,

@@ -28,6 +28,7 @@ from reference.io.index import BUCKET_ID, IndexLookup, bloom_index, simple_index
 from reference.io.partitioning import counts, new_buckets, route_batch, tag, tag_buckets
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
+from spec.keygen.auto_record_key import PREPPED_COLUMNS, auto_record_key_prefix
 from spec.keygen.key_generators import check_record_keys, writes_complex_keys
 from spec.keygen.key_values import java_string
 from spec.keygen.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
@@ -86,6 +87,12 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
     if missing:
         raise InvalidRecord(f"the input lacks field(s) {', '.join(missing)}",
                             hint="record key, partition and ordering fields must be present")
+    if not keys:  # auto-generated keys: given (records read from the table) or generated with the instant
+        if RECORD_KEY in table.column_names:
+            return table
+        partition = _partition_column(table, config)
+        check_partition_paths(pc.unique(partition).to_pylist(), config.partition_fields)
+        return table.append_column(PARTITION_PATH, partition)
     if not writes_complex_keys(keys, config.keygen_type, config.keygen_class):
         key = _as_text(table.column(keys[0]))
     else:
@@ -95,6 +102,14 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
             text = pc.if_else(pc.is_null(text), "__null__", pc.if_else(pc.equal(text, ""), "__empty__", text))
             parts.append(pc.binary_join_element_wise(f"{k}:", text, ""))
         key = pc.binary_join_element_wise(*parts, ",")
+    partition = _partition_column(table, config)
+    check_record_keys(key.filter(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).to_pylist(), keys)
+    check_partition_paths(pc.unique(partition).to_pylist(), config.partition_fields)
+    return table.append_column(RECORD_KEY, key).append_column(PARTITION_PATH, partition)
+
+
+def _partition_column(table: pa.Table, config: TableConfig) -> pa.Array | pa.ChunkedArray:
+    """``_hoodie_partition_path`` of every row, by the table's key generator."""
     segments = []
     for f in config.partition_fields:
         text = _as_text(table.column(f))
@@ -102,12 +117,18 @@ def with_keys(table: pa.Table, config: TableConfig) -> pa.Table:
         if config.url_encode_partitions:
             text = escape_partition_values(text)
         segments.append(pc.binary_join_element_wise(f"{f}=", text, "") if config.hive_style_partitioning else text)
-    n = table.num_rows
-    partition = (pc.binary_join_element_wise(*segments, "/") if segments
-                 else pa.array([""] * n, pa.string()))
-    check_record_keys(key.filter(pc.or_kleene(pc.is_null(key), pc.equal(key, ""))).to_pylist(), keys)
-    check_partition_paths(pc.unique(partition).to_pylist(), config.partition_fields)
-    return table.append_column(RECORD_KEY, key).append_column(PARTITION_PATH, partition)
+    return (pc.binary_join_element_wise(*segments, "/") if segments
+            else pa.array([""] * table.num_rows, pa.string()))
+
+
+def with_auto_keys(table: pa.Table, instant: str) -> pa.Table:
+    """``_hoodie_record_key`` generated for a table with no record key field (``spec.keygen.auto_record_key``):
+    ``<instant>_0_<row>``. The local engine's batch is one input partition, 0 (as for ``with_input_partition``),
+    and a row's id is its index in the batch, so every key of the batch differs, and the instant makes them
+    differ from every other batch's."""
+    rows = pa.array(np.arange(table.num_rows, dtype=np.int64)).cast(pa.string())
+    keys = pc.binary_join_element_wise(auto_record_key_prefix(instant, 0), rows, "")
+    return table.add_column(table.schema.get_field_index(PARTITION_PATH), RECORD_KEY, keys)
 
 
 def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
@@ -211,8 +232,25 @@ class LocalEngine(Engine):
             frame = frame.set_column(i, frame.schema.field(i).with_type(to), frame.column(name).cast(to))
         return frame
 
+    def prepped_frame(self, data: Any) -> pa.Table:
+        """Rows read from the table: the user's columns and their ``_hoodie_record_key`` and
+        ``_hoodie_partition_path``, which are their keys."""
+        raw = data if isinstance(data, pa.Table) else self._arrow(data)
+        frame = self.frame(raw)
+        for name in PREPPED_COLUMNS:
+            frame = frame.append_column(name, raw.column(name).cast(pa.string()))
+        return frame
+
+    def _arrow(self, data: Any) -> pa.Table:
+        from reference.engines.spark_arrow import spark_to_arrow
+
+        return spark_to_arrow(data)
+
     def with_keys(self, frame: pa.Table, config: TableConfig) -> pa.Table:
         return with_keys(frame, config)
+
+    def with_auto_keys(self, frame: pa.Table, instant: str) -> pa.Table:
+        return with_auto_keys(frame, instant)
 
     def dedupe(self, frame: pa.Table, ordering: str | None) -> pa.Table:
         return dedupe(frame, ordering)

@@ -25,6 +25,7 @@ from reference.io.partitioning import route_batch, tag_buckets
 from reference.transaction.object_store import adopt_env, object_store_env
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord
+from spec.keygen.auto_record_key import PREPPED_COLUMNS
 from spec.keygen.key_generators import check_record_keys, writes_complex_keys
 from spec.keygen.partition_path import DEFAULT_PARTITION, ESCAPE_ORDER, check_partition_paths
 from spec.schema.table_schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
@@ -42,6 +43,8 @@ def key_columns(df: Any, table: TableConfig) -> Any:
     from pyspark.sql import functions as F
 
     keys = table.record_key_fields
+    if not keys:  # auto-generated keys: given (records read from the table) or generated with the instant
+        return df if RECORD_KEY in df.columns else df.withColumn(PARTITION_PATH, partition_column(table))
     if not writes_complex_keys(keys, table.keygen_type, table.keygen_class):
         key = F.col(keys[0]).cast("string")
     else:
@@ -49,6 +52,27 @@ def key_columns(df: Any, table: TableConfig) -> Any:
                           .when(F.col(k).cast("string") == "", F.lit("__empty__"))
                           .otherwise(F.col(k).cast("string"))) for k in keys]
         key = F.concat_ws(",", *parts)
+    return df.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, partition_column(table))
+
+
+ROW_ID_BITS = 33
+"""``monotonically_increasing_id`` is the partition id shifted left by 33 bits plus the row's index in it."""
+
+
+def auto_key_column(instant: str) -> Any:
+    """``_hoodie_record_key`` generated for a table with no record key field (``spec.keygen.auto_record_key``),
+    as Hudi's Spark writer forms it (``AutoRecordGenWrapperKeyGenerator``): ``<instant>_<Spark partition id>_<row
+    index within that partition>``; the row index is the low 33 bits of ``monotonically_increasing_id``."""
+    from pyspark.sql import functions as F
+
+    row = F.monotonically_increasing_id().bitwiseAND(F.lit((1 << ROW_ID_BITS) - 1))
+    return F.concat(F.lit(f"{instant}_"), F.spark_partition_id().cast("string"), F.lit("_"), row.cast("string"))
+
+
+def partition_column(table: TableConfig) -> Any:
+    """``_hoodie_partition_path`` by the table's key generator."""
+    from pyspark.sql import functions as F
+
     segments = []
     for field in table.partition_fields:
         value = F.col(field).cast("string")
@@ -57,8 +81,7 @@ def key_columns(df: Any, table: TableConfig) -> Any:
             for c in ESCAPE_ORDER:
                 value = F.replace(value, F.lit(c), F.lit(f"%{ord(c):02X}"))
         segments.append(F.concat(F.lit(f"{field}="), value) if table.hive_style_partitioning else value)
-    partition = F.concat_ws("/", *segments) if segments else F.lit("")
-    return df.withColumn(RECORD_KEY, key).withColumn(PARTITION_PATH, partition)
+    return F.concat_ws("/", *segments) if segments else F.lit("")
 
 
 def validate_keys(df: Any, table: TableConfig) -> None:
@@ -180,6 +203,17 @@ class SparkEngine(Engine):
         a job of their own."""
         self._config = config
         return key_columns(frame, config)
+
+    def prepped_frame(self, data: Any) -> Any:
+        """Rows read from the table: the meta columns other than the keys dropped."""
+        frame = self.frame(data)
+        return frame.drop(*[c for c in META_FIELDS if c not in PREPPED_COLUMNS and c in frame.columns])
+
+    def with_auto_keys(self, frame: Any, instant: str) -> Any:
+        """The generated keys (``auto_key_column``), persisted: a key is computed once, by the job that first
+        reads the batch, whatever reads it again."""
+        keyed = frame.withColumn(RECORD_KEY, auto_key_column(instant))
+        return self.persist(keyed.select(*[c for c in keyed.columns if c != PARTITION_PATH], PARTITION_PATH))
 
     def dedupe(self, frame: Any, ordering: str | None) -> Any:
         from pyspark.sql import functions as F

@@ -55,6 +55,8 @@ from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
 from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
 from spec.index.bucket_index import INDEXED_OPERATIONS
+from spec.keygen.auto_record_key import PREPPED_COLUMNS, auto_generates_record_keys, check_keyless_write
+from spec.schema.table_schema import RECORD_KEY
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
@@ -114,8 +116,13 @@ class WriteClient:
         """Name the engine's jobs that follow."""
         self.engines.set_job_status(description)
 
-    def write(self, data: Any, operation: str | None = None, options: Mapping[str, Any] | None = None) -> WriteResult:
-        """Write ``data`` (a Spark DataFrame or a pyarrow Table) with one operation."""
+    def write(self, data: Any, operation: str | None = None, options: Mapping[str, Any] | None = None, *,
+              prepped: bool = False) -> WriteResult:
+        """Write ``data`` (a Spark DataFrame or a pyarrow Table) with one operation. ``prepped``: the records are
+        rows read from the table (an update or delete by a condition); an upsert or delete of them is recorded as
+        ``UPSERT_PREPPED`` / ``DELETE_PREPPED``, as Hudi's Spark SQL ``UPDATE`` and ``DELETE`` record theirs (as
+        is any upsert or delete of rows with their keys' meta columns on a table with auto-generated keys,
+        ``HoodieSparkSqlWriter.canDoPreppedWrites``)."""
         self.storage.check_writable()  # a store without conditional writes is refused before any request
         opts = dict(options or {})
         if operation is not None:
@@ -124,9 +131,15 @@ class WriteClient:
         cfg = parse_options(opts)
         op = cfg.operation
         engine = self.engine()
-        frame = None if op == "delete_partition" and data is None else engine.frame(data)
-        schema = engine.user_schema(frame) if frame is not None else None
         table = self.table_config()
+        keyless = not table.record_key_fields if table is not None else auto_generates_record_keys(opts)
+        keys_given = keyless and data is not None and all(c in _column_names(data) for c in PREPPED_COLUMNS)
+        if keyless:
+            check_keyless_write(op, opts, keys_given)
+        prepped = (prepped or keys_given) and op in ("upsert", "delete")
+        frame = None if op == "delete_partition" and data is None else (
+            engine.prepped_frame(data) if keys_given else engine.frame(data))
+        schema = engine.user_schema(frame) if frame is not None else None
         new = table is None
         if table is None:  # created as part of this write: nothing on disk until every check passed
             if schema is None:
@@ -152,7 +165,7 @@ class WriteClient:
         try:
             with table_created_by(self.storage, table, new):
                 def write_data(instant: str, timeline: Timeline) -> CommitMetadata:
-                    return self._write(engine, frame, table, timeline, cfg, instant, op, times)
+                    return self._write(engine, frame, table, timeline, cfg, instant, op, times, prepped)
 
                 instant, md = transaction.transact(self, table, action, op, cfg, write_data, times)
         finally:
@@ -179,7 +192,8 @@ class WriteClient:
 
     # steps 4-6
     def _write(self, engine: Engine, df: Any, table: TableConfig, timeline: Timeline,
-               cfg: WriteConfig, instant: str, op: str, times: StepTimes | None = None) -> CommitMetadata:
+               cfg: WriteConfig, instant: str, op: str, times: StepTimes | None = None,
+               prepped: bool = False) -> CommitMetadata:
         times = times or StepTimes()
         view = FileSystemView.load(self.storage, table, timeline)
         replaced: dict[str, list[str]] = {}
@@ -203,6 +217,8 @@ class WriteClient:
             lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete",
                                  bucket_lookup(bucket, view) if bucket is not None else None)
             self.set_job_status(f"commit {instant}: index lookup")
+        if not table.record_key_fields and RECORD_KEY not in engine.columns(df):
+            df = engine.with_auto_keys(df, instant)
         # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
         df, counts = engine.tag_location(df, lookup, dedupe, ordering)
@@ -241,10 +257,20 @@ class WriteClient:
             stats = engine.write_buckets(df, ctx, user_schema, assignment)
         times.mark("handles")
         operation_type = WriteOperationType.of_option(op).value
+        if prepped:
+            operation_type = WriteOperationType(f"{operation_type}_PREPPED").value
         return commit_metadata(stats, {"schema": schema_json(table, user_schema)}, operation_type,
                                replaced if op in REPLACE_OPERATIONS else None)
 
 
+
+
+def _column_names(data: Any) -> list[str]:
+    """The column names of a write's input (a pyarrow Table, a Spark DataFrame, or what has ``column_names``)."""
+    if isinstance(data, pa.Table):
+        return list(data.column_names)
+    names = getattr(data, "columns", None) or getattr(data, "column_names", None) or []
+    return [str(n) for n in names]
 
 
 def write_arrow(path: str, data: pa.Table, operation: str, options: Mapping[str, Any],

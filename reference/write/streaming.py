@@ -46,6 +46,7 @@ from reference.write.client import WriteClient, WriteResult
 from reference.write.table_creation import new_table_config, table_created_by
 from reference.write.write_checks import check_against_table, check_schema
 from spec.config.table_config import MERGE_ON_READ, TableConfig
+from spec.errors import InvalidOperation
 from spec.file_group.file_system_view import FileSystemView
 from spec.read.merge import IS_DELETED_FIELD
 from spec.read.reader import TableReader
@@ -132,6 +133,10 @@ class StreamingWriter:
         else:
             check_against_table(table, self.options)
             timeline = Timeline.load(client.storage, table.timeline_layout)
+        if not table.record_key_fields:
+            raise InvalidOperation("streaming writes to a table with auto-generated record keys are not supported",
+                                   hint="name a record key field (hoodie.datasource.write.recordkey.field), or "
+                                        "write the batches with HudiTable.write(..., 'insert')")
         if batch_id is not None:
             done = self._committed_batch(timeline)
             if done is not None and batch_id <= done:

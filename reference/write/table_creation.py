@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pyarrow as pa
 
 from reference.config.options import WriteConfig
-from spec.config.table_config import TableConfig
+from spec.config.table_config import COMMIT_TIME_ORDERING, TableConfig
 from spec.errors import InvalidConfig
 from spec.schema.table_schema import avro_schema_from_arrow, record_name_for_table
 from spec.storage.hoodie_storage import Storage
@@ -24,13 +24,15 @@ def new_table_config(cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
     """The hoodie.properties a first write with these options creates (nothing written yet)."""
     if not cfg.table_name:
         raise InvalidConfig("a new table needs hoodie.table.name", hint="pass options={'hoodie.table.name': ...}")
-    if not cfg.record_key_fields:
-        raise InvalidConfig("a new table needs hoodie.datasource.write.recordkey.field",
-                            hint="name the field(s) that identify a record")
     avro = avro_schema_from_arrow(schema, *record_name_for_table(cfg.table_name))
+    # no record key field: keys are generated (spec.keygen.auto_record_key); Apache Hudi 1.2.0 creates such a
+    # table with no hoodie.table.recordkey.fields, no ordering field and COMMIT_TIME_ORDERING
+    keyless = not cfg.record_key_fields
     return TableConfig.create(cfg.table_name, cfg.table_type, cfg.table_version, cfg.record_key_fields,
-                              cfg.ordering_field, cfg.partition_fields, cfg.keygen_type, cfg.hive_style,
-                              cfg.url_encode, merge_mode=cfg.merge_mode, create_schema=json.dumps(avro))
+                              None if keyless else cfg.ordering_field, cfg.partition_fields, cfg.keygen_type,
+                              cfg.hive_style, cfg.url_encode,
+                              merge_mode=COMMIT_TIME_ORDERING if keyless else cfg.merge_mode,
+                              create_schema=json.dumps(avro))
 
 
 def write_table_files(storage: Storage, table: TableConfig) -> None:

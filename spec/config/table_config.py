@@ -430,7 +430,6 @@ class TableConfig:
             "hoodie.timeline.layout.version": str(LAYOUT_V2 if table_version >= 8 else LAYOUT_V1),
             "hoodie.database.name": database,
             "hoodie.archivelog.folder": "archived",
-            "hoodie.table.recordkey.fields": ",".join(record_key_fields),
             "hoodie.datasource.write.hive_style_partitioning": str(hive_style_partitioning).lower(),
             "hoodie.datasource.write.partitionpath.urlencode": str(url_encode_partitions).lower(),
             "hoodie.datasource.write.drop.partition.columns": "false",
@@ -438,6 +437,8 @@ class TableConfig:
             "hoodie.table.timeline.timezone": "UTC",
             "hoodie.populate.meta.fields": "true",
         }
+        if record_key_fields:  # none: auto-generated keys, and no such key (spec.keygen.auto_record_key)
+            props["hoodie.table.recordkey.fields"] = ",".join(record_key_fields)
         if ordering_field:
             props["hoodie.table.ordering.fields" if table_version >= 9 else "hoodie.table.precombine.field"] = (
                 ordering_field)

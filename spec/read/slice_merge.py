@@ -324,7 +324,9 @@ class SliceMerge:
         by_rule = [j for j, c in enumerate(chosen) if c is _UNDECIDED]
         if by_rule:
             cols = [c for c in (rule.ordering_field, IS_DELETED_FIELD) if c and c in touched.column_names]
-            small = touched.select(cols).take(pa.array(by_rule, type=pa.int64())).to_pylist()
+            # (a table of no column has no rows to list: a table without ordering field nor _hoodie_is_deleted)
+            small = (touched.select(cols).take(pa.array(by_rule, type=pa.int64())).to_pylist() if cols
+                     else [{} for _ in by_rule])
             pos = position.take(pa.array(by_rule, type=pa.int64())).to_pylist()
             logged = log_row.take(pa.array(by_rule, type=pa.int64())).to_pylist()
             for j, row, p, lr in zip(by_rule, small, pos, logged, strict=True):

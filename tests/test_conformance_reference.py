@@ -46,6 +46,8 @@ CI_SUBSET = (
     "archive-cow-v6", "auto-clean-cow-v8", "crash-then-write-logs-mor-v8",
     # Hudi's rules the reference once departed from: duplicates, schema changes, deletes in a stream
     "duplicates-insert-overwrite-table-cow-v6", "schema-change-mor-v8", "stream-deletes-mor-v8",
+    # global indexes: a key moved across partitions (merge-on-read), a key kept in its partition
+    "global-simple-index-moves-mor-v9", "global-bloom-index-stays-cow-v8",
 )
 """A few cases per capability (the injected-bug tests use these cases too)."""
 

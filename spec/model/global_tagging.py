@@ -2,9 +2,9 @@
 delete goes when its key may live in any partition — the locations of its key in the latest base files of every
 partition, the merged read of a location where the rule asks for one, and the records the rule routes.
 
-Source (Apache Hudi 1.2.0, measured): ``HoodieIndexUtils.tagGlobalLocationBackToRecords`` and
-``mergeForPartitionUpdatesAndDeletionsIfNeeded`` (``spec.index.global_index``), ``HoodieGlobalSimpleIndex`` /
-``HoodieGlobalBloomIndex``.
+Source (Apache Hudi 1.2.0, measured; 0.15.x, 1.0.x and 1.1.x not measured here):
+``HoodieIndexUtils.tagGlobalLocationBackToRecords`` and ``mergeForPartitionUpdatesAndDeletionsIfNeeded``
+(``spec.index.global_index``), ``HoodieGlobalSimpleIndex`` / ``HoodieGlobalBloomIndex``.
 """
 
 from __future__ import annotations

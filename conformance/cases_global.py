@@ -46,8 +46,8 @@ def build(index: str, update: bool, tt: str, v: int) -> Case:
 
 
 def global_cases() -> Iterator[Case]:
-    """GLOBAL_SIMPLE moving keys on COW and MOR, versions 6 and 8/9; GLOBAL_BLOOM keeping them, COW v8 and MOR v9."""
+    """GLOBAL_SIMPLE moving keys on COW and MOR, versions 6 and 8/9; GLOBAL_BLOOM keeping them, COW v8 and MOR v8."""
     for tt, v in ((COW, 6), (COW, 8), (MOR, 6), (MOR, 9)):
         yield build(GLOBAL_SIMPLE, True, tt, v)
-    for tt, v in ((COW, 8), (MOR, 9)):
+    for tt, v in ((COW, 8), (MOR, 8)):
         yield build(GLOBAL_BLOOM, False, tt, v)

@@ -28,7 +28,8 @@ partitions, and an upsert or delete finds its key in whichever partition holds i
    merge-on-read table, for a key named with another partition (option on), and for a delete under event-time
    ordering.
 
-Source (Apache Hudi 1.2.0, measured on table versions 6, 8 and 9 in ``tests/test_global_index_hudi.py``; 0.15.x,
+Source (Apache Hudi 1.2.0, measured on table versions 6, 8 and 9: its writer on the corpus cases ``global-*-index-*``,
+``tests/test_global_index_hudi.py``; 0.15.x,
 1.0.x and 1.1.x not measured here: their ``HoodieIndexUtils`` merged before moving a key but not before deleting one):
 ``org.apache.hudi.index.HoodieIndexUtils`` (``tagGlobalLocationBackToRecords``,
 ``mergeForPartitionUpdatesAndDeletionsIfNeeded``, ``mergeIncomingWithExistingRecord``, ``inferPartitionPath``,

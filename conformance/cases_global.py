@@ -3,7 +3,8 @@
 key (a delete at the old location, an insert in the new partition) when the index's update-partition-path option
 is on, and updates it where it is (the partition column keeping the value it was given) when it is off; an
 upsert that loses its merge rewrites the stored row where it is; a delete naming another partition deletes the
-key wherever it is; a key deleted and upserted again in another partition is inserted there.
+key wherever it is; a key deleted and upserted again in another partition is inserted there; a flagged delete (``_hoodie_is_deleted``) naming another partition deletes the key
+where it is; a batch's two records of a new key in two partitions are combined by key.
 ``conformance.generate.corpus`` places them in the writes suite."""
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ def _ops(tt: str) -> list[Write | Compact]:
         w("upsert", rec(1, 6, "b", v="moved"), rec(2, 1, "c", v="older"), rec(5, 6, "c")),
         w("delete", rec(3, 9, "z"), rec(99, 9, "z")),
         w("upsert", rec(1, 7, "a", v="back"), rec(3, 8, "b", v="again")),
+        # a flagged delete naming another partition; a new key twice in one batch, in two partitions (combined by
+        # key: the newer is written, in its partition)
+        w("upsert", rec(5, 9, "a", _hoodie_is_deleted=True), rec(6, 8, "b", _hoodie_is_deleted=False),
+          rec(6, 7, "a", _hoodie_is_deleted=False)),
     ]
     if tt == MOR:
         ops.append(Compact())

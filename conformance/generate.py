@@ -46,6 +46,7 @@ from conformance.cases_fidelity import (
     option_conflicts,
     schema_changes,
 )
+from conformance.cases_global import global_cases
 from conformance.cases_ledger import (
     archive_uncleaned_replace,
     compaction_after_archive,
@@ -404,6 +405,7 @@ def corpus() -> dict[str, list[Case]]:
                for c in _diagonal(bulk_insert_sort_mode(mode))]
     writes += [c for b in (equal_ordering_fast_path, equal_ordering_row_path) for c in _grid(b)]
     writes += list(bucket_cases())
+    writes += list(global_cases())
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

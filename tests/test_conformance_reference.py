@@ -46,6 +46,8 @@ CI_SUBSET = (
     "archive-cow-v6", "auto-clean-cow-v8", "crash-then-write-logs-mor-v8",
     # Hudi's rules the reference once departed from: duplicates, schema changes, deletes in a stream
     "duplicates-insert-overwrite-table-cow-v6", "schema-change-mor-v8", "stream-deletes-mor-v8",
+    # a global index: keys moved across partitions (merge-on-read)
+    "global-simple-index-moves-mor-v9",
 )
 """A few cases per capability (the injected-bug tests use these cases too)."""
 
@@ -53,7 +55,7 @@ ON_SPARK_IN_MAKE_TEST = (
     "insert-upsert-delete-cow-v6", "insert-overwrite-cow-v8", "delete-partition-cow-v6", "bulk-insert-upsert-cow-v8",
     "duplicates-insert-overwrite-table-cow-v6", "insert-upsert-delete-logs-mor-v8", "inline-compaction-mor-v8",
     "rollback-latest-logs-mor-v6", "stream-buckets-mor-v6", "archive-cow-v6", "clean-savepoint-cow-v8",
-    "auto-clean-cow-v8", "crash-then-write-logs-mor-v8",
+    "auto-clean-cow-v8", "crash-then-write-logs-mor-v8", "global-simple-index-moves-mor-v9",
 )
 """The cases of the CI subset that ``make test`` runs on the Spark engine too: each capability of the subset
 once (every Spark job starts the session's work afresh, the suite's costliest); the others run on Spark

@@ -95,7 +95,7 @@ CAPABILITIES: Final = frozenset({
     *(f"write:{op}" for op in WRITE_OPERATIONS), "delete_partition",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
-    "index:BLOOM", "index:SIMPLE", "index:BUCKET",
+    "index:BLOOM", "index:SIMPLE", "index:BUCKET", "index:GLOBAL_BLOOM", "index:GLOBAL_SIMPLE",
     "compact", "clean", "rollback", "savepoint", "restore", "archive", "crash",
     "inline_compact", "auto_clean", "auto_archive", "concurrent",
 })

@@ -43,6 +43,8 @@ class WriteConfig:
     bucket_index_engine: str = default("bucket_index_engine")
     bucket_index_num_buckets: int = default("bucket_index_num_buckets")
     bucket_index_hash_fields: tuple[str, ...] = default("bucket_index_hash_fields")
+    bloom_index_update_partition_path: bool = default("bloom_index_update_partition_path")
+    simple_index_update_partition_path: bool = default("simple_index_update_partition_path")
     compression: str = default("compression")
     combine_before_upsert: bool = default("combine_before_upsert")
     combine_before_insert: bool = default("combine_before_insert")

@@ -72,7 +72,8 @@ class Engine(Protocol):
         ...
 
     def tag_location(self, frame: Any, lookup: IndexLookup | None, dedupe: bool,
-                     ordering: str | None) -> tuple[Any, Mapping[tuple[str, str | None], int] | None]:
+                     ordering: str | None, by_key: bool = False
+                     ) -> tuple[Any, Mapping[tuple[str, str | None], int] | None]:
         """The batch ready for the workload profile (Hudi's ``HoodieWriteHelper.deduplicateRecords`` then
         ``HoodieIndex.tagLocation``): one record per (partition, key) when ``dedupe`` — the greatest ordering
         value (nulls lose), then the latest —, kept for the steps that read it again, and each record tagged
@@ -80,7 +81,9 @@ class Engine(Protocol):
         ``lookup`` (None: every record is new); a delete keeps only the records the table holds. With the
         tagged frame, the workload profile's counts when the lookup had them at hand (None: ``counts``). A bucket
         index's lookup (``IndexLookup.bucket``) tags each record with its bucket's group and adds its bucket
-        number (``reference.io.index.BUCKET_ID``)."""
+        number (``reference.io.index.BUCKET_ID``). ``by_key``: a global index's table, whose batch is combined by
+        record key alone (``spec.index.global_index``; its lookup, ``IndexLookup.global_index``, tags and routes
+        the records by ``reference.io.global_index``)."""
         ...
 
     def partitions(self, frame: Any) -> set[str]:

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from reference.engines.engine import Engine, Task
 from reference.io.bulk_insert import BULK_INSERT_TASK
+from reference.io.global_index import global_tag
 from reference.io.handles import BUCKET, FILE_ID, HandleContext, run_handle
 from reference.io.index import BUCKET_ID, IndexLookup, bloom_index, simple_index
 from reference.io.partitioning import counts, new_buckets, route_batch, tag, tag_buckets
@@ -138,11 +139,13 @@ def escape_partition_values(text: pa.Array | pa.ChunkedArray) -> pa.Array | pa.C
     return text
 
 
-def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:
-    """One record per (partition, key): the greatest ordering value (nulls lose), then the latest
-    in the batch — the Spark engine's window rule."""
+def dedupe(table: pa.Table, ordering: str | None, by_key: bool = False) -> pa.Table:
+    """One record per (partition, key) — per key alone under a global index (``by_key``,
+    ``spec.index.global_index``) —: the greatest ordering value (nulls lose), then the latest in the batch — the
+    Spark engine's window rule."""
     table = table.append_column(SEQ, pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    order = [(PARTITION_PATH, "ascending"), (RECORD_KEY, "ascending")]
+    order = [] if by_key else [(PARTITION_PATH, "ascending")]
+    order.append((RECORD_KEY, "ascending"))
     if ordering:
         order.append((ordering, "descending"))
     order.append((SEQ, "descending"))
@@ -151,7 +154,7 @@ def dedupe(table: pa.Table, ordering: str | None) -> pa.Table:
     keys = pc.take(table.column(RECORD_KEY), pa.array(idx)).to_numpy(zero_copy_only=False)
     first = np.ones(len(idx), dtype=bool)
     if len(idx) > 1:
-        first[1:] = (parts[1:] != parts[:-1]) | (keys[1:] != keys[:-1])
+        first[1:] = (keys[1:] != keys[:-1]) if by_key else (parts[1:] != parts[:-1]) | (keys[1:] != keys[:-1])
     return table.take(pa.array(np.sort(idx[first])))
 
 
@@ -256,13 +259,18 @@ class LocalEngine(Engine):
         return dedupe(frame, ordering)
 
     def tag_location(self, frame: pa.Table, lookup: IndexLookup | None, dedupe: bool,
-                     ordering: str | None) -> tuple[pa.Table, None]:
+                     ordering: str | None, by_key: bool = False) -> tuple[pa.Table, None]:
         """The lookup runs here, on the batch's keys (``reference.io.index``); by BLOOM footers, a batch is
         deduplicated only when a key repeats in it (a batch without a repeated key is its own dedupe). Counting
         the tagged batch costs less than tagging its keys too, so no counts come back. A bucket index reads no
         file: each record's tags are its bucket's (``reference.io.partitioning.tag_buckets``)."""
+        if by_key and dedupe and (lookup is None or lookup.global_index is None):  # a global index's insert
+            frame, dedupe = _dedupe(frame, ordering, by_key=True).drop_columns([SEQ]), False
         if lookup is not None and lookup.bucket is not None:
             return tag_buckets(self.dedupe(frame, ordering) if dedupe else frame, lookup.bucket, lookup.delete), None
+        if lookup is not None and lookup.global_index is not None:
+            frame = _dedupe(frame, ordering, by_key=True).drop_columns([SEQ]) if dedupe else frame
+            return global_tag(frame, lookup.global_index, lookup.delete), None
         if dedupe and not (lookup is not None and lookup.bloom):
             frame = self.dedupe(frame, ordering)
         located: pa.Table | None = None
@@ -323,5 +331,7 @@ class LocalEngineContext:
     def set_job_status(self, description: str) -> None:
         """No job is shown in this process."""
 
+
+_dedupe = dedupe
 
 __all__ = ["LocalEngine", "LocalEngineContext", "dedupe", "normalize", "with_keys", "write_buckets", "write_routed"]

@@ -17,8 +17,9 @@ from typing import Any
 import pyarrow as pa
 
 from reference.engines.engine import Engine, Task
-from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, to_arrow_schema
+from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, spark_to_arrow, to_arrow_schema
 from reference.io.bulk_insert import BULK_INSERT_TASK
+from reference.io.global_index import global_tag
 from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
 from reference.io.index import BUCKET_ID, BucketLookup, IndexLookup, base_files, lookup_partition
 from reference.io.partitioning import route_batch, tag_buckets
@@ -215,7 +216,8 @@ class SparkEngine(Engine):
         keyed = frame.withColumn(RECORD_KEY, auto_key_column(instant))
         return self.persist(keyed.select(*[c for c in keyed.columns if c != PARTITION_PATH], PARTITION_PATH))
 
-    def dedupe(self, frame: Any, ordering: str | None) -> Any:
+    def dedupe(self, frame: Any, ordering: str | None, by_key: bool = False) -> Any:
+        """One record per (partition, key), per key alone under a global index (``by_key``)."""
         from pyspark.sql import functions as F
         from pyspark.sql.window import Window
 
@@ -223,7 +225,8 @@ class SparkEngine(Engine):
         order = [F.col("__seq").desc()]
         if ordering:
             order.insert(0, F.col(ordering).desc_nulls_last())
-        w = Window.partitionBy(PARTITION_PATH, RECORD_KEY).orderBy(*order)
+        keys = (RECORD_KEY,) if by_key else (PARTITION_PATH, RECORD_KEY)
+        w = Window.partitionBy(*keys).orderBy(*order)
         return frame.withColumn("__rn", F.row_number().over(w)).filter("__rn = 1").drop("__rn")
 
     def persist(self, frame: Any) -> Any:
@@ -233,11 +236,18 @@ class SparkEngine(Engine):
         return frame
 
     def tag_location(self, frame: Any, lookup: IndexLookup | None, dedupe: bool,
-                     ordering: str | None) -> tuple[Any, None]:
+                     ordering: str | None, by_key: bool = False) -> tuple[Any, None]:
         """Deduplicated by a window, persisted, then looked up in Spark tasks (``locate``): no key of the batch or
         the table reaches the driver, and the workload profile is counted by its own aggregation."""
+        if by_key and dedupe and (lookup is None or lookup.global_index is None):  # a global index's insert
+            frame, dedupe = self.dedupe(frame, ordering, by_key=True), False
         from pyspark.sql import functions as F
 
+        if lookup is not None and lookup.global_index is not None:
+            # a global index's tagging (``reference.io.global_index``) runs on the batch's rows at the driver
+            frame = self.dedupe(frame, ordering, by_key=True) if dedupe else frame
+            tagged = global_tag(spark_to_arrow(frame), lookup.global_index, lookup.delete)
+            return self.persist(arrow_to_spark(self.spark, tagged)), None
         if dedupe:
             frame = self.dedupe(frame, ordering)
         if dedupe or lookup is not None:

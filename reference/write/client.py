@@ -43,6 +43,7 @@ from reference.io.buckets import (
     write_partition_metadata,
 )
 from reference.io.bulk_insert import bulk_insert_assignment
+from reference.io.global_index import GlobalLookup, global_index_of
 from reference.io.index import IndexLookup
 from reference.metadata.writer import TableServices
 from reference.transaction import transaction
@@ -213,15 +214,17 @@ class WriteClient:
         ordering = table.ordering_field if op != "delete" else None
         lookup = None
         bucket = bucket_index_of(cfg, table, op)
+        global_index = global_index_of(cfg, table)
         if op in ("upsert", "delete") or (bucket is not None and op in INDEXED_OPERATIONS):
             lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete",
-                                 bucket_lookup(bucket, view) if bucket is not None else None)
+                                 bucket_lookup(bucket, view) if bucket is not None else None,
+                                 GlobalLookup(global_index, self.storage, view, table) if global_index else None)
             self.set_job_status(f"commit {instant}: index lookup")
         if not table.record_key_fields and RECORD_KEY not in engine.columns(df):
             df = engine.with_auto_keys(df, instant)
         # (a bulk_insert or insert without dedupe is read twice, by the profile and the handles: recomputing
         # its key columns costs less than caching it, as Hudi's bulk insert does not cache either)
-        df, counts = engine.tag_location(df, lookup, dedupe, ordering)
+        df, counts = engine.tag_location(df, lookup, dedupe, ordering, by_key=global_index is not None)
         times.mark("index lookup")
         if op in ("insert_overwrite", "insert_overwrite_table"):
             incoming_parts = engine.partitions(df)

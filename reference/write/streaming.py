@@ -40,6 +40,7 @@ from reference.io.buckets import (
     schema_json,
     write_partition_metadata,
 )
+from reference.io.global_index import global_index_of
 from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, BucketSpec
 from reference.transaction import transaction
 from reference.write.client import WriteClient, WriteResult
@@ -48,6 +49,7 @@ from reference.write.write_checks import check_against_table, check_schema
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import InvalidOperation
 from spec.file_group.file_system_view import FileSystemView
+from spec.index.global_index import refuse_streaming
 from spec.read.merge import IS_DELETED_FIELD
 from spec.read.reader import TableReader
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
@@ -82,6 +84,7 @@ class StreamingWriter:
         their record counts, and the index of every key; a bucket index's: every partition's buckets
         (``reference.io.bucket_index``)."""
         bucket = bucket_index_of(self.cfg, table, "upsert")
+        refuse_streaming(global_index_of(self.cfg, table))
         if bucket is not None:
             found = bucket_lookup(bucket, FileSystemView.load(self.client.storage, table, timeline))
             return BucketStreamAssigner(bucket, {p: found.groups(p) for p in found.file_ids})

@@ -204,9 +204,19 @@ SETTINGS: tuple[Setting, ...] = (
             "HoodieCompactionConfig.COPY_ON_WRITE_RECORD_SIZE_ESTIMATE", "record_size_estimate",
             parse_positive_int),
     Setting("hoodie.index.type", "BLOOM", "how records are tagged with their file group: BLOOM (footers, then "
-            "exact keys of candidate files), SIMPLE (all keys) or BUCKET (the hash of the key: "
-            "spec.index.bucket_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
-            choices=("BLOOM", "SIMPLE", "BUCKET")),
+            "exact keys of candidate files), SIMPLE (all keys), BUCKET (the hash of the key: "
+            "spec.index.bucket_index), or GLOBAL_BLOOM / GLOBAL_SIMPLE (a key unique across partitions: "
+            "spec.index.global_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
+            choices=("BLOOM", "SIMPLE", "BUCKET", "GLOBAL_BLOOM", "GLOBAL_SIMPLE")),
+    # true is Hudi 1.2.0's HoodieIndexConfig default for both, measured
+    Setting("hoodie.bloom.index.update.partition.path", "true", "GLOBAL_BLOOM: an upsert naming another partition "
+            "moves its key there (a delete in the old partition, an insert in the new); false: updates it where it "
+            "is", "HoodieIndexConfig.BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE", "bloom_index_update_partition_path",
+            parse_bool),
+    Setting("hoodie.simple.index.update.partition.path", "true", "GLOBAL_SIMPLE: as "
+            "hoodie.bloom.index.update.partition.path for GLOBAL_BLOOM",
+            "HoodieIndexConfig.SIMPLE_INDEX_UPDATE_PARTITION_PATH_ENABLE", "simple_index_update_partition_path",
+            parse_bool),
     Setting("hoodie.index.bucket.engine", "SIMPLE", "the bucket index's engine: SIMPLE (a fixed number of buckets; "
             "CONSISTENT_HASHING is refused)", "HoodieIndexConfig.BUCKET_INDEX_ENGINE_TYPE", "bucket_index_engine",
             choices=("SIMPLE", "CONSISTENT_HASHING")),

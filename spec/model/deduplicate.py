@@ -40,13 +40,15 @@ def _version(r: Incoming, state: TableState) -> Version:
     return as_version(r.data, rule, ordering_type(state))
 
 
-def dedupe(state: TableState, recs: Sequence[Incoming]) -> list[Incoming]:
-    """One version per (partition, key): versions in batch order combined as log versions are."""
+def dedupe(state: TableState, recs: Sequence[Incoming], by_key: bool = False) -> list[Incoming]:
+    """One version per (partition, key) — per key alone under a global index (``by_key``: Hudi's
+    ``HoodieWriteHelper.deduplicateRecords`` keys by the record key when ``HoodieIndex.isGlobal``, so the winner's
+    partition is the one written) —: versions in batch order combined as log versions are."""
     rule = merge_rule(state.config)
     best: dict[tuple[str, str], tuple[Incoming, Version]] = {}
     for r in recs:
         v = _version(r, state)
-        k = (r.partition, r.key)
+        k = ("" if by_key else r.partition, r.key)
         if k in best:
             won = combine_logs(best[k][1], v, rule)
             best[k] = (r, v) if won is v else best[k]

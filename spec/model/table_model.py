@@ -39,6 +39,7 @@ from typing import Any
 from spec.config.registry import check_values
 from spec.config.write_operation import WriteOperationType, write_action
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
+from spec.index.global_index import refuse_streaming
 from spec.model.actions import (
     archive,
     clean,
@@ -56,6 +57,7 @@ from spec.model.bucketing import bucket_groups, commit_totals, model_bucket_inde
 from spec.model.concurrency import concurrent
 from spec.model.deduplicate import dedupe
 from spec.model.files import IS_DELETED, Row
+from spec.model.global_tagging import model_global_index
 from spec.model.operations import (
     Archive,
     Clean,
@@ -209,6 +211,7 @@ def stream(state: TableState, env: Env, checkpoints: Sequence[Sequence[Any]]) ->
     pcfg = partitioner_config(cfg)
     capacity = max(cfg.max_file_size // average_record_size(commit_totals(state), pcfg), 1)
     bucket_index = model_bucket_index(cfg, "upsert")
+    refuse_streaming(model_global_index(cfg))
     assigner: StreamBucketAssigner | BucketStreamAssigner = StreamBucketAssigner(capacity, groups={
         p: tuple(StreamFileGroup(g.file_id, len(g.keys), 0) for g in groups) for p, groups in layout(state).items()},
         key_index={k: fids[0] for k, fids in key_locations(state).items()}) if bucket_index is None else (

@@ -55,6 +55,7 @@ from spec.model.files import (
     Row,
     Scalar,
 )
+from spec.model.global_tagging import model_global_index, tag_global
 from spec.model.queries import index_locations, merge_rule, ordering_type, view
 from spec.model.state import Env, TableState, json_type
 from spec.read.merge import Version, merge_handle_keeps_stored
@@ -334,12 +335,17 @@ def plan_write(state: TableState, env: Env, operation: str, recs: Sequence[Incom
     """The files a write at ``t`` produces (see the module rules), in bucket order."""
     cfg = state.config
     bucket_index = model_bucket_index(cfg, operation)
+    global_index = model_global_index(cfg)
     if combines(cfg, operation):
-        recs = dedupe(state, recs)
+        recs = dedupe(state, recs, by_key=global_index is not None)
+    tagged_globally = global_index is not None and operation in ("upsert", "delete")
     where = index_locations(state) if operation in ("upsert", "delete") and bucket_index is None else {}
     buckets = bucket_groups(state) if bucket_index is not None and operation in INDEXED_OPERATIONS else {}
     located: list[tuple[Incoming, str | None]] = []
-    for r in recs:
+    for r, fid in tag_global(state, global_index, recs) if global_index is not None and tagged_globally else []:
+        if fid or operation == "upsert":  # spec.index.global_index; a delete of a key held nowhere is dropped
+            located.append((r, fid))
+    for r in () if tagged_globally else recs:
         if bucket_index is not None:
             fid = locate(bucket_index, buckets.get(r.partition, {}), r.key)
         else:

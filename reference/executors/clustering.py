@@ -103,7 +103,7 @@ def _table(client: Clusterer) -> TableConfig:
 
 def _base_uri(client: Clusterer) -> str:
     full = client.storage.full("")
-    return full if "://" in full else "file:" + full
+    return full
 
 
 def schedule_clustering(client: Clusterer, *, locked: bool = False,
@@ -127,11 +127,11 @@ def _schedule(client: Clusterer, table: TableConfig, config: ClusteringConfig) -
     latest = {p: [EligibleSlice(SliceRef.of(sl), sl.base_file.size if sl.base_file else None,
                                 tuple(f.size for f in sl.log_files))
                   for sl in view.latest_file_slices(p)] for p in view.partitions()}
-    groups = plan_clustering(latest, config, set(busy))
-    if not groups:
+    plan = plan_clustering(latest, config, set(busy))
+    if not plan.groups:
         return None
     t = instant_times(timeline, client.clock).next()
-    record = clustering_plan_record(groups, config, _base_uri(client), table.table_version)
+    record = clustering_plan_record(plan, config, _base_uri(client), table.table_version)
     content = format_avro_metadata(HoodieRequestedReplaceMetadata(
         operation_type="CLUSTER", clustering_plan=record, extra_metadata={}, version=1), table.table_version)
     request(client.storage, table, t, clustering_action(table), content)

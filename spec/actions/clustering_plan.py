@@ -19,7 +19,8 @@ and ``ClusteringPlanStrategy``) plans, partition by partition:
    one slice or ``...single.group.clustering.enabled`` (default true). Each group writes
    ``ceil(bytes / ...target.file.max.bytes)`` output file groups;
 4. **the plan**: the groups of all partitions in partition order, at most ``...max.num.groups`` in all; none → no
-   plan (Hudi writes no requested instant).
+   plan (Hudi writes no requested instant). A partition whose slices did not all find a group, or whose groups the
+   limit cut, is named in the plan's ``missingSchedulePartitions`` (table version 8 and later).
 
 Ties in step 3 (two base files of the same size) keep the file system view's order in Hudi (a hash set's); here
 they are in file id order, the one place a plan may order slices differently.
@@ -188,9 +189,9 @@ def eligible_slices(latest: Iterable[EligibleSlice], config: ClusteringConfig,
             and (s.base_size or 0) < config.small_file_limit]
 
 
-def partition_groups(slices: Sequence[EligibleSlice], config: ClusteringConfig) -> list[ClusteringGroup]:
+def partition_groups(slices: Sequence[EligibleSlice], config: ClusteringConfig) -> tuple[list[ClusteringGroup], bool]:
     """The groups of one partition's eligible slices (step 3): largest base file first, filled up to
-    ``max_bytes_per_group``, at most ``max_num_groups``."""
+    ``max_bytes_per_group``, at most ``max_num_groups``; and whether slices were left over for want of groups."""
     def size(s: EligibleSlice) -> int:
         return s.base_size if s.base_size is not None else config.parquet_max_file_size
 
@@ -208,21 +209,35 @@ def partition_groups(slices: Sequence[EligibleSlice], config: ClusteringConfig) 
                 break
         current.append(s)
         total += size(s)
-    if current and not partial and (len(current) > 1 or config.single_group):
+    if current and (len(current) > 1 or config.single_group):
         groups.append((current, total))
     return [ClusteringGroup(tuple(g), math.ceil(total / config.target_file_max_bytes),
-                            g[0].slice.partition_path) for g, total in groups]
+                            g[0].slice.partition_path) for g, total in groups], partial
+
+
+@dataclass(frozen=True)
+class ClusteringPlan:
+    """A plan's input groups, and the partitions it left (partly) unplanned for want of groups
+    (``missingSchedulePartitions``, sorted: a later incremental schedule looks at them again)."""
+
+    groups: tuple[ClusteringGroup, ...]
+    missing_partitions: tuple[str, ...] = ()
 
 
 def plan_clustering(latest_by_partition: Mapping[str, Sequence[EligibleSlice]], config: ClusteringConfig,
-                    excluded_groups: Collection[GroupId] = ()) -> tuple[ClusteringGroup, ...]:
-    """The input groups of a clustering plan over the latest slices of every partition (the module's rule);
-    empty when nothing qualifies (then no clustering is scheduled)."""
+                    excluded_groups: Collection[GroupId] = ()) -> ClusteringPlan:
+    """The clustering plan over the latest slices of every partition (the module's rule); no groups when nothing
+    qualifies (then no clustering is scheduled)."""
     groups: list[ClusteringGroup] = []
+    missing: set[str] = set()
     for partition in clustering_partitions(latest_by_partition, config):
         slices = eligible_slices(latest_by_partition.get(partition, ()), config, excluded_groups)
-        groups.extend(partition_groups(slices, config)[:config.max_num_groups])
-    return tuple(groups[:config.max_num_groups])
+        made, partial = partition_groups(slices, config)
+        if partial or len(made) > config.max_num_groups:
+            missing.add(partition)
+        groups.extend(made[:config.max_num_groups])
+    missing.update(g.partition_path for g in groups[config.max_num_groups:])
+    return ClusteringPlan(tuple(groups[:config.max_num_groups]), tuple(sorted(missing)))
 # --8<-- [end:clustering_plan]
 
 
@@ -242,12 +257,12 @@ def group_metrics(group: ClusteringGroup, config: ClusteringConfig) -> dict[str,
             "TOTAL_IO_WRITE_MB": write, "TOTAL_IO_MB": read + write}
 
 
-def clustering_plan_record(groups: Sequence[ClusteringGroup], config: ClusteringConfig, base_uri: str,
+def clustering_plan_record(plan: ClusteringPlan, config: ClusteringConfig, base_uri: str,
                            table_version: int) -> dict[str, Any]:
-    """The ``HoodieClusteringPlan`` record of ``groups`` as Hudi writes it: slices naming their files by full path
-    under ``base_uri`` (``file:/…`` for a local table), the sort-and-size execution strategy with the sort
-    columns as its parameter, ``preserveHoodieMetadata`` true; table version 8 and later add an empty
-    ``missingSchedulePartitions``."""
+    """The ``HoodieClusteringPlan`` record of ``plan`` as Hudi writes it: slices naming their files by full path
+    under ``base_uri`` (the table's location as given), the sort-and-size execution strategy with the sort
+    columns as its parameter, ``preserveHoodieMetadata`` true; table version 8 and later add the
+    ``missingSchedulePartitions`` (Hudi 1.x, incremental table services on by default)."""
     def path(partition: str, name: str) -> str:
         return "/".join(p for p in (base_uri.rstrip("/"), partition, name) if p)
 
@@ -258,17 +273,18 @@ def clustering_plan_record(groups: Sequence[ClusteringGroup], config: Clustering
                         "fileId": s.slice.file_id, "partitionPath": s.slice.partition_path,
                         "bootstrapFilePath": "", "version": 1} for s in g.slices],
             "metrics": group_metrics(g, config), "numOutputFileGroups": g.num_output_file_groups,
-            "extraMetadata": None, "version": 1} for g in groups],
+            "extraMetadata": None, "version": 1} for g in plan.groups],
         "strategy": {"strategyClassName": EXECUTION_STRATEGY,
                      "strategyParams": {SORT_COLUMNS_KEY: ",".join(config.sort_columns)} if config.sort_columns
                      else {}, "version": 1},
         "extraMetadata": {}, "version": PLAN_VERSION, "preserveHoodieMetadata": True,
     }
     if table_version >= 8:
-        record["missingSchedulePartitions"] = []
+        record["missingSchedulePartitions"] = list(plan.missing_partitions)
     return record
 
 
 __all__ = ["EXECUTION_STRATEGY", "PLAN_STRATEGY", "SORT_COLUMNS_KEY", "ClusteringConfig", "ClusteringGroup",
+           "ClusteringPlan",
            "EligibleSlice", "clustering_partitions", "clustering_plan_record", "eligible_slices", "group_metrics",
            "partition_groups", "plan_clustering"]

@@ -46,12 +46,14 @@ from spec.actions.clustering import clustering_plan, pending_clustering_groups, 
 from spec.actions.clustering_plan import (
     SORT_COLUMNS_KEY,
     ClusteringConfig,
+    CommitPartitions,
     EligibleSlice,
     clustering_plan_record,
+    incremental_partitions,
     plan_clustering,
 )
 from spec.actions.file_refs import SliceRef
-from spec.config.table_config import TableConfig
+from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import InstantNotFound, InvalidOperation
 from spec.file_group.file_naming import BaseFileName, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
@@ -68,7 +70,7 @@ from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.avro_model import HoodieRequestedReplaceMetadata, format_avro_metadata
 from spec.timeline.commit_metadata import CommitMetadata, parse_commit_metadata
 from spec.timeline.instant import Action, Instant, State
-from spec.timeline.layout import read_instant_content
+from spec.timeline.layout import format_instant_file_name, read_instant_content, timeline_dir
 
 
 class Clusterer(Compactor, Protocol):
@@ -89,7 +91,7 @@ def _split(options: Mapping[str, Any] | None) -> tuple[ClusteringConfig, dict[st
     opts = dict(options or {})
     config = ClusteringConfig.from_options(opts)
     rest = {k: v for k, v in opts.items() if not k.startswith(("hoodie.clustering.", "hoodie.layout."))
-            and k != "hoodie.parquet.max.file.size"}
+            and k not in ("hoodie.parquet.max.file.size", "hoodie.table.services.incremental.enabled")}
     return config, rest
 
 
@@ -127,15 +129,41 @@ def _schedule(client: Clusterer, table: TableConfig, config: ClusteringConfig) -
     latest = {p: [EligibleSlice(SliceRef.of(sl), sl.base_file.size if sl.base_file else None,
                                 tuple(f.size for f in sl.log_files))
                   for sl in view.latest_file_slices(p)] for p in view.partitions()}
-    plan = plan_clustering(latest, config, set(busy))
+    t = instant_times(timeline, client.clock).next()
+    window = _incremental_window(client, table, timeline, t)
+    plan = plan_clustering(latest, config, set(busy), window)
     if not plan.groups:
         return None
-    t = instant_times(timeline, client.clock).next()
     record = clustering_plan_record(plan, config, _base_uri(client), table.table_version)
     content = format_avro_metadata(HoodieRequestedReplaceMetadata(
         operation_type="CLUSTER", clustering_plan=record, extra_metadata={}, version=1), table.table_version)
     request(client.storage, table, t, clustering_action(table), content)
     return t
+
+
+def _incremental_window(client: Clusterer, table: TableConfig, timeline: Timeline, t: str) -> set[str] | None:
+    """``spec.actions.clustering_plan.incremental_partitions`` over the table's completed writes (a completion
+    time of table version 6, which its file names do not hold, read as the requested time)."""
+    completed = timeline.commits_timeline().completed().instants
+    last = next((i for i in reversed(completed) if i.action == Action.REPLACE_COMMIT
+                 and _completed_clustering_plan(client, i, table) is not None), None)
+    if last is None:
+        return None
+    plan = _completed_clustering_plan(client, last, table) or {}
+    commits = [CommitPartitions(i.action, i.requested, i.completed or i.requested, frozenset(
+        parse_commit_metadata(read_instant_content(client.storage, i, timeline.layout)).partition_to_write_stats))
+        for i in completed]
+    return incremental_partitions(t, last.requested, plan.get("missingSchedulePartitions") or (), commits,
+                                  table.table_type == MERGE_ON_READ)
+
+
+def _completed_clustering_plan(client: Clusterer, inst: Instant, table: TableConfig) -> Mapping[str, Any] | None:
+    """The plan of a completed replacecommit that was a clustering (None for an insert overwrite's)."""
+    layout = table.timeline_layout
+    requested = Instant(inst.requested, clustering_action(table), State.REQUESTED)
+    if not client.storage.exists(posixpath.join(timeline_dir(layout), format_instant_file_name(requested, layout))):
+        return None  # layout 2: a replacecommit requested as such (an insert overwrite)
+    return clustering_plan(client.storage, requested, layout)
 
 
 def run_clustering(client: Clusterer, instant: str | None = None, *, locked: bool = False,

@@ -3,7 +3,9 @@
 Hudi's default plan strategy (``SparkSizeBasedClusteringPlanStrategy``, over ``PartitionAwareClusteringPlanStrategy``
 and ``ClusteringPlanStrategy``) plans, partition by partition:
 
-1. **partitions**: every partition (sorted), narrowed by ``hoodie.clustering.plan.strategy.partition.selected``
+1. **partitions**: every partition (sorted) — with incremental table services (``hoodie.table.services.incremental
+   .enabled``, default true) and an earlier completed clustering, only the partitions written since
+   (``incremental_partitions``) — narrowed by ``hoodie.clustering.plan.strategy.partition.selected``
    (a comma list, taken as given) or else ``...partition.regex.pattern`` (a full match), then by
    ``hoodie.clustering.plan.partition.filter.mode`` (``ClusteringPlanPartitionFilter``): ``NONE``; ``RECENT_DAYS``
    — the partitions in reverse order, the first ``...daybased.skipfromlatest.partitions`` skipped, at most
@@ -25,9 +27,11 @@ and ``ClusteringPlanStrategy``) plans, partition by partition:
 Ties in step 3 (two base files of the same size) keep the file system view's order in Hudi (a hash set's); here
 they are in file id order, the one place a plan may order slices differently.
 
-Source (Apache Hudi 1.2.0): ``SparkSizeBasedClusteringPlanStrategy``, ``PartitionAwareClusteringPlanStrategy``,
+Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9; the plans are compared with
+1.2.0's ``run_clustering``): ``SparkSizeBasedClusteringPlanStrategy``, ``PartitionAwareClusteringPlanStrategy``,
 ``ClusteringPlanStrategy``, ``ClusteringPlanPartitionFilter``, ``FileSliceMetricUtils`` (the group metrics) and
-``HoodieClusteringConfig`` (the options and their defaults).
+``HoodieClusteringConfig`` (the options and their defaults), ``BaseTableServicePlanActionExecutor`` (the incremental
+window).
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ _KEYS: Mapping[str, str] = {
     _P + "daybased.lookback.partitions": "lookback_partitions",
     _P + "daybased.skipfromlatest.partitions": "skip_from_latest", _P + "cluster.begin.partition": "begin_partition",
     _P + "cluster.end.partition": "end_partition", _P + "single.group.clustering.enabled": "single_group",
-    "hoodie.parquet.max.file.size": "parquet_max_file_size",
+    "hoodie.parquet.max.file.size": "parquet_max_file_size", "hoodie.table.services.incremental.enabled": "incremental",
 }
 _ACCEPTED: Mapping[str, tuple[str, ...]] = {
     "hoodie.clustering.plan.strategy.class": (PLAN_STRATEGY,),
@@ -89,6 +93,7 @@ class ClusteringConfig:
     end_partition: str = ""
     single_group: bool = True
     parquet_max_file_size: int = 120 * 1024 * 1024
+    incremental: bool = True
 
     def __post_init__(self) -> None:
         for name in ("small_file_limit", "target_file_max_bytes", "max_bytes_per_group", "max_num_groups",
@@ -164,6 +169,33 @@ class ClusteringGroup:
 
 
 # --8<-- [start:clustering_plan]
+@dataclass(frozen=True)
+class CommitPartitions:
+    """A completed write as the incremental window sees it: its action, requested and completion times and the
+    partitions of its write stats."""
+
+    action: str
+    requested: str
+    completed: str
+    partitions: frozenset[str]
+
+
+def incremental_partitions(instant: str, last_clustering: str | None, last_missing: Iterable[str],
+                           commits: Iterable[CommitPartitions], merge_on_read: bool) -> set[str] | None:
+    """The partitions an incremental clustering at ``instant`` looks at (``BaseTableServicePlanActionExecutor
+    .getIncrementalPartitions``): without an earlier completed clustering (``last_clustering``, its requested
+    time), None — every partition; else those of the completed writes (copy-on-write: ``commit`` and
+    ``replacecommit``; merge-on-read: ``deltacommit`` and ``replacecommit``), the last clustering itself left out,
+    that completed at or after the last clustering was requested and before ``instant``, and the partitions the
+    last clustering's plan left out (``last_missing``). An empty set schedules nothing."""
+    if last_clustering is None:
+        return None
+    actions = {"deltacommit", "replacecommit"} if merge_on_read else {"commit", "replacecommit"}
+    window = {p for c in commits if c.action in actions and c.requested != last_clustering
+              and last_clustering <= c.completed < instant for p in c.partitions}
+    return window | set(last_missing)
+
+
 def clustering_partitions(partitions: Iterable[str], config: ClusteringConfig) -> list[str]:
     """The partitions a plan looks at (steps 1 of the module's rule), in the order their groups are taken."""
     if config.partition_selected:
@@ -225,12 +257,14 @@ class ClusteringPlan:
 
 
 def plan_clustering(latest_by_partition: Mapping[str, Sequence[EligibleSlice]], config: ClusteringConfig,
-                    excluded_groups: Collection[GroupId] = ()) -> ClusteringPlan:
-    """The clustering plan over the latest slices of every partition (the module's rule); no groups when nothing
-    qualifies (then no clustering is scheduled)."""
+                    excluded_groups: Collection[GroupId] = (), window: Collection[str] | None = None) -> ClusteringPlan:
+    """The clustering plan over the latest slices of every partition (the module's rule), or only of the
+    partitions of the incremental ``window`` when given; no groups when nothing qualifies (then no clustering
+    is scheduled)."""
     groups: list[ClusteringGroup] = []
     missing: set[str] = set()
-    for partition in clustering_partitions(latest_by_partition, config):
+    candidates = latest_by_partition.keys() if window is None or not config.incremental else window
+    for partition in clustering_partitions(candidates, config):
         slices = eligible_slices(latest_by_partition.get(partition, ()), config, excluded_groups)
         made, partial = partition_groups(slices, config)
         if partial or len(made) > config.max_num_groups:
@@ -280,11 +314,24 @@ def clustering_plan_record(plan: ClusteringPlan, config: ClusteringConfig, base_
         "extraMetadata": {}, "version": PLAN_VERSION, "preserveHoodieMetadata": True,
     }
     if table_version >= 8:
-        record["missingSchedulePartitions"] = list(plan.missing_partitions)
+        record["missingSchedulePartitions"] = list(plan.missing_partitions) if config.incremental else None
     return record
 
 
-__all__ = ["EXECUTION_STRATEGY", "PLAN_STRATEGY", "SORT_COLUMNS_KEY", "ClusteringConfig", "ClusteringGroup",
-           "ClusteringPlan",
-           "EligibleSlice", "clustering_partitions", "clustering_plan_record", "eligible_slices", "group_metrics",
-           "partition_groups", "plan_clustering"]
+__all__ = [
+    "EXECUTION_STRATEGY",
+    "PLAN_STRATEGY",
+    "SORT_COLUMNS_KEY",
+    "ClusteringConfig",
+    "ClusteringGroup",
+    "ClusteringPlan",
+    "CommitPartitions",
+    "EligibleSlice",
+    "clustering_partitions",
+    "clustering_plan_record",
+    "eligible_slices",
+    "group_metrics",
+    "incremental_partitions",
+    "partition_groups",
+    "plan_clustering",
+]

@@ -103,9 +103,12 @@ def _table(client: Clusterer) -> TableConfig:
     return table
 
 
-def _base_uri(client: Clusterer) -> str:
+def _base_uri(client: Clusterer, table: TableConfig) -> str:
+    """The table's location as the plan's file paths start: as given where the metadata table lists the files;
+    a local table listed from the file system (no metadata table) with Hadoop's ``file:`` scheme, as Hudi 1.2.0
+    writes it (measured: ``tests/test_clustering_hudi.py``)."""
     full = client.storage.full("")
-    return full
+    return full if "://" in full or table.metadata_partitions else "file:" + full
 
 
 def schedule_clustering(client: Clusterer, *, locked: bool = False,
@@ -134,7 +137,7 @@ def _schedule(client: Clusterer, table: TableConfig, config: ClusteringConfig) -
     plan = plan_clustering(latest, config, set(busy), window)
     if not plan.groups:
         return None
-    record = clustering_plan_record(plan, config, _base_uri(client), table.table_version)
+    record = clustering_plan_record(plan, config, _base_uri(client, table), table.table_version)
     content = format_avro_metadata(HoodieRequestedReplaceMetadata(
         operation_type="CLUSTER", clustering_plan=record, extra_metadata={}, version=1), table.table_version)
     request(client.storage, table, t, clustering_action(table), content)

@@ -268,3 +268,17 @@ def test_the_cli_clusters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert rows(path) == before
     assert main(["cluster", str(path), "--option", "hoodie.layout.optimize.strategy=z-order"]) == 2
     assert "z-order" in capsys.readouterr().err
+
+
+def test_cluster_runs_the_pending_clusterings_first(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    table = small_table(path, 9, "COPY_ON_WRITE")
+    before = rows(path)
+    t = table.schedule_clustering({"hoodie.clustering.plan.strategy.partition.selected": "x"})
+    assert t is not None
+    # the pending one runs; then the incremental window is empty (nothing was written since it), so no new plan
+    assert table.cluster() == t
+    timeline = Timeline.load(str(path))
+    assert all(i.is_completed for i in timeline.instants)
+    assert [i.requested for i in timeline.instants if i.action == Action.REPLACE_COMMIT] == [t]
+    assert rows(path) == before

@@ -182,15 +182,19 @@ def run_clustering(client: Clusterer, instant: str | None = None, *, locked: boo
 
 
 def cluster(client: Clusterer, *, locked: bool = False, options: Mapping[str, Any] | None = None) -> str | None:
-    """Schedule a clustering and execute it; its instant, or None when there was nothing to cluster."""
+    """Run the pending clusterings (an inflight one rolled back to its plan first), then schedule a clustering and
+    execute it (``run_clustering(op => 'scheduleAndExecute')``); the last instant clustered, or None when there
+    was nothing to cluster."""
     from reference.config.options import parse_options
 
     table = _table(client)
     config, rest = _split(options)
     cfg = parse_options(rest)
     with maybe_locked(client.storage, locked, "clustering", cfg.lock):
+        pending = pending_clusterings(client.storage, Timeline.load(client.storage, table.timeline_layout))
+        done = [_run(client, table, p.requested, cfg.compression, config) for p in pending]
         t = _schedule(client, table, config)
-        return _run(client, table, t, cfg.compression, config) if t is not None else None
+        return _run(client, table, t, cfg.compression, config) if t is not None else (done[-1] if done else None)
 
 
 def _pending(client: Clusterer, table: TableConfig, instant: str | None) -> Instant:

@@ -282,3 +282,11 @@ def test_cluster_runs_the_pending_clusterings_first(tmp_path: Path) -> None:
     assert all(i.is_completed for i in timeline.instants)
     assert [i.requested for i in timeline.instants if i.action == Action.REPLACE_COMMIT] == [t]
     assert rows(path) == before
+
+
+def test_sizes_compare_as_hudis_int_comparator_does() -> None:
+    """Hudi orders slices by ``(int) (size2 - size1)``: two sizes 3 GiB apart compare the wrong way round."""
+    gib = 1024 * MB
+    latest = {"a": [s("a", "small", 1 * gib), s("a", "huge", 4 * gib)]}
+    config = ClusteringConfig(small_file_limit=8 * gib, max_bytes_per_group=3 * gib, target_file_max_bytes=gib)
+    assert ids(plan_clustering(latest, config)) == [["small"], ["huge"]]  # a plain sort would put huge first

@@ -15,11 +15,12 @@ and ``ClusteringPlanStrategy``) plans, partition by partition:
    (``ClusteringPlanStrategy.getFileSlicesEligibleForClustering``) whose base file is smaller than
    ``hoodie.clustering.plan.strategy.small.file.limit`` (a slice without a base file counts 0);
 3. **groups**: the eligible slices, largest base file first (a slice without one counts as
-   ``hoodie.parquet.max.file.size``; Java's stable sort), filled in that order into groups of at most
-   ``...max.bytes.per.group`` bytes (a slice that would overflow a non-empty group starts the next one). A
-   partition stops making groups once it has ``...max.num.groups``; its last group is kept when it holds more than
-   one slice or ``...single.group.clustering.enabled`` (default true). Each group writes
-   ``ceil(bytes / ...target.file.max.bytes)`` output file groups;
+   ``hoodie.parquet.max.file.size``; a stable sort by the size difference cast to a Java int, as Hudi's comparator
+   sorts, so sizes more than 2 GiB apart compare the wrong way round there and here), filled in that order into groups
+   of at most ``...max.bytes.per.group`` bytes (a slice that would overflow a non-empty group starts the next one). A
+   partition stops making groups once it has ``...max.num.groups``; its last group is kept when it holds more than one
+   slice or ``...single.group.clustering.enabled`` (default true). Each group writes ``ceil(bytes /
+   ...target.file.max.bytes)`` output file groups;
 4. **the plan**: the groups of all partitions in partition order, at most ``...max.num.groups`` in all; none → no
    plan (Hudi writes no requested instant). A partition whose slices did not all find a group, or whose groups the
    limit cut, is named in the plan's ``missingSchedulePartitions`` (table version 8 and later).
@@ -40,6 +41,7 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cmp_to_key
 from typing import Any
 
 from spec.actions.file_refs import GroupId, SliceRef
@@ -227,7 +229,11 @@ def partition_groups(slices: Sequence[EligibleSlice], config: ClusteringConfig) 
     def size(s: EligibleSlice) -> int:
         return s.base_size if s.base_size is not None else config.parquet_max_file_size
 
-    ordered = sorted(sorted(slices, key=lambda s: s.slice.file_id), key=size, reverse=True)
+    def larger_first(a: EligibleSlice, b: EligibleSlice) -> int:
+        """Hudi's comparator: the difference of the sizes cast to a Java int (its sign flips past 2 GiB)."""
+        return (size(b) - size(a) + 2**31) % 2**32 - 2**31
+
+    ordered = sorted(sorted(slices, key=lambda s: s.slice.file_id), key=cmp_to_key(larger_first))
     groups: list[tuple[list[EligibleSlice], int]] = []
     current: list[EligibleSlice] = []
     total = 0

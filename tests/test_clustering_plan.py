@@ -268,6 +268,9 @@ def test_the_cli_clusters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert rows(path) == before
     assert main(["cluster", str(path), "--option", "hoodie.layout.optimize.strategy=z-order"]) == 2
     assert "z-order" in capsys.readouterr().err
+    assert main(["cluster", str(path), "--option", "hoodie.index.type=BUCKET"]) == 2
+    assert "bucket" in capsys.readouterr().err
+    assert rows(path) == before
 
 
 def test_cluster_runs_the_pending_clusterings_first(tmp_path: Path) -> None:

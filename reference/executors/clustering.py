@@ -54,7 +54,7 @@ from spec.actions.clustering_plan import (
 )
 from spec.actions.file_refs import SliceRef
 from spec.config.table_config import MERGE_ON_READ, TableConfig
-from spec.errors import InstantNotFound, InvalidOperation
+from spec.errors import InstantNotFound, InvalidOperation, UnsupportedOption
 from spec.file_group.file_naming import BaseFileName, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.read.merge import MergeRule
@@ -92,6 +92,11 @@ def _split(options: Mapping[str, Any] | None) -> tuple[ClusteringConfig, dict[st
     config = ClusteringConfig.from_options(opts)
     rest = {k: v for k, v in opts.items() if not k.startswith(("hoodie.clustering.", "hoodie.layout."))
             and k not in ("hoodie.parquet.max.file.size", "hoodie.table.services.incremental.enabled")}
+    if str(rest.get("hoodie.index.type", "")).upper() == "BUCKET":
+        raise UnsupportedOption("clustering a table with hoodie.index.type=BUCKET is not supported: the size-based "
+                                "strategy writes new file ids, and a bucket's file group is its file id",
+                                hint="Hudi's bucket index tables are clustered by its bucket strategies (as Hudi's "
+                                     "Flink writer, this one refuses the SIMPLE engine's)")
     return config, rest
 
 

@@ -3,6 +3,8 @@
 - **the plan**: on the same table (ours, version 9 copy-on-write, file groups of distinct sizes in two partitions)
   and the same ``hoodie.clustering.plan.strategy.*`` settings, our plan (``spec.actions.clustering_plan``)
   chooses the file groups Hudi's ``run_clustering(op => 'schedule')`` chooses, grouped and ordered alike;
+- **a pending clustering refuses updates**: with Hudi's plan pending, an upsert of a key in a group it holds fails
+  with our writer (``WriteConflict``) and with Hudi's (``SparkRejectUpdateStrategy``);
 - **Hudi executes its plan** on our table and the spec reader reads the rows the table held;
 - **we execute ours** on the table's twin and Apache Hudi's reader reads the rows the spec model predicts for the
   table's writes (a clustering changes no row), from the new file groups only;
@@ -25,6 +27,7 @@ from conformance.interface.ops import CreateTable
 from reference.api import HudiTable
 from reference.engines.spark_arrow import arrow_to_spark
 from spec.actions.clustering import clustering_file_groups
+from spec.errors import WriteConflict
 from spec.file_group.file_naming import parse_base_file_name
 from spec.model import Env, TableModel
 from spec.model.operations import Write
@@ -148,6 +151,15 @@ def test_our_plan_is_hudis_and_each_side_reads_the_others_clustering(apache_hudi
         assert hudi_plan.pop("missingSchedulePartitions") == ["b"]
     assert our_plan == hudi_plan  # the whole record: sizes, metrics, strategy
 
+    # while Hudi's clustering is pending, an update of a group it holds is refused by our writer and by Hudi's
+    held = [r for r in read_table(str(theirs)).to_pylist()
+            if parse_base_file_name(r["_hoodie_file_name"]).file_id == plan_groups(hudi_plan)[0][0][1]][:1]
+    update = pa.Table.from_pylist([{k: r[k] for k in ("id", "ts", "p", "v", "pad")} for r in held])
+    with pytest.raises(WriteConflict, match="pending clustering"):
+        HudiTable(str(theirs), engine="local").write(update, "upsert", options)
+    with pytest.raises(Exception, match=r"Not allowed to update the clustering file group"):
+        (arrow_to_spark(apache_hudi, update).write.format("hudi").options(**options)
+         .option("hoodie.datasource.write.operation", "upsert").mode("append").save(str(theirs)))
     apache_hudi.sql(f"CALL run_clustering(path => '{theirs}', op => 'execute')").collect()
     assert rows(read_table(str(theirs))) == expected
 

@@ -220,9 +220,12 @@ def test_an_inflight_clustering_is_rolled_back_and_run_again(tmp_path: Path) -> 
     (left,) = cluster_group(str(path), {"slices": slices, "prefix": "dead0000-0000-0000-0000-000000000000",
                                         "sort": [], "target": 10 * MB, "outputs": 1}, t, "0-0-0")
     assert (path / left["path"]).exists()
+    half = path / left["path"].replace("dead0000", "dead0001")
+    half = half.with_name(half.name + ".inprogress")
+    half.write_bytes(b"PAR1")  # a file the killed run was writing
     assert Timeline.load(str(path)).get(t).state == State.INFLIGHT  # type: ignore[union-attr]
     table.run_clustering()
-    assert not (path / left["path"]).exists()
+    assert not (path / left["path"]).exists() and not half.exists()
     assert Timeline.load(str(path)).get(t).is_completed  # type: ignore[union-attr]
     assert any(i.action == Action.ROLLBACK for i in Timeline.load(str(path)).instants)
     assert rows(path) == before

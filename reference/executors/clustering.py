@@ -54,7 +54,7 @@ from spec.actions.clustering_plan import (
 )
 from spec.actions.file_refs import SliceRef
 from spec.config.table_config import MERGE_ON_READ, TableConfig
-from spec.errors import InstantNotFound, InvalidOperation, UnsupportedOption
+from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation, UnsupportedOption
 from spec.file_group.file_naming import BaseFileName, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.read.merge import MergeRule
@@ -216,12 +216,13 @@ def _run(client: Clusterer, table: TableConfig, instant: str | None, codec: str,
     layout = table.timeline_layout
     inst = _pending(client, table, instant)
     t = inst.requested
+    plan = clustering_plan(client.storage, inst, layout)
+    assert plan is not None
     if inst.state == State.INFLIGHT:  # a run that died half way: back to its plan, then run again
+        _remove_partial_output(client, plan, t)
         rollback_instant(client.storage, table, inst, clock=client.clock,
                          timeline=Timeline.load(client.storage, layout))
         inst = _pending(client, table, t)
-    plan = clustering_plan(client.storage, inst, layout)
-    assert plan is not None
     inflight = mark_inflight(client.storage, table, Instant(t, inst.action, State.REQUESTED))
     timeline = Timeline.load(client.storage, layout)
     stats = _run_groups(client, plan, t, codec, config.target_file_max_bytes)
@@ -235,6 +236,21 @@ def _run(client: Clusterer, table: TableConfig, instant: str | None, codec: str,
     complete(client.storage, table, inflight, md,
              instant_times(Timeline.load(client.storage, layout), client.clock), client.metadata_table_services)
     return t
+
+
+def _remove_partial_output(client: Clusterer, plan: Mapping[str, Any], t: str) -> None:
+    """Delete the base files a killed run of clustering ``t`` left half written (``.inprogress``, which no marker
+    and no rollback plan names)."""
+    partitions = {str(s["partitionPath"] or "") for g in plan.get("inputGroups") or () for s in g.get("slices") or ()}
+    for partition in partitions:
+        for f in client.storage.list(partition):
+            if f.is_dir or not f.name.endswith(".inprogress"):
+                continue
+            try:
+                if parse_base_file_name(f.name.removesuffix(".inprogress")).instant == t:
+                    client.storage.delete(f.path)
+            except HudiSpecError:
+                continue
 
 
 def _latest_schema(client: Clusterer, timeline: Timeline) -> str | None:

@@ -18,7 +18,8 @@ from reference.commands import _output
 from reference.commands._service_options import add_option_argument, options_of
 
 COLUMNS = ["clustering_time", "partition_path", "file_id", "num_writes", "file_size", "replaced_file_ids"]
-NOTHING = "Nothing to cluster: no file group is under the small file limit, and no clustering is pending"
+NOTHING = ("Nothing to cluster: no file group is under the small file limit in a partition written since the last "
+           "clustering, and no clustering is pending")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -160,7 +160,7 @@ def _incremental_window(client: Clusterer, table: TableConfig, timeline: Timelin
     plan = _completed_clustering_plan(client, last, table) or {}
     commits = [CommitPartitions(i.action, i.requested, i.completed or i.requested, frozenset(
         parse_commit_metadata(read_instant_content(client.storage, i, timeline.layout)).partition_to_write_stats))
-        for i in completed]
+        for i in completed if (i.completed or i.requested) >= last.requested]  # only these can be in the window
     return incremental_partitions(t, last.requested, plan.get("missingSchedulePartitions") or (), commits,
                                   table.table_type == MERGE_ON_READ)
 

@@ -218,7 +218,7 @@ def test_an_inflight_clustering_is_rolled_back_and_run_again(tmp_path: Path) -> 
     slices = [{"partition": sl["partitionPath"], "file_id": sl["fileId"],
                "base_file": Path(sl["dataFilePath"]).name, "logs": []} for sl in group["slices"]]
     (left,) = cluster_group(str(path), {"slices": slices, "prefix": "dead0000-0000-0000-0000-000000000000",
-                                        "sort": [], "target": 10 * MB, "outputs": 1}, t, "0-0-0")
+                                        "sort": [], "outputs": 1}, t, "0-0-0")
     assert (path / left["path"]).exists()
     half = path / left["path"].replace("dead0000", "dead0001")
     half = half.with_name(half.name + ".inprogress")

@@ -5,14 +5,14 @@
   ``HoodieRequestedReplaceMetadata`` with operation type ``CLUSTER`` and the ``HoodieClusteringPlan``: table
   version 6 ``<t>.replacecommit.requested``, 8 and 9 ``<t>.clustering.requested``
   (``ClusteringPlanActionExecutor``). Nothing to cluster → no instant.
-- **execute** (``SparkSortAndSizeExecutionStrategy``): the instant goes inflight; one task per input group reads
-  its slices (base file and logs merged by the spec reader's rules), in plan order, sorts the rows by the plan's
-  sort columns (ascending, nulls first, a linear sort; no sort columns: the input order kept) and writes them to new
-  file groups (new file ids) of at most ``hoodie.clustering.plan.strategy.target.file.max.bytes`` each — the
-  group's ``numOutputFileGroups`` files at least, more when the rows' size (estimated from the input files'
-  bytes per row) needs them. Rows keep their commit time and sequence number (``preserveHoodieMetadata``); only
-  ``_hoodie_file_name`` changes. The completed instant is a ``replacecommit`` (operation ``CLUSTER``) whose
-  ``partitionToReplaceFileIds`` names every input file group; the metadata table records it as any commit.
+- **execute** (``SparkSortAndSizeExecutionStrategy``): the instant goes inflight; one task per input group reads its
+  slices (base file and logs merged by the spec reader's rules), in plan order, sorts the rows by the plan's sort
+  columns (ascending, nulls first, a linear sort; no sort columns: the input order kept) and writes them, in that order,
+  to the group's ``numOutputFileGroups`` new file groups (new file ids; the plan sized them by
+  ``hoodie.clustering.plan.strategy.target.file.max.bytes``: ``spec.actions.clustering_plan.output_chunks``). Rows keep
+  their commit time and sequence number (``preserveHoodieMetadata``); only ``_hoodie_file_name`` changes. The completed
+  instant is a ``replacecommit`` (operation ``CLUSTER``) whose ``partitionToReplaceFileIds`` names every input file
+  group; the metadata table records it as any commit.
 - **a clustering that died half way** (inflight) is rolled back to its plan first — its new files deleted, the
   instant back to requested — then run again, as Hudi's ``BaseHoodieTableServiceClient.cluster`` does
   (``rollbackInflightClustering``).
@@ -26,7 +26,6 @@ Runs under the table lock of the provider the options name, for the whole schedu
 from __future__ import annotations
 
 import json
-import math
 import posixpath
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -50,6 +49,7 @@ from spec.actions.clustering_plan import (
     EligibleSlice,
     clustering_plan_record,
     incremental_partitions,
+    output_chunks,
     plan_clustering,
 )
 from spec.actions.file_refs import SliceRef
@@ -225,7 +225,7 @@ def _run(client: Clusterer, table: TableConfig, instant: str | None, codec: str,
         inst = _pending(client, table, t)
     inflight = mark_inflight(client.storage, table, Instant(t, inst.action, State.REQUESTED))
     timeline = Timeline.load(client.storage, layout)
-    stats = _run_groups(client, plan, t, codec, config.target_file_max_bytes)
+    stats = _run_groups(client, plan, t, codec)
     replaced: dict[str, list[str]] = {}
     for group in plan.get("inputGroups") or ():
         for s in group.get("slices") or ():
@@ -261,7 +261,7 @@ def _latest_schema(client: Clusterer, timeline: Timeline) -> str | None:
     return None
 
 
-def _run_groups(client: Clusterer, plan: Mapping[str, Any], t: str, codec: str, target: int) -> list[dict[str, Any]]:
+def _run_groups(client: Clusterer, plan: Mapping[str, Any], t: str, codec: str) -> list[dict[str, Any]]:
     """Every input group of the plan, one task each on the client's engine; the write stats of every new file."""
     params = (plan.get("strategy") or {}).get("strategyParams") or {}
     sort_columns = [c.strip() for c in str(params.get(SORT_COLUMNS_KEY, "")).split(",") if c.strip()]
@@ -272,7 +272,7 @@ def _run_groups(client: Clusterer, plan: Mapping[str, Any], t: str, codec: str, 
                    "base_file": posixpath.basename(s["dataFilePath"]) if s.get("dataFilePath") else None,
                    "logs": [posixpath.basename(n) for n in s.get("deltaFilePaths") or ()]}
                   for s in group.get("slices") or ()]
-        payloads.append(json.dumps({"slices": slices, "prefix": prefix, "sort": sort_columns, "target": target,
+        payloads.append(json.dumps({"slices": slices, "prefix": prefix, "sort": sort_columns,
                                     "outputs": int(group.get("numOutputFileGroups") or 1)}))
     if not payloads:
         return []
@@ -292,11 +292,10 @@ def _run_groups(client: Clusterer, plan: Mapping[str, Any], t: str, codec: str, 
 def cluster_group(base_path: str, group: Mapping[str, Any], t: str, write_token: str,
                   compression: str = "gzip") -> list[dict[str, Any]]:
     """Rewrite one input group: its slices' rows read (merged), sorted by ``group["sort"]`` (or in input order),
-    written to new file groups ``<prefix>-<n>`` of at most ``group["target"]`` bytes; their write stats."""
+    written in that order to ``group["outputs"]`` new file groups ``<prefix>-<n>``; their write stats."""
     reader = TableReader(base_path)
     storage = reader.storage
     parts: list[pa.Table] = []
-    input_bytes = 0
     partition = ""
     for s in group["slices"]:
         partition = s["partition"]
@@ -306,7 +305,6 @@ def cluster_group(base_path: str, group: Mapping[str, Any], t: str, write_token:
 
         base = data_file(s["base_file"]) if s["base_file"] else None
         logs = [data_file(n) for n in s["logs"]]
-        input_bytes += (base.size if base else 0) + sum(f.size for f in logs)
         base_instant = (parse_base_file_name(base.name).instant if base
                         else min(parse_log_file_name(f.name).instant for f in logs))
         rows = reader.read_slice(FileSlice(partition, s["file_id"], base_instant, base).with_logs(logs))
@@ -317,16 +315,12 @@ def cluster_group(base_path: str, group: Mapping[str, Any], t: str, write_token:
     merged = pa.concat_tables(parts, promote_options="default")
     if group["sort"]:
         merged = merged.take(pc.sort_indices(merged, sort_keys=[(c, "ascending", "at_start") for c in group["sort"]]))
-    per_row = max(input_bytes / merged.num_rows, 1.0)
-    files = max(int(group["outputs"]), math.ceil(merged.num_rows * per_row / int(group["target"])))
-    files = min(files, merged.num_rows)
     data_schema = pa.schema([f for f in merged.schema if f.name not in META_FIELDS])
     avro = with_meta_fields(avro_schema_from_arrow(data_schema, *record_name_for_table(reader.config.name)))
     ctx = HandleContext(base_path, t, json.dumps(avro), MergeRule.from_config(reader.config), compression, {})
     stats = []
-    step = math.ceil(merged.num_rows / files)
-    for n, start in enumerate(range(0, merged.num_rows, step)):
-        chunk = merged.slice(start, step)
+    for n, (start, count) in enumerate(output_chunks(merged.num_rows, int(group["outputs"]))):
+        chunk = merged.slice(start, count)
         file_id = make_file_id(group["prefix"], n)
         name = BaseFileName(file_id, write_token, t).format()
         rel = posixpath.join(partition, name) if partition else name

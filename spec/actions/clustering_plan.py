@@ -281,6 +281,16 @@ def plan_clustering(latest_by_partition: Mapping[str, Sequence[EligibleSlice]], 
 # --8<-- [end:clustering_plan]
 
 
+def output_chunks(num_rows: int, num_output_file_groups: int) -> list[tuple[int, int]]:
+    """How an input group's rows, in order, fill its new file groups (``SparkSortAndSizeExecutionStrategy``: one
+    writer per output group, ``numOutputFileGroups = ceil(group bytes / target.file.max.bytes)``): (offset, count)
+    per new file group, ``ceil(rows / groups)`` rows each and the rest in the last, at most one group per row."""
+    if num_rows <= 0:
+        return []
+    step = math.ceil(num_rows / min(max(num_output_file_groups, 1), num_rows))
+    return [(start, min(step, num_rows - start)) for start in range(0, num_rows, step)]
+
+
 def _mb(n: int) -> float:
     """Whole megabytes (``FSUtils.getSizeInMB``: long division)."""
     return float(n // (1024 * 1024))
@@ -338,6 +348,7 @@ __all__ = [
     "eligible_slices",
     "group_metrics",
     "incremental_partitions",
+    "output_chunks",
     "partition_groups",
     "plan_clustering",
 ]

@@ -296,3 +296,26 @@ def test_sizes_compare_as_hudis_int_comparator_does() -> None:
     latest = {"a": [s("a", "small", 1 * gib), s("a", "huge", 4 * gib)]}
     config = ClusteringConfig(small_file_limit=8 * gib, max_bytes_per_group=3 * gib, target_file_max_bytes=gib)
     assert ids(plan_clustering(latest, config)) == [["small"], ["huge"]]  # a plain sort would put huge first
+
+
+def test_the_model_refuses_a_z_order_clustering_and_leaves_the_table() -> None:
+    import itertools
+
+    from conformance.interface.ops import CreateTable
+    from spec.model import Env, TableModel
+    from spec.model.operations import Cluster, ExpectError, Write
+
+    times = (f"20240101{i:06d}000" for i in itertools.count(1))
+    ids = itertools.count(1)
+    model = TableModel(CreateTable(table_type="COPY_ON_WRITE", table_version=9, partition_fields=("p",),
+                                   small_file_limit=0),
+                       Env(lambda: next(times), lambda: f"00000000-0000-4000-8000-{next(ids):012d}"))
+    for i in range(2):
+        model.apply(Write("insert", ({"id": i, "ts": 1, "p": "a", "v": str(i)},)))
+    before = model.state
+    model.apply(ExpectError("unsupported_layout"))
+    model.apply(Cluster((("hoodie.layout.optimize.strategy", "z-order"),)))
+    assert model.state.timeline == before.timeline and model.state.groups == before.groups
+    model.apply(Cluster())
+    assert [i.action for i in model.state.timeline][-1] == Action.REPLACE_COMMIT
+    assert len([g for g in model.state.groups if g.replaced_by is None]) == 1  # two small groups became one

@@ -137,15 +137,13 @@ class Compact:
 class Cluster:
     """Clustering: schedule a plan with Hudi's size-based strategy and execute it (sort and size), as
     ``run_clustering(op => 'scheduleAndExecute')`` does; ``options`` are its ``hoodie.clustering.*`` settings
-    (``spec.actions.clustering_plan.ClusteringConfig``)."""
+    (``spec.actions.clustering_plan.ClusteringConfig``, which refuses what it does not run when the clustering runs:
+    ``unsupported_layout``, ``unsupported_option``)."""
 
     options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        from spec.actions.clustering_plan import ClusteringConfig
-
         object.__setattr__(self, "options", tuple(sorted((str(k), str(v)) for k, v in self.options)))
-        ClusteringConfig.from_options(dict(self.options))  # refused settings are refused where the case says them
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,6 @@ from spec.config.registry import default
 from spec.model.operations import (
     Archive,
     Clean,
-    Cluster,
     Compact,
     Concurrent,
     Crash,
@@ -143,11 +142,6 @@ class LockstepMachine(RuleBasedStateMachine):
     @rule(mode=st.sampled_from(["schedule_and_run", "schedule", "run"]))
     def compact(self, mode: str) -> None:
         self._step(Compact(mode))
-
-    @precondition(lambda self: self.services and self.written)
-    @rule(sort=st.sampled_from(["", "v", "ts,id"]))
-    def cluster(self, sort: str) -> None:
-        self._step(Cluster((("hoodie.clustering.plan.strategy.sort.columns", sort),) if sort else ()))
 
     @precondition(lambda self: self.services)
     @rule()

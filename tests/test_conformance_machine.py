@@ -44,11 +44,11 @@ def test_spec_adapter_passes_the_ci_profile() -> None:
 
 def test_the_rules_cover_the_vocabulary() -> None:
     rules = {name for name in dir(LockstepMachine) if not name.startswith("_")}
-    needed = {"write", "overwrite", "delete_partition", "compact", "cluster", "clean", "rollback", "savepoint",
-              "restore", "archive", "crash", "stream", "refused_rollback", "concurrent"}
+    needed = {"write", "overwrite", "delete_partition", "compact", "clean", "rollback", "savepoint", "restore",
+              "archive", "crash", "stream", "refused_rollback", "concurrent"}
     assert needed <= rules
-    ops = {"create_table", "write", "delete_partition", "compact", "cluster", "clean", "rollback", "savepoint",
-           "restore", "archive", "stream", "concurrent", "crash", "expect_error"}
+    ops = {"create_table", "write", "delete_partition", "compact", "clean", "rollback", "savepoint", "restore",
+           "archive", "stream", "concurrent", "crash", "expect_error"}
     assert ops == set(OP_NAMES)
     assert PROFILES["ci"]["max_examples"] < PROFILES["long"]["max_examples"]
 

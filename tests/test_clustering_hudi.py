@@ -153,7 +153,7 @@ def test_our_plan_is_hudis_and_each_side_reads_the_others_clustering(apache_hudi
 
     # while Hudi's clustering is pending, an update of a group it holds is refused by our writer and by Hudi's
     held = [r for r in read_table(str(theirs)).to_pylist()
-            if parse_base_file_name(r["_hoodie_file_name"]).file_id == plan_groups(hudi_plan)[0][0][1]][:1]
+            if r["_hoodie_file_name"].startswith(plan_groups(hudi_plan)[0][0][1])][:1]  # a base or a log row
     update = pa.Table.from_pylist([{k: r[k] for k in ("id", "ts", "p", "v", "pad")} for r in held])
     with pytest.raises(WriteConflict, match="pending clustering"):
         HudiTable(str(theirs), engine="local").write(update, "upsert", options)

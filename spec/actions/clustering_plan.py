@@ -281,6 +281,7 @@ def plan_clustering(latest_by_partition: Mapping[str, Sequence[EligibleSlice]], 
 # --8<-- [end:clustering_plan]
 
 
+# --8<-- [start:output_chunks]
 def output_chunks(num_rows: int, num_output_file_groups: int) -> list[tuple[int, int]]:
     """How an input group's rows, in order, fill its new file groups (``SparkSortAndSizeExecutionStrategy``: one
     writer per output group, ``numOutputFileGroups = ceil(group bytes / target.file.max.bytes)``): (offset, count)
@@ -289,6 +290,7 @@ def output_chunks(num_rows: int, num_output_file_groups: int) -> list[tuple[int,
         return []
     step = math.ceil(num_rows / min(max(num_output_file_groups, 1), num_rows))
     return [(start, min(step, num_rows - start)) for start in range(0, num_rows, step)]
+# --8<-- [end:output_chunks]
 
 
 def _mb(n: int) -> float:

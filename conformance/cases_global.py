@@ -1,11 +1,11 @@
 """The corpus's cases of the global indexes (``hoodie.index.type=GLOBAL_SIMPLE`` / ``GLOBAL_BLOOM``;
-``spec.index.global_index``): a key is unique across partitions. An upsert naming another partition moves the
-key (a delete at the old location, an insert in the new partition) when the index's update-partition-path option
-is on, and updates it where it is (the partition column keeping the value it was given) when it is off; an
-upsert that loses its merge rewrites the stored row where it is; a delete naming another partition deletes the
-key wherever it is; a key deleted and upserted again in another partition is inserted there; a flagged delete (``_hoodie_is_deleted``) naming another partition deletes the key
-where it is; a batch's two records of a new key in two partitions are combined by key.
-``conformance.generate.corpus`` places them in the writes suite."""
+``spec.index.global_index``): a key is unique across partitions. An upsert naming another partition moves the key (a
+delete at the old location, an insert in the new partition) when the index's update-partition-path option is on, and
+updates it where it is (the partition column keeping the value it was given) when it is off; an upsert that loses
+its merge rewrites the stored row where it is; a delete naming another partition deletes the key wherever it is; a
+key deleted and upserted again in another partition is inserted there; a flagged delete (``_hoodie_is_deleted``)
+naming another partition deletes the key where it is; a batch's two records of a new key in two partitions are
+combined by key. ``conformance.generate.corpus`` places them in the writes suite."""
 
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.case_kit import short as _short
 from conformance.cases_bucket import bucket_cases, bucket_stream_cases
+from conformance.cases_clustering import clustering_small_files
 from conformance.cases_concurrency import concurrency_cases
 from conformance.cases_fidelity import (
     DUPLICATE_BUILDERS,
@@ -410,7 +411,8 @@ def corpus() -> dict[str, list[Case]]:
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]
     services += [*_grid(compaction_two_groups, types=(MOR,)), *_grid(compaction_on_cow, types=(COW,)),
-                 *_grid(archive_uncleaned_replace), *_grid(compaction_after_archive, types=(MOR,))]
+                 *_grid(archive_uncleaned_replace), *_grid(compaction_after_archive, types=(MOR,)),
+                 *_grid(clustering_small_files, versions=(6, 8, 9))]
     services += [c for b in (clean_file_versions, auto_clean, archival) for c in _grid(b, versions=(6, 8))
                  if c.config.table_type == COW or b is auto_clean]
     timeline = [c for b in (rollback_latest, savepoint_restore, crash_then_write, expect_error_write)

@@ -10,6 +10,7 @@
     table.read(query="incremental", begin=t1)
     table.changes(begin=t1)                        # the CDC query: op, ts_ms, before, after
     table.compact()                                # merge-on-read: base + logs → new base files
+    table.cluster({"hoodie.clustering.plan.strategy.sort.columns": "city"})  # small files → sorted, larger ones
     table.clean(options)                           # the cleaner, with the options' retention
 """
 
@@ -107,6 +108,28 @@ class HudiTable:
         from reference.executors.compaction import run_compaction
 
         return run_compaction(self._client, instant, options=options)
+
+    def cluster(self, options: Mapping[str, Any] | None = None) -> str | None:
+        """Schedule a clustering with Hudi's size-based plan strategy (``hoodie.clustering.plan.strategy.*``
+        options) and execute it as Hudi's sort-and-size strategy does; its instant (a ``replacecommit``), or None
+        when no file group qualified (``reference.executors.clustering``)."""
+        from reference.executors.clustering import cluster
+
+        return cluster(self._client, options=options)
+
+    def schedule_clustering(self, options: Mapping[str, Any] | None = None) -> str | None:
+        """Write a clustering plan (v6 ``<t>.replacecommit.requested``, v8/v9 ``<t>.clustering.requested``)
+        without executing it; its instant, or None."""
+        from reference.executors.clustering import schedule_clustering
+
+        return schedule_clustering(self._client, options=options)
+
+    def run_clustering(self, instant: str | None = None, options: Mapping[str, Any] | None = None) -> str:
+        """Execute a pending clustering (the oldest when ``instant`` is None); an inflight one is rolled back to
+        its plan first."""
+        from reference.executors.clustering import run_clustering
+
+        return run_clustering(self._client, instant, options=options)
 
     def clean(self, options: Mapping[str, Any] | None = None) -> CleanResult:
         """Run the cleaner with the retention of ``options`` (``hoodie.cleaner.*``); a ``CleanResult``.

@@ -113,6 +113,13 @@ class UnsupportedOption(InvalidConfig):
     kind = "unsupported_option"
 
 
+class UnsupportedLayout(UnsupportedOption):
+    """A clustering layout other than linear (``hoodie.layout.optimize.strategy``: z-order, Hilbert curve): its
+    space-filling-curve sort is not implemented, and a linear sort would write another layout than asked."""
+
+    kind = "unsupported_layout"
+
+
 class InstantNotFound(HudiSpecError):
     """A named instant is not on the timeline (or not in the state the operation needs)."""
 
@@ -209,6 +216,7 @@ ERROR_KINDS: dict[str, type[HudiSpecError]] = {
         InvalidConfig,
         ConfigConflict,
         UnsupportedOption,
+        UnsupportedLayout,
         InstantNotFound,
         LogFormatError,
         CorruptBlock,

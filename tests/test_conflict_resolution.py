@@ -4,8 +4,10 @@ scheduled beside a pending write."""
 
 from __future__ import annotations
 
+from spec.index import bucket_identifier
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.conflict_resolution import (
+    BUCKET_DIGITS,
     ConcurrentOperation,
     candidate_instants,
     conflict_unit,
@@ -71,4 +73,5 @@ def test_a_bucket_index_conflicts_by_bucket_not_file_group() -> None:
     for other in ({("b", "00000002-bbbb-0")}, {("a", "00000003-aaaa-0")}):
         assert not has_conflict(mine, ConcurrentOperation(T1, Action.COMMIT, "UPSERT", frozenset(other)), True)
     assert conflict_unit(("a", "f1"), True) == ("a", "f1")
+    assert BUCKET_DIGITS == bucket_identifier.BUCKET_DIGITS
     assert conflict_unit(("a", "00000012-x"), True) == ("a", "12")

@@ -18,6 +18,7 @@ from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
+    Cluster,
     Compact,
     Concurrent,
     Crash,
@@ -103,7 +104,7 @@ def test_case_json_round_trip(op_list: list[object], config: CreateTable) -> Non
 
 def test_every_op_name_is_encoded_by_its_class() -> None:
     assert to_json(Archive()) == {"op": "archive"}
-    assert set(OP_NAMES) == {"create_table", "write", "delete_partition", "compact", "clean", "rollback",
+    assert set(OP_NAMES) == {"create_table", "write", "delete_partition", "compact", "cluster", "clean", "rollback",
                              "savepoint", "restore", "archive", "stream", "concurrent", "crash", "expect_error"}
     assert {cls for name, cls in OP_NAMES.items() if name != "create_table"} == set(typing.get_args(Operation))
 
@@ -114,13 +115,15 @@ class _Names(OperationHandler[str]):
     def _name(self, op: Operation) -> str:
         return str(to_json(op)["op"])
 
-    write = delete_partition = compact = clean = rollback = savepoint = restore = archive = stream = crash = _name
+    write = delete_partition = compact = cluster = clean = rollback = savepoint = restore = archive = stream = _name
+    crash = _name
     expect_error = concurrent = _name
 
 
 def test_dispatch_hands_every_operation_to_its_own_method() -> None:
-    every = [Write("upsert", ()), DeletePartition(("a",)), Compact(), Clean(), Rollback(), Savepoint(), Restore(),
-             Archive(), Stream(((StreamRecord("upsert", {"id": 1}),),)), Crash(), ExpectError("invalid_record"),
+    every = [Write("upsert", ()), DeletePartition(("a",)), Compact(), Cluster(), Clean(), Rollback(), Savepoint(),
+             Restore(), Archive(), Stream(((StreamRecord("upsert", {"id": 1}),),)), Crash(),
+             ExpectError("invalid_record"),
              Concurrent((Write("upsert", ()), Write("upsert", ())), (1, 0), ("ok", "write_conflict"))]
     assert {type(op) for op in every} == set(typing.get_args(Operation))
     methods = {name: getattr(_Names, name) for name in OperationHandler.__abstractmethods__}

@@ -171,12 +171,12 @@ def test_the_hudi_spec_commands_named_in_prose_exist() -> None:
     spans = re.findall(r"`([^`]+)`", prose)
     named = {m for span in spans for m in re.findall(r"hudi-spec ([a-z][a-z-]+)", span)}
     named |= {line.split()[1] for line in _shell_lines("hudi-spec") if len(line.split()) > 1}
-    services = next(span for span in spans if span.startswith("hudi-spec compact | clean | rollback"))
+    services = next(span for span in spans if span.startswith("hudi-spec compact | cluster | clean | rollback"))
     listings = next(span for span in spans if span.startswith("cleans |"))
     named |= {w for w in re.split(r"[\s|]+", f"{services} {listings}") if w not in ("hudi-spec", "create", "delete",
                                                                                  "restore")}
-    assert {"write", "compact", "clean", "rollback", "savepoint", "cleans", "rollbacks", "savepoints", "compactions",
-            "archived", "desc"} <= named
+    assert {"write", "compact", "cluster", "clean", "rollback", "savepoint", "cleans", "rollbacks", "savepoints",
+            "compactions", "archived", "desc"} <= named
     assert named <= set(commands), named - set(commands)
     write = _write_line()
     args = parser.parse_args(write)

@@ -58,6 +58,7 @@ from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
+    Cluster,
     Compact,
     Concurrent,
     Crash,
@@ -96,7 +97,7 @@ CAPABILITIES: Final = frozenset({
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
     "index:BLOOM", "index:SIMPLE", "index:BUCKET", "index:GLOBAL_BLOOM", "index:GLOBAL_SIMPLE",
-    "compact", "clean", "rollback", "savepoint", "restore", "archive", "crash",
+    "compact", "cluster", "clean", "rollback", "savepoint", "restore", "archive", "crash",
     "inline_compact", "auto_clean", "auto_archive", "concurrent",
 })
 """What Hudi's datasource and procedures express (the table version must be one the bundle writes)."""
@@ -201,6 +202,12 @@ class SparkPlanner(OperationHandler[SparkAction]):
         return SparkAction("sql", options=COMPACT_NOW, sql=call(
             "run_compaction", op=COMPACTION_OPS[op.mode], table=self.table, timestamp=timestamp,
             limit=1 if op.mode == "run" and timestamp is None else None))
+
+    def cluster(self, op: Cluster) -> SparkAction:
+        """``run_clustering(op => 'scheduleAndExecute')`` with the case's clustering options."""
+        options = ",".join(f"{k}={v}" for k, v in op.options) or None
+        return SparkAction("sql", sql=call("run_clustering", table=self.table, op="scheduleAndExecute",
+                                           options=options))
 
     def clean(self, op: Clean) -> SparkAction:
         """``run_clean`` with the table's clean policy."""

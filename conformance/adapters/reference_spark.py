@@ -46,6 +46,7 @@ from spec.model.operations import (
     WRITE_OPERATIONS,
     Archive,
     Clean,
+    Cluster,
     Compact,
     Concurrent,
     Crash,
@@ -76,7 +77,7 @@ WRITES: frozenset[str] = frozenset({
 """Copy-on-write and merge-on-read writes of all seven operations and streaming checkpoints, table
 versions 6 and 8."""
 
-SERVICES: frozenset[str] = frozenset({"compact", "clean", "rollback", "savepoint", "restore", "archive",
+SERVICES: frozenset[str] = frozenset({"compact", "cluster", "clean", "rollback", "savepoint", "restore", "archive",
                                       "inline_compact", "auto_clean", "auto_archive"})
 """Table services on the table directory, run on request or inline after a commit."""
 
@@ -334,6 +335,15 @@ class ReferenceSparkAdapter(DirectoryReads, TableUnderTest, OperationHandler[Non
         t = schedule_compaction(self.client, op.instant_time, options=locking)
         if op.mode == "schedule_and_run" and t is not None:
             run_compaction(self.client, t, options=locking)
+
+    def cluster(self, op: Cluster) -> None:
+        """Schedule a clustering and execute it with ``reference.executors.clustering``."""
+        from reference.executors.clustering import cluster
+
+        if not self._has_table():  # nothing written yet: nothing to cluster
+            return
+        locking = {k: v for k, v in self.options.items() if k.startswith("hoodie.write.lock.")}
+        cluster(self.client, options={**locking, **dict(op.options)})
 
     def _has_table(self) -> bool:
         from spec.storage.hoodie_storage import Storage

@@ -99,7 +99,7 @@ class _Needs(OperationHandler[frozenset[str]]):
         """``concurrent`` and what each member needs."""
         return frozenset({"concurrent"}).union(*(dispatch(self, m) for m in op.members))
 
-    delete_partition = compact = clean = rollback = savepoint = restore = archive = stream = crash = _named
+    delete_partition = compact = cluster = clean = rollback = savepoint = restore = archive = stream = crash = _named
 
 
 _NEEDS: Final = _Needs()

@@ -25,6 +25,7 @@ from spec.config.table_config import (
 from spec.model.operations import (
     Archive,
     Clean,
+    Cluster,
     Compact,
     Concurrent,
     Crash,
@@ -149,6 +150,7 @@ OP_NAMES: Final[Mapping[str, type[Any]]] = {
     "write": Write,
     "delete_partition": DeletePartition,
     "compact": Compact,
+    "cluster": Cluster,
     "clean": Clean,
     "rollback": Rollback,
     "savepoint": Savepoint,

@@ -240,7 +240,7 @@ def finish_pending_rollbacks(storage: Storage, table: TableConfig, *,
         if inst.state == State.REQUESTED:
             write_instant(storage, inflight, layout)
         md = undo(storage, table, tl, target, record, inst.requested, started,
-                  keep_requested=_is_pending_compaction(target))
+                  keep_requested=_goes_back_to_plan(storage, table, target))
         complete_instant(storage, table, inflight, instant_times(tl, clock),
                          format_avro_metadata(md, table.table_version))
         out.append(RollbackResult(inst.requested, target, record, md, resumed=True))
@@ -259,7 +259,8 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     tl = timeline or timeline_of(storage, table)
     started = now_millis(None)
     listing = list_data_files(storage)
-    compaction = _is_pending_compaction(target)
+    compaction = target.action == Action.COMPACTION and not target.is_completed
+    back_to_plan = _goes_back_to_plan(storage, table, target)
     if compaction:
         listing = [f for f in listing if is_base_file_name(f.name)]
     plan, appended = plan_table_rollback(storage, table, target, listing)
@@ -272,13 +273,22 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     write_instant(storage, requested, layout, format_avro_metadata(record, table.table_version))
     inflight = requested.transition(State.INFLIGHT)
     write_instant(storage, inflight, layout)
-    md = undo(storage, table, tl, target, record, r, started, keep_requested=compaction)
+    md = undo(storage, table, tl, target, record, r, started, keep_requested=back_to_plan)
     complete_instant(storage, table, inflight, gen, format_avro_metadata(md, table.table_version))
     return RollbackResult(r, target, record, md)
 
 
-def _is_pending_compaction(target: Instant) -> bool:
-    return target.action == Action.COMPACTION and not target.is_completed
+def _goes_back_to_plan(storage: Storage, table: TableConfig, target: Instant) -> bool:
+    """An inflight compaction or clustering: rolled back to its requested plan (``rollbackInflightCompaction``,
+    ``rollbackInflightClustering``), which is run again."""
+    if target.is_completed:
+        return False
+    if target.action == Action.COMPACTION:
+        return True
+    from spec.actions.clustering import clustering_plan, is_clustering
+
+    return (target.action in (Action.CLUSTERING, Action.REPLACE_COMMIT)
+            and is_clustering(target.action, clustering_plan(storage, target, table.timeline_layout)))
 
 
 __all__ = [

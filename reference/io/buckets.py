@@ -99,16 +99,18 @@ def write_partition_metadata(storage: Storage, partitions: set[str], instant: st
             storage.write_atomic(rel, PartitionMetadata(instant, partition_depth(p)).format())
 
 
-def small_files(view: FileSystemView, cfg: WriteConfig,
-                busy: Mapping[tuple[str, str], str]) -> dict[str, list[SmallFile]]:
+def small_files(view: FileSystemView, cfg: WriteConfig, busy: Mapping[tuple[str, str], str],
+                clustering: Mapping[tuple[str, str], str] | None = None) -> dict[str, list[SmallFile]]:
     """Per partition, the small files inserts may go to (``spec.write.partitioner`` COW and MOR rules;
-    ``busy`` groups are under a pending compaction)."""
+    ``busy`` groups are under a pending compaction, ``clustering`` groups under a pending clustering and take
+    no inserts: ``UpsertPartitioner.filterSmallFilesInClustering``)."""
     mor = view.config.table_type == MERGE_ON_READ
     by_partition: dict[str, list[SmallFileCandidate]] = {}
     for sl in view.latest_slices():
         by_partition.setdefault(sl.partition_path, []).append(SmallFileCandidate(
             sl.file_id, sl.base_file.size if sl.base_file else None, bool(sl.log_files),
-            (sl.partition_path, sl.file_id) in busy))
+            (sl.partition_path, sl.file_id) in busy,
+            under_pending_clustering=(sl.partition_path, sl.file_id) in (clustering or {})))
     return {p: select_small_files(c, cfg.small_file_limit, merge_on_read=mor) for p, c in by_partition.items()}
 
 

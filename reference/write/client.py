@@ -50,6 +50,7 @@ from reference.transaction import transaction
 from reference.transaction.transaction import Clock
 from reference.write.table_creation import new_table_config, table_created_by
 from reference.write.write_checks import check_against_table, check_schema, combines
+from spec.actions.clustering import pending_clustering_groups
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType, write_action
 from spec.errors import InvalidOperation, InvalidRecord, InvalidTable
@@ -238,8 +239,9 @@ class WriteClient:
             counts = engine.counts(df)
         profile = WorkloadProfile.from_counts(counts)
         busy = pending_compaction_groups(self.storage, timeline)
+        clustering = pending_clustering_groups(self.storage, timeline)
         small = {} if bucket is not None or op in ("bulk_insert", "insert_overwrite", "insert_overwrite_table") else {
-            p: files for p, files in small_files(view, cfg, busy).items()
+            p: files for p, files in small_files(view, cfg, busy, clustering).items()
             if p in profile.partitions and profile.partitions[p].inserts > 0}  # looked up only where inserts go
         pcfg = partitioner_config(cfg)
         avg = average_record_size(commit_totals(self.storage, timeline), pcfg)

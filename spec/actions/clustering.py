@@ -14,8 +14,8 @@ While it is pending:
 - the writer's clean-up of failed writes never rolls it back (``is_clustering``): it is a table service, run
   again until it completes.
 
-This project plans and runs no clustering; it reads tables Apache Hudi clustered and respects a clustering Hudi
-left pending.
+Which file groups a clustering takes is ``spec.actions.clustering_plan``'s; the reference executes plans
+(``reference.executors.clustering``).
 
 Source (Apache Hudi 0.15.x for table version 6, 1.0.x for 8, 1.1.x for 9): ``ClusteringUtils``
 (``getFileGroupsFromClusteringPlan``, ``getFileGroupsInPendingClusteringInstants``), the Avro records

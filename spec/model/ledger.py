@@ -22,6 +22,7 @@ from spec.write.ledger import (
     Ledger,
     StatCounts,
     base_stat,
+    clustering_stat,
     compaction_stat,
     log_stat,
 )
@@ -67,14 +68,16 @@ def _applied_keys(logs: list[FileRows], state: TableState) -> set[str]:
 
 
 def _stats(t: str, written: list[FileRows], every: list[FileRows], compacted: TableState | None,
-           concat: bool = False, bucket_index: bool = False) -> list[StatCounts]:
+           concat: bool = False, bucket_index: bool = False, clustered: bool = False) -> list[StatCounts]:
     """``bucket_index``: every record a log file of an existing group took was tagged with that group (an
     update, ``spec.index.bucket_index``), its key held or not."""
     out = []
     for f in written:
         group = [g for g in every if (g.partition, g.file_id) == (f.partition, f.file_id)]
         bases = sorted((g for g in group if g.is_base and g.instant < t), key=lambda g: g.instant)
-        if not f.is_base:
+        if clustered:
+            out.append(clustering_stat(f))
+        elif not f.is_base:
             before = {k for g in group for b in g.blocks if b.instant < t and b.kind in ("base", "data")
                       for _, _, k in b.rows}
             if bucket_index and before:
@@ -97,6 +100,7 @@ def commit_summaries(state: TableState) -> dict[str, CommitSummary]:
     every_group = [*state.groups, *state.cleaned]
     every = [f for g in every_group for f in group_files(g)]
     ops = dict(state.operations)
+    clusterings = {c for c, _ in state.clusterings}
     out: dict[str, CommitSummary] = {}
     for inst in state.timeline:
         t = inst.requested
@@ -110,7 +114,8 @@ def commit_summaries(state: TableState) -> dict[str, CommitSummary]:
         out[t] = CommitSummary("COMPACT" if compaction else ops.get(t, "UNKNOWN"), compaction,
                                tuple(_stats(t, written, every, state if compaction else None,
                                             concatenates(state.config, ops.get(t, "").lower()),
-                                            model_bucket_index(state.config, "upsert") is not None)),
+                                            model_bucket_index(state.config, "upsert") is not None,
+                                            t in clusterings)),
                                tuple(replaced))
     return out
 

@@ -2,7 +2,7 @@
 
 Every operation is a frozen dataclass that checks its own members (an operation outside the
 vocabulary's rules raises ``InvalidOperation``): a batch ``Write``, ``DeletePartition``, the table
-services (``Compact``, ``Clean``, ``Rollback``, ``Savepoint``, ``Restore``, ``Archive``), a
+services (``Compact``, ``Cluster``, ``Clean``, ``Rollback``, ``Savepoint``, ``Restore``, ``Archive``), a
 streaming write (``Stream``), writers at once (``Concurrent``), a fault (``Crash``) and the directive
 ``ExpectError``. Their JSON
 form and the table configuration a case starts from (``CreateTable``) are the conformance suite's
@@ -131,6 +131,19 @@ class Compact:
     def __post_init__(self) -> None:
         check_choice(self.mode, COMPACT_MODES, "compact.mode")
         check_instant(self.instant_time, "compact.instant_time")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Clustering: schedule a plan with Hudi's size-based strategy and execute it (sort and size), as
+    ``run_clustering(op => 'scheduleAndExecute')`` does; ``options`` are its ``hoodie.clustering.*`` settings
+    (``spec.actions.clustering_plan.ClusteringConfig``, which refuses what it does not run when the clustering runs:
+    ``unsupported_layout``, ``unsupported_option``)."""
+
+    options: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", tuple(sorted((str(k), str(v)) for k, v in self.options)))
 
 
 @dataclass(frozen=True)
@@ -266,8 +279,8 @@ class ExpectError:
         check_choice(self.kind, tuple(ERROR_KINDS), "expect_error.kind")
 
 
-Operation: TypeAlias = (Write | DeletePartition | Compact | Clean | Rollback | Savepoint | Restore | Archive | Stream
-                        | Concurrent | Crash | ExpectError)
+Operation: TypeAlias = (Write | DeletePartition | Compact | Cluster | Clean | Rollback | Savepoint | Restore | Archive
+                        | Stream | Concurrent | Crash | ExpectError)
 """Every operation on a table. Nothing else is one."""
 # --8<-- [end:ops]
 
@@ -290,6 +303,10 @@ class OperationHandler(Protocol[R_co]):
     @abstractmethod
     def compact(self, op: Compact) -> R_co:
         """Schedule and/or run a compaction."""
+
+    @abstractmethod
+    def cluster(self, op: Cluster) -> R_co:
+        """Schedule a clustering and execute it."""
 
     @abstractmethod
     def clean(self, op: Clean) -> R_co:
@@ -337,6 +354,8 @@ def dispatch(handler: OperationHandler[R_co], op: Operation) -> R_co:
             return handler.delete_partition(op)
         case Compact():
             return handler.compact(op)
+        case Cluster():
+            return handler.cluster(op)
         case Clean():
             return handler.clean(op)
         case Rollback():

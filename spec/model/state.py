@@ -110,6 +110,8 @@ class TableState:
     archived: tuple[Instant, ...] = ()
     groups: tuple[ModelFileGroup, ...] = ()
     compaction_plans: tuple[tuple[str, CompactionPlan], ...] = ()
+    clusterings: tuple[tuple[str, tuple[str, ...]], ...] = field(default=(), compare=False)
+    """Per clustering: its instant and the partitions its plan left out (``missingSchedulePartitions``)."""
     savepoints: tuple[tuple[str, frozenset[str]], ...] = ()
     schema: tuple[tuple[str, str], ...] = ()
     schema_log: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()

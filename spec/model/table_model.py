@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from spec.actions.clustering_plan import ClusteringConfig
 from spec.config.registry import check_values
 from spec.config.write_operation import WriteOperationType, write_action
 from spec.errors import ERROR_KINDS, HudiSpecError, InvalidOperation
@@ -54,13 +55,15 @@ from spec.model.actions import (
     schedule_compaction,
 )
 from spec.model.bucketing import bucket_groups, commit_totals, model_bucket_index
+from spec.model.clustering import group_rows, model_clustering_plan, new_base_file, sorted_rows, split_rows
 from spec.model.concurrency import concurrent
 from spec.model.deduplicate import dedupe
-from spec.model.files import IS_DELETED, Row
+from spec.model.files import IS_DELETED, BaseFile, Row
 from spec.model.global_tagging import model_global_index
 from spec.model.operations import (
     Archive,
     Clean,
+    Cluster,
     Compact,
     Concurrent,
     Crash,
@@ -90,6 +93,7 @@ from spec.model.writes import (
     apply_files,
     evolve_schema,
     mark_replaced,
+    observed_size,
     plan_stream_checkpoint,
     plan_write,
     prepare,
@@ -258,6 +262,29 @@ def compact(state: TableState, env: Env, mode: str, instant_time: str | None) ->
     return state
 
 
+def cluster(state: TableState, env: Env, options: Sequence[tuple[str, str]]) -> TableState:
+    """Schedule a clustering and execute it (``spec.model.clustering``): nothing when no file group qualifies."""
+    config = ClusteringConfig.from_options(dict(options))
+    t = next_instant(state, env)
+    plan = model_clustering_plan(state, config, t)
+    if not plan.groups:
+        return state
+    action = Action.CLUSTERING if state.table_version >= 8 else Action.REPLACE_COMMIT
+    state = state.with_instant(start_instant(action, t).transition(State.INFLIGHT))
+    state = replace(state, clusterings=(*state.clusterings, (t, plan.missing_partitions if config.incremental else ())),
+                    operations=(*state.operations, (t, "CLUSTER")))
+    files: list[tuple[str, str, BaseFile]] = []
+    for g in plan.groups:
+        prefix = env.next_file_id_prefix()
+        rows = sorted_rows(group_rows(state, [s.slice for s in g.slices]), config.sort_columns)
+        for n, chunk in enumerate(split_rows(rows, g.num_output_file_groups)):
+            fid = f"{prefix}-{n}"
+            size = observed_size(state, env, g.partition_path, fid, t, len(chunk))
+            files.append((g.partition_path, fid, new_base_file(fid, t, chunk, size)))
+    replaced = frozenset(gid for g in plan.groups for gid in g.group_ids())
+    return finish(mark_replaced(apply_files(state, files, t), replaced, t), env, t)
+
+
 # --- the operation vocabulary -------------------------------------------------------------------
 
 def table_identity(config: TableSettings) -> dict[str, str]:
@@ -331,6 +358,10 @@ class ModelOperations(OperationHandler[TableState]):
     def compact(self, op: Compact) -> TableState:
         """Schedule and/or run a compaction."""
         return self._run(op, lambda s: compact(s, self.env, op.mode, op.instant_time))
+
+    def cluster(self, op: Cluster) -> TableState:
+        """Schedule a clustering and execute it."""
+        return self._run(op, lambda s: cluster(s, self.env, op.options))
 
     def clean(self, op: Clean) -> TableState:
         """Plan and run the cleaner."""

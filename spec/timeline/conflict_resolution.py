@@ -64,13 +64,15 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
 from spec.config.write_operation import WriteOperationType
-from spec.index.bucket_identifier import BUCKET_DIGITS
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action, Instant
 
 GroupId = tuple[str, str]
 """(partition path, file id)."""
+BUCKET_DIGITS = 8
+"""The digits of a bucket index's file id that name its bucket (``spec.index.bucket_identifier.BUCKET_DIGITS``, which
+this layer does not import; a test holds the two equal)."""
 
 DATA_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
 """Completed actions that are candidates (a completed compaction or clustering is one of these)."""

@@ -224,6 +224,14 @@ def base_stat(f: FileRows, previous: FileRows | None, concat: bool = False) -> S
                       len(old - keys) + len(absent))
 
 
+def clustering_stat(f: FileRows) -> StatCounts:
+    """The stat of a base file a clustering wrote: every row an insert, nothing updated or deleted (Hudi's
+    sort-and-size execution writes through ``HoodieRowCreateHandle``, whose ``close`` counts every record it wrote
+    as an insert, whatever commit time the row keeps)."""
+    rows = f.rows()
+    return StatCounts(f.partition, f.file_id, f.name, len(rows), len(rows), 0, 0)
+
+
 def compaction_stat(f: FileRows, base: FileRows | None, log_keys: Iterable[str]) -> StatCounts:
     """The stat of a base file a compaction produced from ``base`` and logs holding ``log_keys``. Updates are
     the keys both held that the logs hold and whose row a log record replaced (the row written is not the base

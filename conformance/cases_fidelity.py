@@ -3,8 +3,9 @@ issue's departures): duplicate keys in one batch per operation (Hudi's ``hoodie.
 an insert into a small file keeping duplicates (``HoodieConcatHandle``), null ordering values and
 null or empty partition values, bulk_insert per sort mode (``BulkInsertSortMode``), schema changes
 allowed and refused (``SchemaChangeUtils.isTypeUpdateAllow``) and write options that conflict with
-the table (``HoodieWriterUtils.validateTableConfig``). ``conformance.generate.corpus`` places them
-in the writes suite."""
+the table (``HoodieWriterUtils.validateTableConfig``), and a delete after a logged update of its key, whose
+ordering value Hudi's reader needs as Hudi writes it. ``conformance.generate.corpus`` places them in the writes
+suite (the last in the logs suite)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,16 @@ def option_conflicts(tt: str, v: int) -> Case:
                  "differs from the table's is refused (config_conflict), and one whose table type is not the "
                  "enum's name (invalid_config), each leaving the table as it was; repeating the table's values "
                  "is not a conflict", ["expect_error", "options", "config_conflict"], _config(tt, v), ops)
+
+
+def update_then_delete(tt: str, v: int) -> Case:
+    """A key updated, then deleted by the delete operation: on the log path the delete follows the key's logged
+    update, and its ordering value is Hudi's natural-order default, ``Integer`` 0 (a null one fails Apache Hudi
+    1.2.0's reader: ``spec.file_group.log_file.delete_block.NATURAL_ORDERING``)."""
+    return _case("update-then-delete", tt, v, "a key updated, then deleted by the delete operation, then another "
+                 "key updated", ["write:upsert", "write:delete", "bug:delete-after-logged-update-unreadable"],
+                 _config(tt, v),
+                 [w("insert", rec(1, 1), rec(2, 1)),
+                  w("upsert", rec(1, 2)),
+                  w("delete", rec(1, 3)),
+                  w("upsert", rec(2, 4))])

@@ -46,6 +46,7 @@ from conformance.cases_fidelity import (
     null_ordering_and_partitions,
     option_conflicts,
     schema_changes,
+    update_then_delete,
 )
 from conformance.cases_global import global_cases
 from conformance.cases_ledger import (
@@ -137,19 +138,6 @@ def delete_then_reinsert(tt: str, v: int) -> Case:
                   w("delete", rec(1, 2)),
                   w("upsert", rec(2, 3)),
                   w("upsert", rec(1, 4, v="back"))])
-
-
-def update_then_delete(tt: str, v: int) -> Case:
-    """A key updated, then deleted by the delete operation: on the log path the delete follows the key's logged
-    update, and its ordering value is Hudi's natural-order default, ``Integer`` 0 (a null one fails Apache Hudi
-    1.2.0's reader: ``spec.file_group.log_file.delete_block.NATURAL_ORDERING``)."""
-    return _case("update-then-delete", tt, v, "a key updated, then deleted by the delete operation, then another "
-                 "key updated", ["write:upsert", "write:delete", "bug:delete-after-logged-update-unreadable"],
-                 _config(tt, v),
-                 [w("insert", rec(1, 1), rec(2, 1)),
-                  w("upsert", rec(1, 2)),
-                  w("delete", rec(1, 3)),
-                  w("upsert", rec(2, 4))])
 
 
 def schema_evolution(tt: str, v: int) -> Case:
@@ -360,7 +348,6 @@ LOG_BUILDERS: Final[tuple[Builder, ...]] = (insert_upsert_delete, dedupe_in_batc
 
 
 # --- the corpus -----------------------------------------------------------------------------------
-
 def _grid(builder: Builder, types: Sequence[str] = BOTH_TYPES, versions: Sequence[int] = BOTH_VERSIONS
           ) -> Iterator[Case]:
     for tt in types:
@@ -386,7 +373,8 @@ VERSION_9: Final[dict[str, tuple[tuple[Builder, tuple[str, ...]], ...]]] = {
                  (crash_then_rollback, (COW,)), (expect_error_write, (MOR,)), (fixed_instants, (COW,))),
     "stream": ((stream_buckets, (MOR,)),),
     "logs": ((logs_only(insert_upsert_delete), (MOR,)), (logs_only(compaction), (MOR,)),
-             (logs_only(rollback_latest), (MOR,)), (logs_only(crash_then_write), (MOR,))),
+             (logs_only(rollback_latest), (MOR,)), (logs_only(crash_then_write), (MOR,)),
+             (logs_only(update_then_delete), (MOR,))),
 }
 """The version 9 cases by suite (builder, table types): a selection, not the grid — each write operation on
 COW and MOR, the log path, compaction (planned, pending, inline), clean (by commits, with a savepoint, with a
@@ -420,7 +408,6 @@ def corpus() -> dict[str, list[Case]]:
     timeline += [c for b in (crash_then_rollback, expect_errors, fixed_instants) for c in _grid(b, types=(COW,))]
     stream = [*_grid(stream_buckets), *_grid(stream_deletes, types=(MOR,)), *bucket_stream_cases()]
     logs = [c for b in LOG_BUILDERS for c in _grid(logs_only(b), types=(MOR,))]
-    logs += list(_grid(logs_only(update_then_delete), types=(MOR,), versions=(9,)))
     suites = {"writes": writes, "services": services, "timeline": timeline, "stream": stream, "logs": logs,
               "concurrency": concurrency_cases()}
     for suite, selection in VERSION_9.items():

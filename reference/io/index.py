@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +30,6 @@ from spec.index.bucket_identifier import bucket_id
 from spec.index.bucket_index import BucketIndexConfig, bucket_file_groups
 from spec.schema.table_schema import PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
-
-if TYPE_CHECKING:
-    from reference.io.global_index import GlobalLookup
 
 FILE_ID = "__file_id"
 BUCKET_ID = "__bucket_id"
@@ -53,8 +50,9 @@ class IndexLookup:
     delete: bool
     bucket: BucketLookup | None = None
     """The bucket index's lookup (``bloom`` is then unused)."""
-    global_index: GlobalLookup | None = None
-    """A global index's lookup (``reference.io.global_index``; ``bloom`` is then unused)."""
+    global_index: Any = None
+    """A global index's lookup (``reference.io.global_index.GlobalLookup``, which imports this module; ``bloom`` is
+    then unused)."""
 
 
 @dataclass(frozen=True)

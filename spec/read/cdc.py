@@ -33,21 +33,27 @@ file". The before and after images of the inferred cases are whole rows, meta co
 CDC log records are the data columns only. Apache Hudi's CDC query returns ``before`` and ``after`` as JSON
 text; here they are mappings (``None`` when absent).
 
+The images of a split (``CDCFileGroupIterator``): BASE_FILE_INSERT's are the new file's rows as after images;
+BASE_FILE_DELETE's and REPLACE_COMMIT's the before slice's rows (merged, base file and log files) as before images;
+AS_IS's the CDC log's records in order, an image the mode does not log looked up by key in the before or after
+slice; LOG_FILE's the log's records folded per key by the table's merge rule, deletes kept, against the before
+slice's rows, each held key updated as it changes.
+
 Source (Apache Hudi 0.15.x, 1.0.x and 1.1.x; 1.2.0 measured): ``org.apache.hudi.common.table.cdc.HoodieCDCExtractor``
 (``extractCDCFileSplits``, ``parseWriteStat``, ``getDependentFileSliceForLogFile``), ``HoodieCDCInferenceCase``,
 ``HoodieCDCSupplementalLoggingMode``, ``HoodieCDCUtils``, ``HoodieCDCDataBlock``,
-``org.apache.hudi.cdc.CDCFileGroupIterator`` (``loadNext``, ``loadNextLogRecord``, ``loadCdcFile``) and
-``WriteOperationType.isDataChange``.
+``org.apache.hudi.cdc.CDCFileGroupIterator`` (``loadNext``, ``loadNextLogRecord``, ``loadCdcFile``,
+``loadBeforeFileSliceIfNeeded``) and ``WriteOperationType.yieldChanges``.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from spec.actions.compaction import read_compaction_plan
 from spec.config.table_config import TableConfig
@@ -55,11 +61,17 @@ from spec.config.write_operation import WriteOperationType
 from spec.errors import InvalidOperation, InvalidTable
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView, list_data_files
+from spec.file_group.log_file.log_blocks import decode_cdc_records, decode_records
+from spec.file_group.log_file.log_format import BlockType, read_blocks
+from spec.read.merge import Version, as_version, combine_logs, delete_version, merge_with_base
 from spec.read.query_plan import IncrementalWindow, check_instant
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
 from spec.timeline.instant import Action, Instant
 from spec.timeline.layout import read_instant_content
+
+if TYPE_CHECKING:
+    from spec.read.reader import TableReader
 
 CDC_ENABLED: Final = "hoodie.table.cdc.enabled"
 LOGGING_MODE: Final = "hoodie.table.cdc.supplemental.logging.mode"
@@ -209,6 +221,88 @@ def cdc_splits(commits: Sequence[tuple[Instant, CommitMetadata]], mode: str, lis
 # --8<-- [end:splits]
 
 
+# --8<-- [start:images]
+Row = Mapping[str, Any]
+
+
+def slice_rows(reader: TableReader, sl: FileSlice | None) -> dict[str, Row]:
+    """A slice's merged rows by record key (none for no slice)."""
+    if sl is None:
+        return {}
+    table = reader.read_slice(sl, as_of=None)
+    return {} if table is None else {r[RECORD_KEY]: r for r in table.to_pylist()}
+
+
+def log_versions(reader: TableReader, path: str, instant: str) -> dict[str, Version]:
+    """The records ``instant`` wrote to the log file ``path``, one version a key (folded by the table's merge
+    rule in log order; a delete kept as a delete)."""
+    rule = reader.rule
+    out: dict[str, Version] = {}
+    for rec in read_blocks(reader.storage.read(path)):
+        block = rec.block
+        if rec.corrupt is not None or block is None or block.instant_time != instant:
+            continue
+        if block.block_type == BlockType.DELETE_BLOCK:
+            incoming = [(d["recordKey"], delete_version(d["orderingVal"], None, rule)) for d in decode_records(block)]
+        elif block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK):
+            incoming = [(r[RECORD_KEY], as_version(r, rule)) for r in decode_records(block)]
+        else:
+            continue
+        for key, version in incoming:
+            out[key] = combine_logs(out[key], version, rule) if key in out else version
+    return out
+
+
+def _log_changes(reader: TableReader, split: CdcFileSplit) -> Iterator[CdcRecord]:
+    held = dict(slice_rows(reader, split.before))
+    rule = reader.rule
+    for key, version in log_versions(reader, split.files[0], split.instant).items():
+        if version.is_delete:
+            if key in held:
+                yield CdcRecord(DELETE, split.instant, held.pop(key), None)
+            continue
+        existing = held.get(key)
+        if existing is None:
+            held[key] = version.row or {}
+            yield CdcRecord(INSERT, split.instant, None, version.row)
+            continue
+        merged = merge_with_base(as_version(existing, rule), version, rule).row
+        if merged is not None and dict(merged) != dict(existing):
+            held[key] = merged
+            yield CdcRecord(UPDATE, split.instant, existing, merged)
+
+
+def _logged_changes(reader: TableReader, split: CdcFileSplit, mode: str) -> Iterator[CdcRecord]:
+    before = slice_rows(reader, split.before) if mode == OP_KEY_ONLY else {}
+    after = slice_rows(reader, split.after) if mode != DATA_BEFORE_AFTER else {}
+    for path in split.files:
+        for rec in read_blocks(reader.storage.read(path)):
+            if rec.corrupt is not None or rec.block is None or rec.block.block_type != BlockType.CDC_DATA_BLOCK:
+                continue
+            for r in decode_cdc_records(rec.block):
+                op = str(r.get("op"))
+                if mode == DATA_BEFORE_AFTER:
+                    yield CdcRecord(op, split.instant, r.get("before"), r.get("after"))
+                    continue
+                key = str(r.get("record_key"))
+                old = r.get("before") if mode != OP_KEY_ONLY else (before.get(key) if op != INSERT else None)
+                yield CdcRecord(op, split.instant, old, after.get(key) if op in (INSERT, UPDATE) else None)
+
+
+def changes_of_split(reader: TableReader, split: CdcFileSplit, mode: str) -> list[CdcRecord]:
+    """The changes of one split (``CDCFileGroupIterator``: see the module's rules)."""
+    if split.case == CdcInferCase.BASE_FILE_INSERT:
+        base = FileSlice(split.partition_path, split.file_id, split.instant,
+                         DataFile(split.partition_path, posixpath.basename(split.files[0])))
+        return [CdcRecord(INSERT, split.instant, None, r) for r in slice_rows(reader, base).values()]
+    if split.case in (CdcInferCase.BASE_FILE_DELETE, CdcInferCase.REPLACE_COMMIT):
+        return [CdcRecord(DELETE, split.instant, r, None) for r in slice_rows(reader, split.before).values()]
+    if split.case == CdcInferCase.LOG_FILE:
+        return list(_log_changes(reader, split))
+    return list(_logged_changes(reader, split, mode))
+# --8<-- [end:images]
+
+
 def window_commits(storage: Storage, config: TableConfig, instants: Sequence[Instant],
                    begin: str | None, end: str | None) -> list[tuple[Instant, CommitMetadata]]:
     """The completed commits, deltacommits and replacecommits whose requested time is in ``(begin, end]`` and whose
@@ -235,7 +329,6 @@ def check_begin_active(begin: str | None, last_archived: str | None) -> None:
 def read_cdc(path: str | Storage, begin: str | None = None, end: str | None = None) -> list[CdcRecord]:
     """The CDC query's records over ``(begin, end]`` (completion times; None: open), file group by file group, each
     group's instants in order."""
-    from spec.read.cdc_images import changes_of_split
     from spec.read.reader import TableReader
 
     check_instant(begin, "begin")
@@ -282,5 +375,5 @@ def cdc_table(records: Sequence[CdcRecord]) -> Any:
 
 __all__ = ["CDC_ENABLED", "DATA_BEFORE", "DATA_BEFORE_AFTER", "DELETES", "LOGGING_MODE", "OP_KEY_ONLY",
            "YIELD_CHANGES", "CdcFileSplit", "CdcInferCase", "CdcRecord", "PendingCompactions", "base_file_on",
-           "cdc_splits", "cdc_table", "check_begin_active", "image_json", "logging_mode", "read_cdc",
-           "split_of_stat", "window_commits"]
+           "cdc_splits", "cdc_table", "changes_of_split", "check_begin_active", "image_json", "log_versions",
+           "logging_mode", "read_cdc", "slice_rows", "split_of_stat", "window_commits"]

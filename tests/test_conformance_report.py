@@ -349,3 +349,10 @@ def test_a_rerun_of_a_later_corpus_adds_its_new_cases_only_when_every_implementa
         apply_reruns(matrix, [first])
     with pytest.raises(InvalidOperation, match="corpus version"):
         apply_reruns(matrix, [{**first, "corpus_version": 4}])
+    # reruns of one later version, each with cases of its own (the corpus grew twice before the matrix was merged)
+    both = [{**first, "cases": ["a/z"],
+             "implementations": [entry("one", {"a/z": "PASS"}), entry("two", {"a/z": "PASS"})]},
+            {**first, "cases": ["a/w"],
+             "implementations": [entry("one", {"a/w": "PASS"}), entry("two", {"a/w": "FAIL"})]}]
+    grown = apply_reruns(matrix, both)
+    assert grown["corpus_version"] == 5 and grown["cases"] == ["a/w", "a/x", "a/z"]

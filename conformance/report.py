@@ -233,11 +233,11 @@ def merge_matrices(matrices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def apply_reruns(matrix: Mapping[str, Any], reruns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``matrix`` with some of its cases run again: each rerun (a run on a subset of the corpus's cases, after those
     cases' expectations changed, or of cases new to the corpus) replaces those cases' verdicts of each
-    implementation it ran, matched by name and writer, and the counts are counted again. A rerun of a later corpus
-    version adds its new cases (and the matrix takes that version; several reruns of it may each add some), provided
-    the reruns together run them on every implementation of the matrix. A rerun of an earlier corpus version, of a case its version does not add, or of
-    an implementation the matrix lacks is refused, as is a matrix left without a verdict of some implementation on
-    some case."""
+    implementation it ran, matched by name and writer, and the counts are counted again. A rerun of a later
+    corpus version adds its new cases (and the matrix takes that version; several reruns of it may each add
+    some), provided the reruns together run them on every implementation of the matrix. A rerun of an earlier
+    corpus version, of a case its version does not add, or of an implementation the matrix lacks is refused, as
+    is a matrix left without a verdict of some implementation on some case."""
     from spec.errors import InvalidOperation
 
     out: dict[str, Any] = json.loads(json.dumps(matrix))

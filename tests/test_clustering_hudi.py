@@ -201,7 +201,9 @@ def test_inline_clustering_options_are_hudis_and_hudi_reads_the_inline_clustered
 
     config = apache_hudi._jvm.org.apache.hudi.config.HoodieClusteringConfig
     for prop, name in ((config.INLINE_CLUSTERING, "inline_cluster"),
-                       (config.INLINE_CLUSTERING_MAX_COMMITS, "cluster_max_commits")):
+                       (config.INLINE_CLUSTERING_MAX_COMMITS, "cluster_max_commits"),
+                       (config.SCHEDULE_INLINE_CLUSTERING, "schedule_inline_cluster"),
+                       (config.ASYNC_CLUSTERING_MAX_COMMITS, "cluster_async_max_commits")):
         assert (prop.key(), str(prop.defaultValue())) == (BY_NAME[name].key, BY_NAME[name].default)
     assert list(config.INLINE_CLUSTERING.getAlternatives()) == list(BY_NAME["inline_cluster"].aliases)
     path = tmp_path / "inline"

@@ -37,6 +37,11 @@ def _write(table: HudiTable, i: int, options: dict[str, str]) -> None:
     table.write(rows, "insert" if i == 0 else "upsert", options)
 
 
+def _insert(table: HudiTable, i: int, options: dict[str, str]) -> None:
+    """Write ``i``: two new keys only (no update of a group a pending clustering holds)."""
+    table.write(pa.table({"id": [f"k{i}a", f"k{i}b"], "ts": [i, i], "p": ["x", "y"], "v": [i, i]}), "insert", options)
+
+
 def _clusterings(path: Path) -> list[str]:
     """The completed replacecommits whose operation is CLUSTER."""
     timeline = Timeline.load(str(path))
@@ -57,6 +62,8 @@ def _rows(path: Path) -> list[tuple[Any, ...]]:
 def test_the_options_are_hudis() -> None:
     assert BY_KEY["hoodie.clustering.inline"].default == "false"
     assert BY_KEY["hoodie.clustering.inline.max.commits"].default == "4"  # HoodieClusteringConfig, Hudi 1.2.0
+    assert BY_KEY["hoodie.clustering.schedule.inline"].default == "false"
+    assert BY_KEY["hoodie.clustering.async.max.commits"].default == "4"
     cfg = parse_options({"hoodie.datasource.clustering.inline.enable": "true"})
     assert cfg.inline_cluster and cfg.cluster_max_commits == 4
 
@@ -128,3 +135,36 @@ def test_an_unsupported_clustering_option_is_refused_before_anything_is_written(
     with pytest.raises(UnsupportedOption):
         _write(table, 0, bad)
     assert not path.exists() or not any(path.rglob("*.parquet"))
+
+
+def test_inline_clustering_runs_a_pending_clustering_first(tmp_path: Path) -> None:
+    """``runAnyPendingClustering`` before the trigger is checked: a pending clustering completes after the next
+    write even when too few commits followed it to plan another."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    _write(table, 0, _options(9, "COPY_ON_WRITE"))
+    t = table.schedule_clustering()
+    assert t is not None and _clusterings(path) == []
+    _insert(table, 1, _options(9, "COPY_ON_WRITE", **{"hoodie.clustering.inline": "true",
+                                                      "hoodie.clustering.inline.max.commits": "5"}))
+    assert _clusterings(path) == [t]
+
+
+def test_schedule_inline_plans_without_running(tmp_path: Path) -> None:
+    """``hoodie.clustering.schedule.inline`` alone: a plan once ``hoodie.clustering.async.max.commits`` commits
+    completed, left pending; no second plan while it is pending."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    options = _options(9, "COPY_ON_WRITE", **{"hoodie.clustering.schedule.inline": "true",
+                                              "hoodie.clustering.async.max.commits": "2"})
+    _write(table, 0, options)
+    storage = Storage(str(path))
+    assert last_clustering(storage, Timeline.load(str(path))) is None
+    _write(table, 1, options)
+    planned = last_clustering(storage, Timeline.load(str(path)))
+    assert planned is not None and not planned.is_completed and _clusterings(path) == []
+    for i in range(2, 5):
+        _insert(table, i, options)
+    assert last_clustering(storage, Timeline.load(str(path))) == planned  # pending: none planned beside it
+    assert table.run_clustering(planned.requested) == planned.requested
+    assert _clusterings(path) == [planned.requested]

@@ -60,6 +60,8 @@ class WriteConfig:
     compact_max_delta_commits: int = default("compact_max_delta_commits")
     inline_cluster: bool = default("inline_cluster")
     cluster_max_commits: int = default("cluster_max_commits")
+    schedule_inline_cluster: bool = default("schedule_inline_cluster")
+    cluster_async_max_commits: int = default("cluster_async_max_commits")
     clustering_options: tuple[tuple[str, str], ...] = ()
     auto_clean: bool = default("auto_clean")
     clean_policy: str = default("clean_policy")
@@ -93,18 +95,20 @@ setting from them (``spec.write.writer_utils`` compares them with an existing ta
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
     """Validate ``options`` (string values, as on Spark) into a WriteConfig (``resolve_settings``),
-    warning about each unknown ``hoodie.*`` key. With inline clustering on (``hoodie.clustering.inline``), the
+    warning about each unknown ``hoodie.*`` key. With inline clustering on (``hoodie.clustering.inline``, or
+    ``hoodie.clustering.schedule.inline``), the
     clustering keys (``hoodie.clustering.*``, ``hoodie.layout.*``) are the inline clustering's: validated now
     (``ClusteringConfig.from_options``: an unsupported one refused before anything is written) and carried as
     ``clustering_options``."""
     values, unknown = resolve_settings(options)
-    if values["inline_cluster"]:
+    if values["inline_cluster"] or values["schedule_inline_cluster"]:
         taken = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (options or {}).items()
                  if k in unknown and k.startswith(CLUSTERING_PREFIXES)}
         if values["index_type"] == "BUCKET":
-            raise UnsupportedOption("hoodie.clustering.inline=true with hoodie.index.type=BUCKET is not supported: "
+            raise UnsupportedOption("inline clustering with hoodie.index.type=BUCKET is not supported: "
                                     "the size-based clustering writes new file ids, and a bucket's file group is its "
-                                    "file id", hint="leave hoodie.clustering.inline unset or false")
+                                    "file id",
+                                    hint="leave hoodie.clustering.inline and hoodie.clustering.schedule.inline unset")
         ClusteringConfig.from_options(taken)
         values["clustering_options"] = tuple(sorted(taken.items()))
         unknown = tuple(k for k in unknown if k not in taken)

@@ -15,7 +15,7 @@ from typing import Protocol
 from reference.config.options import WriteConfig
 from reference.executors.archive import ArchiveResult, archive
 from reference.executors.clean import CleanResult, clean
-from reference.executors.clustering import Clusterer, cluster
+from reference.executors.clustering import Clusterer, run_clustering, schedule_clustering
 from reference.executors.common import Clock
 from reference.executors.compaction import maybe_inline_compaction
 from reference.executors.restore import finish_pending_restores
@@ -122,11 +122,12 @@ class ServiceWriter(Clusterer, Protocol):
 def run_inline_services(writer: ServiceWriter, table: TableConfig, cfg: WriteConfig) -> None:
     """After a commit, under the writer's lock, as Hudi's write client does (``BaseHoodieTableServiceClient
     .runTableServicesInline``, then ``mayBeCleanAndArchive``): inline compaction (merge-on-read,
-    ``hoodie.compact.inline``), inline clustering (``hoodie.clustering.inline``: ``maybe_inline_clustering``),
+    ``hoodie.compact.inline``), inline clustering (``hoodie.clustering.inline``, ``hoodie.clustering.schedule.inline``:
+    ``maybe_inline_clustering``),
     then the cleaner (``hoodie.clean.automatic``), then archival (``hoodie.archive.automatic``)."""
     if table.table_type == MERGE_ON_READ and cfg.inline_compact:
         maybe_inline_compaction(writer, table, cfg)
-    if cfg.inline_cluster:
+    if cfg.inline_cluster or cfg.schedule_inline_cluster:
         maybe_inline_clustering(writer, table, cfg)
     if cfg.auto_clean:
         writer.set_job_status("hudi clean")
@@ -137,20 +138,33 @@ def run_inline_services(writer: ServiceWriter, table: TableConfig, cfg: WriteCon
 
 
 def maybe_inline_clustering(writer: ServiceWriter, table: TableConfig, cfg: WriteConfig) -> str | None:
-    """Inline clustering after a commit (Hudi's ``BaseHoodieTableServiceClient.inlineClustering``): once
-    ``hoodie.clustering.inline.max.commits`` completed commits followed the last clustering, completed or pending
-    (``spec.actions.clustering.should_schedule_inline_clustering``), a clustering is scheduled with the write's
-    ``hoodie.clustering.*`` options and executed (``reference.executors.clustering.cluster``: pending clusterings
-    run first), under the lock the committing writer holds; its instant, or None."""
+    """Inline clustering after a commit, under the lock the committing writer holds; the instant it planned, or None.
+
+    ``hoodie.clustering.inline`` (Hudi's ``BaseHoodieTableServiceClient.inlineClustering``): the pending clusterings
+    run first; then, once ``hoodie.clustering.inline.max.commits`` completed commits followed the last clustering,
+    completed or pending (``spec.actions.clustering.should_schedule_inline_clustering``), a clustering is planned
+    with the write's ``hoodie.clustering.*`` options and executed. ``hoodie.clustering.schedule.inline`` alone
+    (``runTableServicesInline``): with no clustering pending, one is planned once ``hoodie.clustering.async.max
+    .commits`` commits followed the last, and left for another job to run."""
+    options = {**dict(cfg.clustering_options), "hoodie.parquet.compression.codec": cfg.compression,
+               "hoodie.parquet.max.file.size": str(cfg.max_file_size),
+               "hoodie.write.concurrency.mode": cfg.concurrency_mode}
+    pending = pending_clusterings(writer.storage, Timeline.load(writer.storage, table.timeline_layout))
+    if cfg.inline_cluster:
+        writer.set_job_status("hudi inline clustering")
+        for inst in pending:
+            run_clustering(writer, inst.requested, locked=True, options=options)
+    elif pending:
+        return None
     timeline = Timeline.load(writer.storage, table.timeline_layout)
     since = commits_since_last_clustering(timeline, last_clustering(writer.storage, timeline))
-    if not should_schedule_inline_clustering(since, cfg.cluster_max_commits):
+    if not should_schedule_inline_clustering(since, cfg.cluster_max_commits if cfg.inline_cluster else None,
+                                             cfg.cluster_async_max_commits if cfg.schedule_inline_cluster else None):
         return None
-    writer.set_job_status("hudi inline clustering")
-    return cluster(writer, locked=True, options={**dict(cfg.clustering_options),
-                                                 "hoodie.parquet.compression.codec": cfg.compression,
-                                                 "hoodie.parquet.max.file.size": str(cfg.max_file_size),
-                                                 "hoodie.write.concurrency.mode": cfg.concurrency_mode})
+    t = schedule_clustering(writer, locked=True, options=options)
+    if t is not None and cfg.inline_cluster:
+        run_clustering(writer, t, locked=True, options=options)
+    return t
 
 
 # --- the metadata table's services ----------------------------------------------------------------

@@ -110,11 +110,12 @@ def commits_since_last_clustering(timeline: Timeline, last: Instant | None) -> i
     return sum(1 for i in timeline.commits_timeline().instants if i.requested > after)
 
 
-def should_schedule_inline_clustering(commits_since: int, max_commits: int) -> bool:
-    """Inline clustering (``hoodie.clustering.inline``) plans once ``hoodie.clustering.inline.max.commits``
-    commits completed since the last clustering (``ClusteringPlanActionExecutor.createClusteringPlan`` plans
-    nothing while ``max.commits > commits since``)."""
-    return commits_since >= max_commits
+def should_schedule_inline_clustering(commits_since: int, inline_max: int | None, async_max: int | None) -> bool:
+    """Whether a clustering is planned after a commit, as ``ClusteringPlanActionExecutor.createClusteringPlan``
+    decides: nothing while inline clustering is on (``inline_max``: ``hoodie.clustering.inline.max.commits``) and
+    fewer commits completed since the last clustering, nor while clustering is scheduled inline (``async_max``:
+    ``hoodie.clustering.async.max.commits``) and fewer completed since; None: that rule is off."""
+    return all(limit is None or commits_since >= limit for limit in (inline_max, async_max))
 # --8<-- [end:inline_clustering]
 
 

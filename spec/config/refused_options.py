@@ -230,8 +230,6 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "use hoodie.bucket.index.num.buckets and hoodie.bucket.index.hash.field only"),
     # --- what is written: table services and the metadata table --------------------------------
     RefusedOption("hoodie.clustering.async.enabled", WRITTEN, "clusters file groups", ("false",), _OFF),
-    RefusedOption("hoodie.clustering.schedule.inline", WRITTEN, "schedules clustering after writes",
-                  ("false",), _OFF),
     RefusedOption("hoodie.datasource.clustering.async.enable", WRITTEN, "clusters file groups", ("false",),
                   _OFF),
     RefusedOption("hoodie.compact.schedule.inline", WRITTEN, "schedules compactions after writes",

@@ -109,6 +109,7 @@ def test_max_commits_clusters_after_the_nth_commit_and_not_before(tmp_path: Path
     _write(table, 5, inline)
     _write(plain, 5, _options(version, table_type))
     assert len(_clusterings(path)) == 2  # the third commit after it clusters again
+    assert table.cluster(inline) is None  # the write's options serve an explicit clustering too (nothing new)
     assert [(k, v) for k, v, _ in _rows(path)] == [(k, v) for k, v, _ in _rows(plain_path)]
 
 

@@ -190,3 +190,29 @@ def test_we_cluster_a_table_apache_hudi_wrote(apache_hudi: Any, tmp_path: Path) 
         values = [r["v"] for r in out if r["_hoodie_file_name"] == name]
         assert values == sorted(values)
 
+
+
+def test_inline_clustering_options_are_hudis_and_hudi_reads_the_inline_clustered_table(apache_hudi: Any,
+                                                                                      tmp_path: Path) -> None:
+    """The registry's inline clustering options are Apache Hudi 1.2.0's ``HoodieClusteringConfig`` properties (keys,
+    defaults, the datasource alias); a table our writer clustered inline (``hoodie.clustering.inline.max.commits=2``)
+    reads in Apache Hudi as in the spec reader."""
+    from spec.config.registry import BY_NAME
+
+    config = apache_hudi._jvm.org.apache.hudi.config.HoodieClusteringConfig
+    for prop, name in ((config.INLINE_CLUSTERING, "inline_cluster"),
+                       (config.INLINE_CLUSTERING_MAX_COMMITS, "cluster_max_commits"),
+                       (config.SCHEDULE_INLINE_CLUSTERING, "schedule_inline_cluster"),
+                       (config.ASYNC_CLUSTERING_MAX_COMMITS, "cluster_async_max_commits")):
+        assert (prop.key(), str(prop.defaultValue())) == (BY_NAME[name].key, BY_NAME[name].default)
+    assert list(config.INLINE_CLUSTERING.getAlternatives()) == list(BY_NAME["inline_cluster"].aliases)
+    path = tmp_path / "inline"
+    table = HudiTable(str(path), engine="local")
+    options = {**OPTIONS, "hoodie.metadata.enable": "false", "hoodie.clustering.inline": "true",
+               "hoodie.clustering.inline.max.commits": "2", "hoodie.clustering.plan.strategy.sort.columns": "v"}
+    for b in batches()[:3]:
+        table.write(b, "insert", options)
+    timeline = Timeline.load(str(path))
+    assert [i.action for i in timeline.commits_timeline().instants] == [
+        Action.COMMIT, Action.COMMIT, Action.REPLACE_COMMIT, Action.COMMIT]
+    assert hudi_rows(apache_hudi, path) == rows(read_table(str(path)))

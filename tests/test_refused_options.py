@@ -42,7 +42,7 @@ REFUSED_VALUES = {
     "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
     "hoodie.database.name": "sales",
     "hoodie.table.base.file.format": "ORC",
-    "hoodie.clustering.inline": "true",
+    "hoodie.clustering.async.enabled": "true",
     "hoodie.metadata.index.column.stats.enable": "true",
     # Apache Hudi 1.2.0's record index options (HoodieMetadataConfig), measured in tests/test_hudi_tech_spec_measured.py
     "hoodie.metadata.global.record.level.index.enable": "true",

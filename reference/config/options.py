@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
+from spec.actions.clustering_plan import ClusteringConfig
 from spec.config.registry import OPTIMISTIC_CONCURRENCY_CONTROL, default, inferred_key_generator, resolve_settings
+from spec.errors import UnsupportedOption
 from spec.storage.lock import StorageLockConfig
 
 
@@ -56,6 +58,11 @@ class WriteConfig:
     log_file_size: int = default("log_file_size")
     inline_compact: bool = default("inline_compact")
     compact_max_delta_commits: int = default("compact_max_delta_commits")
+    inline_cluster: bool = default("inline_cluster")
+    cluster_max_commits: int = default("cluster_max_commits")
+    schedule_inline_cluster: bool = default("schedule_inline_cluster")
+    cluster_async_max_commits: int = default("cluster_async_max_commits")
+    clustering_options: tuple[tuple[str, str], ...] = ()
     auto_clean: bool = default("auto_clean")
     clean_policy: str = default("clean_policy")
     clean_commits_retained: int = default("clean_commits_retained")
@@ -76,6 +83,9 @@ class WriteConfig:
         return self.concurrency_mode == OPTIMISTIC_CONCURRENCY_CONTROL
 
 
+CLUSTERING_PREFIXES: Final = ("hoodie.clustering.", "hoodie.layout.")
+"""The keys of a clustering's plan and layout (``spec.actions.clustering_plan.ClusteringConfig``)."""
+
 _FIELDS = frozenset(f.name for f in fields(WriteConfig))
 
 TABLE_PROPERTIES_OF_WRITE_OPTIONS: Final = {"hoodie.record.merge.mode": "hoodie.write.record.merge.mode"}
@@ -85,8 +95,23 @@ setting from them (``spec.write.writer_utils`` compares them with an existing ta
 
 def parse_options(options: Mapping[str, Any] | None) -> WriteConfig:
     """Validate ``options`` (string values, as on Spark) into a WriteConfig (``resolve_settings``),
-    warning about each unknown ``hoodie.*`` key."""
+    warning about each unknown ``hoodie.*`` key. With inline clustering on (``hoodie.clustering.inline``, or
+    ``hoodie.clustering.schedule.inline``), the
+    clustering keys (``hoodie.clustering.*``, ``hoodie.layout.*``) are the inline clustering's: validated now
+    (``ClusteringConfig.from_options``: an unsupported one refused before anything is written) and carried as
+    ``clustering_options``."""
     values, unknown = resolve_settings(options)
+    if values["inline_cluster"] or values["schedule_inline_cluster"]:
+        taken = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (options or {}).items()
+                 if k in unknown and k.startswith(CLUSTERING_PREFIXES)}
+        if values["index_type"] == "BUCKET":
+            raise UnsupportedOption("inline clustering with hoodie.index.type=BUCKET is not supported: "
+                                    "the size-based clustering writes new file ids, and a bucket's file group is its "
+                                    "file id",
+                                    hint="leave hoodie.clustering.inline and hoodie.clustering.schedule.inline unset")
+        ClusteringConfig.from_options(taken)
+        values["clustering_options"] = tuple(sorted(taken.items()))
+        unknown = tuple(k for k in unknown if k not in taken)
     for key in unknown:
         if key in TABLE_PROPERTIES_OF_WRITE_OPTIONS:
             warnings.warn(f"{key!r} is a table property: a new table is not created from it, as Apache Hudi "

@@ -53,6 +53,7 @@ from spec.actions.clustering_plan import (
     plan_clustering,
 )
 from spec.actions.file_refs import SliceRef
+from spec.config.registry import canonical_key
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation, UnsupportedOption
 from spec.file_group.file_naming import BaseFileName, make_file_id, parse_base_file_name, parse_log_file_name
@@ -86,10 +87,15 @@ def clustering_action(table: TableConfig) -> Action:
     return Action.CLUSTERING if table.timeline_layout == 2 else Action.REPLACE_COMMIT
 
 
+_TRIGGERS = frozenset({"hoodie.clustering.inline", "hoodie.clustering.inline.max.commits",
+                       "hoodie.clustering.schedule.inline", "hoodie.clustering.async.max.commits"})
+"""The writer's inline clustering switches (``spec.config.registry``): not the plan's, the same options serve both."""
+
+
 def _split(options: Mapping[str, Any] | None) -> tuple[ClusteringConfig, dict[str, Any]]:
     """The clustering config, and the remaining write options (codec, lock provider)."""
     opts = dict(options or {})
-    config = ClusteringConfig.from_options(opts)
+    config = ClusteringConfig.from_options({k: v for k, v in opts.items() if canonical_key(k) not in _TRIGGERS})
     rest = {k: v for k, v in opts.items() if not k.startswith(("hoodie.clustering.", "hoodie.layout."))
             and k not in ("hoodie.parquet.max.file.size", "hoodie.table.services.incremental.enabled")}
     if str(rest.get("hoodie.index.type", "")).upper() == "BUCKET":

@@ -15,15 +15,21 @@ from typing import Protocol
 from reference.config.options import WriteConfig
 from reference.executors.archive import ArchiveResult, archive
 from reference.executors.clean import CleanResult, clean
+from reference.executors.clustering import Clusterer, run_clustering, schedule_clustering
 from reference.executors.common import Clock
-from reference.executors.compaction import Compactor, maybe_inline_compaction
+from reference.executors.compaction import maybe_inline_compaction
 from reference.executors.restore import finish_pending_restores
 from reference.executors.rollback import finish_pending_rollbacks, rollback_instant
 from reference.transaction.heartbeat import live_heartbeats
 from reference.transaction.transaction import TIMELINE_TEMP, marked_files
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
-from spec.actions.clustering import pending_clusterings
+from spec.actions.clustering import (
+    commits_since_last_clustering,
+    last_clustering,
+    pending_clusterings,
+    should_schedule_inline_clustering,
+)
 from spec.actions.compaction import CompactionConfig
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError
@@ -106,25 +112,59 @@ def _drop_partial_files(storage: Storage, table: TableConfig, timeline: Timeline
 # --- after a commit: the inline services ----------------------------------------------------------
 
 
-class ServiceWriter(Compactor, Protocol):
+class ServiceWriter(Clusterer, Protocol):
     """What the inline services need of the writer (``reference.write.client.WriteClient`` is one): compaction's
-    writer, and where to show which service runs."""
+    and clustering's writer, and where to show which service runs."""
 
     def set_job_status(self, description: str) -> None: ...
 
 
 def run_inline_services(writer: ServiceWriter, table: TableConfig, cfg: WriteConfig) -> None:
-    """After a commit, under the writer's lock, as Hudi's write client does: inline compaction (merge-on-read,
-    ``hoodie.compact.inline``), then the cleaner (``hoodie.clean.automatic``), then archival
-    (``hoodie.archive.automatic``)."""
+    """After a commit, under the writer's lock, as Hudi's write client does (``BaseHoodieTableServiceClient
+    .runTableServicesInline``, then ``mayBeCleanAndArchive``): inline compaction (merge-on-read,
+    ``hoodie.compact.inline``), inline clustering (``hoodie.clustering.inline``, ``hoodie.clustering.schedule.inline``:
+    ``maybe_inline_clustering``),
+    then the cleaner (``hoodie.clean.automatic``), then archival (``hoodie.archive.automatic``)."""
     if table.table_type == MERGE_ON_READ and cfg.inline_compact:
         maybe_inline_compaction(writer, table, cfg)
+    if cfg.inline_cluster or cfg.schedule_inline_cluster:
+        maybe_inline_clustering(writer, table, cfg)
     if cfg.auto_clean:
         writer.set_job_status("hudi clean")
         clean(writer.storage, table, clean_config(cfg), clock=writer.clock, locked=True)
     if cfg.auto_archive:
         writer.set_job_status("hudi archive")
         archive(writer.storage, table, archive_config(cfg), compaction_config(cfg), locked=True)
+
+
+def maybe_inline_clustering(writer: ServiceWriter, table: TableConfig, cfg: WriteConfig) -> str | None:
+    """Inline clustering after a commit, under the lock the committing writer holds; the instant it planned, or None.
+
+    ``hoodie.clustering.inline`` (Hudi's ``BaseHoodieTableServiceClient.inlineClustering``): the pending clusterings
+    run first; then, once ``hoodie.clustering.inline.max.commits`` completed commits followed the last clustering,
+    completed or pending (``spec.actions.clustering.should_schedule_inline_clustering``), a clustering is planned
+    with the write's ``hoodie.clustering.*`` options and executed. ``hoodie.clustering.schedule.inline`` alone
+    (``runTableServicesInline``): with no clustering pending, one is planned once ``hoodie.clustering.async.max
+    .commits`` commits followed the last, and left for another job to run."""
+    options = {**dict(cfg.clustering_options), "hoodie.parquet.compression.codec": cfg.compression,
+               "hoodie.parquet.max.file.size": str(cfg.max_file_size),
+               "hoodie.write.concurrency.mode": cfg.concurrency_mode}
+    pending = pending_clusterings(writer.storage, Timeline.load(writer.storage, table.timeline_layout))
+    if cfg.inline_cluster:
+        writer.set_job_status("hudi inline clustering")
+        for inst in pending:
+            run_clustering(writer, inst.requested, locked=True, options=options)
+    elif pending:
+        return None
+    timeline = Timeline.load(writer.storage, table.timeline_layout)
+    since = commits_since_last_clustering(timeline, last_clustering(writer.storage, timeline))
+    if not should_schedule_inline_clustering(since, cfg.cluster_max_commits if cfg.inline_cluster else None,
+                                             cfg.cluster_async_max_commits if cfg.schedule_inline_cluster else None):
+        return None
+    t = schedule_clustering(writer, locked=True, options=options)
+    if t is not None and cfg.inline_cluster:
+        run_clustering(writer, t, locked=True, options=options)
+    return t
 
 
 # --- the metadata table's services ----------------------------------------------------------------
@@ -145,5 +185,5 @@ class MetadataTableServices:
 METADATA_TABLE_SERVICES = MetadataTableServices()
 
 
-__all__ = ["METADATA_TABLE_SERVICES", "MetadataTableServices", "ServiceWriter", "rollback_failed_writes",
-           "run_inline_services"]
+__all__ = ["METADATA_TABLE_SERVICES", "MetadataTableServices", "ServiceWriter", "maybe_inline_clustering",
+           "rollback_failed_writes", "run_inline_services"]

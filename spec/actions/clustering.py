@@ -87,6 +87,38 @@ def pending_clusterings(storage: Storage, timeline: Timeline) -> list[Instant]:
             and is_clustering(i.action, clustering_plan(storage, i, timeline.layout))]
 
 
+def last_clustering(storage: Storage, timeline: Timeline) -> Instant | None:
+    """The newest clustering on the timeline, completed or pending (Hudi's ``getLastClusteringInstant``: the last
+    replacecommit or clustering instant that ``ClusteringUtils.isClusteringInstant``): a completed one requested as
+    ``clustering`` (layout 2) or whose requested file holds a clustering plan; an insert overwrite's is none."""
+    for inst in reversed(timeline.instants):
+        if inst.action not in (Action.CLUSTERING, Action.REPLACE_COMMIT):
+            continue
+        requested = Instant(inst.requested, timeline.origin_action(inst.requested) or inst.action, State.REQUESTED)
+        if requested.action == Action.CLUSTERING or is_clustering(
+                requested.action, clustering_plan(storage, requested, timeline.layout)):
+            return inst
+    return None
+
+
+# --8<-- [start:inline_clustering]
+def commits_since_last_clustering(timeline: Timeline, last: Instant | None) -> int:
+    """The completed commits, deltacommits and replacecommits requested after the last clustering ``last``
+    (``last_clustering``; all of them when there was none), as Hudi's ``ClusteringPlanActionExecutor`` counts
+    them before it plans."""
+    after = last.requested if last is not None else "0"
+    return sum(1 for i in timeline.commits_timeline().instants if i.requested > after)
+
+
+def should_schedule_inline_clustering(commits_since: int, inline_max: int | None, async_max: int | None) -> bool:
+    """Whether a clustering is planned after a commit, as ``ClusteringPlanActionExecutor.createClusteringPlan``
+    decides: nothing while inline clustering is on (``inline_max``: ``hoodie.clustering.inline.max.commits``) and
+    fewer commits completed since the last clustering, nor while clustering is scheduled inline (``async_max``:
+    ``hoodie.clustering.async.max.commits``) and fewer completed since; None: that rule is off."""
+    return all(limit is None or commits_since >= limit for limit in (inline_max, async_max))
+# --8<-- [end:inline_clustering]
+
+
 def pending_clustering_groups(storage: Storage, timeline: Timeline) -> dict[tuple[str, str], str]:
     """(partition, file id) → the pending clustering whose plan holds the group: a compaction leaves it out, a
     write may not update it."""

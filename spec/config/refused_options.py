@@ -229,10 +229,7 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "(partition-level bucket numbers, consistent hashing's resizing)", (),
                   "use hoodie.bucket.index.num.buckets and hoodie.bucket.index.hash.field only"),
     # --- what is written: table services and the metadata table --------------------------------
-    RefusedOption("hoodie.clustering.inline", WRITTEN, "clusters file groups after writes", ("false",), _OFF),
     RefusedOption("hoodie.clustering.async.enabled", WRITTEN, "clusters file groups", ("false",), _OFF),
-    RefusedOption("hoodie.clustering.schedule.inline", WRITTEN, "schedules clustering after writes",
-                  ("false",), _OFF),
     RefusedOption("hoodie.datasource.clustering.async.enable", WRITTEN, "clusters file groups", ("false",),
                   _OFF),
     RefusedOption("hoodie.compact.schedule.inline", WRITTEN, "schedules compactions after writes",

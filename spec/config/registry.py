@@ -261,6 +261,19 @@ SETTINGS: tuple[Setting, ...] = (
             "merge-on-read: deltacommits since the last compaction that trigger the next",
             "HoodieCompactionConfig.INLINE_COMPACT_NUM_DELTA_COMMITS", "compact_max_delta_commits",
             parse_positive_int),
+    Setting("hoodie.clustering.inline", "false", "cluster after a commit once enough commits followed the last "
+            "clustering (the write's hoodie.clustering.plan.strategy.* options plan it)",
+            "HoodieClusteringConfig.INLINE_CLUSTERING", "inline_cluster", parse_bool,
+            aliases=("hoodie.datasource.clustering.inline.enable",)),
+    Setting("hoodie.clustering.inline.max.commits", "4",
+            "inline clustering: completed commits since the last clustering (completed or pending) that trigger the "
+            "next", "HoodieClusteringConfig.INLINE_CLUSTERING_MAX_COMMITS", "cluster_max_commits", parse_positive_int),
+    Setting("hoodie.clustering.schedule.inline", "false", "plan a clustering after a commit (no pending one, "
+            "enough commits since the last: hoodie.clustering.async.max.commits), for another job to run",
+            "HoodieClusteringConfig.SCHEDULE_INLINE_CLUSTERING", "schedule_inline_cluster", parse_bool),
+    Setting("hoodie.clustering.async.max.commits", "4", "clustering scheduled inline: completed commits since the "
+            "last clustering that trigger the next plan", "HoodieClusteringConfig.ASYNC_CLUSTERING_MAX_COMMITS",
+            "cluster_async_max_commits", parse_positive_int),
     Setting("hoodie.clean.automatic", "true", "run the cleaner after every commit",
             "HoodieCleanConfig.AUTO_CLEAN", "auto_clean", parse_bool),
     Setting("hoodie.cleaner.policy", KEEP_LATEST_COMMITS, "which file slices the cleaner keeps",

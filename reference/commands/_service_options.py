@@ -20,6 +20,20 @@ def add_option_argument(parser: argparse.ArgumentParser) -> None:
                         help="a hoodie.* option, e.g. hoodie.write.lock.provider (the table lock this command takes)")
 
 
+def add_plan_modes(parser: argparse.ArgumentParser, service: str, engines: str) -> None:
+    """The arguments of a table service that plans, then runs (``compact``, ``cluster``): ``--schedule`` (only the
+    plan) or ``--run [INSTANT]`` (only a pending plan), ``--engine`` (``engines`` says what each does) and
+    ``--option``."""
+    from reference.commands import _output
+
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--schedule", action="store_true", help=f"only write the {service} plan")
+    mode.add_argument("--run", nargs="?", const="", metavar="INSTANT",
+                      help=f"only run a pending {service} (the oldest, or INSTANT)")
+    _output.add_engine_option(parser, what=engines)
+    add_option_argument(parser)
+
+
 def options_of(args: argparse.Namespace) -> dict[str, str]:
     """The ``--option`` pairs; InvalidConfig for one that is not KEY=VALUE."""
     from spec.errors import InvalidConfig

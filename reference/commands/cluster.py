@@ -15,7 +15,7 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._service_options import add_option_argument, options_of
+from reference.commands._service_options import add_plan_modes, options_of
 
 COLUMNS = ["clustering_time", "partition_path", "file_id", "num_writes", "file_size", "replaced_file_ids"]
 NOTHING = ("Nothing to cluster: no file group is under the small file limit in a partition written since the last "
@@ -24,13 +24,8 @@ NOTHING = ("Nothing to cluster: no file group is under the small file limit in a
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = _output.table_command(sub, "cluster", run, help="rewrite small file groups into larger, sorted ones")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--schedule", action="store_true", help="only write the clustering plan")
-    mode.add_argument("--run", nargs="?", const="", metavar="INSTANT",
-                      help="only run a pending clustering (the oldest, or INSTANT)")
-    _output.add_engine_option(p, what="local: input groups rewritten on threads of this process, no Spark; "
-                                      "spark: one Spark task per input group")
-    add_option_argument(p)
+    add_plan_modes(p, "clustering", "local: input groups rewritten on threads of this process, no Spark; "
+                                    "spark: one Spark task per input group")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import argparse
 from typing import Any
 
 from reference.commands import _output
-from reference.commands._service_options import add_option_argument, options_of
+from reference.commands._service_options import add_plan_modes, options_of
 
 COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_writes",
            "total_log_files_compacted", "total_log_records", "file_size"]
@@ -22,13 +22,8 @@ COLUMNS = ["compaction_time", "partition_path", "file_id", "prev_commit", "num_w
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = _output.table_command(sub, "compact", run, help="merge-on-read: merge base and log files into new base files")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--schedule", action="store_true", help="only write the compaction plan")
-    mode.add_argument("--run", nargs="?", const="", metavar="INSTANT",
-                      help="only run a pending compaction (the oldest, or INSTANT)")
-    _output.add_engine_option(p, what="local: file groups merged on threads of this process, no Spark; "
-                                      "spark: one Spark task per file group")
-    add_option_argument(p)
+    add_plan_modes(p, "compaction", "local: file groups merged on threads of this process, no Spark; "
+                                    "spark: one Spark task per file group")
 
 
 def run(args: argparse.Namespace) -> int:

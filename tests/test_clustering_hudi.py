@@ -216,3 +216,33 @@ def test_inline_clustering_options_are_hudis_and_hudi_reads_the_inline_clustered
     assert [i.action for i in timeline.commits_timeline().instants] == [
         Action.COMMIT, Action.COMMIT, Action.REPLACE_COMMIT, Action.COMMIT]
     assert hudi_rows(apache_hudi, path) == rows(read_table(str(path)))
+
+
+@pytest.mark.slow
+@pytest.mark.explore  # Hudi's bug, kept with its reproducer: make slow
+def test_hudis_allow_update_strategy_loses_the_update_a_pending_clustering_replaces(apache_hudi: Any,
+                                                                                   tmp_path: Path) -> None:
+    """Apache Hudi 1.2.0's bug, the reason our writer refuses ``hoodie.clustering.updates.strategy`` other than its
+    default reject strategy: a single writer with ``SparkAllowUpdateStrategy`` commits an update of a file group a
+    pending clustering rewrites, then the clustering, run as planned, replaces that group with the rows from before
+    the update, and the update is gone from every read. Smallest case: insert keys 1 and 2, insert key 3 (two small
+    file groups), schedule a clustering, upsert key 1, run the clustering."""
+    path = str(tmp_path / "t")
+    options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+               "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+               "hoodie.metadata.enable": "false", "hoodie.clustering.updates.strategy":
+                   "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"}
+
+    def write(rows: list[tuple[int, str, int, str]], operation: str) -> None:
+        apache_hudi.createDataFrame(rows, "id long, p string, ts long, v string").write.format("hudi").options(
+            **options).option("hoodie.datasource.write.operation", operation).mode("append").save(path)
+
+    write([(1, "a", 1, "v1"), (2, "a", 1, "v2")], "insert")
+    write([(3, "a", 1, "v3")], "insert")
+    apache_hudi.sql(f"CALL run_clustering(path => '{path}', op => 'schedule')").collect()
+    write([(1, "a", 2, "updated")], "upsert")  # allowed, and committed
+    assert ("updated",) in {(r.v,) for r in apache_hudi.read.format("hudi").load(path).collect()}
+    apache_hudi.sql(f"CALL run_clustering(path => '{path}', op => 'execute')").collect()
+    after = sorted((r.id, r.v) for r in apache_hudi.read.format("hudi").load(path).collect())
+    assert after == [(1, "v1"), (2, "v2"), (3, "v3")]  # the committed update is lost
+    assert sorted((r["id"], r["v"]) for r in read_table(path).to_pylist()) == after  # every reader agrees

@@ -15,6 +15,7 @@ from reference.write.client import WriteClient
 from spec.config.refused_options import (
     BUCKET_CONFLICT_STRATEGY,
     REFUSED,
+    REJECT_UPDATE_STRATEGY,
     SIMPLE_CONFLICT_STRATEGY,
     STORAGE_LOCK_PROVIDER,
     refused_option,
@@ -48,6 +49,8 @@ REFUSED_VALUES = {
     "hoodie.metadata.global.record.level.index.enable": "true",
     "hoodie.metadata.record.level.index.enable": "true",
     "hoodie.index.bloom.num_entries": "1000",
+    # Apache Hudi 1.2.0's allow strategy loses the update (tests/test_clustering_hudi.py, the reproducer)
+    "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
 }
 
 
@@ -77,6 +80,7 @@ def test_a_zookeeper_lock_is_refused_with_the_storage_lock_as_hint() -> None:
     ("hoodie.database.name", "default"),
     ("hoodie.index.bloom.fpp", "0.000000001"),
     ("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
+    ("hoodie.clustering.updates.strategy", REJECT_UPDATE_STRATEGY),
 ])
 def test_a_value_that_means_what_the_writer_does_is_accepted_without_a_warning(key: str, value: str) -> None:
     with warnings.catch_warnings():

@@ -47,6 +47,10 @@ from spec.config.table_config import (
 from spec.errors import UnsupportedOption
 from spec.storage.lock_provider import FILE_SYSTEM_BASED, STORAGE_BASED
 
+REJECT_UPDATE_STRATEGY: Final = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
+"""The strategy Hudi applies when ``hoodie.clustering.updates.strategy`` is unset (``HoodieClusteringConfig``: "the
+default strategy just rejects the update"): a write that updates a file group a pending clustering rewrites
+fails. The only strategy this writer applies."""
 STORAGE_LOCK_PROVIDER: Final = STORAGE_BASED
 """The lock provider whose lock this writer takes by default (``.hoodie/.locks``, ``spec.storage.lock``)."""
 SIMPLE_CONFLICT_STRATEGY: Final = ("org.apache.hudi.client.transaction."
@@ -230,6 +234,11 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "use hoodie.bucket.index.num.buckets and hoodie.bucket.index.hash.field only"),
     # --- what is written: table services and the metadata table --------------------------------
     RefusedOption("hoodie.clustering.async.enabled", WRITTEN, "clusters file groups", ("false",), _OFF),
+    RefusedOption("hoodie.clustering.updates.strategy", CONCURRENCY, "decides whether a write may update a file "
+                  "group a pending clustering rewrites", (REJECT_UPDATE_STRATEGY,),
+                  "leave it unset: this writer rejects such an update, as Hudi's default SparkRejectUpdateStrategy "
+                  "does; Apache Hudi 1.2.0's SparkAllowUpdateStrategy lets the update commit and the clustering then "
+                  "replaces its file group with the rows from before it, so the update is lost"),
     RefusedOption("hoodie.datasource.clustering.async.enable", WRITTEN, "clusters file groups", ("false",),
                   _OFF),
     RefusedOption("hoodie.compact.schedule.inline", WRITTEN, "schedules compactions after writes",

@@ -95,7 +95,7 @@ def marked_files(storage: Storage, instant: str) -> list[str]:
     """The data files the write at ``instant`` named in its markers (``.hoodie/.temp/<instant>/``)."""
     return [markers.marked_file(instant, f.path)[0]
             for f in storage.list(markers.marker_dir(instant), recursive=True)
-            if not f.is_dir and markers.MARKER_EXTENSION in f.name]
+            if not f.is_dir and markers.is_marker_name(f.name)]
 
 
 def begin(writer: Writer, table: TableConfig) -> tuple[str, InstantTimeGenerator, Timeline]:

@@ -41,6 +41,15 @@ def marker_path(instant: str, data_file: str, io_type: str) -> str:
     return f"{marker_dir(instant)}/{data_file}{MARKER_EXTENSION}{IOType(io_type).value}"
 
 
+def is_marker_name(name: str) -> bool:
+    """Whether a file name in a marker folder is a marker: ``<data file>.marker.<IO type>``. A writer killed while it
+    created a marker can leave the marker's temporary sibling (``.<marker>.<hex>.tmp``, the local atomic create of
+    ``spec.storage.hoodie_storage``): no marker (its data file was not begun, a marker comes first), deleted with the
+    folder when the write is rolled back."""
+    _, sep, io_type = name.rpartition(MARKER_EXTENSION)
+    return bool(sep) and io_type in IOType.__members__
+
+
 def marked_file(instant: str, marker: str) -> tuple[str, IOType]:
     """The data file (relative to the base path) and IO type a marker of the write at ``instant`` names; a path that
     is not such a marker raises ``InvalidName``."""

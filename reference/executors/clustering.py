@@ -34,11 +34,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from reference.executors.common import pending_compaction_groups
-from reference.executors.compaction import Compactor
+from reference.executors.compaction import Compactor, service_table
 from reference.executors.rollback import rollback_instant
 from reference.io.buckets import stats_by_partition
 from reference.io.handles import HandleContext, _write, marker_path
-from reference.metadata.writer import check_service_keeps_it
 from reference.transaction.lock import maybe_locked
 from reference.transaction.transaction import complete, mark_inflight, request
 from spec.actions.clustering import clustering_plan, pending_clustering_groups, pending_clusterings
@@ -55,7 +54,7 @@ from spec.actions.clustering_plan import (
 from spec.actions.file_refs import SliceRef
 from spec.config.registry import canonical_key
 from spec.config.table_config import MERGE_ON_READ, TableConfig
-from spec.errors import HudiSpecError, InstantNotFound, InvalidOperation, UnsupportedOption
+from spec.errors import HudiSpecError, InstantNotFound, UnsupportedOption
 from spec.file_group.file_naming import BaseFileName, make_file_id, parse_base_file_name, parse_log_file_name
 from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.read.merge import MergeRule
@@ -106,14 +105,6 @@ def _split(options: Mapping[str, Any] | None) -> tuple[ClusteringConfig, dict[st
     return config, rest
 
 
-def _table(client: Clusterer) -> TableConfig:
-    table = client.table_config()
-    if table is None:
-        raise InvalidOperation(f"there is no Hudi table at {client.path}", hint="write to it first")
-    check_service_keeps_it(table, "cluster")
-    return table
-
-
 def _base_uri(client: Clusterer, table: TableConfig) -> str:
     """The table's location as the plan's file paths start: as given where the metadata table lists the files;
     a local table listed from the file system (no metadata table) with Hadoop's ``file:`` scheme, as Hudi 1.2.0
@@ -127,7 +118,7 @@ def schedule_clustering(client: Clusterer, *, locked: bool = False,
     """Write a clustering plan (the module's rule); its instant, or None when nothing qualifies."""
     from reference.config.options import parse_options
 
-    table = _table(client)
+    table = service_table(client, "cluster")
     config, rest = _split(options)
     with maybe_locked(client.storage, locked, "schedule clustering", parse_options(rest).lock):
         return _schedule(client, table, config)
@@ -185,7 +176,7 @@ def run_clustering(client: Clusterer, instant: str | None = None, *, locked: boo
     """Execute a pending clustering (the oldest when ``instant`` is None); its instant."""
     from reference.config.options import parse_options
 
-    table = _table(client)
+    table = service_table(client, "cluster")
     config, rest = _split(options)
     cfg = parse_options(rest)
     with maybe_locked(client.storage, locked, "clustering", cfg.lock):
@@ -198,7 +189,7 @@ def cluster(client: Clusterer, *, locked: bool = False, options: Mapping[str, An
     was nothing to cluster."""
     from reference.config.options import parse_options
 
-    table = _table(client)
+    table = service_table(client, "cluster")
     config, rest = _split(options)
     cfg = parse_options(rest)
     with maybe_locked(client.storage, locked, "clustering", cfg.lock):

@@ -121,7 +121,7 @@ def schedule_compaction(client: Compactor, instant: str | None = None, *, locked
     """Write a compaction plan for every latest slice with log files; its instant, or None.
     Takes the table lock unless the caller holds it (``locked``); under optimistic concurrency
     control (``options``) it waits for the lock as writers do."""
-    table = _table(client)
+    table = service_table(client)
     _require_mor(table)
     cfg = _config(options)
     if cfg.optimistic and not locked:
@@ -168,11 +168,13 @@ def _schedule(client: Compactor, table: TableConfig, instant: str | None, multi_
     return t
 
 
-def _table(client: Compactor) -> TableConfig:
+def service_table(client: Compactor, service: str = "compact") -> TableConfig:
+    """The table a table service (``service``: compact, cluster) runs on: InvalidOperation where there is none, and
+    refused where this writer does not keep it (``check_service_keeps_it``)."""
     table = client.table_config()
     if table is None:
         raise InvalidOperation(f"there is no Hudi table at {client.path}", hint="write to it first")
-    check_service_keeps_it(table, "compact")
+    check_service_keeps_it(table, service)
     return table
 
 
@@ -180,7 +182,7 @@ def run_compaction(client: Compactor, instant: str | None = None, *, locked: boo
                    options: Mapping[str, Any] | None = None) -> str:
     """Execute a pending compaction (the oldest when ``instant`` is None); returns its instant.
     Takes the table lock unless the caller holds it (``locked``)."""
-    table = _table(client)
+    table = service_table(client)
     _require_mor(table)
     cfg = _config(options)
     if cfg.optimistic and not locked:
@@ -262,7 +264,7 @@ def compact(client: Compactor, *, locked: bool = False, options: Mapping[str, An
     """Run the pending compactions (a killed one rolled back and run again), then schedule a
     compaction and run it; the last instant compacted, or None when there was nothing to compact.
     ``options``: write options the new base files follow (``hoodie.parquet.compression.codec``)."""
-    table = _table(client)
+    table = service_table(client)
     _require_mor(table)
     cfg = _config(options)
     if cfg.optimistic and not locked:
@@ -468,5 +470,12 @@ def _log_keys(blocks: Any) -> pa.Array:
     return pc.unique(pa.concat_arrays(keys)) if keys else pa.array([], pa.string())
 
 
-__all__ = ["compact", "compact_slice", "maybe_inline_compaction", "run_compaction", "run_pending_compactions",
-           "schedule_compaction"]
+__all__ = [
+    "compact",
+    "compact_slice",
+    "maybe_inline_compaction",
+    "run_compaction",
+    "run_pending_compactions",
+    "schedule_compaction",
+    "service_table",
+]

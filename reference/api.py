@@ -6,6 +6,7 @@
     table.update("city = 'sf'", "fare = 0")        # UPDATE … SET … WHERE …: an upsert of the rows matched
     table.delete("fare > 100")                     # DELETE FROM … WHERE …: a delete of the rows matched
     table.merge(arrow_table)                       # MERGE INTO … UPDATE SET * / INSERT *: an upsert
+    table.merge(src, when_matched=["AND s.op = 'd' THEN DELETE", "UPDATE SET *"], when_not_matched=["INSERT *"])
     table.read()                                   # pyarrow Table, through the spec reader
     table.read(query="incremental", begin=t1)
     table.changes(begin=t1)                        # the CDC query: op, ts_ms, before, after
@@ -66,13 +67,25 @@ class HudiTable:
 
         return delete_where(self._client, where, options)
 
-    def merge(self, source: Any, options: Mapping[str, Any] | None = None) -> WriteResult:
-        """Spark SQL's ``MERGE INTO t USING source ON <record key> WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED
-        THEN INSERT *`` on a table with a record key field: one upsert of the source, as Apache Hudi 1.2.0's
-        statement writes (``reference.commands._update_delete.merge_source``)."""
-        from reference.commands._update_delete import merge_source
+    def merge(self, source: Any, options: Mapping[str, Any] | None = None, *, on: str | None = None,
+              when_matched: Sequence[Any] | None = None,
+              when_not_matched: Sequence[Any] | None = None) -> WriteResult | None:
+        """Spark SQL's ``MERGE INTO t USING source ON … WHEN MATCHED … WHEN NOT MATCHED …`` on a table with a record
+        key field, as Apache Hudi 1.2.0's statement writes it (``reference.commands._merge``), e.g.
+        ``table.merge(src, when_matched=["AND s.v = 'x' THEN DELETE", "UPDATE SET v = s.v, ts = s.ts"],
+        when_not_matched=[Insert("*", condition="s.ts > 0")])``: clauses are ``Update``, ``Delete`` and ``Insert``
+        of ``reference.commands._merge`` or their SQL text after ``WHEN [NOT] MATCHED``; ``on`` equates the record
+        key fields (``"t.id = s.id"``, the default). Without clauses: ``UPDATE SET *`` and ``INSERT *``, one upsert
+        of the source. None when the source has no record."""
+        if when_matched is None and when_not_matched is None:
+            if on is None:
+                from reference.commands._update_delete import merge_source
 
-        return merge_source(self._client, source, options)
+                return merge_source(self._client, source, options)
+            when_matched, when_not_matched = ["UPDATE SET *"], ["INSERT *"]
+        from reference.commands._merge import merge_into
+
+        return merge_into(self._client, source, on, when_matched or (), when_not_matched or (), options)
 
     def read(self, query: str = "snapshot", as_of: str | None = None, begin: str | None = None,
              end: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:

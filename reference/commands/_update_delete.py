@@ -169,12 +169,8 @@ def merge_source(client: WriteClient, source: Any, options: Mapping[str, Any] | 
     WHEN NOT MATCHED THEN INSERT *`` on a table with a record key field: one ``upsert`` of the source. Apache
     Hudi 1.2.0's statement (measured, copy-on-write and merge-on-read) records ``UPSERT`` with the same write
     stats and leaves the same rows, a source row whose ordering value is below the stored row's losing as in an
-    upsert; its columns come out in the catalog's order (partition columns last), ours in the table's.
-
-    Only this form: with one clause alone Hudi's statement still writes the file groups of the source rows it
-    then ignores (measured: ``WHEN NOT MATCHED THEN INSERT *`` rewrites the file group of a matched row, unchanged),
-    which an upsert of the rows taken would not; those, ``WHEN MATCHED THEN DELETE`` and conditions are not
-    offered."""
+    upsert; its columns come out in the catalog's order (partition columns last), ours in the table's. Every other
+    form of the statement: ``reference.commands._merge``."""
     table = client.table_config()
     if table is None or not table.record_key_fields:
         raise InvalidOperation("merge matches rows by the table's record key: the table has none"

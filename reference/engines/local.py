@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from reference.engines.engine import Engine, Task
 from reference.io.bulk_insert import BULK_INSERT_TASK
 from reference.io.global_index import global_tag
-from reference.io.handles import BUCKET, FILE_ID, HandleContext, run_handle
+from reference.io.handles import BUCKET, FILE_ID, MERGE_ACTION, HandleContext, run_handle
 from reference.io.index import BUCKET_ID, IndexLookup, bloom_index, simple_index
 from reference.io.partitioning import counts, new_buckets, route_batch, tag, tag_buckets
 from spec.config.table_config import TableConfig
@@ -55,7 +55,8 @@ def _normal_type(t: pa.DataType) -> pa.DataType:
 
 def normalize(table: pa.Table) -> pa.Table:
     """The user's columns with the types the writer uses (meta columns of an earlier read dropped)."""
-    keep = [f for f in table.schema if f.name not in META_FIELDS and not f.name.startswith("__")]
+    keep = [f for f in table.schema if f.name not in META_FIELDS and (not f.name.startswith("__")
+                                                                       or f.name == MERGE_ACTION)]
     cols = []
     for f in keep:
         col = table.column(f.name)

@@ -20,7 +20,7 @@ from reference.engines.engine import Engine, Task
 from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, spark_to_arrow, to_arrow_schema
 from reference.io.bulk_insert import BULK_INSERT_TASK
 from reference.io.global_index import global_tag
-from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
+from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, MERGE_ACTION, HandleContext, run_handle
 from reference.io.index import BUCKET_ID, BucketLookup, IndexLookup, base_files, lookup_partition
 from reference.io.partitioning import route_batch, tag_buckets
 from reference.transaction.object_store import adopt_env, object_store_env
@@ -323,7 +323,8 @@ class SparkEngine(Engine):
                       assignment: BucketAssignment) -> list[dict[str, Any]]:
         from pyspark.sql.types import IntegerType, StructField, StructType
 
-        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG, FILE_ID]
+        columns = [*user_schema.names, RECORD_KEY, PARTITION_PATH, DELETE_FLAG, FILE_ID,
+                   *([MERGE_ACTION] if MERGE_ACTION in frame.columns else [])]
         by_bucket = assignment.bucket_of is not None  # a bucket index routes by each record's bucket number
         routing = assignment
 

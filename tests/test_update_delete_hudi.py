@@ -223,3 +223,128 @@ def _arrow(rows: list[tuple[int, str, int, str]]) -> Any:
 
     return pa.table({"id": pa.array([r[0] for r in rows], pa.int32()), "p": [r[1] for r in rows],
                      "ts": [r[2] for r in rows], "v": [r[3] for r in rows]})
+
+
+SOURCE = [(1, "a", 2, "ONE"), (3, "b", 2, "x"), (6, "c", 2, "six"), (7, "a", 2, "x")]
+"""A merge's source: keys 1 and 3 the table holds (partitions a and b), 6 and 7 new (c and a)."""
+
+MERGE_FORMS: list[tuple[str, list[str], list[str], int]] = [
+    # (ON, WHEN MATCHED clauses, WHEN NOT MATCHED clauses, the source's ordering value)
+    ("t.id = s.id", ["UPDATE SET *"], [], 2),  # 6 and 7 ignored: group c is rewritten as it was
+    ("t.id = s.id", [], ["INSERT *"], 2),  # 1 and 3 ignored: copy-on-write rewrites group b, merge-on-read does not
+    ("t.id = s.id", ["DELETE"], [], 0),  # deletes whatever the ordering value
+    ("t.id = s.id AND t.p = s.p", ["AND s.v = 'x' THEN DELETE", "UPDATE SET *"], ["AND s.v != 'x' THEN INSERT *"], 2),
+    ("t.id = s.id", ["UPDATE SET id = s.id, p = s.p, ts = s.ts, v = 'u'"],
+     ["INSERT (id, p, ts) VALUES (s.id, s.p, s.ts)"], 2),
+    ("t.id = s.id", ["UPDATE SET *"], [], 0),  # the stored rows win by ordering value
+]
+"""Forms of MERGE INTO on both table types (in Hudi's SQL: ``WHEN MATCHED <clause>``, ``WHEN NOT MATCHED <clause>``)."""
+
+COW_MERGE_FORMS = [("t.id = s.id", ["AND t.v = 'one' THEN UPDATE SET ts = s.ts, v = t.p"], [], 2),
+                   ("t.id = s.id", ["AND s.v = 'x' THEN UPDATE SET ts = s.ts, v = s.v"], [], 2)]
+"""Forms copy-on-write alone takes: target columns in a condition or a value, an UPDATE of some columns."""
+
+
+def _sql_clause(clause: str) -> str:
+    return clause if clause.upper().startswith("AND ") else f"THEN {clause}"
+
+
+@pytest.mark.parametrize(("table_type", "engine"), [
+    ("COPY_ON_WRITE", "local"), ("MERGE_ON_READ", "spark"),
+    pytest.param("COPY_ON_WRITE", "spark", marks=EXPLORE), pytest.param("MERGE_ON_READ", "local", marks=EXPLORE)])
+def test_merge_forms_match_spark_sql_merge_into_on_apache_hudi(apache_hudi: Any, tmp_path: Path, table_type: str,
+                                                               engine: str) -> None:
+    """Each form of ``MERGE INTO`` (``reference.commands._merge``) on a copy of a table Apache Hudi wrote, and the same
+    statement in Spark SQL on Apache Hudi 1.2.0 on another: the same rows, the same file groups written with the same
+    counts (a source record no clause takes included), ``UPSERT``; then what both refuse, refused by both."""
+    from spec.errors import InvalidOperation
+
+    spark = apache_hudi
+    original = tmp_path / "hudi"
+    _hudi_table(spark, original, table_type, True, metadata=False)
+    forms = MERGE_FORMS + (COW_MERGE_FORMS if table_type == "COPY_ON_WRITE" else [])
+    spark.sql("set hoodie.metadata.enable=false")
+    try:
+        for n, (on, matched, not_matched, ts) in enumerate(forms):
+            theirs, ours = tmp_path / f"sql{n}", tmp_path / f"ours{n}"
+            shutil.copytree(original, theirs)
+            shutil.copytree(original, ours)
+            source = [(i, p, ts, v) for i, p, _, v in SOURCE]
+            name = f"mf_{table_type.lower()}_{engine}_{n}"
+            spark.createDataFrame(source, "id int, p string, ts long, v string").createOrReplaceTempView(f"{name}_s")
+            spark.sql(f"create table {name} using hudi location '{theirs}'")
+            clauses = " ".join([f"when matched {_sql_clause(c)}" for c in matched]
+                               + [f"when not matched {_sql_clause(c)}" for c in not_matched])
+            spark.sql(f"merge into {name} t using {name}_s s on {on} {clauses}")
+            spark.sql(f"drop table {name}")
+            HudiTable(str(ours), spark=spark if engine == "spark" else None, engine=engine).merge(
+                _arrow(source), NO_METADATA, on=on, when_matched=matched, when_not_matched=not_matched)
+            assert _rows(ours) == _rows(theirs), (on, matched, not_matched)
+            assert _written_groups(ours) == _written_groups(theirs), (on, matched, not_matched)
+            assert _written_groups(ours)[0] == "UPSERT"
+            assert _rows(theirs) != _rows(original) or (ts == 0 and matched == ["UPDATE SET *"]), "it changed rows"
+        refused = [(["AND s.v = 'x' THEN DELETE", "DELETE"], [], "Only one deleting action"),
+                   (["UPDATE SET v = s.v"], [], "No matching assignment found for target table ordering field"),
+                   ([], ["INSERT (id, p, v) VALUES (s.id, s.p, s.v)"], "No matching assignment found")]
+        if table_type == "MERGE_ON_READ":
+            refused.append((["UPDATE SET id = s.id, p = s.p, ts = s.ts, v = t.v"], [], "cannot be the right-value"))
+        table = tmp_path / "refused"
+        shutil.copytree(original, table)
+        spark.sql(f"create table mf_refused using hudi location '{table}'")
+        for matched, not_matched, text in refused:
+            clauses = " ".join([f"when matched {_sql_clause(c)}" for c in matched]
+                               + [f"when not matched {_sql_clause(c)}" for c in not_matched])
+            with pytest.raises(Exception) as hudi_error:
+                spark.sql(f"merge into mf_refused t using mf_{table_type.lower()}_{engine}_0_s s on t.id = s.id "
+                          f"{clauses}")
+            assert text in str(hudi_error.value), (matched, not_matched)
+            with pytest.raises(InvalidOperation, match=text):
+                HudiTable(str(table), engine="local").merge(_arrow(SOURCE), NO_METADATA, when_matched=matched,
+                                                            when_not_matched=not_matched)
+        spark.sql("drop table mf_refused")
+        assert _rows(table) == _rows(original)
+    finally:
+        spark.sql("reset hoodie.metadata.enable")
+
+
+@pytest.mark.explore
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_forms_we_refuse_are_surprising_in_apache_hudi(apache_hudi: Any, tmp_path: Path, table_type: str) -> None:
+    """What ``reference.commands._merge`` refuses although Apache Hudi 1.2.0 runs it, and why: ``ON`` on no record
+    key still matches by key; assigning the record key or the partition field keeps the row's key and file group;
+    on merge-on-read, a condition on a target column does not see the stored row of a record routed to a log file."""
+    from spec.errors import InvalidOperation
+
+    spark = apache_hudi
+    original = tmp_path / "hudi"
+    _hudi_table(spark, original, table_type, True, metadata=False)
+    spark.createDataFrame(SOURCE, "id int, p string, ts long, v string").createOrReplaceTempView("sf_s")
+    cases: list[tuple[str, str, Any]] = [
+        ("t.v = s.v", "update set *", lambda rows: (1, "a", 2, "ONE") in rows),  # no v matched, yet 1 was updated
+        ("t.id = s.id", "update set id = s.id, ts = s.ts, v = s.v, p = 'c'", lambda rows: (1, "c", 2, "ONE") in rows),
+    ]
+    if table_type == "COPY_ON_WRITE":
+        cases.append(("t.id = s.id", "update set p = s.p, ts = s.ts, v = s.v, id = s.id + 10",
+                      lambda rows: (11, "a", 2, "ONE") in rows))
+    else:
+        cases.append(("t.id = s.id", "and t.v = 'three' then update set *",
+                      lambda rows: (3, "b", 1, "three") in rows))  # its condition held, yet it was not updated
+    for n, (on, clause, surprising) in enumerate(cases):
+        path = tmp_path / f"c{n}"
+        shutil.copytree(original, path)
+        spark.sql(f"create table sf_{n} using hudi location '{path}'")
+        when = clause if clause.startswith("and ") else f"then {clause}"
+        spark.sql(f"merge into sf_{n} t using sf_s s on {on} when matched {when}")
+        spark.sql(f"drop table sf_{n}")
+        rows = sorted(tuple(r.values()) for r in read_table(str(path), "snapshot").select(["id", "p", "ts", "v"])
+                      .to_pylist())
+        assert surprising(rows), (on, clause, rows)
+        ours = tmp_path / f"o{n}"
+        shutil.copytree(original, ours)
+        ours_clause = clause.replace("update set", "UPDATE SET").replace("and t.v", "AND t.v").replace(
+            "then", "THEN").replace("s.id + 10", "s.id")
+        if "+ 10" in clause:
+            ours_clause = "UPDATE SET p = s.p, ts = s.ts, v = s.v, id = 11"
+        with pytest.raises(InvalidOperation, match=r"Apache Hudi 1\.2\.0"):
+            HudiTable(str(ours), engine="local").merge(_arrow(SOURCE), NO_METADATA, on=on, when_matched=[ours_clause])
+        assert _rows(ours) == _rows(original)

@@ -13,7 +13,16 @@ import pytest
 
 from reference.api import HudiTable
 from reference.cli import main as hudi_spec
-from reference.commands._merge import Column, Delete, Insert, Literal, Update, parse_assignments, parse_clause, parse_on
+from reference.commands._merge_clauses import (
+    Column,
+    Delete,
+    Insert,
+    Literal,
+    Update,
+    parse_assignments,
+    parse_clause,
+    parse_on,
+)
 from spec.errors import InvalidOperation
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline

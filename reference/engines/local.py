@@ -24,8 +24,9 @@ import pyarrow.compute as pc
 from reference.engines.engine import Engine, Task
 from reference.io.bulk_insert import BULK_INSERT_TASK
 from reference.io.global_index import global_tag
-from reference.io.handles import BUCKET, FILE_ID, MERGE_ACTION, HandleContext, run_handle
+from reference.io.handles import BUCKET, FILE_ID, HandleContext, run_handle
 from reference.io.index import BUCKET_ID, IndexLookup, bloom_index, simple_index
+from reference.io.merge_actions import MERGE_ACTION
 from reference.io.partitioning import counts, new_buckets, route_batch, tag, tag_buckets
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidOperation, InvalidRecord

@@ -20,8 +20,9 @@ from reference.engines.engine import Engine, Task
 from reference.engines.spark_arrow import apply_in_arrow, arrow_to_spark, spark_to_arrow, to_arrow_schema
 from reference.io.bulk_insert import BULK_INSERT_TASK
 from reference.io.global_index import global_tag
-from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, MERGE_ACTION, HandleContext, run_handle
+from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, HandleContext, run_handle
 from reference.io.index import BUCKET_ID, BucketLookup, IndexLookup, base_files, lookup_partition
+from reference.io.merge_actions import MERGE_ACTION
 from reference.io.partitioning import route_batch, tag_buckets
 from reference.transaction.object_store import adopt_env, object_store_env
 from spec.config.table_config import TableConfig

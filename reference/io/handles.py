@@ -32,6 +32,7 @@ from reference.instrumentation.faults import armed, die
 from reference.io.avro_columns import block_content, encode_records
 from reference.io.bloom import extended_footer
 from reference.io.bloom import footer as bloom_footer
+from reference.io.merge_actions import merge_actions
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record
@@ -58,11 +59,6 @@ DELETE_FLAG = "__hudi_spec_is_delete"
 BUCKET = "__hudi_spec_bucket"
 FILE_ID = "__file_id"
 """The internal column of each record's current file group (null: an insert), set by the engines' ``tag``."""
-MERGE_ACTION = "__hudi_spec_merge_action"
-"""The internal column of a ``MERGE INTO``'s records (``reference.commands._merge``): what the statement's clauses
-made of each source record — ``MERGE_WRITE``, ``MERGE_DELETE``, or ``MERGE_SKIP`` (no clause took it). Absent from
-every other write."""
-MERGE_WRITE, MERGE_DELETE, MERGE_SKIP = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -199,30 +195,10 @@ def _fresh(data: pa.Table, ctx: HandleContext, task_partition: int, start: int, 
 def run_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partition: int, write_token: str,
                data_schema: pa.Schema) -> list[dict[str, Any]]:
     """Write one bucket's files and return their write stats (camelCase, as in commit metadata)."""
-    incoming = _merge_actions(incoming)
+    incoming = merge_actions(incoming, DELETE_FLAG)
     if ctx.buckets[bucket].kind == "append":
         return run_append_handle(ctx, bucket, incoming, task_partition, write_token, data_schema)
     return [run_base_handle(ctx, bucket, incoming, task_partition, write_token, data_schema)]
-
-
-def _merge_actions(incoming: pa.Table) -> pa.Table:
-    """A ``MERGE INTO``'s records as the handle takes them, as Hudi's ``ExpressionPayload`` decides each in the
-    handle of its file group: a record no clause took is dropped here — the file group it was routed to is still
-    written (a merge handle copies its stored row unchanged, uncounted; an append handle left with no record writes
-    no log file), as Apache Hudi 1.2.0 does (measured) —, and a ``DELETE`` clause's record is a delete that removes
-    the stored row whatever its ordering value (the delete operation's)."""
-    if MERGE_ACTION not in incoming.column_names:
-        return incoming
-    action = incoming.column(MERGE_ACTION)
-    incoming = incoming.filter(pc.not_equal(action, MERGE_SKIP)).drop_columns([MERGE_ACTION])
-    action = action.filter(pc.not_equal(action, MERGE_SKIP))
-    if not pc.any(pc.equal(action, MERGE_DELETE)).as_py():
-        return incoming
-    deleted = pc.equal(action, MERGE_DELETE)
-    if DELETE_FLAG in incoming.column_names:
-        deleted = pc.or_(deleted, incoming.column(DELETE_FLAG))
-        incoming = incoming.drop_columns([DELETE_FLAG])
-    return incoming.append_column(DELETE_FLAG, deleted)
 
 
 def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_partition: int, write_token: str,

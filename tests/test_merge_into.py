@@ -23,7 +23,7 @@ from reference.commands._merge_clauses import (
     parse_clause,
     parse_on,
 )
-from spec.errors import InvalidOperation
+from spec.errors import InvalidOperation, UnsupportedOption
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.commit_metadata import parse_commit_metadata
@@ -109,6 +109,8 @@ def test_what_hudi_refuses_or_runs_otherwise_is_refused_and_the_table_untouched(
     for on, matched, not_matched, text in refused:
         with pytest.raises(InvalidOperation, match=text):
             t.merge(_arrow(SOURCE), on=on, when_matched=matched, when_not_matched=not_matched)
+    with pytest.raises(UnsupportedOption, match="global index GLOBAL_SIMPLE"):
+        t.merge(_arrow(SOURCE), {"hoodie.index.type": "GLOBAL_SIMPLE"}, when_matched=["UPDATE SET *"])
     assert _rows(t) == before and len(t.timeline.instants) == instants
 
 

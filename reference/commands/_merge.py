@@ -42,6 +42,9 @@ what Hudi does:
   unchanged);
 - only ``WHEN NOT MATCHED`` clauses on a table without an ordering field: Hudi runs that statement as an
   ``insert`` (``MergeIntoHoodieTableCommand.getOperationType``).
+
+Not offered: a table without a record key field (Hudi joins source and target there), a global index
+(``UnsupportedOption``: records are matched within their partition here).
 """
 
 from __future__ import annotations
@@ -341,13 +344,20 @@ def _evaluate(table: pa.Table, node: Node) -> pa.ChunkedArray:
 def merge_into(client: WriteClient, source: Any, on: str | None, when_matched: Sequence[Any],
                when_not_matched: Sequence[Any], options: Mapping[str, Any] | None = None) -> WriteResult | None:
     """Run the statement (module docstring): one ``upsert``; None when the source has no record."""
+    from reference.config.options import parse_options
     from reference.engines.local import LocalEngine
+    from reference.io.global_index import global_index_of
+    from spec.errors import UnsupportedOption
     from spec.read.reader import read_table
     from spec.schema.table_schema import META_FIELDS
 
     config = client.table_config()
     if config is None:
         raise InvalidOperation(f"{client.path} is not a Hudi table", hint="write data first")
+    if global_index_of(parse_options(dict(options or {})), config) is not None:
+        raise UnsupportedOption(f"merge with the global index {parse_options(dict(options or {})).index_type}: a "
+                                "source record is matched with the stored row of its key in its own partition only",
+                                hint="merge with a partition-scoped index (BLOOM, SIMPLE, BUCKET)")
     target = read_table(client.path, "snapshot")
     plan = plan_merge(config, [c for c in target.column_names if c not in META_FIELDS], on, when_matched,
                       when_not_matched)

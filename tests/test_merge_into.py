@@ -165,7 +165,7 @@ def test_the_merge_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
                       "AND s.v = 'x' THEN DELETE", "--when-not-matched", "AND s.v != 'x' THEN INSERT *",
                       "--output", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["operation"] == "upsert" and out["deletes"] == 1 and out["files"] == 3
+    assert out["operation"] == "upsert" and out["deletes"] == 1 and out["files"] == 3 and out["inserts"] == 1
     assert sorted(_rows(t)) == [1, 2, 4, 5, 6]
     assert hudi_spec(["merge", t.path, "--source", str(tmp_path / "src.parquet"), "--when-matched",
                       "DELETE", "--when-matched", "DELETE"]) != 0

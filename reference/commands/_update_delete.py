@@ -193,8 +193,9 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="any hoodie.* write option")
 
 
-def emit(args: Any, verb: str, result: WriteResult | None) -> int:
-    """The command's output: the instant written and its totals, or that no row matched (nothing written)."""
+def emit(args: Any, verb: str, result: WriteResult | None, inserts: bool = False) -> int:
+    """The command's output: the instant written and its totals (``inserts`` too when asked), or that no row
+    matched (nothing written)."""
     from reference.commands import _output
 
     if result is None:
@@ -204,6 +205,8 @@ def emit(args: Any, verb: str, result: WriteResult | None) -> int:
         summary = {"instant": result.instant, "action": result.action, "operation": result.operation,
                    "files": len(stats), "updates": sum(s.num_updates for s in stats),
                    "deletes": sum(s.num_deletes for s in stats), "engine": args.engine}
+        if inserts:
+            summary = {**summary, "inserts": sum(s.num_inserts for s in stats)}
     if args.output == "json":
         _output.emit_json(summary)
     elif args.output == "csv":

@@ -47,4 +47,4 @@ def run(args: argparse.Namespace) -> int:
     source = _load(args.source)
     with spark_progress():
         result = merge_into(client, source, args.on, matched, not_matched, options_of(args))
-    return emit(args, "merged into", result)
+    return emit(args, "merged into", result, inserts=True)

@@ -172,3 +172,20 @@ def test_the_merge_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "Only one deleting action" in capsys.readouterr().err
     assert hudi_spec(["merge", t.path, "--source", str(tmp_path / "src.parquet")]) == 0  # UPDATE SET *, INSERT *
     assert _rows(t)[3] == ("b", 2, "x") and _rows(t)[7] == ("a", 2, "x")
+
+
+def test_a_table_without_ordering_field(tmp_path: Path) -> None:
+    """No ordering field to assign: ``UPDATE SET v = s.v`` keeps the other columns and the source wins (commit-time
+    ordering); only ``WHEN NOT MATCHED`` clauses are refused — Apache Hudi 1.2.0 runs them as an ``insert`` and writes a
+    second row of every key the source shares with the table (measured)."""
+    t = HudiTable(str(tmp_path / "t"), engine="local")
+    t.write(_arrow(ROWS), "insert", {"hoodie.table.name": "mg", "hoodie.datasource.write.partitionpath.field": "p",
+                                     "hoodie.datasource.write.recordkey.field": "id",
+                                     "hoodie.metadata.enable": "false"})
+    assert t.config.ordering_field is None
+    with pytest.raises(InvalidOperation, match="a second time"):
+        t.merge(_arrow(SOURCE), when_not_matched=["INSERT *"])
+    t.merge(_arrow([(1, "a", 0, "ONE"), (3, "b", 0, "x")]), when_matched=["UPDATE SET v = s.v"],
+            when_not_matched=["INSERT *"])
+    assert _rows(t)[1] == ("a", 1, "ONE") and _rows(t)[3] == ("b", 1, "x")
+    assert _stats(t) == {"a": (2, 1, 0, 0), "b": (2, 1, 0, 0)}

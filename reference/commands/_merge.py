@@ -17,7 +17,7 @@ Hudi's statement is one ``upsert`` of the whole source: every source record is r
   rewrites its base file with the stored row unchanged (counted as no update), and on merge-on-read an append handle
   left with no record writes nothing (Apache Hudi 1.2.0 measured, copy-on-write and merge-on-read). We route and
   write the same way: the records go through the upsert with an internal action each
-  (``reference.io.handles.MERGE_ACTION``), so the same file groups are written with the same counts.
+  (``reference.io.merge_actions.MERGE_ACTION``), so the same file groups are written with the same counts.
 
 Source records with one key are deduplicated by the ordering field first, as in any upsert (Hudi's
 ``hoodie.combine.before.upsert``), and an updated record whose ordering value is below the stored row's loses to it.
@@ -41,7 +41,8 @@ what Hudi does:
   compared with its stored row; ``WHEN MATCHED AND t.v = 'three'`` left the row whose ``v`` is ``'three'``
   unchanged);
 - only ``WHEN NOT MATCHED`` clauses on a table without an ordering field: Hudi runs that statement as an
-  ``insert`` (``MergeIntoHoodieTableCommand.getOperationType``).
+  ``insert`` (``MergeIntoHoodieTableCommand.getOperationType``), no record matched (measured: ``WHEN NOT MATCHED
+  THEN INSERT *`` wrote a second row of each key the source shares with the table).
 
 Not offered: a table without a record key field (Hudi joins source and target there), a global index
 (``UnsupportedOption``: records are matched within their partition here).
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from reference.commands._where import Node
     from reference.write.client import WriteClient, WriteResult
     from spec.config.table_config import TableConfig
+
 
 @dataclass(frozen=True)
 class MergePlan:
@@ -129,8 +131,10 @@ def plan_merge(config: TableConfig, columns: Sequence[str], on: str | None, when
                                hint="join the DELETE clauses' conditions with OR")
     if not ordering and not any(isinstance(c, Update) for c in matched_clauses):
         raise InvalidOperation("a merge without an UPDATE clause on a table without an ordering field: Apache Hudi "
-                               "1.2.0 runs it as an insert (MergeIntoHoodieTableCommand.getOperationType), not merged "
-                               "by key", hint="add a WHEN MATCHED … THEN UPDATE clause, or insert the rows")
+                               "1.2.0 runs it as an insert (MergeIntoHoodieTableCommand.getOperationType), which "
+                               "writes a source record whose key the table holds a second time (measured: WHEN NOT "
+                               "MATCHED THEN INSERT * left two rows of such a key)",
+                               hint="add a WHEN MATCHED … THEN UPDATE clause, or insert the rows")
     source_of = dict(pairs)
     matched: list[tuple[MatchedClause, Node | None, tuple[tuple[str, Expression], ...] | None]] = []
     for c in matched_clauses:
@@ -222,7 +226,7 @@ def _show(e: Expression) -> str:
 
 def merge_rows(config: TableConfig, plan: MergePlan, source: pa.Table, target: pa.Table) -> pa.Table:
     """The records the merge's upsert writes: one per source record, with the table's data columns and the
-    action of each (``reference.io.handles.MERGE_ACTION``). ``target``: the snapshot's rows, meta columns
+    action of each (``reference.io.merge_actions.MERGE_ACTION``). ``target``: the snapshot's rows, meta columns
     included; a source record matches the row of its key in its partition."""
     import pyarrow as pa
 

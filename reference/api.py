@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from reference.commands._merge_clauses import Delete, Insert, Update
 from reference.executors.clean import CleanResult
 from reference.write.client import WriteClient, WriteResult
 from spec.config.table_config import TableConfig
@@ -74,7 +75,7 @@ class HudiTable:
         key field, as Apache Hudi 1.2.0's statement writes it (``reference.commands._merge``), e.g.
         ``table.merge(src, when_matched=["AND s.v = 'x' THEN DELETE", "UPDATE SET v = s.v, ts = s.ts"],
         when_not_matched=[Insert("*", condition="s.ts > 0")])``: clauses are ``Update``, ``Delete`` and ``Insert``
-        of ``reference.commands._merge`` or their SQL text after ``WHEN [NOT] MATCHED``; ``on`` equates the record
+        (``reference.api`` exports them) or their SQL text after ``WHEN [NOT] MATCHED``; ``on`` equates the record
         key fields (``"t.id = s.id"``, the default). Without clauses: ``UPDATE SET *`` and ``INSERT *``, one upsert
         of the source. None when the source has no record."""
         if when_matched is None and when_not_matched is None:
@@ -170,3 +171,6 @@ class HudiTable:
     def timeline(self) -> Timeline:
         """The table's active timeline, loaded afresh."""
         return Timeline.load(self.path)
+
+
+__all__ = ["Delete", "HudiTable", "Insert", "Update"]

@@ -189,3 +189,22 @@ def test_a_table_without_ordering_field(tmp_path: Path) -> None:
             when_not_matched=["INSERT *"])
     assert _rows(t)[1] == ("a", 1, "ONE") and _rows(t)[3] == ("b", 1, "x")
     assert _stats(t) == {"a": (2, 1, 0, 0), "b": (2, 1, 0, 0)}
+
+
+def test_a_partial_update_block_is_refused_by_the_reader(tmp_path: Path) -> None:
+    """Apache Hudi 1.2.0's ``MERGE INTO`` on merge-on-read writes an ``UPDATE SET`` of some columns as a data block
+    flagged ``IS_PARTIAL`` whose records hold those columns alone (measured); the reader refuses such a block rather
+    than read its records as whole rows (their other columns null)."""
+    from dataclasses import replace
+
+    from spec.errors import UnsupportedBlockContent
+    from spec.file_group.log_file.log_format import HeaderKey, encode_blocks, read_blocks
+
+    t = _table(tmp_path, "MERGE_ON_READ")
+    t.merge(_arrow([(3, "b", 2, "x")]), when_matched=["UPDATE SET *"])
+    (log,) = [p for p in (tmp_path / "t" / "b").iterdir() if ".log." in p.name and not p.name.endswith(".crc")]
+    blocks = [r.block for r in read_blocks(log.read_bytes())]
+    log.write_bytes(encode_blocks([replace(b, header=(*b.header, (int(HeaderKey.IS_PARTIAL), "true")))
+                                   for b in blocks]))
+    with pytest.raises(UnsupportedBlockContent, match="partial-update data block"):
+        t.read()

@@ -348,3 +348,30 @@ def test_forms_we_refuse_are_surprising_in_apache_hudi(apache_hudi: Any, tmp_pat
         with pytest.raises(InvalidOperation, match=r"Apache Hudi 1\.2\.0"):
             HudiTable(str(ours), engine="local").merge(_arrow(SOURCE), NO_METADATA, on=on, when_matched=[ours_clause])
         assert _rows(ours) == _rows(original)
+
+
+@pytest.mark.explore
+def test_apache_hudis_partial_update_blocks_are_refused_by_our_reader(apache_hudi: Any, tmp_path: Path) -> None:
+    """``MERGE INTO … WHEN MATCHED THEN UPDATE SET ts = s.ts, v = s.v`` on merge-on-read: Apache Hudi 1.2.0 writes a
+    log block flagged ``IS_PARTIAL`` (the updated columns alone) and reads the row merged; the spec reader refuses the
+    block (``UnsupportedBlockContent``) rather than read it as a row of nulls, and ``merge`` refuses the form."""
+    from spec.errors import InvalidOperation, UnsupportedBlockContent
+
+    spark = apache_hudi
+    path = tmp_path / "partial"
+    _hudi_table(spark, path, "MERGE_ON_READ", True, metadata=False)
+    spark.createDataFrame([(3, "b", 2, "x")], "id int, p string, ts long, v string").createOrReplaceTempView("pu_s")
+    spark.sql(f"create table pu using hudi location '{path}'")
+    spark.sql("set hoodie.metadata.enable=false")
+    try:
+        spark.sql("merge into pu t using pu_s s on t.id = s.id when matched then update set ts = s.ts, v = s.v")
+    finally:
+        spark.sql("reset hoodie.metadata.enable")
+        spark.sql("drop table pu")
+    theirs = {r["id"]: r["v"] for r in hudi_rows(spark, str(path), Query("snapshot"))}
+    assert theirs[3] == "x" and len(theirs) == 5
+    with pytest.raises(UnsupportedBlockContent):
+        read_table(str(path), "snapshot")
+    with pytest.raises(InvalidOperation, match="partial-update log block"):
+        HudiTable(str(path), engine="local").merge(_arrow([(3, "b", 2, "x")]),
+                                                   when_matched=["UPDATE SET ts = s.ts, v = s.v"])

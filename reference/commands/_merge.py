@@ -353,7 +353,9 @@ def merge_into(client: WriteClient, source: Any, on: str | None, when_matched: S
     from reference.io.global_index import global_index_of
     from spec.errors import UnsupportedOption
     from spec.read.reader import read_table
+    from spec.schema.query_schema import table_schema
     from spec.schema.table_schema import META_FIELDS
+    from spec.timeline.active_timeline import Timeline
 
     config = client.table_config()
     if config is None:
@@ -362,9 +364,12 @@ def merge_into(client: WriteClient, source: Any, on: str | None, when_matched: S
         raise UnsupportedOption(f"merge with the global index {parse_options(dict(options or {})).index_type}: a "
                                 "source record is matched with the stored row of its key in its own partition only",
                                 hint="merge with a partition-scoped index (BLOOM, SIMPLE, BUCKET)")
-    target = read_table(client.path, "snapshot")
-    plan = plan_merge(config, [c for c in target.column_names if c not in META_FIELDS], on, when_matched,
-                      when_not_matched)
+    # the statement is checked against the schema the commits record, before any row is read
+    schema = table_schema(client.storage, Timeline.load(client.storage))
+    target = read_table(client.path, "snapshot") if schema is None else None
+    names = schema.names if schema is not None else target.column_names  # type: ignore[union-attr]
+    plan = plan_merge(config, [c for c in names if c not in META_FIELDS], on, when_matched, when_not_matched)
+    target = read_table(client.path, "snapshot") if target is None else target
     rows = LocalEngine().frame(source)
     if rows.num_rows == 0:
         return None

@@ -31,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, SchemaMismatch
+from spec.errors import InvalidOperation, SchemaMismatch, UnsupportedBlockContent
 from spec.file_group.log_file.delete_block import ORDERING_BRANCHES, DeleteRecord, decode_delete_records
 from spec.file_group.log_file.log_blocks import decode_avro_columns, decode_avro_records, decode_parquet_records
-from spec.file_group.log_file.log_format import BlockType, LogBlock
+from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
 from spec.read.merge import (
     IS_DELETED_FIELD,
     MergeMode,
@@ -200,6 +200,14 @@ class SliceMerge:
         parts: list[_LogPart] = []
         schemas: dict[str, pa.Schema] = {}
         for block in blocks:
+            if block.header_value(HeaderKey.IS_PARTIAL) == "true":
+                # Hudi 1.x's partial-update block (MERGE INTO's UPDATE SET of some columns on merge-on-read,
+                # ``hoodie.spark.sql.merge.into.partial.updates``): its records hold the updated columns alone
+                raise UnsupportedBlockContent(
+                    f"a partial-update data block (IS_PARTIAL, instant {block.instant_time}): its records hold only "
+                    "the columns an update set, whose merge with the stored row is not specified here",
+                    hint="read the table with Apache Hudi, or compact it there; write such updates with every column "
+                         "(UPDATE SET *, or hoodie.spark.sql.merge.into.partial.updates=false)")
             if block.block_type == BlockType.DELETE_BLOCK:
                 parts.append(_LogPart(None, deletes=decode_delete_records(block)))
             elif block.block_type == BlockType.AVRO_DATA_BLOCK:

@@ -88,7 +88,7 @@ def handle_context(base_path: str, table: TableConfig, cfg: WriteConfig, instant
                          specs, sort_by_key=sort_by_key, concat=concat, table_version=table.table_version,
                          append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
                          record_size=cfg.record_size_estimate, ordering_field=ordering,
-                         ordering_branch=ordering_branch(user_schema, ordering))
+                         ordering_branch=ordering_branch(user_schema, ordering), cdc_mode=table.cdc_mode)
 
 
 def write_partition_metadata(storage: Storage, partitions: set[str], instant: str) -> None:

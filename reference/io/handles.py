@@ -50,6 +50,7 @@ from spec.write.append_handle import (
     plan_appends,
     plan_log_files,
 )
+from spec.write.cdc_logger import DELETE, INSERT, UPDATE, Change, cdc_data_block, cdc_log_name
 
 _Array = npt.NDArray[Any]
 """A numpy array of any element type."""
@@ -93,6 +94,7 @@ class HandleContext:
     record_size: int = 1024  # the size estimate of one record (bytes) the append handle buffers by
     ordering_field: str | None = None
     ordering_branch: int = 0  # HoodieDeleteRecord.orderingVal union branch of the ordering field's type
+    cdc_mode: str | None = None  # a table with change data capture: its supplemental logging mode (merge handles log)
 
 
 def marker_path(instant: str, data_file: str, io_type: str) -> str:
@@ -225,6 +227,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     marked = pa.array(_is_delete(incoming), pa.bool_())
     new_inserts = incoming.filter(pc.invert(marked))
     merged: pa.Table | None = None
+    old: pa.Table | None = None
     stored_footer: Mapping[bytes, bytes] | None = None
     kept_in_order = False  # the stored file's keys, every one in its place, start the new file
     updates, deletes = 0, int(pc.sum(marked).as_py() or 0)
@@ -250,11 +253,47 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
         bloom = extended_footer(stored_footer, merged.num_rows, table.column(RECORD_KEY).slice(merged.num_rows))
     inserts = new_inserts.num_rows
     size = _write(storage, rel, table, ctx, bucket, bloom)
-    return {
+    stat: dict[str, Any] = {
         "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,
         "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
         "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
     }
+    if ctx.cdc_mode is not None and spec.old_base is not None and not ctx.concat:
+        assert old is not None
+        stat["cdcStats"] = _write_cdc_log(storage, ctx, spec, write_token, old, table, data_schema)
+    return stat
+
+
+def _write_cdc_log(storage: Storage, ctx: HandleContext, spec: BucketSpec, write_token: str, old: pa.Table,
+                   new: pa.Table, data_schema: pa.Schema) -> dict[str, int]:
+    """The merge handle's CDC log (``spec.write.cdc_logger``): every change between the stored file ``old`` and
+    the new file ``new`` — a key whose row this write wrote (its commit time the instant) an update, a stored key
+    gone a delete, a new key an insert; a stored row kept as it was (a stale update) no change. The changes are put
+    in the stored file's order, the inserts after them (``HoodieMergeHandleWithChangeLog``)."""
+    names = [f.name for f in data_schema]
+    old_rows = old.select([n for n in [RECORD_KEY, *names] if n in old.column_names]).to_pylist()
+    new_keys = new.column(RECORD_KEY).to_pylist()
+    new_times = new.column(COMMIT_TIME).to_pylist()
+    new_rows = new.select(names).to_pylist()
+    written = {k: r for k, t, r in zip(new_keys, new_times, new_rows, strict=True) if t == ctx.instant}
+    kept = set(new_keys)
+    changes: list[Change] = []
+    held: set[str] = set()
+    for row in old_rows:
+        key = str(row.pop(RECORD_KEY))
+        held.add(key)
+        before = {n: row.get(n) for n in names}
+        if key in written:
+            changes.append(Change(UPDATE, key, before, written[key]))
+        elif key not in kept:
+            changes.append(Change(DELETE, key, before, None))
+    changes += [Change(INSERT, k, None, r) for k, r in written.items() if k not in held]
+    name = cdc_log_name(spec.file_id, ctx.instant, write_token)
+    rel = posixpath.join(spec.partition, name) if spec.partition else name
+    storage.create_if_absent(marker_path(ctx.instant, rel, "APPEND"), b"")
+    storage.write_atomic(rel, encode_blocks([cdc_data_block(ctx.cdc_mode or "", ctx.instant, ctx.avro_schema_json,
+                                                            changes)]))
+    return {rel: storage.size(rel)}
 
 
 def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,

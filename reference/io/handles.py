@@ -32,6 +32,7 @@ from reference.instrumentation.faults import armed, die
 from reference.io.avro_columns import block_content, encode_records
 from reference.io.bloom import extended_footer
 from reference.io.bloom import footer as bloom_footer
+from reference.io.cdc_log import write_cdc_log
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record
@@ -50,7 +51,6 @@ from spec.write.append_handle import (
     plan_appends,
     plan_log_files,
 )
-from spec.write.cdc_logger import DELETE, INSERT, UPDATE, Change, cdc_data_block, cdc_log_name
 
 _Array = npt.NDArray[Any]
 """A numpy array of any element type."""
@@ -260,40 +260,9 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     }
     if ctx.cdc_mode is not None and spec.old_base is not None and not ctx.concat:
         assert old is not None
-        stat["cdcStats"] = _write_cdc_log(storage, ctx, spec, write_token, old, table, data_schema)
+        stat["cdcStats"] = write_cdc_log(storage, ctx.instant, ctx.cdc_mode, ctx.avro_schema_json, spec.partition,
+                                         spec.file_id, write_token, old, table, data_schema)
     return stat
-
-
-def _write_cdc_log(storage: Storage, ctx: HandleContext, spec: BucketSpec, write_token: str, old: pa.Table,
-                   new: pa.Table, data_schema: pa.Schema) -> dict[str, int]:
-    """The merge handle's CDC log (``spec.write.cdc_logger``): every change between the stored file ``old`` and
-    the new file ``new`` — a key whose row this write wrote (its commit time the instant) an update, a stored key
-    gone a delete, a new key an insert; a stored row kept as it was (a stale update) no change. The changes are put
-    in the stored file's order, the inserts after them (``HoodieMergeHandleWithChangeLog``)."""
-    names = [f.name for f in data_schema]
-    old_rows = old.select([n for n in [RECORD_KEY, *names] if n in old.column_names]).to_pylist()
-    new_keys = new.column(RECORD_KEY).to_pylist()
-    new_times = new.column(COMMIT_TIME).to_pylist()
-    new_rows = new.select(names).to_pylist()
-    written = {k: r for k, t, r in zip(new_keys, new_times, new_rows, strict=True) if t == ctx.instant}
-    kept = set(new_keys)
-    changes: list[Change] = []
-    held: set[str] = set()
-    for row in old_rows:
-        key = str(row.pop(RECORD_KEY))
-        held.add(key)
-        before = {n: row.get(n) for n in names}
-        if key in written:
-            changes.append(Change(UPDATE, key, before, written[key]))
-        elif key not in kept:
-            changes.append(Change(DELETE, key, before, None))
-    changes += [Change(INSERT, k, None, r) for k, r in written.items() if k not in held]
-    name = cdc_log_name(spec.file_id, ctx.instant, write_token)
-    rel = posixpath.join(spec.partition, name) if spec.partition else name
-    storage.create_if_absent(marker_path(ctx.instant, rel, "APPEND"), b"")
-    storage.write_atomic(rel, encode_blocks([cdc_data_block(ctx.cdc_mode or "", ctx.instant, ctx.avro_schema_json,
-                                                            changes)]))
-    return {rel: storage.size(rel)}
 
 
 def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,

@@ -28,9 +28,9 @@ with ``hoodie.table.cdc.enabled=true`` (the read side is ``spec.read.cdc``).
   deletes in the stored file's order, then the inserts. (A bucket of eight keys or more in a table of 64 buckets
   or more becomes a tree, whose order this rule does not follow: the same records, in another order.)
 
-Source (Apache Hudi 1.2.0 measured; 1.1.x): ``HoodieCDCLogger``, ``HoodieCDCUtils``, ``HoodieCDCDataBlock``,
-``HoodieCDCSupplementalLoggingMode``, ``HoodieMergeHandleWithChangeLog``, ``HoodieMergeHandleFactory``,
-``java.util.HashMap``.
+Source (Apache Hudi 0.15.x, 1.0.x and 1.1.x; 1.2.0 measured): ``HoodieCDCLogger``, ``HoodieCDCUtils``,
+``HoodieCDCDataBlock``, ``HoodieCDCSupplementalLoggingMode``, ``HoodieMergeHandleWithChangeLog``,
+``HoodieMergeHandleFactory``, ``java.util.HashMap``.
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ def cdc_log_name(file_id: str, instant: str, write_token: str) -> str:
     return LogFileName(file_id, instant, 1, write_token, suffix=CDC_SUFFIX).format()
 
 
+# --8<-- [start:block]
 def cdc_data_block(mode: str, instant: str, table_schema_json: str, changes: Sequence[Change]) -> LogBlock:
     """The one CDC data block of a merge handle's log: header INSTANT_TIME, SCHEMA; the changes (one a key, in put
     order) as records, in ``hash_map_order``."""
@@ -137,6 +138,7 @@ def cdc_data_block(mode: str, instant: str, table_schema_json: str, changes: Seq
     records = [cdc_record(mode, instant, changes[i]) for i in order]
     header = ((int(HeaderKey.INSTANT_TIME), instant), (int(HeaderKey.SCHEMA), schema))
     return LogBlock(BlockType.CDC_DATA_BLOCK, header, encode_avro_records(records, schema))
+# --8<-- [end:block]
 
 
 __all__ = [

@@ -6,6 +6,8 @@ CDC query on tables this writer wrote is in ``tests/test_cdc_write_hudi.py``."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 from pathlib import Path
 from typing import Any
@@ -196,3 +198,32 @@ def test_rollback_and_cleaner_delete_cdc_logs_with_their_write_and_slice(tmp_pat
     rollback_instant(storage, table, Instant(target.requested, target.action, target.state))
     assert not [p for p in path.rglob(f".*{last.instant}*")]  # the base file and the CDC log of the write
     assert read_table(str(path)).column("v").to_pylist() == ["x3"]
+
+
+def test_images_of_every_column_type_are_logged_as_avro_values(tmp_path: Path) -> None:
+    """Timestamps, decimals, dates, maps, lists, structs, bytes and floats in the before and after images."""
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("t", pa.timestamp("us", tz="UTC")),
+                        ("d", pa.decimal128(10, 2)), ("dt", pa.date32()), ("m", pa.map_(pa.string(), pa.int32())),
+                        ("l", pa.list_(pa.int64())), ("s", pa.struct([("a", pa.int32()), ("b", pa.string())])),
+                        ("bin", pa.binary()), ("f", pa.float32())])
+
+    def rows(v: int) -> pa.Table:
+        return pa.Table.from_pylist([{
+            "id": "k1", "ts": v, "t": datetime.datetime(2024, 1, v, tzinfo=datetime.UTC),
+            "d": decimal.Decimal(f"{v}.25"), "dt": datetime.date(2024, 1, v), "m": [("x", v)], "l": [1, v],
+            "s": {"a": v, "b": "q"}, "bin": bytes([v]), "f": 1.5}], schema=schema)
+
+    def image(v: int) -> dict[str, Any]:
+        return {"id": "k1", "ts": v, "t": datetime.datetime(2024, 1, v, tzinfo=datetime.UTC),
+                "d": decimal.Decimal(f"{v}.25"), "dt": datetime.date(2024, 1, v), "m": {"x": v}, "l": [1, v],
+                "s": {"a": v, "b": "q"}, "bin": bytes([v]), "f": 1.5}
+
+    path = tmp_path / "t"
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.table.cdc.enabled": "true",
+            "hoodie.metadata.enable": "false"}
+    client = WriteClient(str(path), engine="local")
+    client.write(rows(1), "insert", opts)
+    up = client.write(rows(2), "upsert", opts)
+    (records,) = _cdc_logs(path).values()
+    assert records == [{"op": "u", "ts_ms": up.instant, "before": image(1), "after": image(2)}]

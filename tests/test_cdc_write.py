@@ -22,6 +22,7 @@ from spec.errors import ConfigConflict, UnsupportedOption, UnsupportedTable
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_group.log_file.log_blocks import decode_cdc_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
+from spec.metadata.metadata_table import read_files_partition
 from spec.read.cdc import read_cdc
 from spec.read.reader import read_table
 from spec.schema.table_schema import avro_schema_from_arrow, record_name_for_table, with_meta_fields
@@ -227,3 +228,19 @@ def test_images_of_every_column_type_are_logged_as_avro_values(tmp_path: Path) -
     up = client.write(rows(2), "upsert", opts)
     (records,) = _cdc_logs(path).values()
     assert records == [{"op": "u", "ts_ms": up.instant, "before": image(1), "after": image(2)}]
+
+
+def test_the_metadata_tables_files_partition_lists_the_cdc_logs(tmp_path: Path) -> None:
+    """A commit's CDC logs are files of their partition in the metadata table (``cdcStats``), and so are those a
+    metadata table built over an existing table finds."""
+    path = tmp_path / "t"
+    client = WriteClient(str(path), engine="local")
+    client.write(_rows((1, "a", 1, "v1")), "insert", _opts(**{"hoodie.metadata.enable": "true"}))
+    client.write(_rows((1, "a", 2, "v2")), "upsert", _opts(**{"hoodie.metadata.enable": "false"}))  # none kept
+    client.write(_rows((1, "a", 3, "v3")), "upsert", _opts(**{"hoodie.metadata.enable": "true"}))  # built again
+    client.write(_rows((1, "a", 4, "v4")), "upsert", _opts(**{"hoodie.metadata.enable": "true"}))
+    storage = Storage(str(path))
+    listing = read_files_partition(storage, Timeline.load(storage, TableConfig.load(storage).timeline_layout))
+    on_disk = {p.name: p.stat().st_size for p in (path / "a").iterdir() if p.name.endswith(".cdc")}
+    assert len(on_disk) == 3
+    assert {n: i.size for n, i in listing["a"].items() if n.endswith(".cdc") and not i.is_deleted} == on_disk

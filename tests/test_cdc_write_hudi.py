@@ -27,11 +27,11 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 Change = tuple[str, str, str, str]
 
 
-def write_ours(path: Path, mode: str, engine: str, spark: Any) -> None:
+def write_ours(path: Path, mode: str, engine: str, spark: Any, **extra: str) -> None:
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
                "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
                "hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": mode,
-               "hoodie.metadata.enable": "false", "hoodie.parquet.small.file.limit": "0"}
+               "hoodie.metadata.enable": "false", "hoodie.parquet.small.file.limit": "0", **extra}
     client = WriteClient(str(path), spark=spark if engine == "spark" else None, engine=engine)
     schema = pa.schema([("id", pa.int64()), ("p", pa.string()), ("ts", pa.int64()), ("v", pa.string())])
     for operation, rows in WRITES:
@@ -78,6 +78,19 @@ def test_apache_hudi_reads_our_cdc_logs_as_the_spec_does_and_as_its_own(apache_h
     hudi_cdc_table(apache_hudi, theirs, "COPY_ON_WRITE", mode)
     expected = by_ordinal(hudis(apache_hudi, theirs), theirs)
     assert by_ordinal(read_by_hudi, mine) == expected
+
+
+@pytest.mark.explore
+@pytest.mark.parametrize("extra", [{"hoodie.write.table.version": "6"}, {"hoodie.write.table.version": "8"},
+                                   {"hoodie.metadata.enable": "true"}], ids=["v6", "v8", "v9-metadata-table"])
+def test_apache_hudi_reads_our_cdc_logs_of_every_table_version(apache_hudi: Any, tmp_path: Path,
+                                                               extra: dict[str, str]) -> None:
+    """Tables of versions 6 and 8, and one whose metadata table lists the CDC logs (Hudi's reader lists the table
+    through it)."""
+    mine = tmp_path / "ours"
+    write_ours(mine, DATA_BEFORE_AFTER, "local", apache_hudi, **extra)
+    read_by_hudi = hudis(apache_hudi, mine)
+    assert ours(read_cdc(str(mine))) == read_by_hudi and {op for op, *_ in read_by_hudi.elements()} == {"i", "u", "d"}
 
 
 @pytest.mark.explore

@@ -244,3 +244,22 @@ def test_the_metadata_tables_files_partition_lists_the_cdc_logs(tmp_path: Path) 
     on_disk = {p.name: p.stat().st_size for p in (path / "a").iterdir() if p.name.endswith(".cdc")}
     assert len(on_disk) == 3
     assert {n: i.size for n, i in listing["a"].items() if n.endswith(".cdc") and not i.is_deleted} == on_disk
+
+
+@pytest.mark.parametrize(("version", "io_type"), [(6, "APPEND"), (9, "CREATE")])
+def test_a_marker_names_the_cdc_log_as_hudis_log_writer_marks_a_log(tmp_path: Path, version: int,
+                                                                     io_type: str) -> None:
+    path = tmp_path / "t"
+    client = WriteClient(str(path), engine="local")
+    client.write(_rows((1, "a", 1, "v1")), "insert", _opts(version=version))
+    seen: list[str] = []
+    real = Storage.create_if_absent
+
+    def spy(self: Storage, rel: str, data: bytes) -> Any:
+        seen.append(rel)
+        return real(self, rel, data)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Storage, "create_if_absent", spy)
+        up = client.write(_rows((1, "a", 2, "v2")), "upsert", _opts(version=version))
+    assert f".hoodie/.temp/{up.instant}/a/{_only(up, 'a')}.marker.{io_type}" in seen

@@ -41,11 +41,14 @@ def merge_changes(instant: str, old: pa.Table, new: pa.Table, avro_schema_json: 
 
 
 def write_cdc_log(storage: Storage, instant: str, mode: str, avro_schema_json: str, partition: str, file_id: str,
-                  write_token: str, old: pa.Table, new: pa.Table) -> dict[str, int]:
-    """Write the CDC log of one merge (its marker first) and return its ``cdcStats`` entry {path: size}."""
+                  write_token: str, old: pa.Table, new: pa.Table, table_version: int) -> dict[str, int]:
+    """Write the CDC log of one merge (its marker first) and return its ``cdcStats`` entry {path: size}. The marker
+    is a log file's as Hudi's log writer makes it (``createLogMarkerIfNotExists``): ``APPEND`` on table version 6
+    (``DirectWriteMarkersV1``), ``CREATE`` on versions 8 and 9 (``WriteMarkers``)."""
     name = cdc_log_name(file_id, instant, write_token)
     rel = posixpath.join(partition, name) if partition else name
-    storage.create_if_absent(markers.marker_path(instant, rel, markers.IOType.APPEND), b"")
+    io_type = markers.IOType.APPEND if table_version < 8 else markers.IOType.CREATE
+    storage.create_if_absent(markers.marker_path(instant, rel, io_type), b"")
     block = cdc_data_block(mode, instant, avro_schema_json, merge_changes(instant, old, new, avro_schema_json))
     storage.write_atomic(rel, encode_blocks([block]))
     return {rel: storage.size(rel)}

@@ -261,7 +261,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     if ctx.cdc_mode is not None and spec.old_base is not None and not ctx.concat:
         assert old is not None
         stat["cdcStats"] = write_cdc_log(storage, ctx.instant, ctx.cdc_mode, ctx.avro_schema_json, spec.partition,
-                                         spec.file_id, write_token, old, table)
+                                         spec.file_id, write_token, old, table, ctx.table_version)
     return stat
 
 

@@ -98,9 +98,10 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
 
 def check_cdc_write(table: TableConfig, cfg: WriteConfig, op: str, new: bool = False) -> None:
     """On a table with change data capture, an ``insert`` that may go to small files (any but the write that creates
-    the table) is refused while ``hoodie.merge.allow.duplicate.on.inserts`` is on: Apache Hudi 1.2.0 writes it with its concat handle, which logs
-    no change (``HoodieMergeHandleFactory`` picks the concat handle first), and its CDC query then fails on the
-    write ("There should be a cdc log file"). With the option off the insert is merged and logged."""
+    the table) is refused while ``hoodie.merge.allow.duplicate.on.inserts`` is on: Apache Hudi 1.2.0 writes it with
+    its concat handle, which logs no change (``HoodieMergeHandleFactory`` picks the concat handle first), and its CDC
+    query then fails on the write ("There should be a cdc log file"). With the option off the insert is merged and
+    logged."""
     if (table.cdc_mode and not new and op == "insert" and cfg.allow_duplicate_on_inserts
             and (cfg.small_file_limit > 0 or cfg.index_type == "BUCKET")):
         raise UnsupportedOption(

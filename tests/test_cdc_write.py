@@ -176,6 +176,11 @@ def test_what_is_refused_leaves_the_table_as_it_was(tmp_path: Path) -> None:
     with pytest.raises(ConfigConflict, match=r"supplemental\.logging\.mode"):
         client.write(_rows((2, "a", 1, "v2")), "upsert", _opts(OP_KEY_ONLY))
     assert sorted(p.as_posix() for p in path.rglob("*")) == files
+    plain = tmp_path / "plain"
+    WriteClient(str(plain), engine="local").write(_rows((1, "a", 1, "v1")), "insert", _opts(**{
+        "hoodie.table.cdc.enabled": "false"}))
+    with pytest.raises(ConfigConflict, match=r"cdc\.enabled"):  # an existing table's CDC is not turned on by a write
+        WriteClient(str(plain), engine="local").write(_rows((1, "a", 2, "v2")), "upsert", _opts())
     merged = client.write(_rows((2, "a", 1, "v2")), "insert", _opts(**{
         "hoodie.parquet.small.file.limit": "1000000", "hoodie.merge.allow.duplicate.on.inserts": "false"}))
     assert [r["op"] for r in next(iter(_cdc_logs(path).values()))] == ["i"]  # merged into the small file, logged

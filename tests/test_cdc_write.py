@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from reference.api import HudiTable
 from reference.executors.rollback import rollback_instant
 from reference.write.client import WriteClient
 from spec.config.table_config import TableConfig
@@ -161,11 +162,12 @@ def test_the_other_modes_log_keys_and_before_images(tmp_path: Path, mode: str) -
 
 
 def test_what_is_refused_leaves_the_table_as_it_was(tmp_path: Path) -> None:
-    """Merge-on-read with change data capture, an insert the concat handle would take without logging it, and a
-    change of an existing table's CDC properties are refused before anything is written."""
-    with pytest.raises(UnsupportedTable, match="merge-on-read"):
+    """Merge-on-read of version 6 with change data capture, an insert the concat handle would take without logging
+    it, and a change of an existing table's CDC properties are refused before anything is written."""
+    with pytest.raises(UnsupportedTable, match="merge-on-read table of version 6"):
         WriteClient(str(tmp_path / "mor"), engine="local").write(
-            _rows((1, "a", 1, "v1")), "upsert", _opts(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ"}))
+            _rows((1, "a", 1, "v1")), "upsert",
+            _opts(version=6, **{"hoodie.datasource.write.table.type": "MERGE_ON_READ"}))
     assert not (tmp_path / "mor").exists()
     path = tmp_path / "t"
     client = WriteClient(str(path), engine="local")
@@ -268,3 +270,27 @@ def test_a_marker_names_the_cdc_log_as_hudis_log_writer_marks_a_log(tmp_path: Pa
         mp.setattr(Storage, "create_if_absent", spy)
         up = client.write(_rows((1, "a", 2, "v2")), "upsert", _opts(version=version))
     assert f".hoodie/.temp/{up.instant}/a/{_only(up, 'a')}.marker.{io_type}" in seen
+
+
+def test_merge_on_read_compactions_log_their_changes_and_appends_name_the_slices_logs(tmp_path: Path) -> None:
+    """Merge-on-read (version 8 and 9): updates appended to logs write no CDC log (the query infers them); a
+    compaction writes one beside each base file it rewrites, of its changes against the old base file, named in
+    its stat (not read by the query: a compaction yields no change); the next append names the slice's logs, its
+    CDC log too, as Apache Hudi 1.2.0's append handle does."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    opts = _opts(**{"hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    table.write(_rows((1, "a", 1, "v1"), (2, "a", 1, "v2")), "insert", opts)
+    up = table.write(_rows((1, "a", 2, "v1b")), "upsert", opts)
+    assert not list(path.rglob(".*.cdc"))
+    compaction = table.compact()
+    assert compaction is not None
+    (records,) = _cdc_logs(path).values()
+    assert records == [{"op": "u", "ts_ms": compaction, "before": {"id": 1, "p": "a", "ts": 1, "v": "v1"},
+                        "after": {"id": 1, "p": "a", "ts": 2, "v": "v1b"}}]
+    (cdc_name,) = [p.name for p in path.rglob(".*.cdc")]
+    again = table.write(_rows((2, "a", 3, "v2b")), "upsert", opts)
+    (stat,) = again.metadata.partition_to_write_stats["a"]
+    assert stat.log_files is not None and stat.log_files[0] == cdc_name and stat.log_files[-1] == stat.path[2:]
+    changes = sorted((r.op, r.ts_ms, (r.before or {}).get("v"), (r.after or {}).get("v")) for r in read_cdc(str(path)))
+    assert [c for c in changes if c[0] != "i"] == [("u", up.instant, "v1", "v1b"), ("u", again.instant, "v2", "v2b")]

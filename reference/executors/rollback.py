@@ -262,7 +262,8 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     compaction = target.action == Action.COMPACTION and not target.is_completed
     back_to_plan = _goes_back_to_plan(storage, table, target)
     if compaction:
-        listing = [f for f in listing if is_base_file_name(f.name)]
+        # its base files, and the CDC logs beside them (a CDC table's); not the slice's data logs
+        listing = [f for f in listing if is_base_file_name(f.name) or f.name.endswith(".cdc")]
     plan, appended = plan_table_rollback(storage, table, target, listing)
     sizes = {f.path: f.size for f in listing}
     record = rollback_plan_record(storage, plan, appended, sizes)

@@ -32,7 +32,7 @@ from reference.instrumentation.faults import armed, die
 from reference.io.avro_columns import block_content, encode_records
 from reference.io.bloom import extended_footer
 from reference.io.bloom import footer as bloom_footer
-from reference.io.cdc_log import write_cdc_log
+from reference.io.cdc_log import slice_cdc_logs, write_cdc_log
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record
@@ -75,6 +75,7 @@ class BucketSpec:
     base_instant: str | None = None  # append: the slice the logs join (names v6 log files)
     base_file_name: str | None = None  # append: the slice's base file name, for the write stat
     existing_logs: tuple[str, ...] = ()  # append: names of the group's log files (the next version)
+    slice_logs: tuple[str, ...] = ()  # append: the log files of the slice the log joins (a CDC table's stats name them)
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,12 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
                 blocks.append(delete_block(ctx.instant, ctx.avro_schema_json, dels))
         encoded[append] = encode_blocks(blocks)
     planned = plan_log_files(list(encoded), first, lambda a: len(encoded[a]), ctx.append)
+
+    def logs_of_slice(own: str) -> tuple[str, ...]:
+        """The delta stat's ``logFiles``: its own; on a CDC table every log file of the slice (its CDC logs too)
+        before it, as Hudi's append handle names them."""
+        cdc = slice_cdc_logs(storage, spec.partition, spec.file_id, spec.base_instant) if ctx.cdc_mode else None
+        return (own,) if cdc is None else (*[n for n in spec.slice_logs if n != own], *cdc, own)
     stats = []
     for pf in planned:
         rel = posixpath.join(spec.partition, pf.name.format()) if spec.partition else pf.name.format()
@@ -454,7 +461,7 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
             "numWrites": len(written), "numDeletes": n_deletes, "numUpdateWrites": updates,
             "numInserts": len(written) - updates, "totalWriteBytes": len(payload), "totalWriteErrors": 0,
             "partitionPath": spec.partition, "fileSizeInBytes": size, "logVersion": pf.name.version,
-            "logOffset": offset, "baseFile": spec.base_file_name or "", "logFiles": (pf.name.format(),),
+            "logOffset": offset, "baseFile": spec.base_file_name or "", "logFiles": logs_of_slice(pf.name.format()),
         })
     return stats
 

@@ -2,7 +2,8 @@
 with ``hoodie.table.cdc.enabled=true`` (the read side is ``spec.read.cdc``).
 
 - **Which handles** — a merge handle (an existing file group's base file rewritten: copy-on-write upserts, deletes,
-  updates and inserts routed to a small file) logs every change it makes: an incoming record that wins over the
+  updates and inserts routed to a small file; on merge-on-read, inserts and updates merged into a small file, and a
+  compaction against the slice's old base file) logs every change it makes: an incoming record that wins over the
   stored row is an update (``u``), one that removes it a delete (``d``), a record no stored row held an insert
   (``i``). A stale update (the stored row wins) is no change. A create handle (a new file group) logs nothing; the
   CDC query infers its inserts from the base file. An insert into a small file with

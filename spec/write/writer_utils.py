@@ -38,10 +38,9 @@ version. A later write may repeat them but not change them:
 
 - **change data capture** — ``hoodie.table.cdc.enabled`` and ``hoodie.table.cdc.supplemental.logging.mode`` create
   a new table's properties; given to an existing table they are compared like the identity (Hudi keeps the table's
-  values and ignores them). A copy-on-write table's merge handles write CDC logs (``spec.write.cdc_logger``).
-- **table features this writer does not carry out** — a merge-on-read table whose ``hoodie.properties`` turns on
-  change data capture (Apache Hudi 1.2.0 measured: its compactions write a CDC log beside each base file they write,
-  and its append handles then list that log among the slice's log files),
+  values and ignores them). Merge handles and merge-on-read compactions write CDC logs (``spec.write.cdc_logger``).
+- **table features this writer does not carry out** — a merge-on-read table of version 6 whose ``hoodie.properties``
+  turns on change data capture (Apache Hudi 1.2.0 measured: its own CDC query fails on one after a compaction),
   base files of several formats, or Hudi 1.2's slash-separated date partitions, or whose schema has a Hudi 1.2
   logical type (``variant``, ``vector``, ``blob``: ``spec.schema.table_schema.hudi_logical_types``), is refused
   by every write and table service before anything is written (``UnsupportedTable``), instead of being left with

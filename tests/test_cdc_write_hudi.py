@@ -102,15 +102,16 @@ def test_apache_hudi_reads_our_cdc_logs_as_the_spec_does_and_as_its_own(apache_h
     assert by_ordinal(read_by_hudi, mine) == expected
 
 
-@pytest.mark.parametrize(("mode", "version"), [
-    (DATA_BEFORE_AFTER, "9"), pytest.param(OP_KEY_ONLY, "9", marks=pytest.mark.explore),
-    pytest.param(DATA_BEFORE, "9", marks=pytest.mark.explore),
-    pytest.param(DATA_BEFORE_AFTER, "8", marks=pytest.mark.explore)])
+@pytest.mark.parametrize(("mode", "version", "engine"), [
+    (DATA_BEFORE_AFTER, "9", "local"), pytest.param(OP_KEY_ONLY, "9", "local", marks=pytest.mark.explore),
+    pytest.param(DATA_BEFORE, "9", "local", marks=pytest.mark.explore),
+    pytest.param(DATA_BEFORE_AFTER, "8", "local", marks=pytest.mark.explore),
+    pytest.param(DATA_BEFORE_AFTER, "9", "spark", marks=pytest.mark.explore)])
 def test_apache_hudi_reads_our_merge_on_read_cdc_tables_as_the_spec_does_and_as_its_own(
-        apache_hudi: Any, tmp_path: Path, mode: str, version: str) -> None:
+        apache_hudi: Any, tmp_path: Path, mode: str, version: str, engine: str) -> None:
     mine, theirs = tmp_path / "ours", tmp_path / "hudi"
     extra = {**MOR, "hoodie.write.table.version": version}
-    write_ours(mine, mode, "local", apache_hudi, **extra)
+    write_ours(mine, mode, engine, apache_hudi, **extra)
     assert len({p.name.split("_")[1].split(".")[0] for p in mine.rglob(".*.cdc")}) >= 2  # merges and compactions
     read_by_hudi = hudis(apache_hudi, mine)
     got = ours(read_cdc(str(mine)))

@@ -1,9 +1,10 @@
-"""Copy-on-write tables with change data capture written by this writer, read by Apache Hudi 1.2.0's CDC query: it
-answers what the spec's CDC query answers on them, and what it answers on a table Apache Hudi wrote with the same
-operations (every inference case a copy-on-write table has: BASE_FILE_INSERT, AS_IS with updates, a stale update's
-empty log, a delete, BASE_FILE_DELETE's empty base file, REPLACE_COMMIT). The two tables' instant times and file
-names differ: the comparison across them takes each ``ts_ms`` and ``_hoodie_commit_time`` as the ordinal of its
-commit and leaves out ``_hoodie_commit_seqno`` and ``_hoodie_file_name``."""
+"""Tables with change data capture written by this writer, read by Apache Hudi 1.2.0's CDC query: it answers what
+the spec's CDC query answers on them, and what it answers on a table Apache Hudi wrote with the same operations.
+Copy-on-write covers every inference case it has (BASE_FILE_INSERT, AS_IS with updates, a stale update's empty log, a
+delete, BASE_FILE_DELETE's empty base file, REPLACE_COMMIT); merge-on-read adds LOG_FILE, small-file merges and
+compactions. The two tables' instant times and file names differ: the comparison across them takes each ``ts_ms``
+and ``_hoodie_commit_time`` as the ordinal of its write and leaves out ``_hoodie_commit_seqno`` and
+``_hoodie_file_name``."""
 
 from __future__ import annotations
 

@@ -53,10 +53,11 @@ def test_hudi_logical_types_are_found_anywhere_in_a_schema() -> None:
         check_table_features({}, ("blob",))
 
 
-def _table(tmp_path: Path) -> Path:
+def _table(tmp_path: Path, version: int = 9) -> Path:
     path = tmp_path / "t"
     options = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
-               "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.table.version": "9",
+               "hoodie.datasource.write.precombine.field": "ts", "hoodie.write.table.version": str(version),
+               "hoodie.metadata.enable": "false",
                "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
     table = HudiTable(str(path), engine="local")
     table.write(pa.table({"id": ["a", "b"], "ts": [1, 1], "v": [1, 2]}), "insert", options)
@@ -75,10 +76,10 @@ def _set(path: Path, **props: str) -> None:
 
 @pytest.mark.parametrize("key", [k for k, _ in UNSUPPORTED_FEATURES])
 def test_a_table_with_a_feature_this_writer_does_not_carry_out_is_refused(tmp_path: Path, key: str) -> None:
-    """A write, a compaction and a clean of a table that turns on change data capture, mixed base file formats or
-    slash-separated date partitions raise ``UnsupportedTable`` and leave every file as it was; a table of mixed
-    base file formats is not read either."""
-    path = _table(tmp_path)
+    """A write, a compaction and a clean of a table that turns on change data capture (merge-on-read of version 6),
+    mixed base file formats or slash-separated date partitions raise ``UnsupportedTable`` and leave every file as it
+    was; a table of mixed base file formats is not read either."""
+    path = _table(tmp_path, 6 if key == "hoodie.table.cdc.enabled" else 9)
     _set(path, **{key: "true"})
     before = _files(path)
     with pytest.raises(UnsupportedTable, match=key.replace(".", r"\.")):

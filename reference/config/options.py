@@ -52,6 +52,8 @@ class WriteConfig:
     combine_before_insert: bool = default("combine_before_insert")
     combine_before_delete: bool = default("combine_before_delete")
     allow_duplicate_on_inserts: bool = default("allow_duplicate_on_inserts")
+    cdc_enabled: bool = default("cdc_enabled")
+    cdc_logging_mode: str = default("cdc_logging_mode")
     bulk_insert_sort_mode: str = default("bulk_insert_sort_mode")
     partitions_to_delete: tuple[str, ...] = default("partitions_to_delete")
     log_block_size: int = default("log_block_size")

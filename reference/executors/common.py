@@ -118,7 +118,7 @@ def group_refs(storage: Storage, table: TableConfig, timeline: Timeline,
                listing: Sequence[DataFile] | None = None) -> list[GroupRef]:
     """Every file group with its committed slices, replaced groups included and marked with the
     replacecommit that replaced them: what the cleaner plans over."""
-    files = list_data_files(storage) if listing is None else listing
+    files = list_data_files(storage, cdc=True) if listing is None else listing  # a slice's CDC logs go with it
     pending = [i.requested for i in timeline.pending_compactions().instants]
     replacements = file_group_replacements(storage, timeline)
     return [GroupRef(g.partition_path, g.file_id, tuple(SliceRef.of(s) for s in g.slices),

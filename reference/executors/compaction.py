@@ -48,6 +48,7 @@ from reference.executors.common import pending_compaction_groups, read_record
 from reference.executors.rollback import rollback_instant
 from reference.instrumentation.faults import fault_point
 from reference.io.buckets import stats_by_partition
+from reference.io.cdc_log import write_cdc_log
 from reference.io.handles import HandleContext, _write, marker_path
 from reference.metadata.writer import check_service_keeps_it
 from reference.transaction.lock import maybe_locked, table_lock
@@ -439,7 +440,7 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
     updated_keys = pc.and_(updated_keys, pc.is_in(out_keys, value_set=pc.filter(keys, replaced)))
     updated = pc.sum(updated_keys).as_py() or 0
     kept_count = pc.sum(kept).as_py() or 0
-    return {
+    stat: dict[str, Any] = {
         "fileId": op["file_id"], "path": rel, "prevCommit": op["base_instant"], "numWrites": merged.num_rows,
         "numDeletes": deletes, "numUpdateWrites": updated, "numInserts": len(out_keys) - kept_count,
         "totalWriteBytes": size, "totalWriteErrors": 0, "partitionPath": partition, "fileSizeInBytes": size,
@@ -448,6 +449,12 @@ def compact_slice(base_path: str, op: Mapping[str, Any], t: str, write_token: st
         "totalLogBlocks": scan.total_blocks, "totalCorruptLogBlock": scan.corrupt,
         "totalRollbackBlocks": scan.rolled_back, "prevBaseFile": op["base_file"],
     }
+    mode = reader.config.cdc_mode
+    if mode is not None and base is not None:  # Hudi's compaction logs what it changed against the base file
+        stat["cdcStats"] = write_cdc_log(storage, t, mode, ctx.avro_schema_json, partition, op["file_id"], write_token,
+                                         storage.read_parquet(base.path), merged, reader.config.table_version,
+                                         replaced.to_pylist())
+    return stat
 
 
 def _log_keys(blocks: Any) -> pa.Array:

@@ -126,7 +126,7 @@ def _execute(storage: Storage, table: TableConfig, inst: Instant, plan: HoodieRe
         tl = timeline_of(storage, table)
         current = [i for i in tl.instants if i.requested == info.commit_time and i.action in WRITE_ACTIONS]
         target = current[0] if current else Instant(info.commit_time, info.action, State.INFLIGHT)
-        listing = list_data_files(storage)
+        listing = list_data_files(storage, cdc=True)
         rollback_plan, appended = plan_table_rollback(storage, table, target, listing)
         record = rollback_plan_record(storage, rollback_plan, appended, {f.path: f.size for f in listing})
         per_instant[info.commit_time] = (undo(storage, table, tl, target, record, r, now_millis(None)),)

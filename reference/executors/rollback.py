@@ -93,7 +93,7 @@ def logs_with_blocks_of(storage: Storage, listing: Sequence[DataFile], instant_t
 def plan_table_rollback(storage: Storage, table: TableConfig, target: Instant,
                         listing: Sequence[DataFile] | None = None) -> tuple[RollbackPlan, dict[GroupId, list[str]]]:
     """The rollback plan of ``target`` over the table's files, and (v6 MOR) the logs it appended to."""
-    files = list_data_files(storage) if listing is None else listing
+    files = list_data_files(storage, cdc=True) if listing is None else listing
     appended: dict[GroupId, list[str]] = {}
     if table.table_type == MERGE_ON_READ and table.table_version < 8:
         appended = logs_with_blocks_of(storage, files, target.requested)
@@ -258,11 +258,12 @@ def rollback_instant(storage: Storage, table: TableConfig, target: Instant, *, c
     instant goes back to requested, its plan kept."""
     tl = timeline or timeline_of(storage, table)
     started = now_millis(None)
-    listing = list_data_files(storage)
+    listing = list_data_files(storage, cdc=True)
     compaction = target.action == Action.COMPACTION and not target.is_completed
     back_to_plan = _goes_back_to_plan(storage, table, target)
     if compaction:
-        listing = [f for f in listing if is_base_file_name(f.name)]
+        # its base files, and the CDC logs beside them (a CDC table's); not the slice's data logs
+        listing = [f for f in listing if is_base_file_name(f.name) or f.name.endswith(".cdc")]
     plan, appended = plan_table_rollback(storage, table, target, listing)
     sizes = {f.path: f.size for f in listing}
     record = rollback_plan_record(storage, plan, appended, sizes)

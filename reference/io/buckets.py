@@ -59,9 +59,12 @@ def append_bucket(number: int, partition: str, file_id: str, group: FileGroup | 
     base = sl.base_file if sl is not None else None
     logs = tuple(f.name for s in (group.slices if group is not None else ()) for f in s.log_files)
     base_instant = busy.get((partition, file_id)) or (sl.base_instant if sl is not None else None)
+    joined = tuple(f.name for s in (group.slices if group is not None else ()) if s.base_instant == base_instant
+                   for f in s.log_files)
     return BucketSpec(number, "append", partition, file_id, None,
                       sl.base_instant if sl is not None else NULL_COMMIT, base_instant=base_instant,
-                      base_file_name=base.name if base is not None else None, existing_logs=logs)
+                      base_file_name=base.name if base is not None else None, existing_logs=logs,
+                      slice_logs=joined)
 
 
 _BRANCH_BY_TYPE = ((pa.types.is_boolean, 1), (pa.types.is_int8, 2), (pa.types.is_int16, 2), (pa.types.is_int32, 2),
@@ -88,7 +91,7 @@ def handle_context(base_path: str, table: TableConfig, cfg: WriteConfig, instant
                          specs, sort_by_key=sort_by_key, concat=concat, table_version=table.table_version,
                          append=AppendHandleConfig(cfg.log_block_size, cfg.log_file_size, table.table_version),
                          record_size=cfg.record_size_estimate, ordering_field=ordering,
-                         ordering_branch=ordering_branch(user_schema, ordering))
+                         ordering_branch=ordering_branch(user_schema, ordering), cdc_mode=table.cdc_mode)
 
 
 def write_partition_metadata(storage: Storage, partitions: set[str], instant: str) -> None:

@@ -33,6 +33,7 @@ from reference.io.avro_columns import block_content, encode_records
 from reference.io.bloom import extended_footer
 from reference.io.bloom import footer as bloom_footer
 from reference.io.merge_actions import merge_actions
+from reference.io.cdc_log import slice_cdc_logs, write_cdc_log
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record
@@ -75,6 +76,7 @@ class BucketSpec:
     base_instant: str | None = None  # append: the slice the logs join (names v6 log files)
     base_file_name: str | None = None  # append: the slice's base file name, for the write stat
     existing_logs: tuple[str, ...] = ()  # append: names of the group's log files (the next version)
+    slice_logs: tuple[str, ...] = ()  # append: the log files of the slice the log joins (a CDC table's stats name them)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class HandleContext:
     record_size: int = 1024  # the size estimate of one record (bytes) the append handle buffers by
     ordering_field: str | None = None
     ordering_branch: int = 0  # HoodieDeleteRecord.orderingVal union branch of the ordering field's type
+    cdc_mode: str | None = None  # a table with change data capture: its supplemental logging mode (merge handles log)
 
 
 def marker_path(instant: str, data_file: str, io_type: str) -> str:
@@ -227,6 +230,7 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
     marked = pa.array(_is_delete(incoming), pa.bool_())
     new_inserts = incoming.filter(pc.invert(marked))
     merged: pa.Table | None = None
+    old: pa.Table | None = None
     stored_footer: Mapping[bytes, bytes] | None = None
     kept_in_order = False  # the stored file's keys, every one in its place, start the new file
     updates, deletes = 0, int(pc.sum(marked).as_py() or 0)
@@ -252,11 +256,16 @@ def run_base_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_pa
         bloom = extended_footer(stored_footer, merged.num_rows, table.column(RECORD_KEY).slice(merged.num_rows))
     inserts = new_inserts.num_rows
     size = _write(storage, rel, table, ctx, bucket, bloom)
-    return {
+    stat: dict[str, Any] = {
         "fileId": spec.file_id, "path": rel, "prevCommit": spec.prev_commit, "numWrites": table.num_rows,
         "numDeletes": deletes, "numUpdateWrites": updates, "numInserts": inserts, "totalWriteBytes": size,
         "totalWriteErrors": 0, "partitionPath": spec.partition, "fileSizeInBytes": size,
     }
+    if ctx.cdc_mode is not None and spec.old_base is not None and not ctx.concat:
+        assert old is not None
+        stat["cdcStats"] = write_cdc_log(storage, ctx.instant, ctx.cdc_mode, ctx.avro_schema_json, spec.partition,
+                                         spec.file_id, write_token, old, table, ctx.table_version)
+    return stat
 
 
 def _merge_with_stored(old: pa.Table, incoming: pa.Table, deleted: pa.Array | pa.ChunkedArray,
@@ -428,6 +437,12 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
                 blocks.append(delete_block(ctx.instant, ctx.avro_schema_json, dels))
         encoded[append] = encode_blocks(blocks)
     planned = plan_log_files(list(encoded), first, lambda a: len(encoded[a]), ctx.append)
+
+    def logs_of_slice(own: str) -> tuple[str, ...]:
+        """The delta stat's ``logFiles``: its own; on a CDC table every log file of the slice (its CDC logs too)
+        before it, as Hudi's append handle names them."""
+        cdc = slice_cdc_logs(storage, spec.partition, spec.file_id, spec.base_instant) if ctx.cdc_mode else None
+        return (own,) if cdc is None else (*[n for n in spec.slice_logs if n != own], *cdc, own)
     stats = []
     for pf in planned:
         rel = posixpath.join(spec.partition, pf.name.format()) if spec.partition else pf.name.format()
@@ -448,7 +463,7 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
             "numWrites": len(written), "numDeletes": n_deletes, "numUpdateWrites": updates,
             "numInserts": len(written) - updates, "totalWriteBytes": len(payload), "totalWriteErrors": 0,
             "partitionPath": spec.partition, "fileSizeInBytes": size, "logVersion": pf.name.version,
-            "logOffset": offset, "baseFile": spec.base_file_name or "", "logFiles": (pf.name.format(),),
+            "logOffset": offset, "baseFile": spec.base_file_name or "", "logFiles": logs_of_slice(pf.name.format()),
         })
     return stats
 

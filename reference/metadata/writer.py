@@ -147,7 +147,7 @@ def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
 
 def _completed_files(storage: Storage, timeline: Timeline) -> list[DataFile]:
     out = []
-    for f in list_data_files(storage):
+    for f in list_data_files(storage, cdc=True):  # CDC logs are files of the partition too
         try:
             instant = (parse_base_file_name(f.name).instant if not f.name.startswith(".")
                        else parse_log_file_name(f.name).instant)

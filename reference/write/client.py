@@ -49,7 +49,7 @@ from reference.metadata.writer import TableServices
 from reference.transaction import transaction
 from reference.transaction.transaction import Clock
 from reference.write.table_creation import new_table_config, table_created_by
-from reference.write.write_checks import check_against_table, check_schema, combines
+from reference.write.write_checks import check_against_table, check_cdc_write, check_schema, combines
 from spec.actions.clustering import pending_clustering_groups
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType, write_action
@@ -66,6 +66,7 @@ from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action
 from spec.write.partitioner import WorkloadProfile, assign_buckets, average_record_size
 from spec.write.service_configs import clean_config, partitioner_config
+from spec.write.writer_utils import check_table_features
 
 
 @dataclass(frozen=True)
@@ -148,11 +149,13 @@ class WriteClient:
                 raise InvalidOperation("cannot create a table from a delete_partition", hint="write data first")
             table = new_table_config(cfg, schema)
             timeline = Timeline((), table.timeline_layout)
+            check_table_features(table.props)  # e.g. change data capture on merge-on-read
         else:
             check_against_table(table, opts)
             timeline = Timeline.load(self.storage, table.timeline_layout)
             self.check_timeline_files(table, timeline)
         bucket_index_of(cfg, table, op)  # refused before anything is written
+        check_cdc_write(table, cfg, op, new)
         if frame is not None:
             ordering = table.ordering_field
             if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)

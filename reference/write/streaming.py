@@ -47,7 +47,7 @@ from reference.write.client import WriteClient, WriteResult
 from reference.write.table_creation import new_table_config, table_created_by
 from reference.write.write_checks import check_against_table, check_schema
 from spec.config.table_config import MERGE_ON_READ, TableConfig
-from spec.errors import InvalidOperation
+from spec.errors import InvalidOperation, UnsupportedTable
 from spec.file_group.file_system_view import FileSystemView
 from spec.index.global_index import refuse_streaming
 from spec.read.merge import IS_DELETED_FIELD
@@ -136,6 +136,9 @@ class StreamingWriter:
         else:
             check_against_table(table, self.options)
             timeline = Timeline.load(client.storage, table.timeline_layout)
+        if table.cdc_mode:  # Hudi's streaming (Flink) writer logs changes with handles of its own, not measured here
+            raise UnsupportedTable("streaming writes to a table with change data capture are not supported: "
+                                   "nothing was written", hint="write the batches with HudiTable.write(..., 'upsert')")
         if not table.record_key_fields:
             raise InvalidOperation("streaming writes to a table with auto-generated record keys are not supported",
                                    hint="name a record key field (hoodie.datasource.write.recordkey.field), or "

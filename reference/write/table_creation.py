@@ -32,7 +32,15 @@ def new_table_config(cfg: WriteConfig, schema: pa.Schema) -> TableConfig:
                               None if keyless else cfg.ordering_field, cfg.partition_fields, cfg.keygen_type,
                               cfg.hive_style, cfg.url_encode,
                               merge_mode=COMMIT_TIME_ORDERING if keyless else cfg.merge_mode,
-                              create_schema=json.dumps(avro))
+                              create_schema=json.dumps(avro), extra=cdc_properties(cfg))
+
+
+def cdc_properties(cfg: WriteConfig) -> dict[str, str]:
+    """The change data capture keys of a new table's hoodie.properties (none without it): Apache Hudi 1.2.0
+    writes both, the mode even when it is the default (``HoodieTableConfig``)."""
+    if not cfg.cdc_enabled:
+        return {}
+    return {"hoodie.table.cdc.enabled": "true", "hoodie.table.cdc.supplemental.logging.mode": cfg.cdc_logging_mode}
 
 
 def write_table_files(storage: Storage, table: TableConfig) -> None:

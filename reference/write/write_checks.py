@@ -12,7 +12,7 @@ import pyarrow as pa
 from reference.config.options import WriteConfig
 from spec.config.registry import canonical_key, parse_bool
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, InvalidRecord
+from spec.errors import InvalidOperation, InvalidRecord, UnsupportedOption
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
 from spec.schema.evolution import evolve_schema
 from spec.schema.table_schema import (
@@ -40,6 +40,9 @@ def table_identity(table: TableConfig) -> dict[str, str]:
         out[wu.ORDERING] = table.ordering_field
     if table.merge_mode:
         out[wu.MERGE_MODE_PROPERTY] = table.merge_mode
+    out[wu.CDC_ENABLED] = "true" if table.cdc_mode else "false"
+    if table.cdc_mode:
+        out[wu.CDC_MODE] = table.cdc_mode
     keygen = table.keygen_type or KEYGEN_TYPES_BY_CLASS.get(table.keygen_class or "")
     if keygen:
         out[wu.KEY_GENERATOR] = keygen.removesuffix("_AVRO")
@@ -91,6 +94,22 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
         raise InvalidOperation(
             f"this writer keeps metadata tables of table versions 8 and 9, not {table.table_version}",
             hint="leave hoodie.metadata.enable unset or false")
+
+
+def check_cdc_write(table: TableConfig, cfg: WriteConfig, op: str, new: bool = False) -> None:
+    """On a table with change data capture, an ``insert`` that may go to small files (any but the write that creates
+    the table) is refused while ``hoodie.merge.allow.duplicate.on.inserts`` is on: Apache Hudi 1.2.0 writes it with
+    its concat handle, which logs no change (``HoodieMergeHandleFactory`` picks the concat handle first), and its CDC
+    query then fails on the write ("There should be a cdc log file"). With the option off the insert is merged and
+    logged."""
+    if (table.cdc_mode and not new and op == "insert" and cfg.allow_duplicate_on_inserts
+            and (cfg.small_file_limit > 0 or cfg.index_type == "BUCKET")):
+        raise UnsupportedOption(
+            "an insert into a table with change data capture, with hoodie.merge.allow.duplicate.on.inserts on, "
+            "appends to small files without logging the changes, which leaves the CDC query unable to read the "
+            "write; nothing was written",
+            hint="set hoodie.merge.allow.duplicate.on.inserts=false (the insert is merged and logged), "
+                 "hoodie.parquet.small.file.limit=0, or upsert")
 
 
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,

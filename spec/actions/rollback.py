@@ -85,6 +85,8 @@ def plan_rollback(target: Instant, groups: Iterable[GroupRef], table_type: str, 
       instant, a log file whose base commit time is the instant), measured with Apache Hudi 1.2.0 on
       ``savepoint-restore-mor-v6`` (a restore rolls back the delete's log block, then deletes the upsert's new
       base file and the log files on it, the rollback block included);
+    - COW with change data capture: the CDC logs named with the instant (Hudi's listing-based rollback deletes
+      the files whose commit time, a log's base instant, is the instant);
     - MOR v8: log files named with the instant are deleted (a v8 log name is its deltacommit);
     - MOR v6: logs are named by the slice's base instant and shared by deltacommits, so nothing
       is deleted; each slice the instant appended to (``appended_logs``: group → log files, from
@@ -99,8 +101,10 @@ def plan_rollback(target: Instant, groups: Iterable[GroupRef], table_type: str, 
         latest_base = slices[0].base_instant if slices else None
         delete = [s.base_file for s in slices if s.base_file and parse_base_file_name(s.base_file).instant == t]
         command_log = None
-        if table_type == MERGE_ON_READ:  # v8: a log named with the instant; v6: a log based on it
-            delete += [lf for s in slices for lf in s.log_files if parse_log_file_name(lf).instant == t]
+        # MOR v8: a log named with the instant; v6: a log based on it; COW: a CDC log beside a base file of the
+        # instant (``.<file id>_<instant>.log.1_<token>.cdc``, ``spec.write.cdc_logger``), the only logs it has
+        delete += [lf for s in slices for lf in s.log_files if parse_log_file_name(lf).instant == t
+                   and (table_type == MERGE_ON_READ or parse_log_file_name(lf).is_cdc)]
         if table_type == MERGE_ON_READ and table_version < 8:
             touched = appended.get(g.id, ())
             base = parse_log_file_name(next(iter(touched))).instant if touched else t

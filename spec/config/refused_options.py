@@ -206,8 +206,6 @@ REFUSED: tuple[RefusedOption, ...] = (
                   "this writer writes parquet base files"),
     RefusedOption("hoodie.logfile.data.block.format", WRITTEN, "the log data block format", ("avro",),
                   "this writer writes Avro data blocks"),
-    RefusedOption("hoodie.table.cdc.enabled", WRITTEN, "true writes change-data-capture log files",
-                  ("false",), _OFF),
     RefusedOption("hoodie.table.timeline.timezone", WRITTEN, "the time zone of instant times", ("UTC",),
                   "this writer's instant times are UTC"),
     # hoodie.table.type among a write's options names no new table's type (Apache Hudi 1.2.0 creates the table

@@ -240,6 +240,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hoodie.merge.allow.duplicate.on.inserts", "true", "an insert routed to a small file is appended to "
             "its rows without merging by key (Hudi's concat handle)",
             "HoodieWriteConfig.MERGE_ALLOW_DUPLICATE_ON_INSERTS_ENABLE", "allow_duplicate_on_inserts", parse_bool),
+    # a new table's change data capture (hoodie.properties keys, written when the table is created; an existing
+    # table's own apply: spec.write.cdc_logger; merge-on-read refused, spec.write.writer_utils)
+    Setting("hoodie.table.cdc.enabled", "false", "a new copy-on-write table logs every change its merge handles "
+            "make in CDC log files, for the CDC query", "HoodieTableConfig.CDC_ENABLED", "cdc_enabled", parse_bool),
+    Setting("hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER", "what a CDC log holds: "
+            "OP_KEY_ONLY, DATA_BEFORE or DATA_BEFORE_AFTER", "HoodieTableConfig.CDC_SUPPLEMENTAL_LOGGING_MODE",
+            "cdc_logging_mode", choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER")),
     Setting("hoodie.bulkinsert.sort.mode", "NONE", "how bulk_insert orders each input partition's records before "
             "writing: NONE, GLOBAL_SORT, PARTITION_SORT or PARTITION_PATH_REPARTITION",
             "HoodieWriteConfig.BULK_INSERT_SORT_MODE", "bulk_insert_sort_mode",

@@ -123,7 +123,7 @@ TABLE_CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("hoodie.table.metadata.partitions", doc="metadata table partitions; 'files' makes readers use it"),
     ConfigKey("hoodie.table.metadata.partitions.inflight", doc="metadata partitions being built"),
     ConfigKey("hoodie.table.index.defs.path", since_version=8, doc="index definitions file"),
-    ConfigKey("hoodie.table.cdc.enabled", "false", doc="change data capture logging (writes refused when true)"),
+    ConfigKey("hoodie.table.cdc.enabled", "false", doc="change data capture logging (spec.write.cdc_logger)"),
     ConfigKey("hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER", doc="what a CDC log holds"),
     ConfigKey("hoodie.table.log.file.format", "HOODIE_LOG", doc="log file format: Hudi's log format"),
     ConfigKey("hoodie.table.multiple.base.file.formats.enable", "false", doc="base files of several formats (refused)"),
@@ -302,6 +302,14 @@ class TableConfig:
     def create_schema(self) -> str | None:
         """The Avro schema the table was created with (JSON), or None."""
         return self.props.get("hoodie.table.create.schema")
+
+    @property
+    def cdc_mode(self) -> str | None:
+        """The supplemental logging mode of a table with change data capture (``hoodie.table.cdc.enabled``;
+        ``hoodie.table.cdc.supplemental.logging.mode``, ``DATA_BEFORE_AFTER`` by default), None without it."""
+        if not _bool(self.props.get("hoodie.table.cdc.enabled"), False):
+            return None
+        return (self.props.get("hoodie.table.cdc.supplemental.logging.mode") or "DATA_BEFORE_AFTER").upper()
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:

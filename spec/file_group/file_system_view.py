@@ -108,8 +108,10 @@ class FileGroup:
         return self.slices[-1] if self.slices else None
 
 
-def list_data_files(storage: Storage) -> list[DataFile]:
-    """Every base and log file of the table (all folders but ``.hoodie``), by partition path."""
+def list_data_files(storage: Storage, cdc: bool = False) -> list[DataFile]:
+    """Every base and log file of the table (all folders but ``.hoodie``), by partition path; ``cdc``: the CDC logs
+    too (``.cdc``: no file slice reads them, the rollback, restore and cleaner delete them with their instant or
+    slice)."""
     out = []
     for f in storage.list("", recursive=True):
         if f.is_dir or f.path.startswith(".hoodie/") or f.path == ".hoodie":
@@ -119,7 +121,7 @@ def list_data_files(storage: Storage) -> list[DataFile]:
         partition, _, name = f.path.rpartition("/")
         if name.startswith(PARTITION_METADATA_FILE):
             continue
-        if is_base_file_name(name) or (is_log_file_name(name) and not parse_log_file_name(name).suffix):
+        if is_base_file_name(name) or (is_log_file_name(name) and (cdc or not parse_log_file_name(name).suffix)):
             out.append(DataFile(partition, name, f.size))
     return out
 

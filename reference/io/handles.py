@@ -32,8 +32,8 @@ from reference.instrumentation.faults import armed, die
 from reference.io.avro_columns import block_content, encode_records
 from reference.io.bloom import extended_footer
 from reference.io.bloom import footer as bloom_footer
-from reference.io.merge_actions import merge_actions
 from reference.io.cdc_log import slice_cdc_logs, write_cdc_log
+from reference.io.merge_actions import merge_actions
 from spec.config.parquet_codec import parquet_compression
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record

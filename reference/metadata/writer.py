@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 from reference.instrumentation.faults import fault_point
+from reference.metadata import record_index as ri
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.actions.compaction import CompactionConfig
@@ -41,6 +42,7 @@ from spec.metadata.metadata_table import (
     merge_partition,
     metadata_storage,
 )
+from spec.metadata.record_index import RECORD_INDEX_PARTITION, read_record_index
 from spec.metadata.writer import (
     CLEANER_COMMITS_RETAINED,
     COMPACT_MAX_DELTA_COMMITS,
@@ -130,11 +132,12 @@ def delete_metadata_table(storage: Storage) -> None:
     storage.delete_dir(METADATA_TABLE_PATH)
 
 
-def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
-    """Every metadata partition but ``files`` deleted, and dropped from ``hoodie.table.metadata.partitions``
-    (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has off)."""
+def drop_unmaintained_partitions(storage: Storage, record_index: bool = False) -> TableConfig:
+    """Every metadata partition but ``files`` (and ``record_index`` when ``record_index``) deleted, and dropped from
+    ``hoodie.table.metadata.partitions`` (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has
+    off)."""
     table = TableConfig.load(storage)
-    drop = partitions_to_delete(table)
+    drop = [p for p in partitions_to_delete(table) if not (record_index and p == RECORD_INDEX_PARTITION)]
     for name in drop:
         storage.delete_dir(posixpath.join(METADATA_TABLE_PATH, name))
         table = with_partition_state(table, name, False)
@@ -178,6 +181,9 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``, last. A process
     killed half way leaves a table readers list from storage, and the next ``initialize`` starts over."""
     table = TableConfig.load(storage)
+    had_record_index = RECORD_INDEX_PARTITION in table.metadata_partitions + table.metadata_partitions_inflight
+    if had_record_index:
+        table = with_partition_state(table, RECORD_INDEX_PARTITION, False)
     _save_properties(storage, with_partition_inflight(table, FILES_PARTITION))
     storage.delete_dir(METADATA_TABLE_PATH)
     mdt = metadata_storage(storage)
@@ -202,16 +208,53 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, cfg.table_version))
     _save_properties(storage, with_partition_state(TableConfig.load(storage), FILES_PARTITION, True))
+    if had_record_index:
+        initialize_record_index(storage, gen)
 
 
-def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator) -> None:
+def initialize_record_index(storage: Storage, gen: InstantTimeGenerator) -> None:
+    """``initializeFromFilesystem`` for the record index: ``record_index`` marked as being built, a deltacommit at
+    the next free ``00000000000000000``-plus instant writing its file groups from the table's keys
+    (``reference.metadata.record_index.initialization_files``), then ``record_index`` named complete and its index
+    definition written (table version 9)."""
+    table = TableConfig.load(storage)
+    _save_properties(storage, with_partition_inflight(table, RECORD_INDEX_PARTITION))
+    mdt = metadata_storage(storage)
+    cfg = TableConfig.load(mdt)
+    mdt.delete_dir(RECORD_INDEX_PARTITION)
+    instant = init_instant(i.requested for i in Timeline.load(mdt, 2).instants)
+    requested = new_instant(instant, Action.DELTA_COMMIT)
+    _put_instant(mdt, requested)
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    files, _ = ri.initialization_files(storage, instant, _now_ms())
+    md = CommitMetadata({RECORD_INDEX_PARTITION: tuple(ri.write_stats(files))},
+                        operation_type="BULK_INSERT_PREPPED")
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, cfg.table_version))
+    table = with_partition_state(TableConfig.load(storage), RECORD_INDEX_PARTITION, True)
+    _save_properties(storage, table)
+    ri.add_definition(storage, table)
+
+
+def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator,
+                       data_md: CommitMetadata | None = None) -> None:
     """One metadata deltacommit at the data instant's time: its records as one HFILE data block in a new log
     file of ``files-0000-0``, completed before the data instant. A metadata instant already there for the same
     time (the data instant is re-attempted, e.g. a compaction run again after a crash) is removed first, as
-    Hudi's ``commitInternal`` rolls back a re-attempted commit."""
+    Hudi's ``commitInternal`` rolls back a re-attempted commit. A table with a record index gets the changes of
+    the data commit ``data_md`` in log files of its file groups in the same deltacommit
+    (``reference.metadata.record_index``)."""
     discard(storage, instant)
     mdt = metadata_storage(storage)
     table_version = TableConfig.load(mdt).table_version
+    index_files: list[ri.WrittenFile] = []
+    data_table = TableConfig.load(storage)
+    if data_md is not None and RECORD_INDEX_PARTITION in data_table.metadata_partitions:
+        held = {k: (loc.partition_path, loc.file_id) for k, loc in read_record_index(storage).items()}
+        upserts, deletes = ri.commit_changes(storage, data_md, instant, held)
+        index_files = ri.change_files(mdt, data_table, instant, upserts, deletes, ri.file_group_count(mdt),
+                                      table_version, _now_ms())
     requested = new_instant(instant, Action.DELTA_COMMIT)
     _put_instant(mdt, requested)
     inflight = requested.transition(State.INFLIGHT)
@@ -220,6 +263,9 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
     data = encode_blocks([hfile_data_block(instant, records, _now_ms(), table_version)])
     mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
     md = deltacommit_metadata([(name, len(data))], len(records))
+    if index_files:
+        md = CommitMetadata({**md.partition_to_write_stats, RECORD_INDEX_PARTITION: tuple(ri.write_stats(index_files))},
+                            operation_type=md.operation_type)
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, table_version))
 
@@ -236,9 +282,11 @@ def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     return new and enabled_by_default(table.table_version)
 
 
-def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
+def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, record_index: bool | None = None) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
-    turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
+    turned on and missing, its unmaintained partitions dropped — the record index kept when ``record_index`` is
+    true, or None and the table has one, and created when true and missing. Whether the instant is to be recorded
+    in it."""
     table = TableConfig.load(storage)
     new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
     if not wanted(table, enable, new):
@@ -249,9 +297,12 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
         raise UnsupportedTableVersion(
             f"this writer keeps the metadata table of table versions 8 and 9, not of version {table.table_version}",
             hint="write with hoodie.metadata.enable=false (which deletes the metadata table), or upgrade the table")
-    table = drop_unmaintained_partitions(storage)
+    keep_index = record_index if record_index is not None else RECORD_INDEX_PARTITION in table.metadata_partitions
+    table = drop_unmaintained_partitions(storage, keep_index)
     if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
         initialize(storage, gen)
+    if keep_index and RECORD_INDEX_PARTITION not in TableConfig.load(storage).metadata_partitions:
+        initialize_record_index(storage, gen)
     return True
 
 
@@ -341,6 +392,7 @@ def check_service_keeps_it(table: TableConfig, service: str) -> None:
     table's files and leave the metadata table's listing stale, so it is refused before anything is written; so is
     one on a table that asks for work this writer does not do (``spec.write.writer_utils.check_table_features``)."""
     check_table_features(table.props, action=service)
+    ri.check_record_index_service(table, service)
     if table.metadata_partitions and table.table_version < 8:
         raise InvalidOperation(
             f"cannot {service}: the table has a version {table.table_version} metadata table "
@@ -365,7 +417,7 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
         initialize(storage, gen)  # listed anew: its records would have nothing to go to
         return
     if inst.action == Action.CLEAN:
-        drop_unmaintained_partitions(storage)
+        drop_unmaintained_partitions(storage, RECORD_INDEX_PARTITION in table.metadata_partitions)
         append_deltacommit(storage, inst.requested, clean_records(parse_avro_metadata(data, HoodieCleanMetadata)),
                            gen)
     elif inst.action == Action.ROLLBACK:
@@ -441,18 +493,33 @@ def archive_metadata_table(storage: Storage, services: TableServices, data_archi
 
 
 def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator, services: TableServices,
-              enable: bool | None = None, data_archive: ArchiveConfig | None = None) -> None:
+              enable: bool | None = None, data_archive: ArchiveConfig | None = None,
+              record_index: bool | None = None) -> None:
     """A commit, deltacommit, replacecommit or compaction about to complete, recorded in the metadata table
     (``HoodieBackedTableMetadataWriter.update(HoodieCommitMetadata)``): the metadata table created, deleted or
     trimmed as ``enable`` says (``prepare``), compacted and cleaned when due, its timeline archived when due
     (``archive_metadata_table``, ``data_archive``: the data writer's archival config), then the instant's
-    deltacommit."""
-    if prepare(storage, gen, enable):
+    deltacommit (with the record index's changes, ``record_index`` as ``prepare`` takes it)."""
+    if prepare(storage, gen, enable, record_index):
         archive_metadata_table(storage, services, data_archive, compact(storage, gen, services))
-        append_deltacommit(storage, inst.requested, commit_records(md), gen)
+        append_deltacommit(storage, inst.requested, commit_records(md), gen, md)
 
 
-__all__ = ["TableServices", "append_deltacommit", "archive_metadata_table", "check_service_keeps_it", "compact",
-           "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize", "mark_rebuilding",
-           "on_commit",
-           "on_service_complete", "prepare", "rollback_instant", "whole"]
+__all__ = [
+    "TableServices",
+    "append_deltacommit",
+    "archive_metadata_table",
+    "check_service_keeps_it",
+    "compact",
+    "delete_metadata_table",
+    "discard",
+    "drop_unmaintained_partitions",
+    "initialize",
+    "initialize_record_index",
+    "mark_rebuilding",
+    "on_commit",
+    "on_service_complete",
+    "prepare",
+    "rollback_instant",
+    "whole",
+]

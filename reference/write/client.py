@@ -49,7 +49,7 @@ from reference.metadata.writer import TableServices
 from reference.transaction import transaction
 from reference.transaction.transaction import Clock
 from reference.write.table_creation import new_table_config, table_created_by
-from reference.write.write_checks import check_against_table, check_schema, combines
+from reference.write.write_checks import check_against_table, check_record_index_write, check_schema, combines
 from spec.actions.clustering import pending_clustering_groups
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType, write_action
@@ -153,6 +153,7 @@ class WriteClient:
             timeline = Timeline.load(self.storage, table.timeline_layout)
             self.check_timeline_files(table, timeline)
         bucket_index_of(cfg, table, op)  # refused before anything is written
+        check_record_index_write(table, cfg, op)
         if frame is not None:
             ordering = table.ordering_field
             if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)

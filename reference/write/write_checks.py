@@ -12,7 +12,7 @@ import pyarrow as pa
 from reference.config.options import WriteConfig
 from spec.config.registry import canonical_key, parse_bool
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, InvalidRecord
+from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
 from spec.schema.evolution import evolve_schema
 from spec.schema.table_schema import (
@@ -91,6 +91,26 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
         raise InvalidOperation(
             f"this writer keeps metadata tables of table versions 8 and 9, not {table.table_version}",
             hint="leave hoodie.metadata.enable unset or false")
+
+
+def check_record_index_write(table: TableConfig, cfg: WriteConfig, op: str) -> None:
+    """A write that keeps a record index (``hoodie.metadata.record.index.enable`` true, or unset on a table that has
+    one) is refused before anything is written where the index is not kept through it
+    (``reference.metadata.record_index.check_record_index_write``); ``hoodie.index.type=RECORD_INDEX`` needs the
+    record index kept."""
+    from reference.metadata.record_index import check_record_index_write as check
+    from spec.metadata.record_index import RECORD_INDEX_PARTITION
+
+    keep = cfg.record_index_enable if cfg.record_index_enable is not None else (
+        RECORD_INDEX_PARTITION in table.metadata_partitions)
+    if cfg.index_type == "RECORD_INDEX" and not keep:
+        raise InvalidConfig("hoodie.index.type=RECORD_INDEX tags records with the metadata table's record index, "
+                            "which this write does not keep",
+                            hint="set hoodie.metadata.record.index.enable=true")
+    if keep and cfg.metadata_enable is False:
+        raise InvalidConfig("the record index lives in the metadata table, which hoodie.metadata.enable=false deletes",
+                            hint="leave hoodie.metadata.enable unset, or turn the record index off")
+    check(table, keep, op)
 
 
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,

@@ -1,0 +1,120 @@
+"""The record index (``hoodie.index.type=RECORD_INDEX``) against Apache Hudi 1.2.0 in the test's Spark session, on
+copy-on-write tables of versions 9 and 8: Apache Hudi writes a table with its record index, our writer continues it
+(an update, an insert, an upsert naming another partition, a delete), then Apache Hudi again — and the reverse, our
+writer first. A twin table Apache Hudi writes alone takes the same operations.
+
+After every step Apache Hudi's reader, the spec reader and hudi-rs read the rows the steps predict, with no key
+twice (Hudi's writer tagged by our record index: an update of a key our writer inserted lands in its file group);
+the record index of the table (read by ``spec.metadata.record_index.read_record_index``) names, for every key, the
+partition and file group a snapshot reads it from; and it equals the twin's, key by key: the same partition, and the
+same keys sharing a file group (file ids are random)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from reference.api import HudiTable
+from spec.config.table_config import TableConfig
+from spec.metadata.record_index import read_record_index
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from tests.hudi_rs import hudi_rs_read
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+Row = tuple[str, str, int, str]
+STEPS: tuple[tuple[str, tuple[Row, ...]], ...] = (
+    ("insert", (("k1", "a", 1, "x1"), ("k2", "a", 1, "x2"), ("k3", "b", 1, "x3"))),
+    ("upsert", (("k1", "a", 2, "y1"), ("k4", "b", 2, "y4"), ("k2", "c", 2, "y2"))),
+    ("delete", (("k3", "b", 3, ""),)),
+    ("upsert", (("k4", "b", 4, "z4"), ("k5", "c", 4, "z5"), ("k3", "a", 4, "z3"))),
+    ("delete", (("k1", "z", 5, ""),)),
+)
+"""Insert; update k1, insert k4, upsert k2 naming partition c (hoodie.record.index.update.partition.path is false:
+it is updated where it is, in a); delete k3; update k4, insert k5, re-insert k3 in a; delete k1 naming z."""
+
+
+def _options(version: int) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+            "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.write.table.version": str(version),
+            "hoodie.datasource.write.hive_style_partitioning": "false",
+            "hoodie.metadata.record.index.enable": "true", "hoodie.index.type": "RECORD_INDEX"}
+
+
+def _hudi_write(spark: Any, path: Path, version: int, op: str, rows: tuple[Row, ...]) -> None:
+    df = spark.createDataFrame(list(rows), "id string, p string, ts long, v string")
+    (df.write.format("hudi").options(**_options(version)).option("hoodie.datasource.write.operation", op)
+     .option("hoodie.upsert.shuffle.parallelism", "2").option("hoodie.insert.shuffle.parallelism", "2")
+     .option("hoodie.delete.shuffle.parallelism", "2").mode("append").save(str(path)))
+
+
+def _our_write(path: Path, version: int, op: str, rows: tuple[Row, ...]) -> None:
+    frame = pa.Table.from_pylist([{"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows])
+    HudiTable(str(path), engine="local").write(frame, operation=op, options=_options(version))
+
+
+def _expect(state: dict[str, Row], op: str, rows: tuple[Row, ...]) -> None:
+    """The rows after a step: a key the table holds is updated where it is (its partition column as given); a new
+    key is inserted; a delete removes the key wherever it is."""
+    for i, p, ts, v in rows:
+        if op == "delete":
+            state.pop(i, None)
+        elif i in state:
+            state[i] = (i, p, ts, v) if ts >= state[i][2] else state[i]
+        else:
+            state[i] = (i, p, ts, v)
+
+
+def _check(spark: Any, path: Path, state: dict[str, Row], where: dict[str, str], step: str) -> dict[str, Any]:
+    want = sorted((i, where.get(i, p), ts, v) for i, p, ts, v in state.values())
+    spec = read_table(str(path)).to_pylist()
+    assert sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in spec) == want, f"{step}: spec"
+    try:
+        rs = hudi_rs_read(str(path))
+        got = sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in (rs.to_pylist() if rs else []))
+        assert got == want, f"{step}: hudi-rs"
+    except AssertionError:
+        raise
+    except Exception as err:  # hudi-rs's known departure: a version 8 metadata table's column stats it cannot read
+        assert "ColumnStatsMetadata" in str(err) and TableConfig.load(str(path)).table_version == 8, err
+    hudi = spark.read.format("hudi").load(str(path)).select("id", "_hoodie_partition_path", "ts", "v").collect()
+    assert sorted(tuple(r) for r in hudi) == want, f"{step}: Apache Hudi"
+    index = read_record_index(Storage(str(path)))
+    located = {r["id"]: (r["_hoodie_partition_path"], r["_hoodie_file_name"].split("_")[0]) for r in spec}
+    assert {k: (loc.partition_path, loc.file_id) for k, loc in index.items()} == located, f"{step}: record index"
+    return index
+
+
+def _shape(index: dict[str, Any]) -> tuple[dict[str, str], set[frozenset[str]]]:
+    """A record index without its random file ids: each key's partition, and which keys share a file group."""
+    groups: dict[str, set[str]] = {}
+    for k, loc in index.items():
+        groups.setdefault(loc.file_id, set()).add(k)
+    return {k: loc.partition_path for k, loc in index.items()}, {frozenset(g) for g in groups.values()}
+
+
+@pytest.mark.parametrize("version", [9, 8])
+@pytest.mark.parametrize("first", ["hudi", "ours"])
+def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: Path, version: int, first: str) -> None:
+    table, twin = tmp_path / "t", tmp_path / "twin"
+    state: dict[str, Row] = {}
+    where: dict[str, str] = {}  # a key's partition path, where the index keeps it
+    for n, (op, rows) in enumerate(STEPS):
+        ours = (n % 2 == 1) == (first == "hudi")
+        _our_write(table, version, op, rows) if ours else _hudi_write(apache_hudi, table, version, op, rows)
+        _hudi_write(apache_hudi, twin, version, op, rows)
+        for i, p, _, _ in rows:
+            if op == "delete":
+                where.pop(i, None)
+            else:
+                where.setdefault(i, p if i not in state else where.get(i, p))
+        _expect(state, op, rows)
+        step = f"step {n} ({op}, {'ours' if ours else 'Apache Hudi'})"
+        index = _check(apache_hudi, table, state, where, step)
+        twin_index = _check(apache_hudi, twin, state, where, step + " twin")
+        assert _shape(index) == _shape(twin_index), f"{step}: record index against Apache Hudi's"

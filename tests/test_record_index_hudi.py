@@ -7,7 +7,8 @@ After every step Apache Hudi's reader, the spec reader and hudi-rs read the rows
 twice (Hudi's writer tagged by our record index: an update of a key our writer inserted lands in its file group);
 the record index of the table (read by ``spec.metadata.record_index.read_record_index``) names, for every key, the
 partition and file group a snapshot reads it from; and it equals the twin's, key by key: the same partition, and the
-same keys sharing a file group (file ids are random)."""
+same keys sharing a file group (file ids are random). Our writer first runs in ``make ci-slow`` (about 27 s each);
+Apache Hudi first (about 40 s each) under ``explore``. Measured: all four pass."""
 
 from __future__ import annotations
 
@@ -98,9 +99,10 @@ def _shape(index: dict[str, Any]) -> tuple[dict[str, str], set[frozenset[str]]]:
     return {k: loc.partition_path for k, loc in index.items()}, {frozenset(g) for g in groups.values()}
 
 
-@pytest.mark.parametrize("version", [9, 8])
-@pytest.mark.parametrize("first", ["hudi", "ours"])
-def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: Path, version: int, first: str) -> None:
+@pytest.mark.parametrize(("first", "version"), [
+    ("ours", 9), ("ours", 8),
+    pytest.param("hudi", 9, marks=pytest.mark.explore), pytest.param("hudi", 8, marks=pytest.mark.explore)])
+def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: Path, first: str, version: int) -> None:
     table, twin = tmp_path / "t", tmp_path / "twin"
     state: dict[str, Row] = {}
     where: dict[str, str] = {}  # a key's partition path, where the index keeps it

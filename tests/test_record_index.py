@@ -1,0 +1,79 @@
+"""The record index's rules (``spec.metadata.record_index``) against what Apache Hudi 1.2.0 wrote
+(``tests/test_record_index_hudi.py`` measures the whole), and the writer's refusals of what it does not keep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from reference.api import HudiTable
+from spec.errors import InvalidConfig, UnsupportedOption
+from spec.metadata.index_keys import file_group_for_key, record_location
+from spec.metadata.record_index import (
+    Sizing,
+    estimate_file_group_count,
+    read_record_index,
+    record_index_changes,
+    record_index_info,
+)
+from spec.storage.hoodie_storage import Storage
+
+
+def test_file_group_count_is_hudis_estimate() -> None:
+    assert estimate_file_group_count(0) == 10  # Hudi 1.2.0's new record index: ten file groups (measured)
+    per_group = (1 << 30) // 48
+    assert estimate_file_group_count(per_group * 6) == 12  # twice the records, over what a group holds
+    assert estimate_file_group_count(10**12) == 10000
+    assert estimate_file_group_count(10**12, Sizing(5, 5)) == 5
+
+
+def test_record_index_info_is_as_hudi_writes_it() -> None:
+    """The values Apache Hudi 1.2.0 wrote for key k1 of file group 08ebbddc-…-0 at 20261127204803864 (UTC)."""
+    info = record_index_info("a", "08ebbddc-eca1-4d82-8f0b-33f337c76db0-0", "20261127204803864")
+    assert info == {"partitionName": "a", "fileIdHighBits": 642816128390876546,
+                    "fileIdLowBits": -8139354781836153424, "fileIndex": 0, "fileId": "",
+                    "instantTime": 1795812483864, "fileIdEncoding": 0, "position": None}
+    loc = record_location(info)
+    assert (loc.file_id, loc.instant_time) == ("08ebbddc-eca1-4d82-8f0b-33f337c76db0-0", "20261127204803864")
+    assert record_index_info("a", "my-group", "20261127204803864")["fileIdEncoding"] == 1
+    assert [file_group_for_key(k, 10) for k in ("k1", "k2", "k3", "k4")] == [6, 7, 8, 9]  # Hudi's file groups
+
+
+def test_changes_are_inserts_moves_and_deletes_only() -> None:
+    held = {"k1": ("a", "f1"), "k2": ("a", "f1"), "k3": ("b", "f2")}
+    placed = {"k1": ("a", "f1"), "k4": ("b", "f2"), "k2": ("c", "f3")}
+    upserts, deletes = record_index_changes(held, placed, {"k3": ("b", "f2"), "k2": ("a", "f1"), "k9": ("a", "f1")})
+    assert upserts == {"k4": ("b", "f2"), "k2": ("c", "f3")} and deletes == {"k3"}
+
+
+OPTIONS = {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+           "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "p",
+           "hoodie.metadata.record.index.enable": "true", "hoodie.index.type": "RECORD_INDEX"}
+
+
+def _frame() -> pa.Table:
+    return pa.Table.from_pylist([{"id": "k1", "p": "a", "ts": 1}, {"id": "k2", "p": "b", "ts": 1}])
+
+
+def test_the_writer_keeps_the_index_and_refuses_what_it_does_not_keep(tmp_path: Path) -> None:
+    table = HudiTable(str(tmp_path / "t"), engine="local")
+    table.write(_frame(), operation="insert", options=OPTIONS)
+    index = read_record_index(Storage(str(tmp_path / "t")))
+    assert {k: v.partition_path for k, v in index.items()} == {"k1": "a", "k2": "b"}
+    table.write(_frame().slice(0, 1), operation="delete", options=OPTIONS)
+    assert set(read_record_index(Storage(str(tmp_path / "t")))) == {"k2"}
+    with pytest.raises(UnsupportedOption, match="insert_overwrite"):
+        table.write(_frame(), operation="insert_overwrite", options=OPTIONS)
+    assert set(read_record_index(Storage(str(tmp_path / "t")))) == {"k2"}  # nothing was changed
+    mor = HudiTable(str(tmp_path / "mor"), engine="local")
+    with pytest.raises(UnsupportedOption, match="merge-on-read"):
+        mor.write(_frame(), operation="insert",
+                  options={**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
+    with pytest.raises(UnsupportedOption, match="versions 8 and 9"):
+        HudiTable(str(tmp_path / "v6"), engine="local").write(
+            _frame(), operation="insert", options={**OPTIONS, "hoodie.write.table.version": "6"})
+    with pytest.raises(InvalidConfig, match="RECORD_INDEX"):
+        HudiTable(str(tmp_path / "off"), engine="local").write(
+            _frame(), operation="insert", options={**OPTIONS, "hoodie.metadata.record.index.enable": "false"})

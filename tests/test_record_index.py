@@ -77,3 +77,37 @@ def test_the_writer_keeps_the_index_and_refuses_what_it_does_not_keep(tmp_path: 
     with pytest.raises(InvalidConfig, match="RECORD_INDEX"):
         HudiTable(str(tmp_path / "off"), engine="local").write(
             _frame(), operation="insert", options={**OPTIONS, "hoodie.metadata.record.index.enable": "false"})
+
+
+def _index_is_the_snapshot(path: Path) -> None:
+    from spec.read.reader import read_table
+
+    snap = read_table(str(path)).to_pylist()
+    want = {r["_hoodie_record_key"]: (r["_hoodie_partition_path"], r["_hoodie_file_name"].split("_")[0])
+            for r in snap}
+    got = {k: (v.partition_path, v.file_id) for k, v in read_record_index(Storage(str(path))).items()}
+    assert got == want
+
+
+def test_the_index_follows_metadata_compaction_cleans_archival_and_rollback(tmp_path: Path) -> None:
+    """Fourteen upserts and deletes (a metadata compaction merges the record index's file groups into base HFiles,
+    data cleans and archival run), then a rollback of the latest commit: the index holds the snapshot's keys where
+    the snapshot reads them, at every step checked."""
+    from reference.executors.rollback import rollback
+    from spec.config.table_config import TableConfig
+
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    opts = {**OPTIONS, "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+            "hoodie.cleaner.commits.retained": "1"}
+    for n in range(14):
+        rows = [{"id": f"k{n}", "p": "ab"[n % 2], "ts": n}, {"id": f"k{n // 2}", "p": "c", "ts": n}]
+        table.write(pa.Table.from_pylist(rows), operation="upsert", options=opts)
+        if n % 5 == 4:
+            table.write(pa.Table.from_pylist([{"id": f"k{n - 1}", "p": "a", "ts": n}]), operation="delete",
+                        options=opts)
+    _index_is_the_snapshot(path)
+    assert list((path / ".hoodie/metadata/record_index").glob("record-index-*.hfile"))  # compacted
+    storage = Storage(str(path))
+    rollback(storage, TableConfig.load(storage))
+    _index_is_the_snapshot(path)

@@ -120,3 +120,26 @@ def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: P
         index = _check(apache_hudi, table, state, where, step)
         twin_index = _check(apache_hudi, twin, state, where, step + " twin")
         assert _shape(index) == _shape(twin_index), f"{step}: record index against Apache Hudi's"
+
+
+@pytest.mark.explore
+def test_hudi_tags_by_our_compacted_record_index(apache_hudi: Any, tmp_path: Path) -> None:
+    """Fourteen of our upserts and deletes — a metadata compaction merges the record index into base HFiles, and the
+    metadata timeline is archived past the deltacommits it merged — then Apache Hudi upserts every key naming
+    partition z: each is found by our index and updated where it is, no key twice. Before the record index's file
+    groups were compacted with the files partition, Apache Hudi found only the keys of deltacommits still on the
+    active timeline and wrote the others a second time (measured after thirty such commits: 19 of 27 keys)."""
+    path = tmp_path / "t"
+    opts = {**_options(9), "hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+            "hoodie.cleaner.commits.retained": "1"}
+    table = HudiTable(str(path), engine="local")
+    for n in range(14):
+        rows = [{"id": f"k{n}", "p": "ab"[n % 2], "ts": n, "v": "x"}, {"id": f"k{n // 2}", "p": "c", "ts": n, "v": "y"}]
+        table.write(pa.Table.from_pylist(rows), operation="upsert", options=opts)
+        if n % 5 == 4:
+            table.write(pa.Table.from_pylist([{"id": f"k{n - 1}", "p": "a", "ts": n, "v": ""}]), operation="delete",
+                        options=opts)
+    before = {r["id"]: r["_hoodie_partition_path"] for r in read_table(str(path)).to_pylist()}
+    _hudi_write(apache_hudi, path, 9, "upsert", tuple((k, "z", 100, "h") for k in sorted(before)))
+    hudi = apache_hudi.read.format("hudi").load(str(path)).select("id", "_hoodie_partition_path", "v").collect()
+    assert sorted(tuple(r) for r in hudi) == sorted((k, p, "h") for k, p in before.items())

@@ -247,3 +247,56 @@ def add_definition(storage: Storage, table: TableConfig) -> None:
 
 __all__ = ["WrittenFile", "add_definition", "change_files", "check_record_index_service", "check_record_index_write",
            "commit_changes", "file_group_count", "initialization_files", "read_record_index", "write_stats"]
+
+
+def compaction_slices(mdt: Storage, cfg: TableConfig, timeline: Any) -> list[tuple[Any, dict[str, dict[str, Any]]]]:
+    """Each record index file group's latest slice with its merged records (base HFile, then the log blocks in
+    order; a delete removes the key), for a metadata compaction (``HoodieBackedTableMetadataWriter``'s compaction
+    takes every file group of every partition)."""
+    from spec.file_group.log_file.scanner import scan_slice_logs
+    from spec.metadata.metadata_table import block_changes, hfile_records
+
+    files = [f for f in list_data_files(mdt) if f.partition_path == RECORD_INDEX_PARTITION]
+    out = []
+    for sl in FileSystemView.build(files, timeline, cfg).latest_slices([RECORD_INDEX_PARTITION]):
+        merged: dict[str, dict[str, Any]] = dict(hfile_records(mdt.read(sl.base_file.path))) if sl.base_file else {}
+        blocks, _ = scan_slice_logs(mdt, [f.path for f in sl.log_files], timeline, None, cfg.table_version)
+        for block in blocks:
+            for key, record in block_changes(block):
+                if record is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = record
+        out.append((sl, merged))
+    return out
+
+
+def compacted_base(mdt: Storage, file_id: str, instant: str, records: Mapping[str, Mapping[str, Any]],
+                   table_version: int, create_time_ms: int) -> WrittenFile:
+    """A record index file group's base HFile written by a metadata compaction (``<file id>_0-0-0_<instant>.hfile``):
+    its records sorted by key, each naming the file in ``_hoodie_file_name``, with the keys' DYNAMIC_V0 bloom filter
+    and ``minRecordKey`` / ``maxRecordKey`` as every metadata base HFile (``spec.metadata.writer.records_hfile``)."""
+    import base64
+
+    from spec.file_group.bloom_filter import DynamicBloomFilter
+    from spec.metadata.writer import BLOOM_FILTER_ENTRIES, BLOOM_FILTER_FPP, BLOOM_FILTER_META, BLOOM_FILTER_TYPE
+
+    name = f"{file_id}_{WRITE_TOKEN}_{instant}.hfile"
+    keys = sorted(records)
+    entries = []
+    for k in keys:
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, _schema(table_version), {
+            "key": "", "type": records[k]["type"], "recordIndexMetadata": records[k]["recordIndexMetadata"],
+            "_hoodie_file_name": name})
+        entries.append(KeyValue(k.encode(), out.getvalue()))
+    bloom = DynamicBloomFilter(row_entries=BLOOM_FILTER_ENTRIES, fpp=BLOOM_FILTER_FPP)
+    for k in keys:
+        bloom.add(k)
+    bounds = keys or [""]
+    info = [("schema", metadata_record_schema(table_version).encode()),
+            ("bloomFilterTypeCode", BLOOM_FILTER_TYPE.encode()), ("minRecordKey", bounds[0].encode()),
+            ("maxRecordKey", bounds[-1].encode())]
+    data = build_hfile(entries, info, [(BLOOM_FILTER_META, base64.b64encode(bloom.serialize()))], create_time_ms)
+    mdt.write_atomic(f"{RECORD_INDEX_PARTITION}/{name}", data)
+    return WrittenFile(RECORD_INDEX_PARTITION, file_id, name, len(data), len(keys))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from reference.instrumentation.faults import fault_point
@@ -440,7 +441,8 @@ def _latest_slice(mdt: Storage, cfg: TableConfig) -> tuple[Timeline, Any]:
 
 def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices) -> Timeline:
     """``compactIfNecessary`` then ``cleanIfNecessary``: when ``spec.metadata.writer.compaction_due`` and
-    ``compaction_allowed``, the files partition's latest slice merged into a new base HFile by a compaction at a
+    ``compaction_allowed``, the files partition's latest slice — and each record index file group's
+    (``reference.metadata.record_index.compaction_slices``) — merged into a new base HFile by a compaction at a
     new instant (requested with its plan, inflight, completed as a ``commit``), then the metadata table cleaned
     (KEEP_LATEST_COMMITS, ``CLEANER_COMMITS_RETAINED``) by ``services``. The metadata table's timeline after them."""
     mdt = metadata_storage(storage)
@@ -458,6 +460,18 @@ def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices
     logs = [f.name for f in sl.log_files]
     plan = compaction_plan(sl.base_instant, sl.base_file.name if sl.base_file else None, logs,
                            sum(f.size for f in sl.log_files))
+    index_slices = (ri.compaction_slices(mdt, cfg, timeline)
+                    if RECORD_INDEX_PARTITION in TableConfig.load(storage).metadata_partitions else [])
+    if index_slices:
+        ops = plan.operations or ()
+        plan = replace(plan, operations=ops + tuple(
+            replace(ops[0], base_instant_time=isl.base_instant,
+                    delta_file_paths=tuple(f.name for f in isl.log_files),
+                    data_file_path=isl.base_file.name if isl.base_file else None, file_id=isl.file_id,
+                    partition_path=RECORD_INDEX_PARTITION,
+                    metrics={**(ops[0].metrics or {}), "TOTAL_LOG_FILES": float(len(isl.log_files)),
+                             "TOTAL_LOG_FILES_SIZE": float(sum(f.size for f in isl.log_files))})
+            for isl, _ in index_slices))
     requested = new_instant(instant, Action.COMPACTION)
     _put_instant(mdt, requested, format_avro_metadata(plan, cfg.table_version))
     inflight = requested.transition(State.INFLIGHT)
@@ -466,6 +480,12 @@ def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices
     data = records_hfile(records, _now_ms(), base_file=True, table_version=cfg.table_version, file_name=name)
     mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
     md = compaction_commit_metadata(name, len(data), sl.base_instant, len(records), len(logs))
+    if index_slices:
+        bases = [ri.compacted_base(mdt, isl.file_id, instant, merged, cfg.table_version, _now_ms())
+                 for isl, merged in index_slices]
+        stats = tuple(replace(st, prev_commit=isl.base_instant, total_log_files_compacted=len(isl.log_files))
+                      for st, (isl, _) in zip(ri.write_stats(bases), index_slices, strict=True))
+        md = replace(md, partition_to_write_stats={**md.partition_to_write_stats, RECORD_INDEX_PARTITION: stats})
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, cfg.table_version))
     services.clean(mdt, cfg, CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=CLEANER_COMMITS_RETAINED))

@@ -67,10 +67,6 @@ def test_the_writer_keeps_the_index_and_refuses_what_it_does_not_keep(tmp_path: 
     with pytest.raises(UnsupportedOption, match="insert_overwrite"):
         table.write(_frame(), operation="insert_overwrite", options=OPTIONS)
     assert set(read_record_index(Storage(str(tmp_path / "t")))) == {"k2"}  # nothing was changed
-    mor = HudiTable(str(tmp_path / "mor"), engine="local")
-    with pytest.raises(UnsupportedOption, match="merge-on-read"):
-        mor.write(_frame(), operation="insert",
-                  options={**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
     with pytest.raises(UnsupportedOption, match="versions 8 and 9"):
         HudiTable(str(tmp_path / "v6"), engine="local").write(
             _frame(), operation="insert", options={**OPTIONS, "hoodie.write.table.version": "6"})
@@ -111,3 +107,20 @@ def test_the_index_follows_metadata_compaction_cleans_archival_and_rollback(tmp_
     storage = Storage(str(path))
     rollback(storage, TableConfig.load(storage))
     _index_is_the_snapshot(path)
+
+
+def test_merge_on_read_logs_and_compaction_keep_the_index(tmp_path: Path) -> None:
+    """On merge-on-read an update is a log block in the key's file group (the index unchanged), a delete a delete
+    block (the key leaves the index), and a compaction writes every key's group again in a base file: the index
+    still holds the snapshot's keys where it reads them."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    opts = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    table.write(_frame(), operation="insert", options=opts)
+    table.write(pa.Table.from_pylist([{"id": "k1", "p": "z", "ts": 2}, {"id": "k3", "p": "a", "ts": 2}]),
+                operation="upsert", options=opts)
+    table.write(_frame().slice(1, 1), operation="delete", options=opts)
+    _index_is_the_snapshot(path)
+    assert table.compact(opts) is not None
+    _index_is_the_snapshot(path)
+    assert sorted(read_record_index(Storage(str(path)))) == ["k1", "k3"]

@@ -1,14 +1,14 @@
-"""The record index (``hoodie.index.type=RECORD_INDEX``) against Apache Hudi 1.2.0 in the test's Spark session, on
-copy-on-write tables of versions 9 and 8: Apache Hudi writes a table with its record index, our writer continues it
-(an update, an insert, an upsert naming another partition, a delete), then Apache Hudi again — and the reverse, our
-writer first. A twin table Apache Hudi writes alone takes the same operations.
+"""The record index (``hoodie.index.type=RECORD_INDEX``) against Apache Hudi 1.2.0 in the test's Spark session,
+on copy-on-write and merge-on-read tables of versions 9 and 8: Apache Hudi writes a table with its record index, our
+writer continues it (an update, an insert, an upsert naming another partition, a delete), then Apache Hudi again —
+and the reverse, our writer first. A twin table Apache Hudi writes alone takes the same operations.
 
 After every step Apache Hudi's reader, the spec reader and hudi-rs read the rows the steps predict, with no key
 twice (Hudi's writer tagged by our record index: an update of a key our writer inserted lands in its file group);
 the record index of the table (read by ``spec.metadata.record_index.read_record_index``) names, for every key, the
 partition and file group a snapshot reads it from; and it equals the twin's, key by key: the same partition, and the
-same keys sharing a file group (file ids are random). Our writer first runs in ``make ci-slow`` (about 27 s each);
-Apache Hudi first (about 40 s each) under ``explore``. Measured: all four pass."""
+same keys sharing a file group (file ids are random). Two cases run in ``make ci-slow`` (about 30 s each), the other six
+under ``explore``. Measured: all eight pass."""
 
 from __future__ import annotations
 
@@ -39,24 +39,25 @@ STEPS: tuple[tuple[str, tuple[Row, ...]], ...] = (
 it is updated where it is, in a); delete k3; update k4, insert k5, re-insert k3 in a; delete k1 naming z."""
 
 
-def _options(version: int) -> dict[str, str]:
-    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+def _options(version: int, table_type: str = "COPY_ON_WRITE") -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type,
             "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
             "hoodie.datasource.write.partitionpath.field": "p", "hoodie.write.table.version": str(version),
             "hoodie.datasource.write.hive_style_partitioning": "false",
             "hoodie.metadata.record.index.enable": "true", "hoodie.index.type": "RECORD_INDEX"}
 
 
-def _hudi_write(spark: Any, path: Path, version: int, op: str, rows: tuple[Row, ...]) -> None:
+def _hudi_write(spark: Any, path: Path, version: int, op: str, rows: tuple[Row, ...],
+                table_type: str = "COPY_ON_WRITE") -> None:
     df = spark.createDataFrame(list(rows), "id string, p string, ts long, v string")
-    (df.write.format("hudi").options(**_options(version)).option("hoodie.datasource.write.operation", op)
+    (df.write.format("hudi").options(**_options(version, table_type)).option("hoodie.datasource.write.operation", op)
      .option("hoodie.upsert.shuffle.parallelism", "2").option("hoodie.insert.shuffle.parallelism", "2")
      .option("hoodie.delete.shuffle.parallelism", "2").mode("append").save(str(path)))
 
 
-def _our_write(path: Path, version: int, op: str, rows: tuple[Row, ...]) -> None:
+def _our_write(path: Path, version: int, op: str, rows: tuple[Row, ...], table_type: str = "COPY_ON_WRITE") -> None:
     frame = pa.Table.from_pylist([{"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows])
-    HudiTable(str(path), engine="local").write(frame, operation=op, options=_options(version))
+    HudiTable(str(path), engine="local").write(frame, operation=op, options=_options(version, table_type))
 
 
 def _expect(state: dict[str, Row], op: str, rows: tuple[Row, ...]) -> None:
@@ -99,17 +100,26 @@ def _shape(index: dict[str, Any]) -> tuple[dict[str, str], set[frozenset[str]]]:
     return {k: loc.partition_path for k, loc in index.items()}, {frozenset(g) for g in groups.values()}
 
 
-@pytest.mark.parametrize(("first", "version"), [
-    ("ours", 9), ("ours", 8),
-    pytest.param("hudi", 9, marks=pytest.mark.explore), pytest.param("hudi", 8, marks=pytest.mark.explore)])
-def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: Path, first: str, version: int) -> None:
+@pytest.mark.parametrize(("first", "version", "table_type"), [
+    ("ours", 9, "COPY_ON_WRITE"), ("ours", 8, "MERGE_ON_READ"),
+    pytest.param("hudi", 9, "COPY_ON_WRITE", marks=pytest.mark.explore),
+    pytest.param("hudi", 8, "COPY_ON_WRITE", marks=pytest.mark.explore),
+    pytest.param("ours", 8, "COPY_ON_WRITE", marks=pytest.mark.explore),
+    pytest.param("ours", 9, "MERGE_ON_READ", marks=pytest.mark.explore),
+    pytest.param("hudi", 9, "MERGE_ON_READ", marks=pytest.mark.explore),
+    pytest.param("hudi", 8, "MERGE_ON_READ", marks=pytest.mark.explore)])
+def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: Path, first: str, version: int,
+                                                   table_type: str) -> None:
     table, twin = tmp_path / "t", tmp_path / "twin"
     state: dict[str, Row] = {}
     where: dict[str, str] = {}  # a key's partition path, where the index keeps it
     for n, (op, rows) in enumerate(STEPS):
         ours = (n % 2 == 1) == (first == "hudi")
-        _our_write(table, version, op, rows) if ours else _hudi_write(apache_hudi, table, version, op, rows)
-        _hudi_write(apache_hudi, twin, version, op, rows)
+        if ours:
+            _our_write(table, version, op, rows, table_type)
+        else:
+            _hudi_write(apache_hudi, table, version, op, rows, table_type)
+        _hudi_write(apache_hudi, twin, version, op, rows, table_type)
         for i, p, _, _ in rows:
             if op == "delete":
                 where.pop(i, None)

@@ -72,16 +72,13 @@ def _schema(table_version: int) -> Any:
 
 def check_record_index_write(table: TableConfig, keep: bool, op: str) -> None:
     """Before anything is written: what the record index is not kept through here is refused — a table version
-    below 8 (its metadata table is not written here), a merge-on-read table, a keyless table or one without meta
-    fields (keys read from the files), and the operations that replace file groups."""
+    below 8 (its metadata table is not written here), a keyless table or one without meta fields (keys read from
+    the files), and the operations that replace file groups."""
     if not keep:
         return  # the write drops the record index (hoodie.metadata.record.index.enable false or unset)
     if table.table_version < 8:
         raise UnsupportedOption(f"the record index is kept on table versions 8 and 9, not {table.table_version}",
                                 hint="write without hoodie.metadata.record.index.enable, or upgrade the table")
-    if table.is_mor:
-        raise UnsupportedOption("the record index is not yet kept on merge-on-read tables by this writer",
-                                hint="write a copy-on-write table, or leave hoodie.metadata.record.index.enable unset")
     if not table.record_key_fields or table.get("hoodie.populate.meta.fields") == "false":
         raise UnsupportedOption("the record index needs record key fields and meta fields",
                                 hint="name hoodie.datasource.write.recordkey.field")

@@ -64,9 +64,6 @@ def test_the_writer_keeps_the_index_and_refuses_what_it_does_not_keep(tmp_path: 
     assert {k: v.partition_path for k, v in index.items()} == {"k1": "a", "k2": "b"}
     table.write(_frame().slice(0, 1), operation="delete", options=OPTIONS)
     assert set(read_record_index(Storage(str(tmp_path / "t")))) == {"k2"}
-    with pytest.raises(UnsupportedOption, match="insert_overwrite"):
-        table.write(_frame(), operation="insert_overwrite", options=OPTIONS)
-    assert set(read_record_index(Storage(str(tmp_path / "t")))) == {"k2"}  # nothing was changed
     with pytest.raises(UnsupportedOption, match="versions 8 and 9"):
         HudiTable(str(tmp_path / "v6"), engine="local").write(
             _frame(), operation="insert", options={**OPTIONS, "hoodie.write.table.version": "6"})
@@ -124,3 +121,23 @@ def test_merge_on_read_logs_and_compaction_keep_the_index(tmp_path: Path) -> Non
     assert table.compact(opts) is not None
     _index_is_the_snapshot(path)
     assert sorted(read_record_index(Storage(str(path)))) == ["k1", "k3"]
+
+
+def test_replacing_operations_and_clustering_keep_the_index(tmp_path: Path) -> None:
+    """insert_overwrite (the replaced groups' keys leave the index), delete_partition (its keys leave), clustering
+    (every key moves to its new group), as Apache Hudi 1.2.0 keeps its record index through them (measured: its index
+    equals its snapshot after each)."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    rows = [{"id": f"k{i}", "p": "abc"[i % 3], "ts": 1} for i in range(6)]
+    table.write(pa.Table.from_pylist(rows), operation="insert", options=OPTIONS)
+    table.write(pa.Table.from_pylist([{"id": "n1", "p": "a", "ts": 2}]), operation="insert_overwrite",
+                options=OPTIONS)
+    _index_is_the_snapshot(path)
+    table.write(pa.Table.from_pylist([{"id": "x", "p": "b", "ts": 3}]), operation="delete_partition",
+                options={**OPTIONS, "hoodie.datasource.write.partitions.to.delete": "b"})
+    _index_is_the_snapshot(path)
+    table.write(pa.Table.from_pylist([{"id": "n2", "p": "c", "ts": 4}]), operation="insert", options=OPTIONS)
+    assert table.cluster(OPTIONS) is not None
+    _index_is_the_snapshot(path)
+    assert sorted(read_record_index(Storage(str(path)))) == ["k2", "k5", "n1", "n2"]

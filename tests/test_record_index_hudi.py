@@ -153,3 +153,32 @@ def test_hudi_tags_by_our_compacted_record_index(apache_hudi: Any, tmp_path: Pat
     _hudi_write(apache_hudi, path, 9, "upsert", tuple((k, "z", 100, "h") for k in sorted(before)))
     hudi = apache_hudi.read.format("hudi").load(str(path)).select("id", "_hoodie_partition_path", "v").collect()
     assert sorted(tuple(r) for r in hudi) == sorted((k, p, "h") for k, p in before.items())
+
+
+@pytest.mark.explore
+def test_replacing_operations_and_clustering_across_writers(apache_hudi: Any, tmp_path: Path) -> None:
+    """Our insert_overwrite, delete_partition and clustering, then Apache Hudi upserts every key (each found by our
+    index, updated where it is); then Apache Hudi's upsert with inline clustering, then ours of every key (each found
+    by Apache Hudi's index). No key twice, and the record index is the snapshot, after each writer."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    opts = _options(9)
+    rows = [{"id": f"k{i}", "p": "abc"[i % 3], "ts": 1, "v": "x"} for i in range(6)]
+    table.write(pa.Table.from_pylist(rows), operation="insert", options=opts)
+    table.write(pa.Table.from_pylist([{"id": "n1", "p": "a", "ts": 2, "v": "x"}]), operation="insert_overwrite",
+                options=opts)
+    table.write(pa.Table.from_pylist([{"id": "x", "p": "b", "ts": 3, "v": "x"}]), operation="delete_partition",
+                options={**opts, "hoodie.datasource.write.partitions.to.delete": "b"})
+    assert table.cluster(opts) is not None
+    held = {"k2": "c", "k5": "c", "n1": "a"}
+    _hudi_write(apache_hudi, path, 9, "upsert", tuple((k, "z", 10, "h") for k in sorted(held)))
+    state = {k: (k, p, 10, "h") for k, p in held.items()}
+    _check(apache_hudi, path, state, held, "Apache Hudi after our clustering")
+    df = apache_hudi.createDataFrame([("n2", "c", 11, "h")], "id string, p string, ts long, v string")
+    (df.write.format("hudi").options(**opts).option("hoodie.datasource.write.operation", "upsert")
+     .option("hoodie.clustering.inline", "true").option("hoodie.clustering.inline.max.commits", "1")
+     .option("hoodie.upsert.shuffle.parallelism", "2").mode("append").save(str(path)))
+    held["n2"] = "c"
+    _our_write(path, 9, "upsert", tuple((k, "z", 12, "o") for k in sorted(held)))
+    state = {k: (k, p, 12, "o") for k, p in held.items()}
+    _check(apache_hudi, path, state, held, "ours after Apache Hudi's clustering")

@@ -3,9 +3,10 @@ every data commit in the commit's own metadata deltacommit, and read to tag reco
 
 A commit's changes are found from the files it wrote (its write stats): a base file holds every key of its file
 group after the commit — keys the index held there and the file lacks were deleted —, a log file's data blocks the
-keys written to the group and its delete blocks the keys deleted from it. ``spec.metadata.record_index``'s
-``record_index_changes`` turns them into the records Apache Hudi writes (``HoodieBackedTableMetadataWriter.update``
-from its write statuses).
+keys written to the group and its delete blocks the keys deleted from it, and a replacecommit's replaced file groups
+(insert_overwrite, delete_partition, clustering) lose the keys the commit did not place elsewhere.
+``spec.metadata.record_index``'s ``record_index_changes`` turns them into the records Apache Hudi writes
+(``HoodieBackedTableMetadataWriter.update`` from its write statuses).
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ def _schema(table_version: int) -> Any:
     return fastavro.parse_schema(json.loads(metadata_record_schema(table_version)))
 
 
-def check_record_index_write(table: TableConfig, keep: bool, op: str) -> None:
+def check_record_index_write(table: TableConfig, keep: bool) -> None:
     """Before anything is written: what the record index is not kept through here is refused — a table version
     below 8 (its metadata table is not written here), a keyless table or one without meta fields (keys read from
-    the files), and the operations that replace file groups."""
+    the files)."""
     if not keep:
         return  # the write drops the record index (hoodie.metadata.record.index.enable false or unset)
     if table.table_version < 8:
@@ -82,16 +83,12 @@ def check_record_index_write(table: TableConfig, keep: bool, op: str) -> None:
     if not table.record_key_fields or table.get("hoodie.populate.meta.fields") == "false":
         raise UnsupportedOption("the record index needs record key fields and meta fields",
                                 hint="name hoodie.datasource.write.recordkey.field")
-    if op in ("insert_overwrite", "insert_overwrite_table", "delete_partition"):
-        raise UnsupportedOption(f"{op} on a table with a record index is not yet kept by this writer: the keys of "
-                                "the file groups it replaces would stay in the index; nothing was changed",
-                                hint="write it with Apache Hudi, or turn the record index off first")
 
 
 def check_record_index_service(table: TableConfig, service: str) -> None:
-    """The table services that would leave a record index stale here are refused (clustering moves keys; a
-    restore re-lists the metadata table)."""
-    if RECORD_INDEX_PARTITION in table.metadata_partitions and service in ("cluster", "clustering", "restore"):
+    """The table services that would leave a record index stale here are refused: a restore (the metadata table
+    re-listed, not measured against Apache Hudi's)."""
+    if RECORD_INDEX_PARTITION in table.metadata_partitions and service == "restore":
         raise InvalidOperation(f"cannot {service}: the table has a record index, which this writer does not yet "
                                f"keep through a {service}; nothing was changed",
                                hint=f"run the {service} with Apache Hudi")
@@ -105,6 +102,9 @@ def commit_changes(storage: Storage, md: CommitMetadata, instant: str,
     by_location: dict[Location, set[str]] = {}
     for k, loc in held.items():
         by_location.setdefault(loc, set()).add(k)
+    for partition, fids in (md.partition_to_replace_file_ids or {}).items():
+        for fid in fids:  # a replaced file group's keys leave the index unless the commit placed them elsewhere
+            removed.update(dict.fromkeys(by_location.get((partition, fid), set()), (partition, fid)))
     for partition, stats in md.partition_to_write_stats.items():
         for s in stats:
             if not s.path:

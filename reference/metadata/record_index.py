@@ -231,11 +231,14 @@ def write_stats(files: Sequence[WrittenFile]) -> list[Any]:
 
 
 def add_definition(storage: Storage, table: TableConfig) -> None:
-    """The record index's definition in ``.hoodie/.index_defs/index.json`` (table version 9; ``isPartitioned``
-    false, version V1), as Apache Hudi 1.2.0 writes it."""
-    if table.table_version < 9:
+    """The record index's definition in ``.hoodie/.index_defs/index.json`` (``isPartitioned`` false, version V1), as
+    Apache Hudi 1.2.0 writes it on table versions 9 and 8 (measured); on a version 8 table only where the table names
+    the file (``hoodie.table.index.defs.path``: a table Apache Hudi 1.x created — Apache Hudi 1.2.0 tags by a
+    version 8 record index without one, measured)."""
+    path = table.get("hoodie.table.index.defs.path")
+    if table.table_version < 8 or (path is None and table.table_version < 9):
         return
-    path = table.get("hoodie.table.index.defs.path") or ".hoodie/.index_defs/index.json"
+    path = path or ".hoodie/.index_defs/index.json"
     defs = parse_index_definitions(storage.read(path).decode()) if storage.exists(path) else {}
     defs[RECORD_INDEX_PARTITION] = IndexDefinition(RECORD_INDEX_PARTITION, RECORD_INDEX_PARTITION, "", (),
                                                    {"isPartitioned": "false"}, "V1")

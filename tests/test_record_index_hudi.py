@@ -7,8 +7,8 @@ After every step Apache Hudi's reader, the spec reader and hudi-rs read the rows
 twice (Hudi's writer tagged by our record index: an update of a key our writer inserted lands in its file group);
 the record index of the table (read by ``spec.metadata.record_index.read_record_index``) names, for every key, the
 partition and file group a snapshot reads it from; and it equals the twin's, key by key: the same partition, and the
-same keys sharing a file group (file ids are random). Two cases run in ``make ci-slow`` (about 30 s each), the other six
-under ``explore``. Measured: all eight pass."""
+same keys sharing a file group (file ids are random). Our writer runs in this process or on its Spark engine
+(``ours-spark``). Two cases run in ``make ci-slow`` (about 30 s each), the others under ``explore``."""
 
 from __future__ import annotations
 
@@ -55,9 +55,15 @@ def _hudi_write(spark: Any, path: Path, version: int, op: str, rows: tuple[Row, 
      .option("hoodie.delete.shuffle.parallelism", "2").mode("append").save(str(path)))
 
 
-def _our_write(path: Path, version: int, op: str, rows: tuple[Row, ...], table_type: str = "COPY_ON_WRITE") -> None:
-    frame = pa.Table.from_pylist([{"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows])
-    HudiTable(str(path), engine="local").write(frame, operation=op, options=_options(version, table_type))
+def _our_write(path: Path, version: int, op: str, rows: tuple[Row, ...], table_type: str = "COPY_ON_WRITE",
+               spark: Any = None) -> None:
+    """Our writer's step: in this process, or on Spark (``spark``: the session) with the batch as a DataFrame."""
+    if spark is not None:
+        frame = spark.createDataFrame(list(rows), "id string, p string, ts long, v string")
+        HudiTable(str(path), spark=spark).write(frame, operation=op, options=_options(version, table_type))
+        return
+    table = pa.Table.from_pylist([{"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows])
+    HudiTable(str(path), engine="local").write(table, operation=op, options=_options(version, table_type))
 
 
 def _expect(state: dict[str, Row], op: str, rows: tuple[Row, ...]) -> None:
@@ -101,7 +107,9 @@ def _shape(index: dict[str, Any]) -> tuple[dict[str, str], set[frozenset[str]]]:
 
 
 @pytest.mark.parametrize(("first", "version", "table_type"), [
-    ("ours", 9, "COPY_ON_WRITE"), ("ours", 8, "MERGE_ON_READ"),
+    ("ours", 9, "COPY_ON_WRITE"), ("ours-spark", 8, "MERGE_ON_READ"),
+    pytest.param("ours-spark", 9, "COPY_ON_WRITE", marks=pytest.mark.explore),
+    pytest.param("ours", 8, "MERGE_ON_READ", marks=pytest.mark.explore),
     pytest.param("hudi", 9, "COPY_ON_WRITE", marks=pytest.mark.explore),
     pytest.param("hudi", 8, "COPY_ON_WRITE", marks=pytest.mark.explore),
     pytest.param("ours", 8, "COPY_ON_WRITE", marks=pytest.mark.explore),
@@ -114,9 +122,9 @@ def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: P
     state: dict[str, Row] = {}
     where: dict[str, str] = {}  # a key's partition path, where the index keeps it
     for n, (op, rows) in enumerate(STEPS):
-        ours = (n % 2 == 1) == (first == "hudi")
+        ours = (n % 2 == 1) == (first == "hudi")  # "ours-spark": our writer on its Spark engine
         if ours:
-            _our_write(table, version, op, rows, table_type)
+            _our_write(table, version, op, rows, table_type, apache_hudi if first == "ours-spark" else None)
         else:
             _hudi_write(apache_hudi, table, version, op, rows, table_type)
         _hudi_write(apache_hudi, twin, version, op, rows, table_type)

@@ -141,3 +141,24 @@ def test_replacing_operations_and_clustering_keep_the_index(tmp_path: Path) -> N
     assert table.cluster(OPTIONS) is not None
     _index_is_the_snapshot(path)
     assert sorted(read_record_index(Storage(str(path)))) == ["k2", "k5", "n1", "n2"]
+
+
+def test_a_restore_rebuilds_the_index(tmp_path: Path) -> None:
+    """A restore lists the metadata table anew, its record index with it (from the restored table's keys)."""
+    from reference.executors.restore import restore
+    from reference.executors.savepoint import savepoint_create
+    from spec.config.table_config import TableConfig
+
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    table.write(pa.Table.from_pylist([{"id": f"k{i}", "p": "ab"[i % 2], "ts": 1} for i in range(4)]),
+                operation="insert", options=OPTIONS)
+    storage = Storage(str(path))
+    point = savepoint_create(storage, TableConfig.load(storage))
+    table.write(pa.Table.from_pylist([{"id": "k9", "p": "a", "ts": 2}, {"id": "k1", "p": "a", "ts": 2}]),
+                operation="upsert", options=OPTIONS)
+    table.write(_frame().slice(0, 1), operation="delete", options=OPTIONS)
+    restore(storage, TableConfig.load(storage), point.instant)
+    assert "record_index" in TableConfig.load(storage).metadata_partitions
+    _index_is_the_snapshot(path)
+    assert sorted(read_record_index(storage)) == ["k0", "k1", "k2", "k3"]

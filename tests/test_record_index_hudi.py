@@ -167,7 +167,11 @@ def test_hudi_tags_by_our_compacted_record_index(apache_hudi: Any, tmp_path: Pat
 def test_replacing_operations_and_clustering_across_writers(apache_hudi: Any, tmp_path: Path) -> None:
     """Our insert_overwrite, delete_partition and clustering, then Apache Hudi upserts every key (each found by our
     index, updated where it is); then Apache Hudi's upsert with inline clustering, then ours of every key (each found
-    by Apache Hudi's index). No key twice, and the record index is the snapshot, after each writer."""
+    by Apache Hudi's index); then our savepoint, upsert and restore (the record index rebuilt), then Apache Hudi's
+    upsert of every key. No key twice, and the record index is the snapshot, after each writer."""
+    from reference.executors.restore import restore
+    from reference.executors.savepoint import savepoint_create
+
     path = tmp_path / "t"
     table = HudiTable(str(path), engine="local")
     opts = _options(9)
@@ -190,3 +194,10 @@ def test_replacing_operations_and_clustering_across_writers(apache_hudi: Any, tm
     _our_write(path, 9, "upsert", tuple((k, "z", 12, "o") for k in sorted(held)))
     state = {k: (k, p, 12, "o") for k, p in held.items()}
     _check(apache_hudi, path, state, held, "ours after Apache Hudi's clustering")
+    storage = Storage(str(path))
+    point = savepoint_create(storage, TableConfig.load(storage))
+    _our_write(path, 9, "upsert", (("n3", "a", 13, "o"), ("k2", "z", 13, "late")))
+    restore(storage, TableConfig.load(storage), point.instant)
+    _hudi_write(apache_hudi, path, 9, "upsert", tuple((k, "z", 14, "r") for k in sorted(held)))
+    state = {k: (k, p, 14, "r") for k, p in held.items()}
+    _check(apache_hudi, path, state, held, "Apache Hudi after our restore")

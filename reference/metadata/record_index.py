@@ -23,7 +23,7 @@ import fastavro
 import pyarrow.parquet as pq
 
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, UnsupportedOption
+from spec.errors import UnsupportedOption
 from spec.file_group.file_naming import is_base_file_name
 from spec.file_group.file_system_view import FileSystemView, list_data_files
 from spec.file_group.log_file.delete_block import delete_block, delete_record
@@ -83,15 +83,6 @@ def check_record_index_write(table: TableConfig, keep: bool) -> None:
     if not table.record_key_fields or table.get("hoodie.populate.meta.fields") == "false":
         raise UnsupportedOption("the record index needs record key fields and meta fields",
                                 hint="name hoodie.datasource.write.recordkey.field")
-
-
-def check_record_index_service(table: TableConfig, service: str) -> None:
-    """The table services that would leave a record index stale here are refused: a restore (the metadata table
-    re-listed, not measured against Apache Hudi's)."""
-    if RECORD_INDEX_PARTITION in table.metadata_partitions and service == "restore":
-        raise InvalidOperation(f"cannot {service}: the table has a record index, which this writer does not yet "
-                               f"keep through a {service}; nothing was changed",
-                               hint=f"run the {service} with Apache Hudi")
 
 
 def commit_changes(storage: Storage, md: CommitMetadata, instant: str,
@@ -245,7 +236,7 @@ def add_definition(storage: Storage, table: TableConfig) -> None:
     storage.write_atomic(path, format_index_definitions(defs).encode())
 
 
-__all__ = ["WrittenFile", "add_definition", "change_files", "check_record_index_service", "check_record_index_write",
+__all__ = ["WrittenFile", "add_definition", "change_files", "check_record_index_write",
            "commit_changes", "file_group_count", "initialization_files", "read_record_index", "write_stats"]
 
 

@@ -170,7 +170,10 @@ def mark_rebuilding(storage: Storage) -> None:
     table."""
     table = TableConfig.load(storage)
     if FILES_PARTITION in table.metadata_partitions:
+        record_index = RECORD_INDEX_PARTITION in table.metadata_partitions
         table = with_partition_inflight(table, FILES_PARTITION)
+        if record_index:  # rebuilt with files (``initialize``)
+            table = with_partition_inflight(table, RECORD_INDEX_PARTITION)
         _save_properties(storage, table)
     if FILES_PARTITION in table.metadata_partitions_inflight:
         storage.delete_dir(METADATA_TABLE_PATH)
@@ -393,7 +396,6 @@ def check_service_keeps_it(table: TableConfig, service: str) -> None:
     table's files and leave the metadata table's listing stale, so it is refused before anything is written; so is
     one on a table that asks for work this writer does not do (``spec.write.writer_utils.check_table_features``)."""
     check_table_features(table.props, action=service)
-    ri.check_record_index_service(table, service)
     if table.metadata_partitions and table.table_version < 8:
         raise InvalidOperation(
             f"cannot {service}: the table has a version {table.table_version} metadata table "

@@ -201,3 +201,43 @@ def test_replacing_operations_and_clustering_across_writers(apache_hudi: Any, tm
     _hudi_write(apache_hudi, path, 9, "upsert", tuple((k, "z", 14, "r") for k in sorted(held)))
     state = {k: (k, p, 14, "r") for k, p in held.items()}
     _check(apache_hudi, path, state, held, "Apache Hudi after our restore")
+
+
+def _index_files(path: Path) -> list[str]:
+    """The record index's file names without write tokens and data instants (``<file group>`` + kind + instant
+    of the initialization)."""
+    out = []
+    for f in (path / ".hoodie/metadata/record_index").iterdir():
+        name = f.name
+        if name.endswith(".crc") or "record-index-" not in name:
+            continue
+        group = name.lstrip(".").split("_")[0]
+        instant = name.split("_")[1].split(".")[0] if name.startswith(".") else name.rsplit("_", 1)[1].split(".")[0]
+        out.append(f"{group} {'hfile' if name.endswith('.hfile') else 'log'} {instant if instant < '1' else 'data'}")
+    return sorted(out)
+
+
+@pytest.mark.explore
+def test_turning_the_record_index_on_builds_what_apache_hudi_builds(apache_hudi: Any, tmp_path: Path) -> None:
+    """A table Apache Hudi wrote without a record index; its copy gets the same upsert from Apache Hudi and from our
+    writer, both turning the record index on: both build it at the same instant (``00000000000000003``: the metadata
+    table already had instants 0 to 2), with the same ten file groups, base HFiles for the same six of them, the
+    same keys at the same locations and instants — only the upsert's new key differs, by its commit's instant."""
+    hudi, ours = tmp_path / "hudi", tmp_path / "ours"
+    base = {k: v for k, v in _options(9).items()
+            if k not in ("hoodie.metadata.record.index.enable", "hoodie.index.type")}
+    df = apache_hudi.createDataFrame([(f"k{i}", "ab"[i % 2], 1, "x") for i in range(6)],
+                                     "id string, p string, ts long, v string")
+    (df.write.format("hudi").options(**base).option("hoodie.datasource.write.operation", "insert")
+     .option("hoodie.insert.shuffle.parallelism", "2").mode("append").save(str(hudi)))
+    import shutil
+
+    shutil.copytree(hudi, ours)
+    rows = (("k1", "a", 2, "y"), ("k7", "b", 2, "y"))
+    _hudi_write(apache_hudi, hudi, 9, "upsert", rows)
+    _our_write(ours, 9, "upsert", rows)
+    assert _index_files(hudi) == _index_files(ours)
+    assert sum(1 for f in _index_files(ours) if "hfile" in f) == 6
+    theirs, mine = read_record_index(Storage(str(hudi))), read_record_index(Storage(str(ours)))
+    assert {k: v for k, v in theirs.items() if k != "k7"} == {k: v for k, v in mine.items() if k != "k7"}
+    assert (theirs["k7"].partition_path, theirs["k7"].file_id) == (mine["k7"].partition_path, mine["k7"].file_id)

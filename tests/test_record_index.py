@@ -162,3 +162,22 @@ def test_a_restore_rebuilds_the_index(tmp_path: Path) -> None:
     assert "record_index" in TableConfig.load(storage).metadata_partitions
     _index_is_the_snapshot(path)
     assert sorted(read_record_index(storage)) == ["k0", "k1", "k2", "k3"]
+
+
+def test_a_write_without_the_option_deletes_the_index_as_hudi_does(tmp_path: Path) -> None:
+    """Apache Hudi 1.2.0's upsert without ``hoodie.metadata.record.index.enable`` deletes the table's record index
+    (measured: ``record_index`` left ``hoodie.table.metadata.partitions``); so does ours. A compaction keeps it."""
+    from spec.config.table_config import TableConfig
+
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    opts = {**OPTIONS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    table.write(_frame(), operation="insert", options=opts)
+    table.write(_frame().slice(0, 1), operation="upsert", options=opts)
+    assert table.compact() is not None
+    assert "record_index" in TableConfig.load(str(path)).metadata_partitions
+    _index_is_the_snapshot(path)
+    plain = {k: v for k, v in opts.items() if k not in ("hoodie.metadata.record.index.enable", "hoodie.index.type")}
+    table.write(_frame().slice(1, 1), operation="upsert", options=plain)
+    assert TableConfig.load(str(path)).metadata_partitions == ("files",)
+    assert not (path / ".hoodie/metadata/record_index").exists()

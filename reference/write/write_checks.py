@@ -94,15 +94,12 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
 
 
 def check_record_index_write(table: TableConfig, cfg: WriteConfig) -> None:
-    """A write that keeps a record index (``hoodie.metadata.record.index.enable`` true, or unset on a table that has
-    one) is refused before anything is written where the index is not kept through it
-    (``reference.metadata.record_index.check_record_index_write``); ``hoodie.index.type=RECORD_INDEX`` needs the
-    record index kept."""
+    """A write that keeps a record index (``hoodie.metadata.record.index.enable`` true) is refused before anything is
+    written where the index is not kept through it (``reference.metadata.record_index.check_record_index_write``);
+    ``hoodie.index.type=RECORD_INDEX`` needs the record index kept."""
     from reference.metadata.record_index import check_record_index_write as check
-    from spec.metadata.record_index import RECORD_INDEX_PARTITION
 
-    keep = cfg.record_index_enable if cfg.record_index_enable is not None else (
-        RECORD_INDEX_PARTITION in table.metadata_partitions)
+    keep = cfg.record_index_enable
     if cfg.index_type == "RECORD_INDEX" and not keep:
         raise InvalidConfig("hoodie.index.type=RECORD_INDEX tags records with the metadata table's record index, "
                             "which this write does not keep",

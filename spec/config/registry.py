@@ -214,9 +214,10 @@ SETTINGS: tuple[Setting, ...] = (
             "partition moves its key there; false (the default): updates it where it is",
             "HoodieIndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH_ENABLE", "record_index_update_partition_path",
             parse_bool),
-    Setting("hoodie.metadata.global.record.level.index.enable", None, "keep the record index in the metadata "
-            "table (table versions 8 and 9; spec.metadata.record_index); false deletes a table's record index; unset, "
-            "a table keeps its record index as it is (Apache Hudi's default, false, would delete it)",
+    # false is Hudi 1.2.0's default, measured: a write without it deletes the table's record index
+    Setting("hoodie.metadata.global.record.level.index.enable", "false", "keep the record index in the metadata "
+            "table (table versions 8 and 9; spec.metadata.record_index); false (the default) deletes a table's "
+            "record index, as Apache Hudi's writer does",
             "HoodieMetadataConfig.GLOBAL_RECORD_LEVEL_INDEX_ENABLE_PROP", "record_index_enable", parse_bool,
             aliases=("hoodie.metadata.record.index.enable",)),
     # true is Hudi 1.2.0's HoodieIndexConfig default for both, measured

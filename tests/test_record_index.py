@@ -181,3 +181,18 @@ def test_a_write_without_the_option_deletes_the_index_as_hudi_does(tmp_path: Pat
     table.write(_frame().slice(1, 1), operation="upsert", options=plain)
     assert TableConfig.load(str(path)).metadata_partitions == ("files",)
     assert not (path / ".hoodie/metadata/record_index").exists()
+
+
+def test_a_partitioned_record_index_is_refused(tmp_path: Path) -> None:
+    """A table whose record index is the partitioned one (its definition's ``isPartitioned`` true: file groups per
+    data partition, Apache Hudi 1.2.0's ``hoodie.metadata.record.level.index.enable``) is not written with the
+    global record index kept: nothing is changed."""
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    table.write(_frame(), operation="insert", options=OPTIONS)
+    defs = path / ".hoodie/.index_defs/index.json"
+    defs.write_text(defs.read_text().replace('"isPartitioned" : "false"', '"isPartitioned" : "true"'))
+    before = sorted(p.name for p in path.rglob("*"))
+    with pytest.raises(UnsupportedOption, match="partitioned"):
+        table.write(_frame(), operation="upsert", options=OPTIONS)
+    assert sorted(p.name for p in path.rglob("*")) == before

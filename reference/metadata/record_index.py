@@ -53,6 +53,8 @@ from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import CommitMetadata, write_stat
 
 Location = tuple[str, str]
+DEFINITIONS_PATH = ".hoodie/.index_defs/index.json"
+"""Where Apache Hudi 1.2.0 keeps index definitions (``hoodie.table.index.defs.path``)."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +73,28 @@ def _schema(table_version: int) -> Any:
     return fastavro.parse_schema(json.loads(metadata_record_schema(table_version)))
 
 
-def check_record_index_write(table: TableConfig, keep: bool) -> None:
+def partitioned(storage: Storage, table: TableConfig) -> bool:
+    """Whether the table's record index is the partitioned one (its definition's ``isPartitioned`` true, in
+    ``.hoodie/.index_defs/index.json``)."""
+    path = table.get("hoodie.table.index.defs.path")
+    if RECORD_INDEX_PARTITION not in table.metadata_partitions or not path or not storage.exists(path):
+        return False
+    found = parse_index_definitions(storage.read(path).decode()).get(RECORD_INDEX_PARTITION)
+    return found is not None and str(found.index_options.get("isPartitioned", "false")).lower() == "true"
+
+
+def check_record_index_write(storage: Storage, table: TableConfig, keep: bool) -> None:
     """Before anything is written: what the record index is not kept through here is refused — a table version
     below 8 (its metadata table is not written here), a keyless table or one without meta fields (keys read from
-    the files)."""
+    the files), a partitioned record index."""
     if not keep:
         return  # the write drops the record index (hoodie.metadata.record.index.enable false or unset)
     if table.table_version < 8:
         raise UnsupportedOption(f"the record index is kept on table versions 8 and 9, not {table.table_version}",
                                 hint="write without hoodie.metadata.record.index.enable, or upgrade the table")
+    if partitioned(storage, table):
+        raise UnsupportedOption("the table's record index is partitioned (a file group per data partition), which this "
+                                "writer does not keep", hint="write it with Apache Hudi")
     if not table.record_key_fields or table.get("hoodie.populate.meta.fields") == "false":
         raise UnsupportedOption("the record index needs record key fields and meta fields",
                                 hint="name hoodie.datasource.write.recordkey.field")
@@ -221,19 +236,19 @@ def write_stats(files: Sequence[WrittenFile]) -> list[Any]:
             for f in files]
 
 
-def add_definition(storage: Storage, table: TableConfig) -> None:
-    """The record index's definition in ``.hoodie/.index_defs/index.json`` (``isPartitioned`` false, version V1), as
-    Apache Hudi 1.2.0 writes it on table versions 9 and 8 (measured); on a version 8 table only where the table names
-    the file (``hoodie.table.index.defs.path``: a table Apache Hudi 1.x created — Apache Hudi 1.2.0 tags by a
-    version 8 record index without one, measured)."""
-    path = table.get("hoodie.table.index.defs.path")
-    if table.table_version < 8 or (path is None and table.table_version < 9):
-        return
-    path = path or ".hoodie/.index_defs/index.json"
+def add_definition(storage: Storage, table: TableConfig) -> TableConfig:
+    """The record index's definition in ``.hoodie/.index_defs/index.json`` (``isPartitioned`` false, version V1),
+    named by ``hoodie.table.index.defs.path``, as Apache Hudi 1.2.0 writes both on table versions 9 and 8
+    (measured). The table's config with the property."""
+    if table.table_version < 8:
+        return table
+    path = table.get("hoodie.table.index.defs.path") or DEFINITIONS_PATH
     defs = parse_index_definitions(storage.read(path).decode()) if storage.exists(path) else {}
     defs[RECORD_INDEX_PARTITION] = IndexDefinition(RECORD_INDEX_PARTITION, RECORD_INDEX_PARTITION, "", (),
                                                    {"isPartitioned": "false"}, "V1")
     storage.write_atomic(path, format_index_definitions(defs).encode())
+    return table if table.get("hoodie.table.index.defs.path") else table.with_props(
+        **{"hoodie.table.index.defs.path": path})
 
 
 __all__ = ["WrittenFile", "add_definition", "change_files", "check_record_index_write",

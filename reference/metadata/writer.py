@@ -236,9 +236,8 @@ def initialize_record_index(storage: Storage, gen: InstantTimeGenerator) -> None
                         operation_type="BULK_INSERT_PREPPED")
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, cfg.table_version))
-    table = with_partition_state(TableConfig.load(storage), RECORD_INDEX_PARTITION, True)
-    _save_properties(storage, table)
-    ri.add_definition(storage, table)
+    table = ri.add_definition(storage, TableConfig.load(storage))
+    _save_properties(storage, with_partition_state(table, RECORD_INDEX_PARTITION, True))
 
 
 def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator,

@@ -153,7 +153,7 @@ class WriteClient:
             timeline = Timeline.load(self.storage, table.timeline_layout)
             self.check_timeline_files(table, timeline)
         bucket_index_of(cfg, table, op)  # refused before anything is written
-        check_record_index_write(table, cfg)
+        check_record_index_write(self.storage, table, cfg)
         if frame is not None:
             ordering = table.ordering_field
             if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)

@@ -93,7 +93,7 @@ def check_against_table(table: TableConfig, options: Mapping[str, Any]) -> None:
             hint="leave hoodie.metadata.enable unset or false")
 
 
-def check_record_index_write(table: TableConfig, cfg: WriteConfig) -> None:
+def check_record_index_write(storage: Storage, table: TableConfig, cfg: WriteConfig) -> None:
     """A write that keeps a record index (``hoodie.metadata.record.index.enable`` true) is refused before anything is
     written where the index is not kept through it (``reference.metadata.record_index.check_record_index_write``);
     ``hoodie.index.type=RECORD_INDEX`` needs the record index kept."""
@@ -107,7 +107,7 @@ def check_record_index_write(table: TableConfig, cfg: WriteConfig) -> None:
     if keep and cfg.metadata_enable is False:
         raise InvalidConfig("the record index lives in the metadata table, which hoodie.metadata.enable=false deletes",
                             hint="leave hoodie.metadata.enable unset, or turn the record index off")
-    check(table, keep)
+    check(storage, table, keep)
 
 
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,

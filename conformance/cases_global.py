@@ -38,7 +38,7 @@ def _ops(tt: str) -> list[Write | Compact]:
 def build(index: str, update: bool, tt: str, v: int) -> Case:
     short = {GLOBAL_BLOOM: "global-bloom", GLOBAL_SIMPLE: "global-simple", RECORD_INDEX: "record"}[index]
     name = f"{short}-index-{'moves' if update else 'stays'}"
-    options = ((UPDATE_PARTITION_PATH[index], str(update).lower()),)
+    options: tuple[tuple[str, str], ...] = ((UPDATE_PARTITION_PATH[index], str(update).lower()),)
     if index == RECORD_INDEX:  # the metadata table's record index, kept by every write (spec.metadata.record_index)
         options += (("hoodie.metadata.record.index.enable", "true"),)
     what = ("moves a key named with another partition there (a delete where it was, an insert where it goes)"

@@ -50,8 +50,8 @@ from spec.storage.hoodie_storage import Storage
 RECORD_INDEX_PARTITION: Final = "record_index"
 AVERAGE_RECORD_SIZE: Final = 48
 """``RECORD_INDEX_AVERAGE_RECORD_SIZE``: the bytes an entry is taken to need when the file groups are counted."""
-UPDATE_PARTITION_PATH: Final = "hoodie.record.index.update.partition.path"
 RECORD_TYPE: Final = 5
+"""``HoodieMetadataRecord.type`` of a record index entry (``MetadataPartitionType.RECORD_INDEX``)."""
 DELETE_ORDERING_VALUE: Final = 0
 """A record index delete's ordering value, the Integer 0 (``EmptyHoodieRecordPayload``'s), as Hudi writes it."""
 
@@ -136,15 +136,6 @@ def encode_record_index_record(info: Mapping[str, Any], schema: Any) -> bytes:
 
 
 # --8<-- [start:changes]
-@dataclass(frozen=True)
-class Entry:
-    """Where the index holds a key: data partition, file id, and the instant it was written at."""
-
-    partition: str
-    file_id: str
-    instant: str
-
-
 def record_index_changes(held: Mapping[str, tuple[str, str]], placed: Mapping[str, tuple[str, str]],
                          removed: Mapping[str, tuple[str, str]]) -> tuple[dict[str, tuple[str, str]], set[str]]:
     """What a commit changes in the index: ``held`` is where the index holds each key before it, ``placed`` the

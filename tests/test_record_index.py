@@ -196,3 +196,29 @@ def test_a_partitioned_record_index_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedOption, match="partitioned"):
         table.write(_frame(), operation="upsert", options=OPTIONS)
     assert sorted(p.name for p in path.rglob("*")) == before
+
+
+def test_an_initialization_a_killed_writer_left_is_done_again(tmp_path: Path) -> None:
+    """A writer killed while it built the record index leaves ``record_index`` inflight and a pending metadata
+    deltacommit with some of its files; the next write discards them and builds the index again."""
+    from spec.config.table_config import TableConfig
+
+    path = tmp_path / "t"
+    table = HudiTable(str(path), engine="local")
+    plain = {k: v for k, v in OPTIONS.items() if k not in ("hoodie.metadata.record.index.enable", "hoodie.index.type")}
+    table.write(_frame(), operation="insert", options=plain)
+    timeline = path / ".hoodie/metadata/.hoodie/timeline"
+    (timeline / "00000000000000001.deltacommit.requested").write_bytes(b"")
+    (timeline / "00000000000000001.deltacommit.inflight").write_bytes(b"")
+    (path / ".hoodie/metadata/record_index").mkdir()
+    (path / ".hoodie/metadata/record_index/.record-index-0000-0_00000000000000001.log.1_0-0-0").write_bytes(b"x")
+    props = path / ".hoodie/hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.table.metadata.partitions.inflight=record_index\n")
+    table.write(_frame().slice(0, 1), operation="upsert", options=OPTIONS)
+    assert "record_index" in TableConfig.load(str(path)).metadata_partitions
+    # the killed writer's instant discarded, its time taken again by the new initialization, which completed
+    assert len(list(timeline.glob("00000000000000001_*.deltacommit"))) == 1
+    assert not list(timeline.glob("00000000000000002*"))
+    assert (path / ".hoodie/metadata/record_index/.record-index-0000-0_00000000000000001.log.1_0-0-0").read_bytes() \
+        != b"x"
+    _index_is_the_snapshot(path)

@@ -220,17 +220,21 @@ def initialize_record_index(storage: Storage, gen: InstantTimeGenerator) -> None
     """``initializeFromFilesystem`` for the record index: ``record_index`` marked as being built, a deltacommit at
     the next free ``00000000000000000``-plus instant writing its file groups from the table's keys
     (``reference.metadata.record_index.initialization_files``), then ``record_index`` named complete and its index
-    definition written (table version 9)."""
+    definition written. A pending initialization a killed writer left is discarded first (its files and instant)."""
     table = TableConfig.load(storage)
     _save_properties(storage, with_partition_inflight(table, RECORD_INDEX_PARTITION))
     mdt = metadata_storage(storage)
     cfg = TableConfig.load(mdt)
+    for pending in Timeline.load(mdt, 2).instants:  # an initialization a killed writer left half done
+        if not pending.is_completed and pending.requested < "00000000000001000":
+            discard(storage, pending.requested)
     mdt.delete_dir(RECORD_INDEX_PARTITION)
     instant = init_instant(i.requested for i in Timeline.load(mdt, 2).instants)
     requested = new_instant(instant, Action.DELTA_COMMIT)
     _put_instant(mdt, requested)
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
+    fault_point("mid_record_index_init")  # the deltacommit pending, no files yet
     files, _ = ri.initialization_files(storage, instant, _now_ms())
     md = CommitMetadata({RECORD_INDEX_PARTITION: tuple(ri.write_stats(files))},
                         operation_type="BULK_INSERT_PREPPED")

@@ -45,7 +45,7 @@ from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, BucketSpec
 from reference.transaction import transaction
 from reference.write.client import WriteClient, WriteResult
 from reference.write.table_creation import new_table_config, table_created_by
-from reference.write.write_checks import check_against_table, check_schema
+from reference.write.write_checks import check_against_table, check_record_index_write, check_schema
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import InvalidOperation
 from spec.file_group.file_system_view import FileSystemView
@@ -136,6 +136,7 @@ class StreamingWriter:
         else:
             check_against_table(table, self.options)
             timeline = Timeline.load(client.storage, table.timeline_layout)
+        check_record_index_write(client.storage, table, self.cfg)
         if not table.record_key_fields:
             raise InvalidOperation("streaming writes to a table with auto-generated record keys are not supported",
                                    hint="name a record key field (hoodie.datasource.write.recordkey.field), or "

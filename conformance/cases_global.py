@@ -62,6 +62,7 @@ def global_cases() -> Iterator[Case]:
 
 
 def record_index_cases() -> Iterator[Case]:
-    """RECORD_INDEX keeping keys where they are (its default) on COW v9 and MOR v8."""
-    for tt, v in ((COW, 9), (MOR, 8)):
+    """RECORD_INDEX keeping keys where they are (its default) on COW v8 and v9 (the version 9 case is the version 8
+    one replayed) and MOR v8."""
+    for tt, v in ((COW, 8), (COW, 9), (MOR, 8)):
         yield build(RECORD_INDEX, False, tt, v)

@@ -3,7 +3,7 @@ on copy-on-write and merge-on-read tables of versions 9 and 8: Apache Hudi write
 writer continues it (an update, an insert, an upsert naming another partition, a delete), then Apache Hudi again —
 and the reverse, our writer first. A twin table Apache Hudi writes alone takes the same operations.
 
-After every step Apache Hudi's reader, the spec reader and hudi-rs read the rows the steps predict, with no key
+After every step Apache Hudi's reader, the spec reader and hudi-rs read the rows the spec model predicts, with no key
 twice (Hudi's writer tagged by our record index: an update of a key our writer inserted lands in its file group);
 the record index of the table (read by ``spec.metadata.record_index.read_record_index``) names, for every key, the
 partition and file group a snapshot reads it from; and it equals the twin's, key by key: the same partition, and the
@@ -98,6 +98,22 @@ def _check(spark: Any, path: Path, state: dict[str, Row], where: dict[str, str],
     return index
 
 
+def _model_rows(version: int, table_type: str, steps: tuple[tuple[str, tuple[Row, ...]], ...]) -> list[Row]:
+    """The snapshot the spec model predicts after ``steps`` (``spec.model``, through its conformance adapter)."""
+    from conformance.adapters.spec_model import SpecModelAdapter
+    from conformance.interface.adapter import Query
+    from conformance.interface.ops import CreateTable
+    from spec.model.operations import Write
+
+    model = SpecModelAdapter()
+    model.create(CreateTable(table_type=table_type, table_version=version, partition_fields=("p",),
+                             index_type="RECORD_INDEX", options=(("hoodie.metadata.record.index.enable", "true"),)),
+                 Path("."))
+    for op, rows in steps:
+        model.apply(Write(op, tuple({"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows)))
+    return sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in model.rows(Query("snapshot")))
+
+
 def _shape(index: dict[str, Any]) -> tuple[dict[str, str], set[frozenset[str]]]:
     """A record index without its random file ids: each key's partition, and which keys share a file group."""
     groups: dict[str, set[str]] = {}
@@ -135,6 +151,8 @@ def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: P
                 where.setdefault(i, p if i not in state else where.get(i, p))
         _expect(state, op, rows)
         step = f"step {n} ({op}, {'ours' if ours else 'Apache Hudi'})"
+        want = sorted((i, where.get(i, p), ts, v) for i, p, ts, v in state.values())
+        assert _model_rows(version, table_type, STEPS[:n + 1]) == want, f"{step}: the spec model"
         index = _check(apache_hudi, table, state, where, step)
         twin_index = _check(apache_hudi, twin, state, where, step + " twin")
         assert _shape(index) == _shape(twin_index), f"{step}: record index against Apache Hudi's"

@@ -63,6 +63,8 @@ def global_cases() -> Iterator[Case]:
 
 def record_index_cases() -> Iterator[Case]:
     """RECORD_INDEX keeping keys where they are (its default) on COW v8 and v9 (the version 9 case is the version 8
-    one replayed) and MOR v8."""
+    one replayed) and MOR v8; moving them (hoodie.record.index.update.partition.path=true) on COW v8 and MOR v8."""
     for tt, v in ((COW, 8), (COW, 9), (MOR, 8)):
         yield build(RECORD_INDEX, False, tt, v)
+    for tt, v in ((COW, 8), (MOR, 8)):
+        yield build(RECORD_INDEX, True, tt, v)

@@ -1,4 +1,4 @@
-"""The corpus's cases of the global indexes (``hoodie.index.type=GLOBAL_SIMPLE`` / ``GLOBAL_BLOOM``;
+"""The corpus's cases of the global indexes (``hoodie.index.type=GLOBAL_SIMPLE`` / ``GLOBAL_BLOOM`` / ``RECORD_INDEX``;
 ``spec.index.global_index``): a key is unique across partitions. An upsert naming another partition moves the key (a
 delete at the old location, an insert in the new partition) when the index's update-partition-path option is on, and
 updates it where it is (the partition column keeping the value it was given) when it is off; an upsert that loses
@@ -15,7 +15,7 @@ from conformance.case_kit import COW, MOR, rec, w
 from conformance.case_kit import config as _config
 from conformance.case_kit import make_case as _case
 from conformance.interface.ops import Case
-from spec.index.global_index import GLOBAL_BLOOM, GLOBAL_SIMPLE, UPDATE_PARTITION_PATH
+from spec.index.global_index import GLOBAL_BLOOM, GLOBAL_SIMPLE, RECORD_INDEX, UPDATE_PARTITION_PATH
 from spec.model.operations import Compact, Write
 
 
@@ -36,8 +36,11 @@ def _ops(tt: str) -> list[Write | Compact]:
 
 
 def build(index: str, update: bool, tt: str, v: int) -> Case:
-    short = "bloom" if index == GLOBAL_BLOOM else "simple"
-    name = f"global-{short}-index-{'moves' if update else 'stays'}"
+    short = {GLOBAL_BLOOM: "global-bloom", GLOBAL_SIMPLE: "global-simple", RECORD_INDEX: "record"}[index]
+    name = f"{short}-index-{'moves' if update else 'stays'}"
+    options: tuple[tuple[str, str], ...] = ((UPDATE_PARTITION_PATH[index], str(update).lower()),)
+    if index == RECORD_INDEX:  # the metadata table's record index, kept by every write (spec.metadata.record_index)
+        options += (("hoodie.metadata.record.index.enable", "true"),)
     what = ("moves a key named with another partition there (a delete where it was, an insert where it goes)"
             if update else "updates a key named with another partition where it is (its partition column keeps "
             "the value given)")
@@ -46,7 +49,7 @@ def build(index: str, update: bool, tt: str, v: int) -> Case:
                  "delete naming another partition deletes the key where it is; a deleted key upserted in another "
                  "partition is inserted there",
                  [f"index:{index}", "write:insert", "write:upsert", "write:delete"],
-                 _config(tt, v, index_type=index, options=((UPDATE_PARTITION_PATH[index], str(update).lower()),)),
+                 _config(tt, v, index_type=index, options=options),
                  _ops(tt))
 
 
@@ -56,3 +59,12 @@ def global_cases() -> Iterator[Case]:
         yield build(GLOBAL_SIMPLE, True, tt, v)
     for tt, v in ((COW, 8), (MOR, 8)):
         yield build(GLOBAL_BLOOM, False, tt, v)
+
+
+def record_index_cases() -> Iterator[Case]:
+    """RECORD_INDEX keeping keys where they are (its default) on COW v8 and v9 (the version 9 case is the version 8
+    one replayed) and MOR v8; moving them (hoodie.record.index.update.partition.path=true) on COW v8 and MOR v8."""
+    for tt, v in ((COW, 8), (COW, 9), (MOR, 8)):
+        yield build(RECORD_INDEX, False, tt, v)
+    for tt, v in ((COW, 8), (MOR, 8)):
+        yield build(RECORD_INDEX, True, tt, v)

@@ -48,7 +48,7 @@ from conformance.cases_fidelity import (
     schema_changes,
     update_then_delete,
 )
-from conformance.cases_global import global_cases
+from conformance.cases_global import global_cases, record_index_cases
 from conformance.cases_ledger import (
     archive_uncleaned_replace,
     compaction_after_archive,
@@ -75,7 +75,7 @@ from spec.model.operations import (
     Write,
 )
 
-CORPUS_VERSION: Final = 7
+CORPUS_VERSION: Final = 8
 GENERATOR_VERSION: Final = 2
 REGRESSIONS: Final = "regressions"
 
@@ -395,6 +395,7 @@ def corpus() -> dict[str, list[Case]]:
     writes += [c for b in (equal_ordering_fast_path, equal_ordering_row_path) for c in _grid(b)]
     writes += list(bucket_cases())
     writes += list(global_cases())
+    writes += list(record_index_cases())
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

@@ -45,8 +45,8 @@ def test_settings_are_hudis_and_bad_ones_are_refused() -> None:
     assert (cfg.index_type, cfg.simple_index_update_partition_path, cfg.bloom_index_update_partition_path) == (
         GLOBAL_SIMPLE, True, True)
     for index, key in UPDATE_PARTITION_PATH.items():
-        assert BY_KEY[key].default == DEFAULT_UPDATE_PARTITION_PATH
-        assert global_index_config(index, {}, True) == GlobalIndexConfig(index, True)
+        assert BY_KEY[key].default == DEFAULT_UPDATE_PARTITION_PATH[index]
+        assert global_index_config(index, {}, True) == GlobalIndexConfig(index, index != "RECORD_INDEX")
         assert global_index_config(index, {key: "false"}, True) == GlobalIndexConfig(index, False)
         assert global_index_config(index, {}, False) == GlobalIndexConfig(index, False)  # not partitioned: no moves
         with pytest.raises(InvalidConfig, match="not a boolean"):

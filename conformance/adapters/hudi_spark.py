@@ -96,7 +96,7 @@ CAPABILITIES: Final = frozenset({
     *(f"write:{op}" for op in WRITE_OPERATIONS), "delete_partition",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
-    "index:BLOOM", "index:SIMPLE", "index:BUCKET", "index:GLOBAL_BLOOM", "index:GLOBAL_SIMPLE",
+    "index:BLOOM", "index:SIMPLE", "index:BUCKET", "index:GLOBAL_BLOOM", "index:GLOBAL_SIMPLE", "index:RECORD_INDEX",
     "compact", "cluster", "clean", "rollback", "savepoint", "restore", "archive", "crash",
     "inline_compact", "auto_clean", "auto_archive", "concurrent",
 })

@@ -72,7 +72,7 @@ WRITES: frozenset[str] = frozenset({
     "delete_partition", "stream",
     "keygen:SIMPLE", "keygen:COMPLEX", "keygen:NON_PARTITION",
     "merge:EVENT_TIME_ORDERING", "merge:COMMIT_TIME_ORDERING",
-    "index:BLOOM", "index:SIMPLE", "index:BUCKET", "index:GLOBAL_BLOOM", "index:GLOBAL_SIMPLE",
+    "index:BLOOM", "index:SIMPLE", "index:BUCKET", "index:GLOBAL_BLOOM", "index:GLOBAL_SIMPLE", "index:RECORD_INDEX",
 })
 """Copy-on-write and merge-on-read writes of all seven operations and streaming checkpoints, table
 versions 6 and 8."""

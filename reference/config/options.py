@@ -47,6 +47,8 @@ class WriteConfig:
     bucket_index_hash_fields: tuple[str, ...] = default("bucket_index_hash_fields")
     bloom_index_update_partition_path: bool = default("bloom_index_update_partition_path")
     simple_index_update_partition_path: bool = default("simple_index_update_partition_path")
+    record_index_update_partition_path: bool = default("record_index_update_partition_path")
+    record_index_enable: bool = default("record_index_enable")
     compression: str = default("compression")
     combine_before_upsert: bool = default("combine_before_upsert")
     combine_before_insert: bool = default("combine_before_insert")

@@ -1,12 +1,13 @@
-"""The write client's global index (``hoodie.index.type=GLOBAL_BLOOM`` / ``GLOBAL_SIMPLE``,
+"""The write client's global index (``hoodie.index.type=GLOBAL_BLOOM`` / ``GLOBAL_SIMPLE`` / ``RECORD_INDEX``,
 ``spec.index.global_index``): a batch's keys looked up in the latest base files of every partition, the latest
 file slice of a location read merged where the rule asks for a merged lookup, and the records the rule routes —
 each record tagged with its file group (``FILE_ID``, null: an insert) and whether it is a delete
 (``DELETE_FLAG``), a move adding a delete at the old location.
 
 Both global indexes give the same answer, so both look keys up by reading every latest base file's keys
-(``reference.io.index.simple_index``; Hudi's GLOBAL_BLOOM prunes files by their footers first). The tagging runs
-where the batch is, on Arrow rows one at a time: the Spark engine brings the batch to the driver for it
+(``reference.io.index.simple_index``; Hudi's GLOBAL_BLOOM prunes files by their footers first); RECORD_INDEX reads
+the keys' locations from the metadata table's record index (``spec.metadata.record_index.read_record_index``).
+The tagging runs where the batch is, on Arrow rows one at a time: the Spark engine brings the batch to the driver for it
 (``reference.engines.spark``).
 """
 
@@ -25,6 +26,7 @@ from reference.io.index import simple_index
 from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import FileSystemView
 from spec.index.global_index import (
+    RECORD_INDEX,
     GlobalIndexConfig,
     Location,
     MergeOutcome,
@@ -33,6 +35,7 @@ from spec.index.global_index import (
     needs_merged_lookup,
     route,
 )
+from spec.metadata.record_index import RECORD_INDEX_PARTITION, read_record_index
 from spec.read.merge import IS_DELETED_FIELD, MergeRule, Version, as_version, merge_handle_keeps_stored
 from spec.schema.table_schema import META_FIELDS, PARTITION_PATH, RECORD_KEY
 from spec.storage.hoodie_storage import Storage
@@ -41,7 +44,8 @@ from spec.storage.hoodie_storage import Storage
 def global_index_of(cfg: WriteConfig, table: TableConfig) -> GlobalIndexConfig | None:
     """The write's global index (None: another index), from its ``hoodie.index.type`` and option."""
     options = {"hoodie.bloom.index.update.partition.path": str(cfg.bloom_index_update_partition_path).lower(),
-               "hoodie.simple.index.update.partition.path": str(cfg.simple_index_update_partition_path).lower()}
+               "hoodie.simple.index.update.partition.path": str(cfg.simple_index_update_partition_path).lower(),
+               "hoodie.record.index.update.partition.path": str(cfg.record_index_update_partition_path).lower()}
     return global_index_config(cfg.index_type, options, bool(table.partition_fields))
 
 
@@ -71,11 +75,18 @@ def global_tag(frame: pa.Table, lookup: GlobalLookup, delete: bool) -> pa.Table:
     rule = MergeRule.from_config(lookup.table)
     event_time = rule.ordering_field is not None and not rule.log_wins_over_base
     keys = frame.column(RECORD_KEY)
-    located = simple_index(lookup.storage, lookup.view)
-    located = located.filter(pc.is_in(located.column(RECORD_KEY), value_set=pc.unique(keys.cast(pa.string()))))
     by_key: dict[str, list[Location]] = {}
-    for p, k, f in zip(*(located.column(c).to_pylist() for c in (PARTITION_PATH, RECORD_KEY, FILE_ID)), strict=True):
-        by_key.setdefault(k, []).append(Location(p, f))
+    if lookup.config.index_type == RECORD_INDEX and RECORD_INDEX_PARTITION in lookup.table.metadata_partitions:
+        wanted = set(keys.cast(pa.string()).to_pylist())
+        for k, loc in read_record_index(lookup.storage).items():
+            if k in wanted:
+                by_key[k] = [Location(loc.partition_path, loc.file_id)]
+    else:  # GLOBAL_BLOOM, GLOBAL_SIMPLE, or a record index not built yet (Hudi falls back to GLOBAL_SIMPLE)
+        located = simple_index(lookup.storage, lookup.view)
+        located = located.filter(pc.is_in(located.column(RECORD_KEY), value_set=pc.unique(keys.cast(pa.string()))))
+        for p, k, f in zip(*(located.column(c).to_pylist() for c in (PARTITION_PATH, RECORD_KEY, FILE_ID)),
+                           strict=True):
+            by_key.setdefault(k, []).append(Location(p, f))
     stored: dict[Location, dict[str, dict[str, Any]]] = {}
 
     def stored_row(loc: Location, key: str) -> dict[str, Any] | None:

@@ -20,9 +20,11 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from reference.instrumentation.faults import fault_point
+from reference.metadata import record_index as ri
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
 from spec.actions.compaction import CompactionConfig
@@ -41,6 +43,7 @@ from spec.metadata.metadata_table import (
     merge_partition,
     metadata_storage,
 )
+from spec.metadata.record_index import RECORD_INDEX_PARTITION, read_record_index
 from spec.metadata.writer import (
     CLEANER_COMMITS_RETAINED,
     COMPACT_MAX_DELTA_COMMITS,
@@ -130,11 +133,12 @@ def delete_metadata_table(storage: Storage) -> None:
     storage.delete_dir(METADATA_TABLE_PATH)
 
 
-def drop_unmaintained_partitions(storage: Storage) -> TableConfig:
-    """Every metadata partition but ``files`` deleted, and dropped from ``hoodie.table.metadata.partitions``
-    (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has off)."""
+def drop_unmaintained_partitions(storage: Storage, record_index: bool = False) -> TableConfig:
+    """Every metadata partition but ``files`` (and ``record_index`` when ``record_index``) deleted, and dropped from
+    ``hoodie.table.metadata.partitions`` (``HoodieTable.deleteMetadataIndexIfNecessary`` for indexes the writer has
+    off)."""
     table = TableConfig.load(storage)
-    drop = partitions_to_delete(table)
+    drop = [p for p in partitions_to_delete(table) if not (record_index and p == RECORD_INDEX_PARTITION)]
     for name in drop:
         storage.delete_dir(posixpath.join(METADATA_TABLE_PATH, name))
         table = with_partition_state(table, name, False)
@@ -166,7 +170,10 @@ def mark_rebuilding(storage: Storage) -> None:
     table."""
     table = TableConfig.load(storage)
     if FILES_PARTITION in table.metadata_partitions:
+        record_index = RECORD_INDEX_PARTITION in table.metadata_partitions
         table = with_partition_inflight(table, FILES_PARTITION)
+        if record_index:  # rebuilt with files (``initialize``)
+            table = with_partition_inflight(table, RECORD_INDEX_PARTITION)
         _save_properties(storage, table)
     if FILES_PARTITION in table.metadata_partitions_inflight:
         storage.delete_dir(METADATA_TABLE_PATH)
@@ -178,6 +185,9 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``, last. A process
     killed half way leaves a table readers list from storage, and the next ``initialize`` starts over."""
     table = TableConfig.load(storage)
+    had_record_index = RECORD_INDEX_PARTITION in table.metadata_partitions + table.metadata_partitions_inflight
+    if had_record_index:
+        table = with_partition_state(table, RECORD_INDEX_PARTITION, False)
     _save_properties(storage, with_partition_inflight(table, FILES_PARTITION))
     storage.delete_dir(METADATA_TABLE_PATH)
     mdt = metadata_storage(storage)
@@ -202,16 +212,56 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, cfg.table_version))
     _save_properties(storage, with_partition_state(TableConfig.load(storage), FILES_PARTITION, True))
+    if had_record_index:
+        initialize_record_index(storage, gen)
 
 
-def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator) -> None:
+def initialize_record_index(storage: Storage, gen: InstantTimeGenerator) -> None:
+    """``initializeFromFilesystem`` for the record index: ``record_index`` marked as being built, a deltacommit at
+    the next free ``00000000000000000``-plus instant writing its file groups from the table's keys
+    (``reference.metadata.record_index.initialization_files``), then ``record_index`` named complete and its index
+    definition written. A pending initialization a killed writer left is discarded first (its files and instant)."""
+    table = TableConfig.load(storage)
+    _save_properties(storage, with_partition_inflight(table, RECORD_INDEX_PARTITION))
+    mdt = metadata_storage(storage)
+    cfg = TableConfig.load(mdt)
+    for pending in Timeline.load(mdt, 2).instants:  # an initialization a killed writer left half done
+        if not pending.is_completed and pending.requested < "00000000000001000":
+            discard(storage, pending.requested)
+    mdt.delete_dir(RECORD_INDEX_PARTITION)
+    instant = init_instant(i.requested for i in Timeline.load(mdt, 2).instants)
+    requested = new_instant(instant, Action.DELTA_COMMIT)
+    _put_instant(mdt, requested)
+    inflight = requested.transition(State.INFLIGHT)
+    _put_instant(mdt, inflight)
+    fault_point("mid_record_index_init")  # the deltacommit pending, no files yet
+    files, _ = ri.initialization_files(storage, instant, _now_ms())
+    md = CommitMetadata({RECORD_INDEX_PARTITION: tuple(ri.write_stats(files))},
+                        operation_type="BULK_INSERT_PREPPED")
+    _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
+                 format_commit_metadata(md, cfg.table_version))
+    table = ri.add_definition(storage, TableConfig.load(storage))
+    _save_properties(storage, with_partition_state(table, RECORD_INDEX_PARTITION, True))
+
+
+def append_deltacommit(storage: Storage, instant: str, records: Records, gen: InstantTimeGenerator,
+                       data_md: CommitMetadata | None = None) -> None:
     """One metadata deltacommit at the data instant's time: its records as one HFILE data block in a new log
     file of ``files-0000-0``, completed before the data instant. A metadata instant already there for the same
     time (the data instant is re-attempted, e.g. a compaction run again after a crash) is removed first, as
-    Hudi's ``commitInternal`` rolls back a re-attempted commit."""
+    Hudi's ``commitInternal`` rolls back a re-attempted commit. A table with a record index gets the changes of
+    the data commit ``data_md`` in log files of its file groups in the same deltacommit
+    (``reference.metadata.record_index``)."""
     discard(storage, instant)
     mdt = metadata_storage(storage)
     table_version = TableConfig.load(mdt).table_version
+    index_files: list[ri.WrittenFile] = []
+    data_table = TableConfig.load(storage)
+    if data_md is not None and RECORD_INDEX_PARTITION in data_table.metadata_partitions:
+        held = {k: (loc.partition_path, loc.file_id) for k, loc in read_record_index(storage).items()}
+        upserts, deletes = ri.commit_changes(storage, data_md, instant, held)
+        index_files = ri.change_files(mdt, data_table, instant, upserts, deletes, ri.file_group_count(mdt),
+                                      table_version, _now_ms())
     requested = new_instant(instant, Action.DELTA_COMMIT)
     _put_instant(mdt, requested)
     inflight = requested.transition(State.INFLIGHT)
@@ -220,6 +270,9 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
     data = encode_blocks([hfile_data_block(instant, records, _now_ms(), table_version)])
     mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
     md = deltacommit_metadata([(name, len(data))], len(records))
+    if index_files:
+        md = CommitMetadata({**md.partition_to_write_stats, RECORD_INDEX_PARTITION: tuple(ri.write_stats(index_files))},
+                            operation_type=md.operation_type)
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, table_version))
 
@@ -236,9 +289,11 @@ def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     return new and enabled_by_default(table.table_version)
 
 
-def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) -> bool:
+def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, record_index: bool | None = None) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
-    turned on and missing, its unmaintained partitions dropped. Whether the instant is to be recorded in it."""
+    turned on and missing, its unmaintained partitions dropped — the record index kept when ``record_index`` is
+    true, or None and the table has one, and created when true and missing. Whether the instant is to be recorded
+    in it."""
     table = TableConfig.load(storage)
     new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
     if not wanted(table, enable, new):
@@ -249,9 +304,12 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None) ->
         raise UnsupportedTableVersion(
             f"this writer keeps the metadata table of table versions 8 and 9, not of version {table.table_version}",
             hint="write with hoodie.metadata.enable=false (which deletes the metadata table), or upgrade the table")
-    table = drop_unmaintained_partitions(storage)
+    keep_index = record_index if record_index is not None else RECORD_INDEX_PARTITION in table.metadata_partitions
+    table = drop_unmaintained_partitions(storage, keep_index)
     if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
         initialize(storage, gen)
+    if keep_index and RECORD_INDEX_PARTITION not in TableConfig.load(storage).metadata_partitions:
+        initialize_record_index(storage, gen)
     return True
 
 
@@ -365,7 +423,7 @@ def on_service_complete(storage: Storage, inst: Instant, data: bytes, gen: Insta
         initialize(storage, gen)  # listed anew: its records would have nothing to go to
         return
     if inst.action == Action.CLEAN:
-        drop_unmaintained_partitions(storage)
+        drop_unmaintained_partitions(storage, RECORD_INDEX_PARTITION in table.metadata_partitions)
         append_deltacommit(storage, inst.requested, clean_records(parse_avro_metadata(data, HoodieCleanMetadata)),
                            gen)
     elif inst.action == Action.ROLLBACK:
@@ -388,7 +446,8 @@ def _latest_slice(mdt: Storage, cfg: TableConfig) -> tuple[Timeline, Any]:
 
 def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices) -> Timeline:
     """``compactIfNecessary`` then ``cleanIfNecessary``: when ``spec.metadata.writer.compaction_due`` and
-    ``compaction_allowed``, the files partition's latest slice merged into a new base HFile by a compaction at a
+    ``compaction_allowed``, the files partition's latest slice — and each record index file group's
+    (``reference.metadata.record_index.compaction_slices``) — merged into a new base HFile by a compaction at a
     new instant (requested with its plan, inflight, completed as a ``commit``), then the metadata table cleaned
     (KEEP_LATEST_COMMITS, ``CLEANER_COMMITS_RETAINED``) by ``services``. The metadata table's timeline after them."""
     mdt = metadata_storage(storage)
@@ -406,6 +465,18 @@ def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices
     logs = [f.name for f in sl.log_files]
     plan = compaction_plan(sl.base_instant, sl.base_file.name if sl.base_file else None, logs,
                            sum(f.size for f in sl.log_files))
+    index_slices = (ri.compaction_slices(mdt, cfg, timeline)
+                    if RECORD_INDEX_PARTITION in TableConfig.load(storage).metadata_partitions else [])
+    if index_slices:
+        ops = plan.operations or ()
+        plan = replace(plan, operations=ops + tuple(
+            replace(ops[0], base_instant_time=isl.base_instant,
+                    delta_file_paths=tuple(f.name for f in isl.log_files),
+                    data_file_path=isl.base_file.name if isl.base_file else None, file_id=isl.file_id,
+                    partition_path=RECORD_INDEX_PARTITION,
+                    metrics={**(ops[0].metrics or {}), "TOTAL_LOG_FILES": float(len(isl.log_files)),
+                             "TOTAL_LOG_FILES_SIZE": float(sum(f.size for f in isl.log_files))})
+            for isl, _ in index_slices))
     requested = new_instant(instant, Action.COMPACTION)
     _put_instant(mdt, requested, format_avro_metadata(plan, cfg.table_version))
     inflight = requested.transition(State.INFLIGHT)
@@ -414,6 +485,12 @@ def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices
     data = records_hfile(records, _now_ms(), base_file=True, table_version=cfg.table_version, file_name=name)
     mdt.write_atomic(f"{FILES_PARTITION}/{name}", data)
     md = compaction_commit_metadata(name, len(data), sl.base_instant, len(records), len(logs))
+    if index_slices:
+        bases = [ri.compacted_base(mdt, isl.file_id, instant, merged, cfg.table_version, _now_ms())
+                 for isl, merged in index_slices]
+        stats = tuple(replace(st, prev_commit=isl.base_instant, total_log_files_compacted=len(isl.log_files))
+                      for st, (isl, _) in zip(ri.write_stats(bases), index_slices, strict=True))
+        md = replace(md, partition_to_write_stats={**md.partition_to_write_stats, RECORD_INDEX_PARTITION: stats})
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, cfg.table_version))
     services.clean(mdt, cfg, CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=CLEANER_COMMITS_RETAINED))
@@ -441,18 +518,33 @@ def archive_metadata_table(storage: Storage, services: TableServices, data_archi
 
 
 def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator, services: TableServices,
-              enable: bool | None = None, data_archive: ArchiveConfig | None = None) -> None:
+              enable: bool | None = None, data_archive: ArchiveConfig | None = None,
+              record_index: bool | None = None) -> None:
     """A commit, deltacommit, replacecommit or compaction about to complete, recorded in the metadata table
     (``HoodieBackedTableMetadataWriter.update(HoodieCommitMetadata)``): the metadata table created, deleted or
     trimmed as ``enable`` says (``prepare``), compacted and cleaned when due, its timeline archived when due
     (``archive_metadata_table``, ``data_archive``: the data writer's archival config), then the instant's
-    deltacommit."""
-    if prepare(storage, gen, enable):
+    deltacommit (with the record index's changes, ``record_index`` as ``prepare`` takes it)."""
+    if prepare(storage, gen, enable, record_index):
         archive_metadata_table(storage, services, data_archive, compact(storage, gen, services))
-        append_deltacommit(storage, inst.requested, commit_records(md), gen)
+        append_deltacommit(storage, inst.requested, commit_records(md), gen, md)
 
 
-__all__ = ["TableServices", "append_deltacommit", "archive_metadata_table", "check_service_keeps_it", "compact",
-           "delete_metadata_table", "discard", "drop_unmaintained_partitions", "initialize", "mark_rebuilding",
-           "on_commit",
-           "on_service_complete", "prepare", "rollback_instant", "whole"]
+__all__ = [
+    "TableServices",
+    "append_deltacommit",
+    "archive_metadata_table",
+    "check_service_keeps_it",
+    "compact",
+    "delete_metadata_table",
+    "discard",
+    "drop_unmaintained_partitions",
+    "initialize",
+    "initialize_record_index",
+    "mark_rebuilding",
+    "on_commit",
+    "on_service_complete",
+    "prepare",
+    "rollback_instant",
+    "whole",
+]

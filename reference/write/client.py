@@ -49,7 +49,13 @@ from reference.metadata.writer import TableServices
 from reference.transaction import transaction
 from reference.transaction.transaction import Clock
 from reference.write.table_creation import new_table_config, table_created_by
-from reference.write.write_checks import check_against_table, check_cdc_write, check_schema, combines
+from reference.write.write_checks import (
+    check_against_table,
+    check_cdc_write,
+    check_record_index_write,
+    check_schema,
+    combines,
+)
 from spec.actions.clustering import pending_clustering_groups
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.config.write_operation import REPLACE_OPERATIONS, WriteOperationType, write_action
@@ -156,6 +162,7 @@ class WriteClient:
             self.check_timeline_files(table, timeline)
         bucket_index_of(cfg, table, op)  # refused before anything is written
         check_cdc_write(table, cfg, op, new)
+        check_record_index_write(self.storage, table, cfg)
         if frame is not None:
             ordering = table.ordering_field
             if (op != "delete" and ordering and combines(cfg, op) and ordering in engine.columns(frame)

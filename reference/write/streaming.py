@@ -45,7 +45,7 @@ from reference.io.handles import BUCKET, DELETE_FLAG, FILE_ID, BucketSpec
 from reference.transaction import transaction
 from reference.write.client import WriteClient, WriteResult
 from reference.write.table_creation import new_table_config, table_created_by
-from reference.write.write_checks import check_against_table, check_schema
+from reference.write.write_checks import check_against_table, check_record_index_write, check_schema
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import InvalidOperation, UnsupportedTable
 from spec.file_group.file_system_view import FileSystemView
@@ -139,6 +139,7 @@ class StreamingWriter:
         if table.cdc_mode:  # Hudi's streaming (Flink) writer logs changes with handles of its own, not measured here
             raise UnsupportedTable("streaming writes to a table with change data capture are not supported: "
                                    "nothing was written", hint="write the batches with HudiTable.write(..., 'upsert')")
+        check_record_index_write(client.storage, table, self.cfg)
         if not table.record_key_fields:
             raise InvalidOperation("streaming writes to a table with auto-generated record keys are not supported",
                                    hint="name a record key field (hoodie.datasource.write.recordkey.field), or "

@@ -12,7 +12,7 @@ import pyarrow as pa
 from reference.config.options import WriteConfig
 from spec.config.registry import canonical_key, parse_bool
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, InvalidRecord, UnsupportedOption
+from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord, UnsupportedOption
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS
 from spec.schema.evolution import evolve_schema
 from spec.schema.table_schema import (
@@ -110,6 +110,23 @@ def check_cdc_write(table: TableConfig, cfg: WriteConfig, op: str, new: bool = F
             "write; nothing was written",
             hint="set hoodie.merge.allow.duplicate.on.inserts=false (the insert is merged and logged), "
                  "hoodie.parquet.small.file.limit=0, or upsert")
+
+
+def check_record_index_write(storage: Storage, table: TableConfig, cfg: WriteConfig) -> None:
+    """A write that keeps a record index (``hoodie.metadata.record.index.enable`` true) is refused before anything is
+    written where the index is not kept through it (``reference.metadata.record_index.check_record_index_write``);
+    ``hoodie.index.type=RECORD_INDEX`` needs the record index kept."""
+    from reference.metadata.record_index import check_record_index_write as check
+
+    keep = cfg.record_index_enable
+    if cfg.index_type == "RECORD_INDEX" and not keep:
+        raise InvalidConfig("hoodie.index.type=RECORD_INDEX tags records with the metadata table's record index, "
+                            "which this write does not keep",
+                            hint="set hoodie.metadata.record.index.enable=true")
+    if keep and cfg.metadata_enable is False:
+        raise InvalidConfig("the record index lives in the metadata table, which hoodie.metadata.enable=false deletes",
+                            hint="leave hoodie.metadata.enable unset, or turn the record index off")
+    check(storage, table, keep)
 
 
 def check_schema(storage: Storage, engine: Engine, frame: Any, table: TableConfig, timeline: Timeline,

@@ -206,8 +206,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hoodie.index.type", "BLOOM", "how records are tagged with their file group: BLOOM (footers, then "
             "exact keys of candidate files), SIMPLE (all keys), BUCKET (the hash of the key: "
             "spec.index.bucket_index), or GLOBAL_BLOOM / GLOBAL_SIMPLE (a key unique across partitions: "
-            "spec.index.global_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
-            choices=("BLOOM", "SIMPLE", "BUCKET", "GLOBAL_BLOOM", "GLOBAL_SIMPLE")),
+            "spec.index.global_index), or RECORD_INDEX (the metadata table's record index, a global index: "
+            "spec.metadata.record_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
+            choices=("BLOOM", "SIMPLE", "BUCKET", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX")),
+    # false is Hudi 1.2.0's HoodieIndexConfig default, measured
+    Setting("hoodie.record.index.update.partition.path", "false", "RECORD_INDEX: an upsert naming another "
+            "partition moves its key there; false (the default): updates it where it is",
+            "HoodieIndexConfig.RECORD_INDEX_UPDATE_PARTITION_PATH_ENABLE", "record_index_update_partition_path",
+            parse_bool),
+    # false is Hudi 1.2.0's default, measured: a write without it deletes the table's record index
+    Setting("hoodie.metadata.global.record.level.index.enable", "false", "keep the record index in the metadata "
+            "table (table versions 8 and 9; spec.metadata.record_index); false (the default) deletes a table's "
+            "record index, as Apache Hudi's writer does",
+            "HoodieMetadataConfig.GLOBAL_RECORD_LEVEL_INDEX_ENABLE_PROP", "record_index_enable", parse_bool,
+            aliases=("hoodie.metadata.record.index.enable",)),
     # true is Hudi 1.2.0's HoodieIndexConfig default for both, measured
     Setting("hoodie.bloom.index.update.partition.path", "true", "GLOBAL_BLOOM: an upsert naming another partition "
             "moves its key there (a delete in the old partition, an insert in the new); false: updates it where it "

@@ -37,7 +37,10 @@ Source (Apache Hudi 1.2.0, measured on table versions 6, 8 and 9: its writer on 
 (``tagLocationBacktoRecords``: ``mayContainDuplicateLookup`` is the table being merge-on-read),
 ``HoodieWriteHelper.deduplicateRecords`` / ``HoodieDeleteHelper`` (a global index combines a batch's versions
 of a key by record key alone) and ``org.apache.hudi.config.HoodieIndexConfig``
-(``BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE``, ``SIMPLE_INDEX_UPDATE_PARTITION_PATH_ENABLE``).
+(``BLOOM_INDEX_UPDATE_PARTITION_PATH_ENABLE``, ``SIMPLE_INDEX_UPDATE_PARTITION_PATH_ENABLE``). RECORD_INDEX is a
+global index too (``SparkMetadataTableRecordIndex``): its lookup is the metadata table's record index
+(``spec.metadata.record_index``), one location per key, and its option ``hoodie.record.index.update.partition.path``
+is false by default.
 """
 
 from __future__ import annotations
@@ -51,13 +54,16 @@ from spec.errors import InvalidConfig, UnsupportedOption
 
 GLOBAL_BLOOM: Final = "GLOBAL_BLOOM"
 GLOBAL_SIMPLE: Final = "GLOBAL_SIMPLE"
-GLOBAL_INDEX_TYPES: Final = (GLOBAL_BLOOM, GLOBAL_SIMPLE)
+RECORD_INDEX: Final = "RECORD_INDEX"
+GLOBAL_INDEX_TYPES: Final = (GLOBAL_BLOOM, GLOBAL_SIMPLE, RECORD_INDEX)
 """``hoodie.index.type`` values of the global indexes (``HoodieIndex.IndexType``)."""
 UPDATE_PARTITION_PATH: Final = {GLOBAL_BLOOM: "hoodie.bloom.index.update.partition.path",
-                                GLOBAL_SIMPLE: "hoodie.simple.index.update.partition.path"}
+                                GLOBAL_SIMPLE: "hoodie.simple.index.update.partition.path",
+                                RECORD_INDEX: "hoodie.record.index.update.partition.path"}
 """Each global index's option: whether an upsert naming another partition moves its key there."""
-DEFAULT_UPDATE_PARTITION_PATH: Final = "true"
-"""Both options' default (``HoodieIndexConfig``, Apache Hudi 1.2.0, measured through py4j; all table versions)."""
+DEFAULT_UPDATE_PARTITION_PATH: Final = {GLOBAL_BLOOM: "true", GLOBAL_SIMPLE: "true", RECORD_INDEX: "false"}
+"""The options' defaults (``HoodieIndexConfig``, Apache Hudi 1.2.0, measured through py4j; all table versions):
+true for GLOBAL_BLOOM and GLOBAL_SIMPLE, false for RECORD_INDEX."""
 
 
 # --8<-- [start:config]
@@ -75,7 +81,7 @@ def global_index_config(index_type: str, options: Mapping[str, str], partitioned
     if index_type not in GLOBAL_INDEX_TYPES:
         return None
     key = UPDATE_PARTITION_PATH[index_type]
-    value = str(options.get(key, DEFAULT_UPDATE_PARTITION_PATH)).strip().lower()
+    value = str(options.get(key, DEFAULT_UPDATE_PARTITION_PATH[index_type])).strip().lower()
     if value not in ("true", "false"):
         raise InvalidConfig(f"{key}={options.get(key)!r} is not a boolean", hint=f"set {key} to true or false")
     return GlobalIndexConfig(index_type, value == "true" and partitioned)
@@ -132,7 +138,10 @@ def needs_merged_lookup(config: GlobalIndexConfig, is_mor: bool, event_time: boo
                         incoming_is_delete: bool, location: Location) -> bool:
     """Whether a key found at ``location`` is merged with its stored record before it is routed
     (``tagGlobalLocationBackToRecords``: ``requiresMergingWithOlderRecordVersion`` and
-    ``shouldDoMergedLookUpThenTag``)."""
+    ``shouldDoMergedLookUpThenTag``). ``mayContainDuplicateLookup`` is the table being merge-on-read for
+    GLOBAL_BLOOM and GLOBAL_SIMPLE (a key may be found in two base files), false for RECORD_INDEX, which holds one
+    location per key (``SparkMetadataTableRecordIndex.tagLocation``)."""
+    is_mor = is_mor and config.index_type != RECORD_INDEX
     if not (config.update_partition_path or is_mor):
         return False
     return (is_mor or (config.update_partition_path and incoming_partition != location.partition)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spec.index.global_index import (
+    RECORD_INDEX,
     GlobalIndexConfig,
     Location,
     MergeOutcome,
@@ -22,7 +23,7 @@ from spec.index.global_index import (
     route,
 )
 from spec.model.files import META_COLUMNS, RECORD_KEY, Incoming, Row
-from spec.model.queries import index_locations, merge_rule, ordering_type, read_slice, view
+from spec.model.queries import index_locations, key_locations, merge_rule, ordering_type, read_slice, view
 from spec.model.state import TableState
 from spec.read.merge import Version, merge_handle_keeps_stored
 
@@ -48,7 +49,9 @@ def tag_global(state: TableState, config: GlobalIndexConfig, recs: Sequence[Inco
                ) -> list[tuple[Incoming, str | None]]:
     """Each record the write routes, with its file group (None: an insert), by ``spec.index.global_index.route``."""
     by_key: dict[str, list[Location]] = {}
-    for (partition, key), fids in sorted(index_locations(state).items()):
+    # the record index holds where each key is read from; the other global indexes find it in base files
+    held = key_locations(state) if config.index_type == RECORD_INDEX else index_locations(state)
+    for (partition, key), fids in sorted(held.items()):
         by_key.setdefault(key, []).extend(Location(partition, f) for f in fids)
     slices = {(g.partition_path, g.file_id): g.latest_slice for g in view(state)}
     stored: dict[Location, dict[str, Row]] = {}

@@ -102,15 +102,17 @@ def fold_log_versions(versions: Iterable[tuple[str, Version]], rule: MergeRule) 
 
 class _LogPart:
     """The decoded records of one applied log block: a data block's records and their Arrow schema
-    (``schema``), or a delete block's delete records (``schema`` None).
+    (``schema``), or a delete block's delete records (``schema`` None); ``partial``: a partial-update block
+    (``IS_PARTIAL``), whose records hold some of the table's columns (``spec.read.merge.merge_partial``).
 
     A data block's records are decoded once, as rows (dicts) or as an Arrow table of ``schema``
     (``table``); the rows of a table are its ``to_pylist()``, made when first asked for.
     """
 
     def __init__(self, schema: pa.Schema | None, rows: list[dict[str, Any]] | None = None,
-                 table: pa.Table | None = None, deletes: Sequence[DeleteRecord] = ()) -> None:
+                 table: pa.Table | None = None, deletes: Sequence[DeleteRecord] = (), partial: bool = False) -> None:
         self.schema = schema
+        self.partial = partial
         self.table = table
         self.deletes = deletes
         self._rows = rows
@@ -164,7 +166,7 @@ class SliceMerge:
         if base is not None and ordering and ordering in base.column_names:
             ordering_type = _java_type(base.schema.field(ordering).type)
         parts = self._decode_logs(blocks)
-        log_schema = next((p.schema for p in reversed(parts) if p.schema is not None), None)
+        log_schema = _log_schema(parts)
         if ordering_type is None and ordering and log_schema is not None and ordering in log_schema.names:
             # a slice of log files alone: the ordering values are of the type its data blocks declare (a Long
             # record ordering value against a delete's Long is compared, not a type mismatch the delete wins)
@@ -186,7 +188,7 @@ class SliceMerge:
                 out_schema = pa.schema([*base.schema, *added])
         if out_schema is None:
             return base
-        if self.columnar:
+        if self.columnar and not any(p.partial for p in parts):
             try:
                 return self._merge_columnar(base, parts, out_schema, ordering_type)
             except _ByRule:
@@ -200,14 +202,6 @@ class SliceMerge:
         parts: list[_LogPart] = []
         schemas: dict[str, pa.Schema] = {}
         for block in blocks:
-            if block.header_value(HeaderKey.IS_PARTIAL) == "true":
-                # Hudi 1.x's partial-update block (MERGE INTO's UPDATE SET of some columns on merge-on-read,
-                # ``hoodie.spark.sql.merge.into.partial.updates``): its records hold the updated columns alone
-                raise UnsupportedBlockContent(
-                    f"a partial-update data block (IS_PARTIAL, instant {block.instant_time}): its records hold only "
-                    "the columns an update set, whose merge with the stored row is not specified here",
-                    hint="read the table with Apache Hudi, or compact it there; write such updates with every column "
-                         "(UPDATE SET *, or hoodie.spark.sql.merge.into.partial.updates=false)")
             if block.block_type == BlockType.DELETE_BLOCK:
                 parts.append(_LogPart(None, deletes=decode_delete_records(block)))
             elif block.block_type == BlockType.AVRO_DATA_BLOCK:
@@ -216,11 +210,26 @@ class SliceMerge:
                 text = block.schema or ""
                 if text not in schemas:
                     schemas[text] = arrow_schema_from_avro(text)
-                parts.append(_LogPart(schemas[text], rows, columns))
+                parts.append(_LogPart(schemas[text], rows, columns, partial=_is_partial(block)))
             elif block.block_type == BlockType.PARQUET_DATA_BLOCK:
                 table = decode_parquet_records(block)
-                parts.append(_LogPart(table.schema, table=table))
+                parts.append(_LogPart(table.schema, table=table, partial=_is_partial(block)))
+            if parts and parts[-1].partial:
+                self._check_partial(parts[-1], block)
         return parts
+
+    def _check_partial(self, part: _LogPart, block: LogBlock) -> None:
+        """A partial-update block is read when its records carry their record key and, under event-time
+        ordering, the ordering field (Apache Hudi 1.2.0's ``MERGE INTO`` refuses an update that does not assign
+        it): otherwise ``UnsupportedBlockContent``."""
+        assert part.schema is not None
+        missing = [c for c in (RECORD_KEY, self.rule.ordering_field if self.rule.mode == MergeMode.EVENT_TIME_ORDERING
+                               else None) if c and c not in part.schema.names]
+        if missing:
+            raise UnsupportedBlockContent(
+                f"a partial-update data block (IS_PARTIAL, instant {block.instant_time}) without the column(s) "
+                f"{', '.join(missing)}: how Apache Hudi merges its records is not specified here",
+                hint="read the table with Apache Hudi, or compact it there")
 
     def _log_versions(self, parts: Sequence[_LogPart], ordering_type: str | None) -> dict[str, Version]:
         """Per record key, the version that survives the slice's log blocks (``fold_log_versions``)."""
@@ -231,7 +240,7 @@ class SliceMerge:
                     yield d.record_key or "", delete_version(d.ordering_value, _BRANCH_TYPES[d.ordering_branch],
                                                              self.rule)
                 for row in part.rows:
-                    yield record_key_of(row, self.config), as_version(row, self.rule, ordering_type)
+                    yield record_key_of(row, self.config), as_version(row, self.rule, ordering_type, part.partial)
 
         return fold_log_versions(versions(), self.rule)
 
@@ -253,6 +262,16 @@ class SliceMerge:
                 result = merge_with_base(as_version(row, self.rule, ordering_type), logs.pop(key), self.rule)
                 if result.row is not None:
                     merged_rows.append(result.row)
+        for key, v in logs.items():
+            if v.partial and v.row is not None:
+                # a partial record with no row of its key to take its other columns from: an incremental window
+                # whose file slices lack the stored row (Apache Hudi 1.2.0 fails that query, measured)
+                raise UnsupportedBlockContent(
+                    f"a partial-update record of key {key} without a stored row or whole record of its key in the "
+                    "slice read: its other columns are unknown (Apache Hudi 1.2.0 fails such a query: "
+                    "ClassCastException or ArrayIndexOutOfBoundsException in its incremental query)",
+                    hint="read a snapshot or time travel, or an incremental window that starts before the key's "
+                         "stored row was written; or compact the table first")
         merged_rows.extend(v.row for v in logs.values() if v.row is not None)
         if not merged_rows:
             return kept_base
@@ -403,6 +422,28 @@ class SliceMerge:
         if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
             return table.column(RECORD_KEY).combine_chunks().cast(pa.string())
         return pa.array([record_key_of(r, self.config) for r in table.to_pylist()], type=pa.string())
+
+
+def _is_partial(block: LogBlock) -> bool:
+    """Whether a data block is a partial-update block: its header's ``IS_PARTIAL`` is ``true``
+    (``HoodieLogBlock.HeaderMetadataType.IS_PARTIAL``)."""
+    return block.header_value(HeaderKey.IS_PARTIAL) == "true"
+
+
+def _log_schema(parts: Sequence[_LogPart]) -> pa.Schema | None:
+    """The schema the slice's log records are read as: the last whole (not partial) data block's, each column a
+    later partial-update block carries taking that block's type, and the columns that only partial blocks carry
+    after them (the schema of the last data block where no block is partial)."""
+    data = [p.schema for p in parts if p.schema is not None]
+    whole = [p.schema for p in parts if p.schema is not None and not p.partial]
+    if not data:
+        return None
+    fields = {f.name: f for f in (whole[-1] if whole else [])}
+    later = parts[max((i for i, p in enumerate(parts) if p.schema is not None and not p.partial), default=-1) + 1:]
+    for p in later if whole else parts:
+        for f in p.schema or []:
+            fields[f.name] = f
+    return pa.schema(list(fields.values()))
 
 
 def _part_columns(part: _LogPart, schema: pa.Schema) -> pa.Table:

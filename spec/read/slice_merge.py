@@ -31,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, SchemaMismatch, UnsupportedBlockContent
+from spec.errors import InvalidOperation, SchemaMismatch
 from spec.file_group.log_file.delete_block import ORDERING_BRANCHES, DeleteRecord, decode_delete_records
 from spec.file_group.log_file.log_blocks import decode_avro_columns, decode_avro_records, decode_parquet_records
-from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
+from spec.file_group.log_file.log_format import BlockType, LogBlock
 from spec.read.merge import (
     IS_DELETED_FIELD,
     MergeMode,
@@ -45,6 +45,7 @@ from spec.read.merge import (
     delete_version,
     merge_with_base,
 )
+from spec.read.partial_update import check_partial_block, is_partial, log_read_schema, unfilled_partial_record
 from spec.schema.query_schema import cast_column
 from spec.schema.table_schema import RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
 
@@ -166,7 +167,7 @@ class SliceMerge:
         if base is not None and ordering and ordering in base.column_names:
             ordering_type = _java_type(base.schema.field(ordering).type)
         parts = self._decode_logs(blocks)
-        log_schema = _log_schema(parts)
+        log_schema = log_read_schema([(p.schema, p.partial) for p in parts])
         if ordering_type is None and ordering and log_schema is not None and ordering in log_schema.names:
             # a slice of log files alone: the ordering values are of the type its data blocks declare (a Long
             # record ordering value against a delete's Long is compared, not a type mismatch the delete wins)
@@ -210,26 +211,13 @@ class SliceMerge:
                 text = block.schema or ""
                 if text not in schemas:
                     schemas[text] = arrow_schema_from_avro(text)
-                parts.append(_LogPart(schemas[text], rows, columns, partial=_is_partial(block)))
+                parts.append(_LogPart(schemas[text], rows, columns, partial=is_partial(block)))
             elif block.block_type == BlockType.PARQUET_DATA_BLOCK:
                 table = decode_parquet_records(block)
-                parts.append(_LogPart(table.schema, table=table, partial=_is_partial(block)))
-            if parts and parts[-1].partial:
-                self._check_partial(parts[-1], block)
+                parts.append(_LogPart(table.schema, table=table, partial=is_partial(block)))
+            if parts and parts[-1].partial and parts[-1].schema is not None:
+                check_partial_block(parts[-1].schema, block, self.rule)
         return parts
-
-    def _check_partial(self, part: _LogPart, block: LogBlock) -> None:
-        """A partial-update block is read when its records carry their record key and, under event-time
-        ordering, the ordering field (Apache Hudi 1.2.0's ``MERGE INTO`` refuses an update that does not assign
-        it): otherwise ``UnsupportedBlockContent``."""
-        assert part.schema is not None
-        missing = [c for c in (RECORD_KEY, self.rule.ordering_field if self.rule.mode == MergeMode.EVENT_TIME_ORDERING
-                               else None) if c and c not in part.schema.names]
-        if missing:
-            raise UnsupportedBlockContent(
-                f"a partial-update data block (IS_PARTIAL, instant {block.instant_time}) without the column(s) "
-                f"{', '.join(missing)}: how Apache Hudi merges its records is not specified here",
-                hint="read the table with Apache Hudi, or compact it there")
 
     def _log_versions(self, parts: Sequence[_LogPart], ordering_type: str | None) -> dict[str, Version]:
         """Per record key, the version that survives the slice's log blocks (``fold_log_versions``)."""
@@ -264,14 +252,7 @@ class SliceMerge:
                     merged_rows.append(result.row)
         for key, v in logs.items():
             if v.partial and v.row is not None:
-                # a partial record with no row of its key to take its other columns from: an incremental window
-                # whose file slices lack the stored row (Apache Hudi 1.2.0 fails that query, measured)
-                raise UnsupportedBlockContent(
-                    f"a partial-update record of key {key} without a stored row or whole record of its key in the "
-                    "slice read: its other columns are unknown (Apache Hudi 1.2.0 fails such a query: "
-                    "ClassCastException or ArrayIndexOutOfBoundsException in its incremental query)",
-                    hint="read a snapshot or time travel, or an incremental window that starts before the key's "
-                         "stored row was written; or compact the table first")
+                raise unfilled_partial_record(key)
         merged_rows.extend(v.row for v in logs.values() if v.row is not None)
         if not merged_rows:
             return kept_base
@@ -422,28 +403,6 @@ class SliceMerge:
         if RECORD_KEY in table.column_names and table.column(RECORD_KEY).null_count == 0:
             return table.column(RECORD_KEY).combine_chunks().cast(pa.string())
         return pa.array([record_key_of(r, self.config) for r in table.to_pylist()], type=pa.string())
-
-
-def _is_partial(block: LogBlock) -> bool:
-    """Whether a data block is a partial-update block: its header's ``IS_PARTIAL`` is ``true``
-    (``HoodieLogBlock.HeaderMetadataType.IS_PARTIAL``)."""
-    return block.header_value(HeaderKey.IS_PARTIAL) == "true"
-
-
-def _log_schema(parts: Sequence[_LogPart]) -> pa.Schema | None:
-    """The schema the slice's log records are read as: the last whole (not partial) data block's, each column a
-    later partial-update block carries taking that block's type, and the columns that only partial blocks carry
-    after them (the schema of the last data block where no block is partial)."""
-    data = [p.schema for p in parts if p.schema is not None]
-    whole = [p.schema for p in parts if p.schema is not None and not p.partial]
-    if not data:
-        return None
-    fields = {f.name: f for f in (whole[-1] if whole else [])}
-    later = parts[max((i for i, p in enumerate(parts) if p.schema is not None and not p.partial), default=-1) + 1:]
-    for p in later if whole else parts:
-        for f in p.schema or []:
-            fields[f.name] = f
-    return pa.schema(list(fields.values()))
 
 
 def _part_columns(part: _LogPart, schema: pa.Schema) -> pa.Table:

@@ -131,7 +131,8 @@ def test_hudi_rs_and_other_queries_on_partial_updates(apache_hudi: Any, tmp_path
     """Without an ordering field (commit-time ordering) the later record wins, a partial one filled from the
     other (hudi-rs reads the same rows); an incremental query: Hudi's answer and ours, or, for a window whose file
     slices lack the stored row of a partial record's key (those the window's files make), Hudi fails and the spec
-    reader refuses (``UnsupportedBlockContent``)."""
+    reader refuses (``UnsupportedBlockContent``); a record of a key after its delete in such a file group: Hudi
+    fails, the spec reader refuses."""
     spark = apache_hudi
     path = tmp_path / "pu"
     instants = _hudi_partial_table(spark, path, "pu_commit", ordering=False)
@@ -153,6 +154,23 @@ def test_hudi_rs_and_other_queries_on_partial_updates(apache_hudi: Any, tmp_path
             assert _by_key(read_table(str(path), "incremental", begin=begin)) == hudis, begin
     assert None not in failed and failed
     assert _by_key(hudi_rs_read(str(path))) == theirs
+    # a delete of key 2 after its partial record, then a whole record of key 2 again: Hudi fails to read the file
+    # group (commit-time ordering; NullPointerException reading the log file), the spec reader refuses it
+    spark.sql(f"create table pu_commit using hudi location '{path}'")
+    for key, value in (("hoodie.metadata.enable", "false"), ("hoodie.compact.inline", "false")):
+        spark.sql(f"set {key}={value}")
+    try:
+        spark.sql("delete from pu_commit where id = 2")
+        assert "2" not in _by_key(read_table(str(path), "snapshot"))
+        _write(spark, path, "pu_commit", [(2, "a", 1, "again", "wa")], "upsert", False)
+    finally:
+        for key in ("hoodie.metadata.enable", "hoodie.compact.inline"):
+            spark.sql(f"reset {key}")
+        spark.sql("drop table pu_commit")
+    with pytest.raises(InvalidTable):
+        hudi_rows(spark, str(path), Query("snapshot"))
+    with pytest.raises(UnsupportedBlockContent, match="after its delete"):
+        read_table(str(path), "snapshot")
 
 
 @pytest.mark.explore

@@ -68,3 +68,15 @@ def unfilled_partial_record(key: str) -> UnsupportedBlockContent:
         "ArrayIndexOutOfBoundsException in its incremental query)",
         hint="read a snapshot or time travel, or an incremental window that starts before the key's stored row "
              "was written; or compact the table first")
+
+
+def record_after_delete(key: str) -> UnsupportedBlockContent:
+    """The refusal of a slice that Apache Hudi 1.2.0 fails to read: under commit-time ordering, once a
+    partial-update block has been read, a data record of a key whose latest log record is a delete (measured: a
+    partial update of key 1, ``DELETE`` of key 2, an upsert of key 2 in one file group, and a snapshot query fails
+    with "Exception when reading log file" caused by a ``NullPointerException``; event-time ordering reads it)."""
+    return UnsupportedBlockContent(
+        f"a log record of key {key} after its delete, in a file slice with a partial-update block under commit-time "
+        "ordering: Apache Hudi 1.2.0 fails to read such a slice (NullPointerException reading the log file)",
+        hint="compact the file group before writing the key again, or write updates with every column "
+             "(hoodie.spark.sql.merge.into.partial.updates=false)")

@@ -45,7 +45,13 @@ from spec.read.merge import (
     delete_version,
     merge_with_base,
 )
-from spec.read.partial_update import check_partial_block, is_partial, log_read_schema, unfilled_partial_record
+from spec.read.partial_update import (
+    check_partial_block,
+    is_partial,
+    log_read_schema,
+    record_after_delete,
+    unfilled_partial_record,
+)
 from spec.schema.query_schema import cast_column
 from spec.schema.table_schema import RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
 
@@ -222,13 +228,23 @@ class SliceMerge:
     def _log_versions(self, parts: Sequence[_LogPart], ordering_type: str | None) -> dict[str, Version]:
         """Per record key, the version that survives the slice's log blocks (``fold_log_versions``)."""
 
+        commit_time = self.rule.mode == MergeMode.COMMIT_TIME_ORDERING
+        deleted: set[str] = set()  # commit-time ordering: the keys whose latest log record is a delete
+
         def versions() -> Iterator[tuple[str, Version]]:
+            partial_read = False
             for part in parts:
                 for d in part.deletes:
+                    deleted.add(d.record_key or "")
                     yield d.record_key or "", delete_version(d.ordering_value, _BRANCH_TYPES[d.ordering_branch],
                                                              self.rule)
+                partial_read = partial_read or part.partial
                 for row in part.rows:
-                    yield record_key_of(row, self.config), as_version(row, self.rule, ordering_type, part.partial)
+                    key = record_key_of(row, self.config)
+                    if commit_time and partial_read and key in deleted:
+                        raise record_after_delete(key)
+                    deleted.discard(key)
+                    yield key, as_version(row, self.rule, ordering_type, part.partial)
 
         return fold_log_versions(versions(), self.rule)
 

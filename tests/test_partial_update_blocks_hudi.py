@@ -212,3 +212,37 @@ def test_partial_updates_after_a_column_is_added(apache_hudi: Any, tmp_path: Pat
     compacted = _by_key(read_table(str(path), "read_optimized"), drop)
     assert compacted["3"]["x"] == "X3"
     assert _by_key(read_table(str(ours), "read_optimized"), drop) == compacted
+
+
+@pytest.mark.explore
+def test_the_cdc_query_over_a_partial_update(apache_hudi: Any, tmp_path: Path) -> None:
+    """A table with ``hoodie.table.cdc.enabled``: Hudi writes no CDC file for the partial ``MERGE INTO`` on
+    merge-on-read and infers the change from the log block; its update's after image is the merged row (measured),
+    as ours is (``spec.read.cdc``)."""
+    import json
+
+    from spec.read.cdc import read_cdc
+
+    spark = apache_hudi
+    path = tmp_path / "pu"
+    opts = {**OPTIONS, "hoodie.table.name": "pu_cdc", "hoodie.datasource.write.operation": "insert",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.table.cdc.enabled": "true"}
+    spark.createDataFrame(ROWS, SCHEMA).coalesce(1).write.format("hudi").options(**opts).mode("overwrite") \
+        .save(str(path))
+    spark.sql(f"create table pu_cdc using hudi location '{path}'")
+    for key, value in (("hoodie.metadata.enable", "false"), ("hoodie.compact.inline", "false")):
+        spark.sql(f"set {key}={value}")
+    try:
+        _merge(spark, "pu_cdc", [(3, "b", 7, "y", "-")], "ts = s.ts, v = s.v")
+    finally:
+        for key in ("hoodie.metadata.enable", "hoodie.compact.inline"):
+            spark.sql(f"reset {key}")
+        spark.sql("drop table pu_cdc")
+    assert _partial_blocks(path) == [(*META, "ts", "v")]
+    theirs = (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
+              .option("hoodie.datasource.query.incremental.format", "cdc")
+              .option("hoodie.datasource.read.begin.instanttime", "0").load(str(path)).collect())
+    (update,) = [json.loads(r["after"]) for r in theirs if r["op"] == "u"]
+    (ours,) = [c.after for c in read_cdc(str(path), None, None) if c.op == "u"]
+    assert ours is not None and (update["ts"], update["v"], update["w"]) == (7, "y", "w3")
+    assert {k: ours[k] for k in update} == update

@@ -196,3 +196,18 @@ def test_a_record_after_a_delete_in_a_slice_with_a_partial_block_under_commit_ti
         else:
             assert {k: v[1:] for k, v in _rows(t.read()).items()} == {
                 1: (6, "x", "w1"), 2: (7, "again", "wa"), 3: (5, "three", "w3")}
+
+
+def test_the_schema_log_records_are_read_as() -> None:
+    """The last whole data block's schema; a later partial block's column takes its type, a column only partial
+    blocks carry comes after; without a whole block, the partial blocks' columns in the order they come."""
+    from spec.read.partial_update import log_read_schema
+
+    whole = pa.schema([("id", pa.int32()), ("ts", pa.int64()), ("v", pa.string())])
+    evolved = pa.schema([("ts", pa.int64()), ("v", pa.large_string()), ("x", pa.string())])
+    assert log_read_schema([(whole, False), (None, False), (evolved, True)]) == pa.schema(
+        [("id", pa.int32()), ("ts", pa.int64()), ("v", pa.large_string()), ("x", pa.string())])
+    assert log_read_schema([(evolved, True), (whole, False)]) == whole
+    assert log_read_schema([(evolved, True), (pa.schema([("id", pa.int32())]), True)]) == pa.schema(
+        [("ts", pa.int64()), ("v", pa.large_string()), ("x", pa.string()), ("id", pa.int32())])
+    assert log_read_schema([(None, False)]) is None

@@ -191,20 +191,19 @@ def test_a_table_without_ordering_field(tmp_path: Path) -> None:
     assert _stats(t) == {"a": (2, 1, 0, 0), "b": (2, 1, 0, 0)}
 
 
-def test_a_partial_update_block_is_refused_by_the_reader(tmp_path: Path) -> None:
+def test_a_partial_update_block_of_every_column_reads_as_its_rows(tmp_path: Path) -> None:
     """Apache Hudi 1.2.0's ``MERGE INTO`` on merge-on-read writes an ``UPDATE SET`` of some columns as a data block
-    flagged ``IS_PARTIAL`` whose records hold those columns alone (measured); the reader refuses such a block rather
-    than read its records as whole rows (their other columns null)."""
+    flagged ``IS_PARTIAL`` whose records hold those columns alone (measured; ``tests/test_partial_update_blocks.py``):
+    a record that holds every column takes none from the stored row, and reads as it is."""
     from dataclasses import replace
 
-    from spec.errors import UnsupportedBlockContent
     from spec.file_group.log_file.log_format import HeaderKey, encode_blocks, read_blocks
 
     t = _table(tmp_path, "MERGE_ON_READ")
     t.merge(_arrow([(3, "b", 2, "x")]), when_matched=["UPDATE SET *"])
+    before = _rows(t)
     (log,) = [p for p in (tmp_path / "t" / "b").iterdir() if ".log." in p.name and not p.name.endswith(".crc")]
     blocks = [r.block for r in read_blocks(log.read_bytes())]
     log.write_bytes(encode_blocks([replace(b, header=(*b.header, (int(HeaderKey.IS_PARTIAL), "true")))
                                    for b in blocks]))
-    with pytest.raises(UnsupportedBlockContent, match="partial-update data block"):
-        t.read()
+    assert _rows(t) == before and before[3] == ("b", 2, "x")

@@ -64,6 +64,7 @@ from spec.file_group.file_system_view import DataFile, FileSlice, FileSystemView
 from spec.file_group.log_file.log_blocks import decode_cdc_records, decode_records
 from spec.file_group.log_file.log_format import BlockType, read_blocks
 from spec.read.merge import Version, as_version, combine_logs, delete_version, merge_with_base
+from spec.read.partial_update import is_partial
 from spec.read.query_plan import IncrementalWindow, check_instant
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import CommitMetadata, WriteStat, parse_commit_metadata
@@ -245,7 +246,8 @@ def log_versions(reader: TableReader, path: str, instant: str) -> dict[str, Vers
         if block.block_type == BlockType.DELETE_BLOCK:
             incoming = [(d["recordKey"], delete_version(d["orderingVal"], None, rule)) for d in decode_records(block)]
         elif block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK):
-            incoming = [(r[RECORD_KEY], as_version(r, rule)) for r in decode_records(block)]
+            partial = is_partial(block)  # a partial-update record takes its other columns from the held row
+            incoming = [(r[RECORD_KEY], as_version(r, rule, partial=partial)) for r in decode_records(block)]
         else:
             continue
         for key, version in incoming:

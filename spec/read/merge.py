@@ -108,13 +108,15 @@ class Version:
 
     ``ordering_type`` names the Java type of the ordering value (``int``, ``long``, ``double``,
     ``string``...), as the delete rule compares types; ``natural`` marks a delete without a real
-    ordering value.
+    ordering value; ``partial``: a record of a partial-update block (``IS_PARTIAL``), whose row holds
+    only the columns its update set (``merge_partial``).
     """
 
     row: Mapping[str, Any] | None
     ordering: Any = None
     ordering_type: str | None = None
     natural: bool = False
+    partial: bool = False
 
     @property
     def is_delete(self) -> bool:
@@ -200,18 +202,52 @@ def _is_deleted_flag(row: Mapping[str, Any] | None) -> bool:
     return row is not None and row.get(IS_DELETED_FIELD) is True
 
 
-def as_version(row: Mapping[str, Any], rule: MergeRule, ordering_type: str | None = None) -> Version:
-    """A data record as a Version (a delete when ``_hoodie_is_deleted`` is true)."""
+def as_version(row: Mapping[str, Any], rule: MergeRule, ordering_type: str | None = None,
+               partial: bool = False) -> Version:
+    """A data record as a Version (a delete when ``_hoodie_is_deleted`` is true); ``partial``: a record of a
+    partial-update block, holding the columns its update set alone."""
     ordering = row.get(rule.ordering_field) if rule.ordering_field else None
     otype = ordering_type_of(ordering, ordering_type)
     if _is_deleted_flag(row):
         return Version(None, ordering, otype, natural=False)
-    return Version(row, ordering, otype)
+    return Version(row, ordering, otype, partial=partial)
+
+
+# --8<-- [start:partial]
+def merge_partial(high: Version, low: Version) -> Version:
+    """The version that wins a merge (``high``: the later record, or the one of greater ordering value), filled
+    with the columns it lacks from the one it beat (``low``), when it is a partial record.
+
+    A partial record (a data block flagged ``IS_PARTIAL``: Apache Hudi 1.2.0's ``MERGE INTO … UPDATE SET`` of some
+    columns on merge-on-read) holds the five meta columns and the assigned columns alone. Merged with another record
+    of its key it keeps its own values (its meta columns, hence its commit time and sequence number, its ordering
+    value) and takes every other column from the record it beat; the result holds the columns of both, and is
+    partial while the other was. A winner that is a whole record, or either side a delete, is the winner as it is
+    (a partial record that beats a delete stays partial). Measured on Apache Hudi 1.2.0: base ``(ts 5, v, w)``,
+    partial ``(ts 7, v y)`` then partial ``(ts 9, w ww)`` reads ``(ts 9, v y, w ww)`` with the commit time of the
+    last; a partial record of smaller ordering value than the stored row leaves the row as it is.
+
+    Source: ``PartialUpdateHandler`` (``KEEP_VALUES``), ``PartialMergerWithKeepValues.mergePartialRecords`` and
+    ``BufferedRecordMergerFactory`` (partial merging, which a file group record buffer enables on reading a block
+    whose header has ``IS_PARTIAL``), hudi-common/…/hudi/common/table/read/.
+    """
+    if not high.partial or high.row is None or low.row is None:
+        return high
+    row = dict(low.row)
+    row.update(high.row)
+    return Version(row, high.ordering, high.ordering_type, high.natural, partial=low.partial)
+# --8<-- [end:partial]
 
 
 # --8<-- [start:combine]
 def combine_logs(older: Version, newer: Version, rule: MergeRule) -> Version:
-    """Two log versions of one key, ``newer`` read after ``older``: the one that survives."""
+    """Two log versions of one key, ``newer`` read after ``older``: the one that survives (a partial record that
+    wins is filled from the other: ``merge_partial``)."""
+    winner = _combine_logs(older, newer, rule)
+    return merge_partial(winner, older if winner is newer else newer)
+
+
+def _combine_logs(older: Version, newer: Version, rule: MergeRule) -> Version:
     if rule.mode == MergeMode.COMMIT_TIME_ORDERING:
         return newer
     if newer.is_delete and older.row is not None:
@@ -234,7 +270,12 @@ def delete_wins(delete: Version, record: Version, rule: MergeRule) -> bool:
 
 
 def merge_with_base(base: Version, log: Version, rule: MergeRule) -> Version:
-    """The base row of a key against the merged log version: the row that is read (or a delete)."""
+    """The base row of a key against the merged log version: the row that is read (or a delete); a partial log
+    record that wins takes the columns it lacks from the base row (``merge_partial``)."""
+    return merge_partial(_merge_with_base(base, log, rule), base)
+
+
+def _merge_with_base(base: Version, log: Version, rule: MergeRule) -> Version:
     if log.is_delete:
         if rule.table_version < 8:
             return log  # 0.x: a merged delete removes the base row

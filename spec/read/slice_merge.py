@@ -31,10 +31,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spec.config.table_config import TableConfig
-from spec.errors import InvalidOperation, SchemaMismatch, UnsupportedBlockContent
+from spec.errors import InvalidOperation, SchemaMismatch
 from spec.file_group.log_file.delete_block import ORDERING_BRANCHES, DeleteRecord, decode_delete_records
 from spec.file_group.log_file.log_blocks import decode_avro_columns, decode_avro_records, decode_parquet_records
-from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
+from spec.file_group.log_file.log_format import BlockType, LogBlock
 from spec.read.merge import (
     IS_DELETED_FIELD,
     MergeMode,
@@ -44,6 +44,13 @@ from spec.read.merge import (
     combine_logs,
     delete_version,
     merge_with_base,
+)
+from spec.read.partial_update import (
+    check_partial_block,
+    is_partial,
+    log_read_schema,
+    record_after_delete,
+    unfilled_partial_record,
 )
 from spec.schema.query_schema import cast_column
 from spec.schema.table_schema import RECORD_KEY, arrow_schema_from_avro, rows_to_arrow
@@ -102,15 +109,17 @@ def fold_log_versions(versions: Iterable[tuple[str, Version]], rule: MergeRule) 
 
 class _LogPart:
     """The decoded records of one applied log block: a data block's records and their Arrow schema
-    (``schema``), or a delete block's delete records (``schema`` None).
+    (``schema``), or a delete block's delete records (``schema`` None); ``partial``: a partial-update block
+    (``IS_PARTIAL``), whose records hold some of the table's columns (``spec.read.merge.merge_partial``).
 
     A data block's records are decoded once, as rows (dicts) or as an Arrow table of ``schema``
     (``table``); the rows of a table are its ``to_pylist()``, made when first asked for.
     """
 
     def __init__(self, schema: pa.Schema | None, rows: list[dict[str, Any]] | None = None,
-                 table: pa.Table | None = None, deletes: Sequence[DeleteRecord] = ()) -> None:
+                 table: pa.Table | None = None, deletes: Sequence[DeleteRecord] = (), partial: bool = False) -> None:
         self.schema = schema
+        self.partial = partial
         self.table = table
         self.deletes = deletes
         self._rows = rows
@@ -164,7 +173,7 @@ class SliceMerge:
         if base is not None and ordering and ordering in base.column_names:
             ordering_type = _java_type(base.schema.field(ordering).type)
         parts = self._decode_logs(blocks)
-        log_schema = next((p.schema for p in reversed(parts) if p.schema is not None), None)
+        log_schema = log_read_schema([(p.schema, p.partial) for p in parts])
         if ordering_type is None and ordering and log_schema is not None and ordering in log_schema.names:
             # a slice of log files alone: the ordering values are of the type its data blocks declare (a Long
             # record ordering value against a delete's Long is compared, not a type mismatch the delete wins)
@@ -186,7 +195,7 @@ class SliceMerge:
                 out_schema = pa.schema([*base.schema, *added])
         if out_schema is None:
             return base
-        if self.columnar:
+        if self.columnar and not any(p.partial for p in parts):
             try:
                 return self._merge_columnar(base, parts, out_schema, ordering_type)
             except _ByRule:
@@ -200,14 +209,6 @@ class SliceMerge:
         parts: list[_LogPart] = []
         schemas: dict[str, pa.Schema] = {}
         for block in blocks:
-            if block.header_value(HeaderKey.IS_PARTIAL) == "true":
-                # Hudi 1.x's partial-update block (MERGE INTO's UPDATE SET of some columns on merge-on-read,
-                # ``hoodie.spark.sql.merge.into.partial.updates``): its records hold the updated columns alone
-                raise UnsupportedBlockContent(
-                    f"a partial-update data block (IS_PARTIAL, instant {block.instant_time}): its records hold only "
-                    "the columns an update set, whose merge with the stored row is not specified here",
-                    hint="read the table with Apache Hudi, or compact it there; write such updates with every column "
-                         "(UPDATE SET *, or hoodie.spark.sql.merge.into.partial.updates=false)")
             if block.block_type == BlockType.DELETE_BLOCK:
                 parts.append(_LogPart(None, deletes=decode_delete_records(block)))
             elif block.block_type == BlockType.AVRO_DATA_BLOCK:
@@ -216,22 +217,34 @@ class SliceMerge:
                 text = block.schema or ""
                 if text not in schemas:
                     schemas[text] = arrow_schema_from_avro(text)
-                parts.append(_LogPart(schemas[text], rows, columns))
+                parts.append(_LogPart(schemas[text], rows, columns, partial=is_partial(block)))
             elif block.block_type == BlockType.PARQUET_DATA_BLOCK:
                 table = decode_parquet_records(block)
-                parts.append(_LogPart(table.schema, table=table))
+                parts.append(_LogPart(table.schema, table=table, partial=is_partial(block)))
+            if parts and parts[-1].partial and parts[-1].schema is not None:
+                check_partial_block(parts[-1].schema, block, self.rule)
         return parts
 
     def _log_versions(self, parts: Sequence[_LogPart], ordering_type: str | None) -> dict[str, Version]:
         """Per record key, the version that survives the slice's log blocks (``fold_log_versions``)."""
 
+        commit_time = self.rule.mode == MergeMode.COMMIT_TIME_ORDERING
+        deleted: set[str] = set()  # commit-time ordering: the keys whose latest log record is a delete
+
         def versions() -> Iterator[tuple[str, Version]]:
+            partial_read = False
             for part in parts:
                 for d in part.deletes:
+                    deleted.add(d.record_key or "")
                     yield d.record_key or "", delete_version(d.ordering_value, _BRANCH_TYPES[d.ordering_branch],
                                                              self.rule)
+                partial_read = partial_read or part.partial
                 for row in part.rows:
-                    yield record_key_of(row, self.config), as_version(row, self.rule, ordering_type)
+                    key = record_key_of(row, self.config)
+                    if commit_time and partial_read and key in deleted:
+                        raise record_after_delete(key)
+                    deleted.discard(key)
+                    yield key, as_version(row, self.rule, ordering_type, part.partial)
 
         return fold_log_versions(versions(), self.rule)
 
@@ -253,6 +266,9 @@ class SliceMerge:
                 result = merge_with_base(as_version(row, self.rule, ordering_type), logs.pop(key), self.rule)
                 if result.row is not None:
                     merged_rows.append(result.row)
+        for key, v in logs.items():
+            if v.partial and v.row is not None:
+                raise unfilled_partial_record(key)
         merged_rows.extend(v.row for v in logs.values() if v.row is not None)
         if not merged_rows:
             return kept_base

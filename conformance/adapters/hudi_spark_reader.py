@@ -59,7 +59,7 @@ NULL_ORDERING_MERGE: Final = (
 PARTITION_COLUMN_FROM_PATH: Final = (
     "Apache Hudi 1.2.0's datasource reads a partition column from the partition path (SparkHoodieTableFileIndex), "
     "not from the file: under a global index with hoodie.bloom.index.update.partition.path / "
-    "hoodie.simple.index.update.partition.path false, an upsert naming another partition updates the key in its old "
+    "hoodie.simple.index.update.partition.path / hoodie.record.index.update.partition.path false, an upsert naming another partition updates the key in its old "
     "partition and Hudi's writer stores the partition value the upsert gave (HoodieIndexUtils."
     "createNewTaggedHoodieRecord rekeys the record, its data unchanged), so Hudi's own reader shows the old "
     "partition's value where its file, the spec reader and hudi-rs show the given one. Smallest reproducer: a "
@@ -71,6 +71,9 @@ KNOWN_FAILURES: Final[dict[str, str]] = {
     "null-ordering-partition-mor-v8": NULL_ORDERING_MERGE,
     "global-bloom-index-stays-cow-v8": PARTITION_COLUMN_FROM_PATH,
     "global-bloom-index-stays-mor-v8": PARTITION_COLUMN_FROM_PATH,
+    "record-index-stays-cow-v8": PARTITION_COLUMN_FROM_PATH,
+    "record-index-stays-cow-v9": PARTITION_COLUMN_FROM_PATH,
+    "record-index-stays-mor-v8": PARTITION_COLUMN_FROM_PATH,
 }
 """The corpus's cases whose reads by Apache Hudi differ from the spec model's (measured with the local engine,
 once the spec's incremental query followed Hudi's, its delete blocks decoded Hudi's, its time travel was

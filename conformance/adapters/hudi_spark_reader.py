@@ -59,7 +59,8 @@ NULL_ORDERING_MERGE: Final = (
 PARTITION_COLUMN_FROM_PATH: Final = (
     "Apache Hudi 1.2.0's datasource reads a partition column from the partition path (SparkHoodieTableFileIndex), "
     "not from the file: under a global index with hoodie.bloom.index.update.partition.path / "
-    "hoodie.simple.index.update.partition.path / hoodie.record.index.update.partition.path false, an upsert naming another partition updates the key in its old "
+    "hoodie.simple.index.update.partition.path / hoodie.record.index.update.partition.path false, an upsert naming "
+    "another partition updates the key in its old "
     "partition and Hudi's writer stores the partition value the upsert gave (HoodieIndexUtils."
     "createNewTaggedHoodieRecord rekeys the record, its data unchanged), so Hudi's own reader shows the old "
     "partition's value where its file, the spec reader and hudi-rs show the given one. Smallest reproducer: a "

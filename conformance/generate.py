@@ -394,8 +394,7 @@ def corpus() -> dict[str, list[Case]]:
                for c in _diagonal(bulk_insert_sort_mode(mode))]
     writes += [c for b in (equal_ordering_fast_path, equal_ordering_row_path) for c in _grid(b)]
     writes += list(bucket_cases())
-    writes += list(global_cases())
-    writes += list(record_index_cases())
+    writes += [*global_cases(), *record_index_cases()]
     services = [c for b in (compaction, pending_compaction, inline_compaction, clean_pending_compaction)
                 for c in _grid(b, types=(MOR,))]
     services += [c for b in (clean_latest_commits, clean_savepoint) for c in _grid(b)]

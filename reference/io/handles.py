@@ -437,7 +437,6 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
                 blocks.append(delete_block(ctx.instant, ctx.avro_schema_json, dels))
         encoded[append] = encode_blocks(blocks)
     planned = plan_log_files(list(encoded), first, lambda a: len(encoded[a]), ctx.append)
-
     def logs_of_slice(own: str) -> tuple[str, ...]:
         """The delta stat's ``logFiles``: its own; on a CDC table every log file of the slice (its CDC logs too)
         before it, as Hudi's append handle names them."""

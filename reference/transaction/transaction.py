@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 from reference.instrumentation.faults import armed, die, fault_point
 from reference.instrumentation.pauses import pause_point
 from reference.instrumentation.step_times import StepTimes
+from reference.metadata import table_services as metadata_services
 from reference.metadata import writer as metadata_writer
 from reference.transaction.heartbeat import Heartbeat
 from reference.transaction.lock import make_lock, table_lock
@@ -147,11 +148,11 @@ def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMeta
              gen: InstantTimeGenerator, services: metadata_writer.TableServices, metadata_enable: bool | None = None,
              archive: ArchiveConfig | None = None, record_index: bool | None = None) -> None:
     """The completed instant, with the write's metadata, created only if absent; markers removed first. The
-    metadata table records the instant first (``reference.metadata.writer.on_commit``, its cleaner and archiver
+    metadata table records the instant first (``reference.metadata.table_services.on_commit``, its cleaner and archiver
     ``services``; ``metadata_enable`` None keeps the table's metadata table as it is; ``archive``, the writer's
     archival config, sets the metadata table's)."""
     layout = table.timeline_layout
-    metadata_writer.on_commit(storage, inst, md, gen, services, metadata_enable, archive, record_index)
+    metadata_services.on_commit(storage, inst, md, gen, services, metadata_enable, archive, record_index)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
     storage.delete_dir(markers.marker_dir(inst.requested))

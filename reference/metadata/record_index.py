@@ -256,25 +256,12 @@ __all__ = ["WrittenFile", "add_definition", "change_files", "check_record_index_
 
 
 def compaction_slices(mdt: Storage, cfg: TableConfig, timeline: Any) -> list[tuple[Any, dict[str, dict[str, Any]]]]:
-    """Each record index file group's latest slice with its merged records (base HFile, then the log blocks in
-    order; a delete removes the key), for a metadata compaction (``HoodieBackedTableMetadataWriter``'s compaction
-    takes every file group of every partition)."""
-    from spec.file_group.log_file.scanner import scan_slice_logs
-    from spec.metadata.metadata_table import block_changes, hfile_records
+    """Each record index file group's latest slice with its merged records (``spec.metadata.record_index.
+    merged_slices``), for a metadata compaction (``HoodieBackedTableMetadataWriter``'s compaction takes every file
+    group of every partition)."""
+    from spec.metadata.record_index import merged_slices
 
-    files = [f for f in list_data_files(mdt) if f.partition_path == RECORD_INDEX_PARTITION]
-    out = []
-    for sl in FileSystemView.build(files, timeline, cfg).latest_slices([RECORD_INDEX_PARTITION]):
-        merged: dict[str, dict[str, Any]] = dict(hfile_records(mdt.read(sl.base_file.path))) if sl.base_file else {}
-        blocks, _ = scan_slice_logs(mdt, [f.path for f in sl.log_files], timeline, None, cfg.table_version)
-        for block in blocks:
-            for key, record in block_changes(block):
-                if record is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = record
-        out.append((sl, merged))
-    return out
+    return merged_slices(mdt, cfg, timeline)
 
 
 def compacted_base(mdt: Storage, file_id: str, instant: str, records: Mapping[str, Mapping[str, Any]],

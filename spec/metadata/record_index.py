@@ -157,15 +157,36 @@ def by_file_group(keys: Sequence[str], file_groups: int) -> dict[int, list[str]]
 
 
 # --8<-- [start:read]
-def read_record_index(storage: Storage) -> dict[str, RecordLocation]:
-    """The record index of the table at ``storage`` (the data table), merged: each file group's latest slice, its
-    base HFile then its log blocks in order (a record sets the key's location, a delete removes it), the blocks
-    of instants the metadata timeline does not complete skipped (``spec.file_group.log_file.scanner``). Instant
-    times are read in the table's time zone. An empty map when the table has no record index."""
-    from spec.config.table_config import TableConfig
+def merged_slices(mdt: Storage, cfg: Any, timeline: Any) -> list[tuple[Any, dict[str, dict[str, Any]]]]:
+    """Each record index file group's latest slice in the metadata table at ``mdt`` (its config ``cfg``, its
+    timeline ``timeline``), with its records merged: the base HFile, then the log blocks in order (a record sets
+    the key's entry, a delete removes it), the blocks of instants the timeline does not complete skipped
+    (``spec.file_group.log_file.scanner``)."""
     from spec.file_group.file_system_view import FileSystemView, list_data_files
     from spec.file_group.log_file.scanner import scan_slice_logs
-    from spec.metadata.metadata_table import block_changes, hfile_records, metadata_storage
+    from spec.metadata.metadata_table import block_changes, hfile_records
+
+    files = [f for f in list_data_files(mdt) if f.partition_path == RECORD_INDEX_PARTITION]
+    out = []
+    for sl in FileSystemView.build(files, timeline, cfg).latest_slices([RECORD_INDEX_PARTITION]):
+        merged: dict[str, dict[str, Any]] = dict(hfile_records(mdt.read(sl.base_file.path))) if sl.base_file else {}
+        blocks, _ = scan_slice_logs(mdt, [f.path for f in sl.log_files], timeline, None, cfg.table_version)
+        for block in blocks:
+            for key, record in block_changes(block):
+                if record is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = record
+        out.append((sl, merged))
+    return out
+
+
+def read_record_index(storage: Storage) -> dict[str, RecordLocation]:
+    """The record index of the table at ``storage`` (the data table), merged: each file group's latest slice, its
+    base HFile then its log blocks in order (``merged_slices``). Instant times are read in the table's time zone.
+    An empty map when the table has no record index."""
+    from spec.config.table_config import TableConfig
+    from spec.metadata.metadata_table import metadata_storage
     from spec.timeline.active_timeline import Timeline
 
     table = TableConfig.load(storage)
@@ -175,17 +196,6 @@ def read_record_index(storage: Storage) -> dict[str, RecordLocation]:
     mdt = metadata_storage(storage)
     cfg = TableConfig.load(mdt)
     timeline = Timeline.load(mdt, cfg.timeline_layout)
-    files = [f for f in list_data_files(mdt) if f.partition_path == RECORD_INDEX_PARTITION]
-    out: dict[str, RecordLocation] = {}
-    for sl in FileSystemView.build(files, timeline, cfg).latest_slices([RECORD_INDEX_PARTITION]):
-        merged: dict[str, Any] = dict(hfile_records(mdt.read(sl.base_file.path))) if sl.base_file else {}
-        blocks, _ = scan_slice_logs(mdt, [f.path for f in sl.log_files], timeline, None, cfg.table_version)
-        for block in blocks:
-            for key, record in block_changes(block):
-                if record is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = record
-        out.update({k: record_location(r["recordIndexMetadata"], zone) for k, r in merged.items()})
-    return out
+    return {k: record_location(r["recordIndexMetadata"], zone)
+            for _, merged in merged_slices(mdt, cfg, timeline) for k, r in merged.items()}
 # --8<-- [end:read]

@@ -115,13 +115,18 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def parse_assignments(text: str, what: str) -> tuple[tuple[str, Expression], ...] | None:
-    """``col = expr, …`` (None for ``*``); an expression is a literal, ``null``, ``s.col`` or ``t.col``."""
+ASSIGNMENTS_HINT = "write e.g. \"v = s.v, ts = s.ts, note = null\" (a literal, null, s.col or t.col a column), or *"
+
+
+def parse_assignments(text: str, what: str, hint: str = ASSIGNMENTS_HINT,
+                      columns: bool = True) -> tuple[tuple[str, Expression], ...] | None:
+    """``col = expr, …`` (None for ``*``); an expression is a literal, ``null``, or — where ``columns`` — ``s.col``
+    or ``t.col``. ``what`` and ``hint`` name the argument in an error (an ``UPDATE``'s ``--set`` takes literals
+    alone: ``reference.commands._update_delete.parse_set``)."""
     from reference.commands._where import _Parser
 
-    if text.strip() == "*":
+    if text.strip() == "*" and columns:
         return None
-    hint = "write e.g. \"v = s.v, ts = s.ts, note = null\" (a literal, null, s.col or t.col a column), or *"
     if not text.strip():
         raise _bad(what, text, "nothing is assigned", hint)
     try:
@@ -143,7 +148,7 @@ def parse_assignments(text: str, what: str) -> tuple[tuple[str, Expression], ...
         if token == ("keyword", "null"):
             parser.pos += 1
             value = Literal(None)
-        elif token is not None and token[0] == "name":
+        elif columns and token is not None and token[0] == "name":
             parser.pos += 1
             value = column_ref(token[1], what, text, hint)
         else:
@@ -183,6 +188,7 @@ def parse_on(text: str) -> tuple[tuple[str, str], ...]:
 
 
 __all__ = [
+    "ASSIGNMENTS_HINT",
     "SOURCE",
     "TARGET",
     "Column",

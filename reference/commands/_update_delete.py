@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reference.commands._where import _Parser, _typed
+from reference.commands._where import _typed
 from spec.errors import InvalidOperation
 
 if TYPE_CHECKING:
@@ -46,43 +46,18 @@ class Assignment:
 
 def parse_set(text: str) -> tuple[Assignment, ...]:
     """An update's SET: ``column = literal`` joined by commas (``v = 'x', n = 2``); anything else, or a column
-    set twice, is an InvalidOperation."""
-    def bad(why: str) -> InvalidOperation:
-        return InvalidOperation(f"--set {text!r}: {why}",
-                                hint="write e.g. --set \"fare = 10, city = 'sf'\" (column = literal, by commas; "
-                                     "strings in single quotes, numbers, true, false, null)")
+    set twice, is an InvalidOperation (``reference.commands._merge_clauses.parse_assignments``, literals alone)."""
+    from reference.commands._merge_clauses import Literal, parse_assignments
 
-    if not text.strip():
-        raise bad("nothing is set")
-    try:
-        parser = _Parser(text)
-    except InvalidOperation as err:
-        raise bad(str(err).split(": ", 1)[-1]) from err
-    out: list[Assignment] = []
-    while True:
-        token = parser.peek()
-        if token is None or token[0] != "name":
-            raise bad(f"expected a column, found {'the end' if token is None else repr(token[1])}")
-        parser.pos += 1
-        column = token[1].strip("`")
-        if parser.peek() != ("op", "="):
-            raise bad(f"expected = after {column!r}")
-        parser.pos += 1
-        if parser.peek() == ("keyword", "null"):
-            parser.pos += 1
-            value: Any = None
-        else:
-            try:
-                value = parser.literal()
-            except InvalidOperation as err:
-                raise bad(f"{column!r} is set to no literal") from err
-        if any(a.column == column for a in out):
-            raise bad(f"{column!r} is set twice")
-        out.append(Assignment(column, value))
-        if parser.peek() is None:
-            return tuple(out)
-        if not parser.accept("punct", ","):
-            raise bad(f"unexpected {parser.peek()[1]!r}")  # type: ignore[index]
+    hint = ("write e.g. --set \"fare = 10, city = 'sf'\" (column = literal, by commas; "
+            "strings in single quotes, numbers, true, false, null)")
+    parsed = parse_assignments(text, "--set", hint, columns=False)
+    assert parsed is not None  # None is ``*``, taken only where columns are
+    out = []
+    for column, value in parsed:
+        assert isinstance(value, Literal)  # columns=False: literals alone
+        out.append(Assignment(column, value.value))
+    return tuple(out)
 
 
 def assigned(table: pa.Table, assignments: tuple[Assignment, ...]) -> pa.Table:

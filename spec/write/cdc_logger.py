@@ -45,6 +45,7 @@ from spec.errors import InvalidOperation
 from spec.file_group.file_naming import LogFileName
 from spec.file_group.log_file.log_blocks import encode_avro_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
+from spec.metadata.index_keys import java_string_hash
 from spec.schema.table_schema import META_FIELDS
 
 OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER = "OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"
@@ -101,15 +102,6 @@ def cdc_record(mode: str, instant: str, change: Change) -> dict[str, Any]:
     if mode == DATA_BEFORE:
         return {"op": change.op, "record_key": change.key, "before": change.before}
     return {"op": change.op, "record_key": change.key}
-
-
-def java_string_hash(s: str) -> int:
-    """``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def hash_map_order(keys: Sequence[str]) -> list[int]:

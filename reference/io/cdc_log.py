@@ -11,10 +11,11 @@ import pyarrow as pa
 
 from spec.file_group.file_naming import is_log_file_name, parse_log_file_name
 from spec.file_group.log_file.log_format import encode_blocks
+from spec.read.cdc import DELETE, INSERT, UPDATE
 from spec.schema.table_schema import COMMIT_TIME, META_FIELDS, RECORD_KEY, arrow_to_avro_records
 from spec.storage.hoodie_storage import Storage
 from spec.write import markers
-from spec.write.cdc_logger import DELETE, INSERT, UPDATE, Change, cdc_data_block, cdc_log_name
+from spec.write.cdc_logger import Change, cdc_data_block, cdc_log_name
 
 
 def merge_changes(old: pa.Table, new: pa.Table, fresh: Sequence[bool], avro_schema_json: str) -> list[Change]:

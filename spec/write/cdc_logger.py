@@ -46,12 +46,10 @@ from spec.file_group.file_naming import LogFileName
 from spec.file_group.log_file.log_blocks import encode_avro_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
 from spec.metadata.index_keys import java_string_hash
+from spec.read.cdc import DATA_BEFORE, DATA_BEFORE_AFTER, LOGGING_MODES, OP_KEY_ONLY
 from spec.schema.table_schema import META_FIELDS
 
-OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER = "OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"
-LOGGING_MODES: Final = (OP_KEY_ONLY, DATA_BEFORE, DATA_BEFORE_AFTER)
 CDC_SUFFIX: Final = ".cdc"
-INSERT, UPDATE, DELETE = "i", "u", "d"
 OP_KEY_ONLY_SCHEMA: Final = ('{"type":"record","name":"Record","fields":[{"name":"op","type":["string","null"]},'
                              '{"name":"record_key","type":["string","null"]}]}')
 """``HoodieCDCUtils.CDC_SCHEMA_OP_AND_RECORDKEY_STRING``, as Avro prints it."""

@@ -23,6 +23,7 @@ from spec.errors import ConfigConflict, UnsupportedOption, UnsupportedTable
 from spec.file_group.file_naming import is_base_file_name, parse_base_file_name, parse_log_file_name
 from spec.file_group.log_file.log_blocks import decode_cdc_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, read_blocks
+from spec.metadata.index_keys import java_hash_map_order, java_string_hash
 from spec.metadata.metadata_table import read_files_partition
 from spec.read.cdc import read_cdc
 from spec.read.reader import read_table
@@ -35,8 +36,6 @@ from spec.write.cdc_logger import (
     DATA_BEFORE_AFTER,
     OP_KEY_ONLY,
     cdc_schema_json,
-    hash_map_order,
-    java_string_hash,
 )
 
 IMAGE = ('{"type":"record","name":"t_record","fields":[{"name":"id","type":["null","long"],"default":null},'
@@ -73,7 +72,7 @@ def test_the_cdc_schemas_are_hudis() -> None:
 
 def test_records_are_in_the_order_of_hudis_hash_map() -> None:
     assert java_string_hash("hello") == 99162322 and java_string_hash("polygenelubricants") == -(2**31)
-    assert [PUT_ORDER[i] for i in hash_map_order(PUT_ORDER)] == HUDI_ORDER
+    assert [PUT_ORDER[i] for i in java_hash_map_order(PUT_ORDER)] == HUDI_ORDER
 
 
 def _opts(mode: str = DATA_BEFORE_AFTER, version: int = 9, **extra: str) -> dict[str, str]:

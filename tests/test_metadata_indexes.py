@@ -34,6 +34,7 @@ from spec.metadata.index_keys import (
     escape,
     file_group_for_key,
     file_group_of,
+    java_hash_map_order,
     java_string_hash,
     name_id,
     parse_secondary_index_key,
@@ -212,6 +213,16 @@ def test_secondary_index_escapes() -> None:
     assert file_group_for_key("Spotify$", 10) == abs(java_string_hash("Spotify$")) % 10
     with pytest.raises(MetadataFormatError):
         file_group_for_key("k", 0)
+
+
+def test_hash_map_order_hashes_utf16_units_as_java_does() -> None:
+    """``java.util.HashMap`` iteration order, measured with a JDK 17 ``HashMap<String, Integer>`` of these keys put in
+    this order (it printed the values 3 6 1 7 2 4 5 0): names outside the Basic Multilingual Plane hash by their
+    UTF-16 surrogates, so code points would order them otherwise ([3, 4, 7, 6, 1, 0, 5, 2])."""
+    put = ["p\U0001F600.parquet", "a.parquet", "\U0001F600b", "zz", "q\U0001F603", "b.log.1", "c", "\U0001F600"]
+    assert java_hash_map_order(put) == [3, 6, 1, 7, 2, 4, 5, 0]
+    many = [f"f{i}" for i in range(13)]  # past 12 (three quarters of 16) the table doubles to 32 buckets
+    assert sorted(java_hash_map_order(many)) == list(range(13)) and java_hash_map_order([]) == []
 
 
 def test_every_key_is_in_the_file_group_its_hash_names(any_real_table: RealTable) -> None:

@@ -4,13 +4,13 @@ The inverse of ``spec.metadata.hfile.parse_hfile`` for the single-level HFiles H
 table: data blocks in key order, then meta blocks, then the load-on-open section (root data index,
 root meta index, file info) and the 4096-byte trailer. Each block is its 33-byte header (its
 previous block is the last one of the same type, -1 for the first), its payload compressed — GZ as
-Hudi writes it: a 10-byte gzip header with no name, time or OS (``1f8b0800000000000000``), raw
+Hudi writes it: a 10-byte gzip header with no name and no time (``1f8b0800000000000000``), raw
 deflate at level 6, then CRC32 and length, little-endian — and 4 checksum bytes per
 ``bytes_per_checksum`` bytes of header and payload (zero under checksum type 0, CRC32 under 1,
 CRC32C under 2). Index
 entries point at the blocks as laid out; the trailer's offsets and counts are those of the layout.
 ``build_hfile`` lays a new HFile out from key/values alone, as Hudi 1.1's own writer does (file info in
-``java.util.HashMap`` order).
+``java.util.HashMap`` order, ``spec.metadata.index_keys.java_hash_map_order``).
 
 Source (Apache Hudi hudi-io and hudi-hadoop-common, the same layout in 0.15.x, 1.0.x and 1.1.x):
 ``HFileWriterImpl``, ``HFileBlock``, ``HFileRootIndexBlock``, ``HFileFileInfoBlock``,
@@ -36,8 +36,13 @@ from spec.metadata.hfile import (
     HFileTrailer,
     KeyValue,
 )
+from spec.metadata.index_keys import java_hash_map_order
 
 GZIP_HEADER = bytes.fromhex("1f8b0800000000000000")
+"""The gzip header of a GZ block. Hudi compresses through ``java.util.zip.GZIPOutputStream`` (hudi-io's
+``HoodieAirliftGzipCompressor``), whose last header byte, the OS, is the JDK's: 0 before JDK 16, 255 (unknown)
+from JDK 16 (JDK-8244706). So Apache Hudi on Java 8 or 11 writes this header — as in every real table of the test
+corpus — and on Java 17 ends it in ``ff``; readers ignore the byte. This writer writes 0."""
 GZIP_LEVEL = 6
 HBASE_MINOR_VERSION = 3
 """Trailer minor version of HFiles written through HBase's writer (Hudi 0.x and 1.0); Hudi 1.1's own writer
@@ -201,23 +206,6 @@ DEFAULT_BLOCK_SIZE = 1024 * 1024
 """Hudi's HFile block size: a data block is closed once it holds at least this many uncompressed bytes."""
 
 
-def java_hash_map_order(names: Sequence[str]) -> list[str]:
-    """The iteration order of a ``java.util.HashMap`` of string keys inserted in ``names``'s order: by bucket
-    (``String.hashCode`` spread by its high half, modulo the table size — 16, doubled while the map holds more
-    than three quarters of it), then insertion order within a bucket. Hudi 1.1 serializes the file info, and
-    the metadata records' ``filesystemMetadata`` maps, in this order."""
-    size = 16
-    while len(names) > size * 3 // 4:
-        size *= 2
-
-    def bucket(name: str) -> int:
-        h = 0
-        for ch in name:
-            h = (31 * h + ord(ch)) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (size - 1)
-    return sorted(names, key=bucket)
-
-
 def build_hfile(entries: Sequence[KeyValue], user_info: Sequence[tuple[str, bytes]] = (),
                 meta_blocks: Sequence[tuple[bytes, bytes]] = (), create_time_ms: int = 0,
                 block_size: int = DEFAULT_BLOCK_SIZE) -> bytes:
@@ -262,6 +250,7 @@ def build_hfile(entries: Sequence[KeyValue], user_info: Sequence[tuple[str, byte
             ("KEY_VALUE_VERSION", struct.pack(">i", 1)), ("MAX_MEMSTORE_TS_KEY", struct.pack(">q", 0)),
             ("hfile.CREATE_TIME_TS", struct.pack(">q", create_time_ms))]
     info = dict([*user_info, *auto])
+    names = list(info)
     trailer = HFileTrailer(3, 0, file_info_offset=at, load_on_open_data_offset=load_on_open,
                            uncompressed_data_index_size=data_bytes, data_index_count=len(index),
                            meta_index_count=len(metas), entry_count=n, num_data_index_levels=1,
@@ -269,7 +258,7 @@ def build_hfile(entries: Sequence[KeyValue], user_info: Sequence[tuple[str, byte
                            present=HUDI_TRAILER_FIELDS)
     hf = HFile(trailer, tuple(BlockIndexEntry(o, s, k) for o, s, k in index),
                tuple(BlockIndexEntry(o, s, k) for o, s, k in metas),
-               {k: info[k] for k in java_hash_map_order(list(info))}, tuple(ordered), tuple(counts),
+               {names[i]: info[names[i]] for i in java_hash_map_order(names)}, tuple(ordered), tuple(counts),
                tuple(p for _, p in meta_blocks), ck, bpc)
     return format_hfile(hf)
 # --8<-- [end:build]

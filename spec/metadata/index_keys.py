@@ -47,7 +47,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -202,6 +202,23 @@ def java_string_hash(text: str) -> int:
     for i in range(0, len(units), 2):
         h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_hash_map_order(keys: Sequence[str]) -> list[int]:
+    """The positions of ``keys`` (distinct, in put order) in the iteration order of a ``java.util.HashMap``: by
+    bucket — ``String.hashCode`` (``java_string_hash``) spread by its high half (``h ^ (h >>> 16)``), modulo the
+    table size: 16, doubled while the map holds more than three quarters of it — then put order within a bucket
+    (a resize splits a bucket keeping its order). Hudi serializes the HFile file info, the metadata records'
+    ``filesystemMetadata`` maps and a merge handle's CDC records in this order."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(i: int) -> int:
+        h = java_string_hash(keys[i]) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(range(len(keys)), key=lambda i: (bucket(i), i))
 
 
 def file_group_for_key(key: str, file_groups: int) -> int:

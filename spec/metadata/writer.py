@@ -62,7 +62,8 @@ from spec.file_group.file_system_view import DataFile
 from spec.file_group.log_file.delete_block import encode_delete_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
 from spec.metadata.hfile import KeyValue
-from spec.metadata.hfile_writer import build_hfile, java_hash_map_order
+from spec.metadata.hfile_writer import build_hfile
+from spec.metadata.index_keys import java_hash_map_order
 from spec.metadata.metadata_table import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
@@ -116,9 +117,10 @@ def partition_identifier(partition_path: str) -> str:
 def encode_record(key: str, listing: Listing, table_version: int = 9, file_name: str | None = None) -> bytes:
     """The Avro binary of one files-partition ``HoodieMetadataRecord``: type 1 for ``__all_partitions__``,
     2 for a partition's file list; the ``key`` field empty, the other payloads null; the names in ``HashMap``
-    order (``spec.metadata.hfile_writer.java_hash_map_order``). A compaction's records also name their base file in
+    order (``spec.metadata.index_keys.java_hash_map_order``). A compaction's records also name their base file in
     ``_hoodie_file_name`` (``HoodieAvroHFileWriter`` writing through a compaction's handle)."""
-    names = java_hash_map_order(list(listing))  # insertion order: the listing's
+    put = list(listing)  # insertion order: the listing's
+    names = [put[i] for i in java_hash_map_order(put)]
     record = {"key": "", "type": TYPE_PARTITION_LIST if key == ALL_PARTITIONS_KEY else TYPE_FILE_LIST,
               "filesystemMetadata": {n: {"size": listing[n].size, "isDeleted": listing[n].is_deleted} for n in names},
               "_hoodie_file_name": file_name}

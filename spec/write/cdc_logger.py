@@ -45,7 +45,7 @@ from spec.errors import InvalidOperation
 from spec.file_group.file_naming import LogFileName
 from spec.file_group.log_file.log_blocks import encode_avro_records
 from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock
-from spec.metadata.index_keys import java_string_hash
+from spec.metadata.index_keys import java_hash_map_order
 from spec.read.cdc import DATA_BEFORE, DATA_BEFORE_AFTER, LOGGING_MODES, OP_KEY_ONLY
 from spec.schema.table_schema import META_FIELDS
 
@@ -102,19 +102,6 @@ def cdc_record(mode: str, instant: str, change: Change) -> dict[str, Any]:
     return {"op": change.op, "record_key": change.key}
 
 
-def hash_map_order(keys: Sequence[str]) -> list[int]:
-    """The positions of ``keys`` (distinct, in put order) in a ``java.util.HashMap``'s iteration order."""
-    capacity = 16
-    while len(keys) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(i: int) -> int:
-        h = java_string_hash(keys[i]) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(range(len(keys)), key=lambda i: (bucket(i), i))
-
-
 def cdc_log_name(file_id: str, instant: str, write_token: str) -> str:
     """The CDC log a merge handle writes beside its base file: ``.<file id>_<instant>.log.1_<write token>.cdc``."""
     return LogFileName(file_id, instant, 1, write_token, suffix=CDC_SUFFIX).format()
@@ -123,9 +110,9 @@ def cdc_log_name(file_id: str, instant: str, write_token: str) -> str:
 # --8<-- [start:block]
 def cdc_data_block(mode: str, instant: str, table_schema_json: str, changes: Sequence[Change]) -> LogBlock:
     """The one CDC data block of a merge handle's log: header INSTANT_TIME, SCHEMA; the changes (one a key, in put
-    order) as records, in ``hash_map_order``."""
+    order) as records, in ``java_hash_map_order``."""
     schema = cdc_schema_json(mode, table_schema_json)
-    order = hash_map_order([c.key for c in changes])
+    order = java_hash_map_order([c.key for c in changes])
     records = [cdc_record(mode, instant, changes[i]) for i in order]
     header = ((int(HeaderKey.INSTANT_TIME), instant), (int(HeaderKey.SCHEMA), schema))
     return LogBlock(BlockType.CDC_DATA_BLOCK, header, encode_avro_records(records, schema))
@@ -134,5 +121,5 @@ def cdc_data_block(mode: str, instant: str, table_schema_json: str, changes: Seq
 
 __all__ = [
     "CDC_SUFFIX", "DATA_BEFORE", "DATA_BEFORE_AFTER", "LOGGING_MODES", "OP_KEY_ONLY", "Change", "cdc_data_block",
-    "cdc_log_name", "cdc_record", "cdc_schema_json", "hash_map_order", "java_string_hash",
+    "cdc_log_name", "cdc_record", "cdc_schema_json",
 ]

@@ -293,3 +293,35 @@ def test_v8_to_v6_keeps_what_v6_can_hold(md: CommitMetadata) -> None:
             expected = replace(s, total_log_files=None, prev_base_file=None, total_log_read_time_ms=0,
                                num_updates_v8=0)
             assert b == expected
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_delta_stat_names_the_log_files_hudi_names(tmp_path: Any, version: int) -> None:
+    """``logFiles`` of an append's delta stat, as Apache Hudi 1.2.0's append handle writes it (measured: a
+    merge-on-read table, three upserts of the same two keys with ``hoodie.parquet.small.file.limit=0``): on table
+    version 6 the slice's log files so far, its own last (the third deltacommit names ``log.1`` and ``log.2``); on
+    version 9 its own alone (each deltacommit writes a log file of its own instant)."""
+    import pyarrow as pa
+
+    from reference.api import HudiTable
+    from spec.config.table_config import TableConfig
+    from spec.storage.hoodie_storage import Storage
+    from spec.timeline.active_timeline import Timeline
+    from spec.timeline.layout import read_instant_content
+
+    opts = {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.write.table.version": str(version),
+            "hoodie.parquet.small.file.limit": "0"}
+    table = HudiTable(str(tmp_path), engine="local")
+    for i in range(3):
+        table.write(pa.table({"id": ["k1", "k2"], "p": ["a", "a"], "ts": [i, i], "v": [f"v{i}", f"w{i}"]}), "upsert",
+                    opts)
+    storage = Storage(str(tmp_path))
+    layout = TableConfig.load(storage).timeline_layout
+    named = []
+    for inst in Timeline.load(storage, layout).completed().filter_actions("deltacommit").instants[1:]:
+        (stat,) = parse_commit_metadata(read_instant_content(storage, inst, layout)).partition_to_write_stats["a"]
+        named.append([name.split(".log.")[1].split("_")[0] for name in stat.log_files or ()])
+        assert (stat.log_files or ())[-1] == posixpath.basename(stat.path)
+    assert named == ([["1"], ["1", "2"]] if version == 6 else [["1"], ["1"]])

@@ -223,3 +223,79 @@ def test_replacing_operations_compaction_and_restore_across_writers(apache_hudi:
     hudi_write(apache_hudi, path, 9, "upsert", again)
     expect(state, "upsert", again)
     check(apache_hudi, path, state, "Apache Hudi after our restore")
+
+
+def _layout(path: Path) -> list[str]:
+    """The index's files without write tokens and data instants: file group, kind, and the instant when it is the
+    initialization's (``0000…``)."""
+    out = []
+    for f in (path / ".hoodie/metadata/record_index").iterdir():
+        name = f.name
+        if "record-index-" not in name or name.endswith(".crc"):
+            continue
+        instant = name.split("_")[1].split(".")[0] if name.startswith(".") else name.rsplit("_", 1)[1].split(".")[0]
+        out.append(f"{name.lstrip('.').split('_')[0]} {'hfile' if name.endswith('.hfile') else 'log'} "
+                   f"{instant if instant < '1' else 'data'}")
+    return sorted(out)
+
+
+@pytest.mark.explore
+def test_turning_it_on_builds_what_apache_hudi_builds(apache_hudi: Any, tmp_path: Path) -> None:
+    """A table Apache Hudi wrote without a record index (``k1`` in two partitions); its copy gets the same upsert
+    from Apache Hudi and from our writer, both turning the partitioned index on: both build it at the same instant
+    (``00000000000000003``) with a file group per data partition, an empty delete block and a base HFile each, the
+    same entries at the same instants — only the upsert's new entry differs, by its commit's instant."""
+    import shutil
+
+    hudi, ours = tmp_path / "hudi", tmp_path / "ours"
+    plain = {k: v for k, v in options(9).items()
+             if k not in ("hoodie.metadata.record.level.index.enable", "hoodie.index.type")}
+    hudi_write(apache_hudi, hudi, 9, "insert", (("k1", "a", 1, "x"), ("k2", "b", 1, "x"), ("k1", "b", 1, "x")),
+               opts=plain)
+    shutil.copytree(hudi, ours)
+    rows = (("k3", "a", 2, "y"), ("k2", "b", 2, "y"))
+    hudi_write(apache_hudi, hudi, 9, "upsert", rows)
+    our_write(ours, 9, "upsert", rows)
+    assert _layout(hudi) == _layout(ours)
+    assert [f for f in _layout(ours) if "hfile" in f] == ["record-index-a-0000-0 hfile 00000000000000003",
+                                                          "record-index-b-0000-0 hfile 00000000000000003"]
+    theirs, mine = (read_partitioned_record_index(Storage(str(p))) for p in (hudi, ours))
+    assert {pk: v for pk, v in theirs.items() if pk != ("a", "k3")} == {
+        pk: v for pk, v in mine.items() if pk != ("a", "k3")}
+    assert theirs[("a", "k3")].file_id == mine[("a", "k3")].file_id
+
+
+@pytest.mark.explore
+def test_replacing_operations_keep_what_apache_hudi_keeps(apache_hudi: Any, tmp_path: Path) -> None:
+    """insert_overwrite of partition a, delete_partition of b, then an upsert into b again, by our writer on one
+    table and by Apache Hudi on a twin: Apache Hudi keeps the replaced partitions' file groups (their keys deleted in
+    log files), and so does our writer — the same file groups, the same entries sharing them, every reader reading
+    the same rows. And an unpartitioned table: its file group is ``record-index--0000-0`` (the empty partition)."""
+    table, twin = tmp_path / "t", tmp_path / "twin"
+    start = (("k1", "a", 1, "x"), ("k2", "b", 1, "x"), ("k1", "b", 1, "x"))
+    steps: tuple[tuple[str, tuple[Row, ...], dict[str, str]], ...] = (
+        ("insert", start, {}), ("insert_overwrite", (("k9", "a", 3, "o"),), {}),
+        ("delete_partition", (("k2", "b", 4, ""),), {"hoodie.datasource.write.partitions.to.delete": "b"}),
+        ("upsert", (("k2", "b", 5, "back"),), {}))
+    state: State = {}
+    for op, rows, extra in steps:
+        our_write(table, 9, op, rows, extra=extra)
+        hudi_write(apache_hudi, twin, 9, op, rows, opts={**options(9), **extra})
+        if op == "insert_overwrite":
+            state = {pk: r for pk, r in state.items() if pk[0] != "a"}
+        if op == "delete_partition":
+            state = {pk: r for pk, r in state.items() if pk[0] != "b"}
+        else:
+            expect(state, "upsert", rows)
+        index, twin_index = check(apache_hudi, table, state, op), check(apache_hudi, twin, state, op + " twin")
+        assert shape(index) == shape(twin_index) and index_file_groups(table) == index_file_groups(twin), op
+    unpartitioned = {**options(9), "hoodie.datasource.write.partitionpath.field": "",
+                     "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"}
+    for name in ("np-ours", "np-hudi"):
+        rows = (("k1", "", 1, "x"), ("k2", "", 1, "x"))
+        if name == "np-ours":
+            our_write(tmp_path / name, 9, "insert", rows, extra=unpartitioned)
+        else:
+            hudi_write(apache_hudi, tmp_path / name, 9, "insert", rows, opts=unpartitioned)
+        assert index_file_groups(tmp_path / name) == {"record-index--0000-0"}, name
+        assert set(read_partitioned_record_index(Storage(str(tmp_path / name)))) == {("", "k1"), ("", "k2")}

@@ -9,7 +9,7 @@ spec model predicts (no (partition, key) twice: each writer tagged by the other'
 file group the index names); the index (``read_partitioned_record_index``) names, for every (partition, key), the
 file group a snapshot reads it from; its file groups are the twin's (``record-index-<partition>-0000-0``: the names
 are the same), and it equals the twin's, entry by entry: the same keys sharing a file group (data file ids are
-random). One case runs in ``make ci-slow`` (about 40 s), the others under ``explore``."""
+random). One case runs in ``make ci-slow`` (under a minute), the others under ``explore``."""
 
 from __future__ import annotations
 

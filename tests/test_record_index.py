@@ -183,17 +183,22 @@ def test_a_write_without_the_option_deletes_the_index_as_hudi_does(tmp_path: Pat
     assert not (path / ".hoodie/metadata/record_index").exists()
 
 
-def test_a_partitioned_record_index_is_refused(tmp_path: Path) -> None:
+def test_the_other_form_of_the_record_index_is_refused(tmp_path: Path) -> None:
     """A table whose record index is the partitioned one (its definition's ``isPartitioned`` true: file groups per
-    data partition, Apache Hudi 1.2.0's ``hoodie.metadata.record.level.index.enable``) is not written with the
-    global record index kept: nothing is changed."""
+    data partition, ``hoodie.metadata.record.level.index.enable``) is not written with the global record index
+    asked for, nor a global one with the partitioned one: nothing is changed."""
     path = tmp_path / "t"
     table = HudiTable(str(path), engine="local")
     table.write(_frame(), operation="insert", options=OPTIONS)
+    before = sorted(p.name for p in path.rglob("*"))
+    level = {**OPTIONS, "hoodie.metadata.record.index.enable": "false",
+             "hoodie.metadata.record.level.index.enable": "true", "hoodie.index.type": "RECORD_LEVEL_INDEX"}
+    with pytest.raises(InvalidConfig, match="the global one, and this write asks for the partitioned one"):
+        table.write(_frame(), operation="upsert", options=level)
+    assert sorted(p.name for p in path.rglob("*")) == before
     defs = path / ".hoodie/.index_defs/index.json"
     defs.write_text(defs.read_text().replace('"isPartitioned" : "false"', '"isPartitioned" : "true"'))
-    before = sorted(p.name for p in path.rglob("*"))
-    with pytest.raises(UnsupportedOption, match="partitioned"):
+    with pytest.raises(InvalidConfig, match="the partitioned one, and this write asks for the global one"):
         table.write(_frame(), operation="upsert", options=OPTIONS)
     assert sorted(p.name for p in path.rglob("*")) == before
 

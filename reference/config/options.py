@@ -49,6 +49,7 @@ class WriteConfig:
     simple_index_update_partition_path: bool = default("simple_index_update_partition_path")
     record_index_update_partition_path: bool = default("record_index_update_partition_path")
     record_index_enable: bool = default("record_index_enable")
+    record_level_index_enable: bool = default("record_level_index_enable")
     compression: str = default("compression")
     combine_before_upsert: bool = default("combine_before_upsert")
     combine_before_insert: bool = default("combine_before_insert")
@@ -80,6 +81,12 @@ class WriteConfig:
     lock: StorageLockConfig = field(default_factory=lambda: StorageLockConfig(wait_ms=0))
     heartbeat_interval_ms: int = default("heartbeat_interval_ms")
     heartbeat_tolerable_misses: int = default("heartbeat_tolerable_misses")
+
+    @property
+    def keeps_record_index(self) -> bool:
+        """Whether the write keeps a record index: the global one or the partitioned one
+        (``hoodie.metadata.record.level.index.enable``, ``spec.metadata.partitioned_record_index``)."""
+        return self.record_index_enable or self.record_level_index_enable
 
     @property
     def optimistic(self) -> bool:

@@ -86,6 +86,10 @@ class Engine(Protocol):
         the records by ``reference.io.global_index``)."""
         ...
 
+    def keys_in_two_partitions(self, frame: Any) -> list[str]:
+        """Up to ten record keys the batch names in more than one partition, sorted."""
+        ...
+
     def partitions(self, frame: Any) -> set[str]:
         """The distinct partition paths of the batch."""
         ...

@@ -283,9 +283,17 @@ class LocalEngine(Engine):
                 if distinct.num_rows < keys.num_rows:
                     frame, keys = self.dedupe(frame, ordering), distinct
             located, _ = bloom_index(lookup.storage, lookup.view, keys)
+        elif lookup is not None and lookup.located is not None:
+            located = lookup.located  # the partitioned record index
         elif lookup is not None:
             located = simple_index(lookup.storage, lookup.view)
         return tag(frame, located, lookup is not None and lookup.delete), None
+
+    def keys_in_two_partitions(self, frame: pa.Table) -> list[str]:
+        pairs = frame.select([RECORD_KEY, PARTITION_PATH]).group_by([RECORD_KEY, PARTITION_PATH]).aggregate([])
+        counted = pairs.group_by(RECORD_KEY).aggregate([(PARTITION_PATH, "count")])
+        twice = counted.filter(pc.greater(counted.column(f"{PARTITION_PATH}_count"), 1)).column(RECORD_KEY)
+        return sorted(str(k) for k in twice.to_pylist())[:10]
 
     def partitions(self, frame: pa.Table) -> set[str]:
         return set(pc.unique(frame.column(PARTITION_PATH)).to_pylist())

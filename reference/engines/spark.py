@@ -265,6 +265,8 @@ class SparkEngine(Engine):
         partition's (file id, base file) list, as Hudi's driver holds the partitions' file listings, and
         never holds a key. The located rows are persisted (and computed here, so the lookup's time is its
         own step's): the profile and the handles join them."""
+        if lookup.located is not None:  # the partitioned record index, read at the driver
+            return _joined(frame, self.persist(arrow_to_spark(self.spark, lookup.located)), lookup.delete)
         view, base_path, bloom = lookup.view, lookup.base_path, lookup.bloom
         files = {p: base_files(view, p) for p in {g.partition_path for g in view.groups}}
         env = object_store_env()
@@ -299,6 +301,13 @@ class SparkEngine(Engine):
 
         rows = frame.filter(F.col(FILE_ID).isNull()).select(PARTITION_PATH, BUCKET_ID).distinct().collect()
         return {(r[PARTITION_PATH], int(r[BUCKET_ID])) for r in rows}
+
+    def keys_in_two_partitions(self, frame: Any) -> list[str]:
+        from pyspark.sql import functions as F
+
+        twice = (frame.groupBy(RECORD_KEY).agg(F.countDistinct(PARTITION_PATH).alias("n")).filter(F.col("n") > 1)
+                 .select(RECORD_KEY).orderBy(RECORD_KEY).limit(10).collect())
+        return [str(r[0]) for r in twice]
 
     def partitions(self, frame: Any) -> set[str]:
         return {r[0] for r in frame.select(PARTITION_PATH).distinct().collect()}

@@ -53,6 +53,10 @@ class IndexLookup:
     global_index: Any = None
     """A global index's lookup (``reference.io.global_index.GlobalLookup``, which imports this module; ``bloom`` is
     then unused)."""
+    located: pa.Table | None = None
+    """(partition, key, file id) of every key the partitioned record index holds (``hoodie.index.type=
+    RECORD_LEVEL_INDEX``, ``record_level_locations``): the records are tagged by it, partition by partition
+    (``bloom`` is then unused)."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,16 @@ def _rows(partition: str, keys: pa.Array, file_id: str) -> pa.Table:
     n = len(keys)
     return pa.table([pa.array([partition] * n, pa.string()), keys, pa.array([file_id] * n, pa.string())],
                     schema=EMPTY)
+
+
+def record_level_locations(storage: Storage) -> pa.Table:
+    """(partition, key, file id) of every entry of the table's partitioned record index
+    (``spec.metadata.partitioned_record_index.read_partitioned_record_index``): a key is found in its partition."""
+    from spec.metadata.partitioned_record_index import read_partitioned_record_index
+
+    found = read_partitioned_record_index(storage)
+    return pa.table([pa.array([p for p, _ in found], pa.string()), pa.array([k for _, k in found], pa.string()),
+                     pa.array([loc.file_id for loc in found.values()], pa.string())], schema=EMPTY)
 
 
 def simple_index(storage: Storage, view: FileSystemView) -> pa.Table:

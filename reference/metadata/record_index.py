@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -32,10 +32,11 @@ from spec.file_group.log_file.log_format import BlockType, HeaderKey, LogBlock, 
 from spec.file_group.partition_metadata import PartitionMetadata
 from spec.metadata.hfile import KeyValue
 from spec.metadata.hfile_writer import build_hfile
-from spec.metadata.index_definition import IndexDefinition, format_index_definitions, parse_index_definitions
+from spec.metadata.index_definition import format_index_definitions, parse_index_definitions
 from spec.metadata.metadata_table import metadata_storage
 from spec.metadata.partition_type import RECORD_INDEX as RECORD_INDEX_TYPE
 from spec.metadata.partition_type import file_group_id
+from spec.metadata.partitioned_record_index import check_index_form, definition, is_partitioned
 from spec.metadata.record_index import (
     DELETE_ORDERING_VALUE,
     RECORD_INDEX_PARTITION,
@@ -73,44 +74,50 @@ def _schema(table_version: int) -> Any:
     return fastavro.parse_schema(json.loads(metadata_record_schema(table_version)))
 
 
-def partitioned(storage: Storage, table: TableConfig) -> bool:
-    """Whether the table's record index is the partitioned one (its definition's ``isPartitioned`` true, in
-    ``.hoodie/.index_defs/index.json``)."""
+def defined_form(storage: Storage, table: TableConfig) -> bool | None:
+    """The form the table's ``record_index`` definition names (in ``.hoodie/.index_defs/index.json``): True for
+    the partitioned one (``isPartitioned`` true), False for the global one, None when there is no definition."""
     path = table.get("hoodie.table.index.defs.path")
-    if RECORD_INDEX_PARTITION not in table.metadata_partitions or not path or not storage.exists(path):
-        return False
+    if not path or not storage.exists(path):
+        return None
     found = parse_index_definitions(storage.read(path).decode()).get(RECORD_INDEX_PARTITION)
-    return found is not None and str(found.index_options.get("isPartitioned", "false")).lower() == "true"
+    return None if found is None else is_partitioned(found)
 
 
-def check_record_index_write(storage: Storage, table: TableConfig, keep: bool) -> None:
+def partitioned(storage: Storage, table: TableConfig) -> bool:
+    """Whether the table has a record index and it is the partitioned one
+    (``spec.metadata.partitioned_record_index``)."""
+    return RECORD_INDEX_PARTITION in table.metadata_partitions and defined_form(storage, table) is True
+
+
+def check_record_index_write(storage: Storage, table: TableConfig, keep: bool, partitioned_index: bool = False) -> None:
     """Before anything is written: what the record index is not kept through here is refused — a table version
     below 8 (its metadata table is not written here), a keyless table or one without meta fields (keys read from
-    the files), a partitioned record index."""
+    the files), a write asking for the other form than the table's index (``check_index_form``)."""
     if not keep:
-        return  # the write drops the record index (hoodie.metadata.record.index.enable false or unset)
+        return  # the write drops the record index (both hoodie.metadata.*record*.index.enable false or unset)
     if table.table_version < 8:
         raise UnsupportedOption(f"the record index is kept on table versions 8 and 9, not {table.table_version}",
                                 hint="write without hoodie.metadata.record.index.enable, or upgrade the table")
-    if partitioned(storage, table):
-        raise UnsupportedOption("the table's record index is partitioned (a file group per data partition), which this "
-                                "writer does not keep", hint="write it with Apache Hudi")
+    if RECORD_INDEX_PARTITION in table.metadata_partitions:
+        check_index_form(defined_form(storage, table) is True, partitioned_index)
     if not table.record_key_fields or table.get("hoodie.populate.meta.fields") == "false":
         raise UnsupportedOption("the record index needs record key fields and meta fields",
                                 hint="name hoodie.datasource.write.recordkey.field")
 
 
-def commit_changes(storage: Storage, md: CommitMetadata, instant: str,
-                   held: Mapping[str, Location]) -> tuple[dict[str, Location], set[str]]:
-    """The record index changes of a commit (``record_index_changes``), from the files its write stats name."""
-    placed: dict[str, Location] = {}
-    removed: dict[str, Location] = {}
+def commit_placements(storage: Storage, md: CommitMetadata, instant: str, held: Iterable[tuple[str, Location]]
+                      ) -> tuple[list[tuple[str, Location]], list[tuple[str, Location]]]:
+    """The keys a commit placed and removed, each with its (partition, file id), from the files its write stats
+    name: ``held`` is each key the index holds with its location (a key twice for a partitioned index)."""
+    placed: list[tuple[str, Location]] = []
+    removed: list[tuple[str, Location]] = []
     by_location: dict[Location, set[str]] = {}
-    for k, loc in held.items():
+    for k, loc in held:
         by_location.setdefault(loc, set()).add(k)
     for partition, fids in (md.partition_to_replace_file_ids or {}).items():
         for fid in fids:  # a replaced file group's keys leave the index unless the commit placed them elsewhere
-            removed.update(dict.fromkeys(by_location.get((partition, fid), set()), (partition, fid)))
+            removed.extend((k, (partition, fid)) for k in by_location.get((partition, fid), set()))
     for partition, stats in md.partition_to_write_stats.items():
         for s in stats:
             if not s.path:
@@ -120,8 +127,8 @@ def commit_changes(storage: Storage, md: CommitMetadata, instant: str,
             if is_base_file_name(name):
                 keys = pq.read_table(io.BytesIO(storage.read(s.path)), columns=[RECORD_KEY]).column(0).to_pylist()
                 present = {str(k) for k in keys}
-                placed.update(dict.fromkeys(present, loc))
-                removed.update(dict.fromkeys(by_location.get(loc, set()) - present, loc))
+                placed.extend((k, loc) for k in present)
+                removed.extend((k, loc) for k in by_location.get(loc, set()) - present)
                 continue
             for rec in read_blocks(storage.read(s.path)):
                 block = rec.block
@@ -130,18 +137,27 @@ def commit_changes(storage: Storage, md: CommitMetadata, instant: str,
                 if block.block_type == BlockType.DELETE_BLOCK:
                     from spec.file_group.log_file.delete_block import decode_delete_records
 
-                    removed.update({d.record_key or "": loc for d in decode_delete_records(block)})
+                    removed.extend((d.record_key or "", loc) for d in decode_delete_records(block))
                 elif block.block_type in (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK,
                                           BlockType.HFILE_DATA_BLOCK):
-                    placed.update({str(r[RECORD_KEY]): loc for r in decode_records(block)})
-    return record_index_changes(held, placed, removed)
+                    placed.extend((str(r[RECORD_KEY]), loc) for r in decode_records(block))
+    return placed, removed
+
+
+def commit_changes(storage: Storage, md: CommitMetadata, instant: str,
+                   held: Mapping[str, Location]) -> tuple[dict[str, Location], set[str]]:
+    """The record index changes of a commit (``record_index_changes``), from the files its write stats name."""
+    placed, removed = commit_placements(storage, md, instant, held.items())
+    return record_index_changes(held, dict(placed), dict(removed))
 
 
 def _records_hfile(instant: str, upserts: Mapping[str, Location], keys: Sequence[str], table: TableConfig,
-                   create_time_ms: int, table_version: int) -> bytes:
+                   create_time_ms: int, table_version: int, instants: Mapping[str, str] | None = None) -> bytes:
+    """An HFile of the records of ``keys`` (sorted) at their locations, written at ``instant`` (or each key's
+    instant in ``instants``)."""
     entries = [KeyValue(k.encode(), encode_record_index_record(
-        record_index_info(upserts[k][0], upserts[k][1], instant, table.timezone), _schema(table_version)))
-        for k in keys]
+        record_index_info(upserts[k][0], upserts[k][1], (instants or {}).get(k, instant), table.timezone),
+        _schema(table_version))) for k in keys]
     return build_hfile(entries, [("schema", metadata_record_schema(table_version).encode())], [], create_time_ms)
 
 
@@ -192,6 +208,18 @@ def current_keys(storage: Storage) -> dict[str, Location]:
     return out
 
 
+def current_keys_by_partition(storage: Storage) -> dict[tuple[str, str], str]:
+    """Every (partition, key) of the table with the file group a snapshot reads it from."""
+    reader = TableReader(storage)
+    out: dict[tuple[str, str], str] = {}
+    for sl in reader.view().latest_slices(None):
+        rows = reader.read_slice(sl)
+        if rows is not None:
+            for k in rows.column(RECORD_KEY).to_pylist():
+                out[(sl.partition_path, str(k))] = sl.file_id
+    return out
+
+
 def base_instants(storage: Storage) -> dict[Location, str]:
     """The base instant of each latest file slice of the table."""
     table = TableConfig.load(storage)
@@ -236,23 +264,35 @@ def write_stats(files: Sequence[WrittenFile]) -> list[Any]:
             for f in files]
 
 
-def add_definition(storage: Storage, table: TableConfig) -> TableConfig:
-    """The record index's definition in ``.hoodie/.index_defs/index.json`` (``isPartitioned`` false, version V1),
+def add_definition(storage: Storage, table: TableConfig, partitioned_index: bool = False) -> TableConfig:
+    """The record index's definition in ``.hoodie/.index_defs/index.json`` (``isPartitioned`` false, or true for
+    the partitioned form, version V1),
     named by ``hoodie.table.index.defs.path``, as Apache Hudi 1.2.0 writes both on table versions 9 and 8
     (measured). The table's config with the property."""
     if table.table_version < 8:
         return table
     path = table.get("hoodie.table.index.defs.path") or DEFINITIONS_PATH
     defs = parse_index_definitions(storage.read(path).decode()) if storage.exists(path) else {}
-    defs[RECORD_INDEX_PARTITION] = IndexDefinition(RECORD_INDEX_PARTITION, RECORD_INDEX_PARTITION, "", (),
-                                                   {"isPartitioned": "false"}, "V1")
+    defs[RECORD_INDEX_PARTITION] = definition(partitioned_index)
     storage.write_atomic(path, format_index_definitions(defs).encode())
     return table if table.get("hoodie.table.index.defs.path") else table.with_props(
         **{"hoodie.table.index.defs.path": path})
 
 
-__all__ = ["WrittenFile", "add_definition", "change_files", "check_record_index_write",
-           "commit_changes", "file_group_count", "initialization_files", "read_record_index", "write_stats"]
+__all__ = [
+    "WrittenFile",
+    "add_definition",
+    "change_files",
+    "check_record_index_write",
+    "commit_changes",
+    "commit_placements",
+    "defined_form",
+    "file_group_count",
+    "initialization_files",
+    "partitioned",
+    "read_record_index",
+    "write_stats",
+]
 
 
 def compaction_slices(mdt: Storage, cfg: TableConfig, timeline: Any) -> list[tuple[Any, dict[str, dict[str, Any]]]]:

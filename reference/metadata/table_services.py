@@ -123,13 +123,13 @@ def archive_metadata_table(storage: Storage, services: TableServices, data_archi
 
 def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator, services: TableServices,
               enable: bool | None = None, data_archive: ArchiveConfig | None = None,
-              record_index: bool | None = None) -> None:
+              record_index: bool | None = None, partitioned: bool = False) -> None:
     """A commit, deltacommit, replacecommit or compaction about to complete, recorded in the metadata table
     (``HoodieBackedTableMetadataWriter.update(HoodieCommitMetadata)``): the metadata table created, deleted or
     trimmed as ``enable`` says (``prepare``), compacted and cleaned when due, its timeline archived when due
     (``archive_metadata_table``, ``data_archive``: the data writer's archival config), then the instant's
-    deltacommit (with the record index's changes, ``record_index`` as ``prepare`` takes it)."""
-    if prepare(storage, gen, enable, record_index):
+    deltacommit (with the record index's changes, ``record_index`` and ``partitioned`` as ``prepare`` takes them)."""
+    if prepare(storage, gen, enable, record_index, partitioned):
         archive_metadata_table(storage, services, data_archive, compact(storage, gen, services))
         append_deltacommit(storage, inst.requested, commit_records(md), gen, md)
 

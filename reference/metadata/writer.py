@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
 from reference.instrumentation.faults import fault_point
+from reference.metadata import partitioned_record_index as pri
 from reference.metadata import record_index as ri
 from spec.actions.archive import ArchiveConfig
 from spec.actions.clean import CleanConfig
@@ -202,12 +203,16 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
         initialize_record_index(storage, gen)
 
 
-def initialize_record_index(storage: Storage, gen: InstantTimeGenerator) -> None:
+def initialize_record_index(storage: Storage, gen: InstantTimeGenerator, partitioned: bool | None = None) -> None:
     """``initializeFromFilesystem`` for the record index: ``record_index`` marked as being built, a deltacommit at
     the next free ``00000000000000000``-plus instant writing its file groups from the table's keys
-    (``reference.metadata.record_index.initialization_files``), then ``record_index`` named complete and its index
-    definition written. A pending initialization a killed writer left is discarded first (its files and instant)."""
+    (``reference.metadata.record_index.initialization_files``, or the partitioned form's when ``partitioned``:
+    ``reference.metadata.partitioned_record_index``; None: the form the table's definition names), then
+    ``record_index`` named complete and its index definition written. A pending initialization a killed writer left
+    is discarded first (its files and instant)."""
     table = TableConfig.load(storage)
+    if partitioned is None:
+        partitioned = ri.defined_form(storage, table) is True
     _save_properties(storage, with_partition_inflight(table, RECORD_INDEX_PARTITION))
     mdt = metadata_storage(storage)
     cfg = TableConfig.load(mdt)
@@ -221,12 +226,12 @@ def initialize_record_index(storage: Storage, gen: InstantTimeGenerator) -> None
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     fault_point("mid_record_index_init")  # the deltacommit pending, no files yet
-    files, _ = ri.initialization_files(storage, instant, _now_ms())
+    files, _ = (pri.initialization_files if partitioned else ri.initialization_files)(storage, instant, _now_ms())
     md = CommitMetadata({RECORD_INDEX_PARTITION: tuple(ri.write_stats(files))},
                         operation_type="BULK_INSERT_PREPPED")
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
                  format_commit_metadata(md, cfg.table_version))
-    table = ri.add_definition(storage, TableConfig.load(storage))
+    table = ri.add_definition(storage, TableConfig.load(storage), partitioned)
     _save_properties(storage, with_partition_state(table, RECORD_INDEX_PARTITION, True))
 
 
@@ -243,7 +248,10 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
     table_version = TableConfig.load(mdt).table_version
     index_files: list[ri.WrittenFile] = []
     data_table = TableConfig.load(storage)
-    if data_md is not None and RECORD_INDEX_PARTITION in data_table.metadata_partitions:
+    if data_md is not None and ri.partitioned(storage, data_table):
+        p_upserts, p_deletes = pri.commit_changes(storage, data_md, instant, pri.held_locations(storage))
+        index_files = pri.change_files(mdt, data_table, instant, p_upserts, p_deletes, table_version, _now_ms())
+    elif data_md is not None and RECORD_INDEX_PARTITION in data_table.metadata_partitions:
         held = {k: (loc.partition_path, loc.file_id) for k, loc in read_record_index(storage).items()}
         upserts, deletes = ri.commit_changes(storage, data_md, instant, held)
         index_files = ri.change_files(mdt, data_table, instant, upserts, deletes, ri.file_group_count(mdt),
@@ -275,11 +283,12 @@ def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
     return new and enabled_by_default(table.table_version)
 
 
-def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, record_index: bool | None = None) -> bool:
+def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, record_index: bool | None = None,
+            partitioned: bool = False) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
     turned on and missing, its unmaintained partitions dropped — the record index kept when ``record_index`` is
-    true, or None and the table has one, and created when true and missing. Whether the instant is to be recorded
-    in it."""
+    true, or None and the table has one, and created when true and missing (the partitioned form when
+    ``partitioned``). Whether the instant is to be recorded in it."""
     table = TableConfig.load(storage)
     new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
     if not wanted(table, enable, new):
@@ -295,7 +304,7 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, re
     if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
         initialize(storage, gen)
     if keep_index and RECORD_INDEX_PARTITION not in TableConfig.load(storage).metadata_partitions:
-        initialize_record_index(storage, gen)
+        initialize_record_index(storage, gen, partitioned)
     return True
 
 

@@ -44,7 +44,8 @@ from reference.io.buckets import (
 )
 from reference.io.bulk_insert import bulk_insert_assignment
 from reference.io.global_index import GlobalLookup, global_index_of
-from reference.io.index import IndexLookup
+from reference.io.index import IndexLookup, record_level_locations
+from reference.metadata.record_index import partitioned
 from reference.metadata.writer import TableServices
 from reference.transaction import transaction
 from reference.transaction.transaction import Clock
@@ -52,6 +53,7 @@ from reference.write.table_creation import new_table_config, table_created_by
 from reference.write.write_checks import (
     check_against_table,
     check_cdc_write,
+    check_one_partition_per_key,
     check_record_index_write,
     check_schema,
     combines,
@@ -64,6 +66,7 @@ from spec.file_group.file_naming import make_file_id
 from spec.file_group.file_system_view import FileSystemView, list_data_files, missing_latest_files
 from spec.index.bucket_index import INDEXED_OPERATIONS
 from spec.keygen.auto_record_key import PREPPED_COLUMNS, auto_generates_record_keys, check_keyless_write
+from spec.metadata.partitioned_record_index import INDEX_TYPE as RECORD_LEVEL_INDEX
 from spec.schema.table_schema import RECORD_KEY
 from spec.storage.heartbeat import DEFAULT_INTERVAL_MS, DEFAULT_TOLERABLE_MISSES
 from spec.storage.hoodie_storage import Storage
@@ -226,10 +229,15 @@ class WriteClient:
         lookup = None
         bucket = bucket_index_of(cfg, table, op)
         global_index = global_index_of(cfg, table)
+        if cfg.index_type == RECORD_LEVEL_INDEX and dedupe:
+            check_one_partition_per_key(engine.keys_in_two_partitions(df))
         if op in ("upsert", "delete") or (bucket is not None and op in INDEXED_OPERATIONS):
+            located = (record_level_locations(self.storage) if cfg.index_type == RECORD_LEVEL_INDEX
+                       and partitioned(self.storage, table) else None)
             lookup = IndexLookup(self.path, self.storage, view, cfg.index_type == "BLOOM", op == "delete",
                                  bucket_lookup(bucket, view) if bucket is not None else None,
-                                 GlobalLookup(global_index, self.storage, view, table) if global_index else None)
+                                 GlobalLookup(global_index, self.storage, view, table) if global_index else None,
+                                 located)
             self.set_job_status(f"commit {instant}: index lookup")
         if not table.record_key_fields and RECORD_KEY not in engine.columns(df):
             df = engine.with_auto_keys(df, instant)

@@ -207,8 +207,10 @@ SETTINGS: tuple[Setting, ...] = (
             "exact keys of candidate files), SIMPLE (all keys), BUCKET (the hash of the key: "
             "spec.index.bucket_index), or GLOBAL_BLOOM / GLOBAL_SIMPLE (a key unique across partitions: "
             "spec.index.global_index), or RECORD_INDEX (the metadata table's record index, a global index: "
-            "spec.metadata.record_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
-            choices=("BLOOM", "SIMPLE", "BUCKET", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX")),
+            "spec.metadata.record_index), or RECORD_LEVEL_INDEX (the partitioned record index, keys unique within a "
+            "partition: spec.metadata.partitioned_record_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
+            choices=("BLOOM", "SIMPLE", "BUCKET", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX",
+                     "RECORD_LEVEL_INDEX")),
     # false is Hudi 1.2.0's HoodieIndexConfig default, measured
     Setting("hoodie.record.index.update.partition.path", "false", "RECORD_INDEX: an upsert naming another "
             "partition moves its key there; false (the default): updates it where it is",
@@ -220,6 +222,11 @@ SETTINGS: tuple[Setting, ...] = (
             "record index, as Apache Hudi's writer does",
             "HoodieMetadataConfig.GLOBAL_RECORD_LEVEL_INDEX_ENABLE_PROP", "record_index_enable", parse_bool,
             aliases=("hoodie.metadata.record.index.enable",)),
+    # false is Hudi 1.2.0's default (HoodieMetadataConfig, since 1.1.0)
+    Setting("hoodie.metadata.record.level.index.enable", "false", "keep the partitioned record index in the "
+            "metadata table (file groups per data partition, a key unique within its partition; table versions 8 "
+            "and 9; spec.metadata.partitioned_record_index); false (the default) deletes a table's record index",
+            "HoodieMetadataConfig.RECORD_LEVEL_INDEX_ENABLE_PROP", "record_level_index_enable", parse_bool),
     # true is Hudi 1.2.0's HoodieIndexConfig default for both, measured
     Setting("hoodie.bloom.index.update.partition.path", "true", "GLOBAL_BLOOM: an upsert naming another partition "
             "moves its key there (a delete in the old partition, an insert in the new); false: updates it where it "

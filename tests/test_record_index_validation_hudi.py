@@ -1,0 +1,86 @@
+"""Apache Hudi 1.2.0's record index validation (``tests.hudi_record_index_validation``: the count and content checks
+of ``HoodieMetadataTableValidator``, run with Hudi's classes in the test's Spark session, and Hudi's metadata reader
+looking every key up) on a table our writer alone writes through every operation that keeps the record index:
+insert, upsert (a key named in another partition updated where it is), delete, a merge-on-read compaction,
+clustering, insert_overwrite, delete_partition, rollback, a savepoint's restore, and clean. Then the sizing
+options (``hoodie.metadata.record.index.*.filegroup.*``, ``growth.factor``): our writer builds as many record index
+file groups as Apache Hudi for the same table and options, and Apache Hudi tags by our index.
+
+The merge-on-read version 9 case runs in ``make ci-slow`` (about 20 s), version 8 under ``explore``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from reference.api import HudiTable
+from spec.config.table_config import TableConfig
+from spec.metadata.record_index import read_record_index
+from spec.read.reader import read_table
+from spec.storage.hoodie_storage import Storage
+from tests.hudi_record_index_validation import validate_record_index
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+def _options(version: int) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.recordkey.field": "id", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": "p", "hoodie.write.table.version": str(version),
+            "hoodie.datasource.write.hive_style_partitioning": "false",
+            "hoodie.metadata.record.index.enable": "true", "hoodie.index.type": "RECORD_INDEX"}
+
+
+def _rows(*rows: tuple[str, str, int]) -> pa.Table:
+    return pa.Table.from_pylist([{"id": i, "p": p, "ts": ts, "v": f"v{ts}"} for i, p, ts in rows])
+
+
+@pytest.mark.parametrize("version", [9, pytest.param(8, marks=pytest.mark.explore)])
+def test_hudi_validates_the_record_index_our_writer_keeps(apache_hudi: Any, tmp_path: Path, version: int) -> None:
+    from reference.executors.restore import restore
+    from reference.executors.rollback import rollback
+    from reference.executors.savepoint import savepoint_create
+
+    path = str(tmp_path / "t")
+    table, opts, storage = HudiTable(path, engine="local"), _options(version), Storage(path)
+    gone: set[str] = set()  # keys the table held and no longer holds
+
+    def check(step: str) -> None:
+        keys = {r["id"] for r in read_table(path).to_pylist()}
+        assert validate_record_index(apache_hudi, path, gone - keys) == len(keys), step
+        assert set(read_record_index(storage)) == keys, f"{step}: our reader of the index"
+
+    table.write(_rows(*((f"k{n}", "abc"[n % 3], 1) for n in range(9))), "insert", opts)
+    check("insert")
+    table.write(_rows(("k0", "a", 2), ("k1", "c", 2), ("n1", "b", 2)), "upsert", opts)
+    check("upsert (k1 named in c, updated in b)")
+    table.write(_rows(("k2", "c", 3), ("k3", "z", 3)), "delete", opts)
+    gone |= {"k2", "k3"}
+    check("delete")
+    assert table.compact(opts) is not None
+    check("compaction")
+    assert table.cluster(opts) is not None
+    check("clustering")
+    table.write(_rows(("o1", "a", 4)), "insert_overwrite", opts)
+    gone |= {"k6"}
+    check("insert_overwrite of a")
+    table.delete_partitions(["b"], opts)
+    gone |= {"k1", "k4", "k7", "n1"}
+    check("delete_partition of b")
+    table.write(_rows(("k5", "c", 5), ("r1", "c", 5)), "upsert", opts)
+    check("upsert")
+    rollback(storage, TableConfig.load(storage))
+    gone |= {"r1"}
+    check("rollback of the upsert")
+    point = savepoint_create(storage, TableConfig.load(storage))
+    table.write(_rows(("s1", "a", 6), ("k8", "a", 6)), "upsert", opts)
+    table.write(_rows(("o1", "a", 7)), "delete", opts)
+    check("upsert and delete after the savepoint")
+    restore(storage, TableConfig.load(storage), point.instant)
+    gone |= {"s1"}
+    check("restore to the savepoint")
+    table.clean({**opts, "hoodie.cleaner.commits.retained": "1"})
+    check("clean")

@@ -9,8 +9,8 @@ the record index of the table (read by ``spec.metadata.record_index.read_record_
 partition and file group a snapshot reads it from; and it equals the twin's, key by key: the same partition, and the
 same keys sharing a file group (file ids are random); and Apache Hudi's own record index validation passes on it
 (``tests.hudi_record_index_validation``: the checks of ``HoodieMetadataTableValidator``, with Hudi's classes), on the
-twin after the last step. Our writer runs in this process or on its Spark engine
-(``ours-spark``). Two cases run in ``make ci-slow`` (about 30 s each alone, 60 s on a busy machine), the others under ``explore``."""
+twin after the last step. Our writer runs in this process or on its Spark engine (``ours-spark``). Two cases run in
+``make ci-slow`` (about 30 s each alone, 60 s on a busy machine), the others under ``explore``."""
 
 from __future__ import annotations
 

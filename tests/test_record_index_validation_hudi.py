@@ -6,7 +6,8 @@ clustering, insert_overwrite, delete_partition, rollback, a savepoint's restore,
 options (``hoodie.metadata.record.index.*.filegroup.*``, ``growth.factor``): our writer builds as many record index
 file groups as Apache Hudi for the same table and options, and Apache Hudi tags by our index.
 
-The merge-on-read version 9 case runs in ``make ci-slow`` (about 20 s), version 8 under ``explore``."""
+The merge-on-read version 9 case (about 30 s) and the ``grown`` sizing (about 20 s) run in ``make ci-slow``, the
+others under ``explore``."""
 
 from __future__ import annotations
 
@@ -84,3 +85,53 @@ def test_hudi_validates_the_record_index_our_writer_keeps(apache_hudi: Any, tmp_
     check("restore to the savepoint")
     table.clean({**opts, "hoodie.cleaner.commits.retained": "1"})
     check("clean")
+
+
+def _index_groups(path: Path) -> int:
+    return len({f.name.lstrip(".").split("_")[0] for f in (path / ".hoodie/metadata/record_index").iterdir()
+                if "record-index-" in f.name})
+
+
+SIZINGS = {
+    "grown": {"hoodie.metadata.record.index.min.filegroup.count": "1",
+              "hoodie.metadata.global.record.level.index.max.filegroup.count": "8",
+              "hoodie.metadata.record.index.growth.factor": "2.0",
+              "hoodie.metadata.record.index.max.filegroup.size": "96"},
+    "bounded": {"hoodie.metadata.global.record.level.index.min.filegroup.count": "2",
+                "hoodie.metadata.record.index.max.filegroup.count": "4"},
+}
+"""``grown``: two entries a file group, six keys grown twofold (six file groups); ``bounded``: between 2 and 4."""
+
+
+@pytest.mark.parametrize("sizing", ["grown", pytest.param("bounded", marks=pytest.mark.explore)])
+def test_the_sizing_options_give_as_many_file_groups_as_hudis(apache_hudi: Any, tmp_path: Path, sizing: str) -> None:
+    """A copy-on-write table Apache Hudi wrote without a record index (six keys); on one copy Apache Hudi's upsert
+    turns the index on with the sizing options, on the other ours: the same number of record index file groups.
+    Then Apache Hudi upserts every key naming partition z into our table: each found by our index and updated
+    where it is (no key twice), and Apache Hudi's record index validation passes."""
+    import shutil
+
+    from tests.test_record_index_hudi import _hudi_write, _options, _our_write
+
+    hudi, ours = tmp_path / "hudi", tmp_path / "ours"
+    plain = {k: v for k, v in _options(9).items() if "index" not in k}
+    df = apache_hudi.createDataFrame([(f"k{i}", "ab"[i % 2], 1, "x") for i in range(6)],
+                                     "id string, p string, ts long, v string")
+    (df.write.format("hudi").options(**plain).option("hoodie.datasource.write.operation", "insert")
+     .option("hoodie.insert.shuffle.parallelism", "2").mode("append").save(str(hudi)))
+    shutil.copytree(hudi, ours)
+    rows = (("k1", "a", 2, "y"),)
+    (apache_hudi.createDataFrame(list(rows), "id string, p string, ts long, v string").write.format("hudi")
+     .options(**_options(9), **SIZINGS[sizing]).option("hoodie.datasource.write.operation", "upsert")
+     .option("hoodie.upsert.shuffle.parallelism", "2").mode("append").save(str(hudi)))
+    HudiTable(str(ours), engine="local").write(
+        pa.Table.from_pylist([{"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows]), "upsert",
+        {**_options(9), **SIZINGS[sizing]})
+    assert _index_groups(ours) == _index_groups(hudi) == {"grown": 6, "bounded": 2}[sizing]
+    before = {r["id"]: r["_hoodie_partition_path"] for r in read_table(str(ours)).to_pylist()}
+    _hudi_write(apache_hudi, ours, 9, "upsert", tuple((k, "z", 10, "h") for k in sorted(before)))
+    got = apache_hudi.read.format("hudi").load(str(ours)).select("id", "_hoodie_partition_path", "v").collect()
+    assert sorted(tuple(r) for r in got) == sorted((k, p, "h") for k, p in before.items())
+    assert validate_record_index(apache_hudi, str(ours)) == 6
+    _our_write(ours, 9, "delete", (("k2", "a", 11, ""),))
+    assert validate_record_index(apache_hudi, str(ours), ["k2"]) == 5

@@ -4,15 +4,16 @@ looking every key up) on a table our writer alone writes through every operation
 insert, upsert (a key named in another partition updated where it is), delete, a merge-on-read compaction,
 clustering, insert_overwrite, delete_partition, rollback, a savepoint's restore, and clean. Then the sizing
 options (``hoodie.metadata.record.index.*.filegroup.*``, ``growth.factor``): our writer builds as many record index
-file groups as Apache Hudi for the same table and options, and Apache Hudi tags by our index.
+file groups as Apache Hudi for the same table and options, and Apache Hudi tags by our index; and the estimate
+equals Hudi's ``estimateFileGroupCount`` called through py4j.
 
-The merge-on-read version 9 case (about 30 s) and the ``grown`` sizing (about 20 s) run in ``make ci-slow``, the
-others under ``explore``."""
+The merge-on-read version 9 case (about 30 s), the ``grown`` sizing (about 20 s) and the estimate (about 1 s) run in
+``make ci-slow``, the others under ``explore``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pytest
@@ -135,3 +136,36 @@ def test_the_sizing_options_give_as_many_file_groups_as_hudis(apache_hudi: Any, 
     assert validate_record_index(apache_hudi, str(ours)) == 6
     _our_write(ours, 9, "delete", (("k2", "a", 11, ""),))
     assert validate_record_index(apache_hudi, str(ours), ["k2"]) == 5
+
+
+def test_the_estimate_is_hudis_estimate_file_group_count(apache_hudi: Any) -> None:
+    """``spec.metadata.record_index.estimate_file_group_count`` against Apache Hudi 1.2.0's
+    ``HoodieTableMetadataUtil.estimateFileGroupCount`` called through py4j, over key counts, bounds, growth factors
+    and sizes. The key count reaches Hudi through a ``Supplier<Long>`` implemented in Python, which py4j hands over
+    as a Long only from 2^31 on, so the counts are large ones — where Java's float product differs from a double's
+    (fifteen of these cases)."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    from spec.metadata.record_index import Sizing, estimate_file_group_count
+
+    ensure_callback_server_started(apache_hudi.sparkContext._gateway)
+    jvm = apache_hudi._jvm
+
+    class Count:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def get(self) -> int:
+            return self.n
+
+        class Java:
+            implements: ClassVar[list[str]] = ["java.util.function.Supplier"]
+
+    util = jvm.org.apache.hudi.metadata.HoodieTableMetadataUtil
+    kind = jvm.org.apache.hudi.metadata.MetadataPartitionType.RECORD_INDEX
+    cases = [(n, lo, hi, g, size) for n in (2**31, 2**31 + 1, 3 * 10**9 + 7, 10**10, 123456789012, 2**40 + 12345)
+             for lo, hi in ((10, 10000), (1, 8), (2, 4), (1, (1 << 31) - 1), (5, 5), (8, 2))
+             for g in (2.0, 1.1, 0.5, 3.7) for size in (48, 95, 96, 1000, 1 << 30)]
+    differ = [c for c in cases if estimate_file_group_count(c[0], Sizing(*c[1:]))
+              != util.estimateFileGroupCount(kind, Count(c[0]), 48, *c[1:])]
+    assert not differ, differ

@@ -44,7 +44,9 @@ def test_file_group_counts_are_hudis_partitioned_bounds() -> None:
     minimum."""
     assert partition_file_group_count(0) == 1 and partition_file_group_count(1000) == 1
     per_group = (1 << 30) // 48
-    assert partition_file_group_count(per_group * 2) == 4
+    # twice the keys, in Java floats: exactly two file groups' worth rounds down to 89478480 (three), a few more is
+    # four (spec.metadata.record_index.estimate_file_group_count)
+    assert partition_file_group_count(per_group * 2) == 3 and partition_file_group_count(per_group * 2 + 100) == 4
     assert partition_file_group_count(10**12) == 10
     assert partition_file_group_count(10**12, PartitionedSizing(2, 3)) == 3
     assert new_partition_file_group_count() == 1 and new_partition_file_group_count(PartitionedSizing(3, 5)) == 3

@@ -29,6 +29,56 @@ def test_file_group_count_is_hudis_estimate() -> None:
     assert estimate_file_group_count(10**12, Sizing(5, 5)) == 5
 
 
+def test_the_estimate_multiplies_in_java_floats_and_keeps_between_min_and_max() -> None:
+    """``(float) count * growthFactor`` is a Java float product: 10 keys grown by 1.1f are 11.0 (in doubles,
+    11.000000000000002, whose ceiling is 12); 2^24 + 1 keys are 2^24 as a float."""
+    one_per_group = Sizing(1, 1 << 31, 1.1, 48)
+    assert estimate_file_group_count(10, one_per_group) == 11
+    assert estimate_file_group_count((1 << 24) + 1, Sizing(1, 1 << 31, 1.0, 48)) == 1 << 24
+    assert estimate_file_group_count(6, Sizing(1, 8, 2.0, 96)) == 6  # 12 expected, two a group
+    assert estimate_file_group_count(6, Sizing(2, 4, 2.0, 96)) == 4  # at least max: max
+    assert estimate_file_group_count(0, Sizing(2, 4)) == 2  # at most min: min
+    assert estimate_file_group_count(1, Sizing(1, 8, 2.0, 96)) == 1
+    with pytest.raises(InvalidConfig, match="holds no entry"):
+        estimate_file_group_count(1, Sizing(1, 8, 2.0, 47))
+
+
+def _index_groups(path: Path) -> int:
+    return len({f.name.lstrip(".").split("_")[0] for f in (path / ".hoodie/metadata/record_index").iterdir()
+                if "record-index-" in f.name})
+
+
+def test_the_sizing_options_count_a_new_record_indexs_file_groups(tmp_path: Path) -> None:
+    """A new table's index (built before its first write's keys: none) takes min; an index turned on for a table
+    of six keys takes six groups of two keys grown twofold; the older key names are aliases."""
+    rows = pa.Table.from_pylist([{"id": f"k{i}", "p": "ab"[i % 2], "ts": 1} for i in range(6)])
+    new = tmp_path / "new"
+    HudiTable(str(new), engine="local").write(rows, "insert", {
+        **OPTIONS, "hoodie.metadata.global.record.level.index.min.filegroup.count": "2",
+        "hoodie.metadata.record.index.max.filegroup.count": "4"})
+    assert _index_groups(new) == 2
+    old = tmp_path / "old"
+    table = HudiTable(str(old), engine="local")
+    table.write(rows, "insert", {k: v for k, v in OPTIONS.items() if "index" not in k})
+    table.write(rows.slice(0, 1), "upsert", {
+        **OPTIONS, "hoodie.metadata.record.index.min.filegroup.count": "1",
+        "hoodie.metadata.global.record.level.index.max.filegroup.count": "8",
+        "hoodie.metadata.record.index.growth.factor": "2", "hoodie.metadata.record.index.max.filegroup.size": "96"})
+    assert _index_groups(old) == 6
+    assert sorted(read_record_index(Storage(str(old)))) == [f"k{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize(("key", "value"), [("hoodie.metadata.record.index.max.filegroup.size", "47"),
+                                            ("hoodie.metadata.record.index.growth.factor", "-1"),
+                                            ("hoodie.metadata.record.index.growth.factor", "fast"),
+                                            ("hoodie.metadata.record.index.min.filegroup.count", "0")])
+def test_a_bad_sizing_value_is_refused(tmp_path: Path, key: str, value: str) -> None:
+    rows = pa.Table.from_pylist([{"id": "k1", "p": "a", "ts": 1}])
+    with pytest.raises(InvalidConfig, match=r"\.".join(key.split(".")[-2:])):  # the key (its new name for an alias)
+        HudiTable(str(tmp_path / "t"), engine="local").write(rows, "insert", {**OPTIONS, key: value})
+    assert not (tmp_path / "t").exists()
+
+
 def test_record_index_info_is_as_hudi_writes_it() -> None:
     """The values Apache Hudi 1.2.0 wrote for key k1 of file group 08ebbddc-…-0 at 20261127204803864 (UTC)."""
     info = record_index_info("a", "08ebbddc-eca1-4d82-8f0b-33f337c76db0-0", "20261127204803864")

@@ -46,9 +46,8 @@ REFUSED_VALUES = {
     "hoodie.clustering.async.enabled": "true",
     "hoodie.metadata.index.column.stats.enable": "true",
     # Apache Hudi 1.2.0 record index options (HoodieMetadataConfig; tests/test_hudi_tech_spec_measured.py):
-    # a partitioned record index and a global one sized otherwise than by Hudi's defaults
+    # a partitioned record index sized otherwise than by Hudi's defaults
     "hoodie.metadata.record.level.index.max.filegroup.count": "4",
-    "hoodie.metadata.record.index.min.filegroup.count": "3",
     "hoodie.index.bloom.num_entries": "1000",
     # Apache Hudi 1.2.0's allow strategy loses the update (tests/test_clustering_hudi.py, the reproducer)
     "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",

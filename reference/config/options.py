@@ -17,6 +17,7 @@ from typing import Any, Final
 from spec.actions.clustering_plan import ClusteringConfig
 from spec.config.registry import OPTIMISTIC_CONCURRENCY_CONTROL, default, inferred_key_generator, resolve_settings
 from spec.errors import UnsupportedOption
+from spec.metadata.record_index import Sizing
 from spec.storage.lock import StorageLockConfig
 
 
@@ -50,6 +51,10 @@ class WriteConfig:
     record_index_update_partition_path: bool = default("record_index_update_partition_path")
     record_index_enable: bool = default("record_index_enable")
     record_level_index_enable: bool = default("record_level_index_enable")
+    record_index_min_file_groups: int = default("record_index_min_file_groups")
+    record_index_max_file_groups: int = default("record_index_max_file_groups")
+    record_index_growth_factor: float = default("record_index_growth_factor")
+    record_index_max_file_group_size: int = default("record_index_max_file_group_size")
     compression: str = default("compression")
     combine_before_upsert: bool = default("combine_before_upsert")
     combine_before_insert: bool = default("combine_before_insert")
@@ -92,6 +97,12 @@ class WriteConfig:
     def optimistic(self) -> bool:
         """Whether several writers may write at once (optimistic concurrency control)."""
         return self.concurrency_mode == OPTIMISTIC_CONCURRENCY_CONTROL
+
+    @property
+    def record_index_sizing(self) -> Sizing:
+        """The settings that size a new record index (``spec.metadata.record_index.Sizing``)."""
+        return Sizing(self.record_index_min_file_groups, self.record_index_max_file_groups,
+                      self.record_index_growth_factor, self.record_index_max_file_group_size)
 
 
 CLUSTERING_PREFIXES: Final = ("hoodie.clustering.", "hoodie.layout.")

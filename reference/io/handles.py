@@ -438,13 +438,10 @@ def run_append_handle(ctx: HandleContext, bucket: int, incoming: pa.Table, task_
         encoded[append] = encode_blocks(blocks)
     planned = plan_log_files(list(encoded), first, lambda a: len(encoded[a]), ctx.append)
     def logs_of_slice(own: str) -> tuple[str, ...]:
-        """The delta stat's ``logFiles``, as Apache Hudi 1.2.0's append handle names them (measured): on table
-        version 6 every log file of the slice before its own, then its own; on versions 8 and 9 its own, and on a
-        CDC table every log file of the slice (its CDC logs too) before it."""
+        """``logFiles`` as Hudi 1.2.0 writes it: the own log, after the slice's logs (v6) and its CDC logs (CDC)."""
         cdc = slice_cdc_logs(storage, spec.partition, spec.file_id, spec.base_instant) if ctx.cdc_mode else None
-        if cdc is None and ctx.table_version >= 8:
-            return (own,)
-        return (*[n for n in spec.slice_logs if n != own], *(cdc or ()), own)
+        earlier = [n for n in spec.slice_logs if n != own] if cdc is not None or ctx.table_version < 8 else []
+        return (*earlier, *(cdc or ()), own)
     stats = []
     for pf in planned:
         rel = posixpath.join(spec.partition, pf.name.format()) if spec.partition else pf.name.format()

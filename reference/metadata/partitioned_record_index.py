@@ -36,7 +36,7 @@ from spec.metadata.partitioned_record_index import (
     partitioned_changes,
     read_partitioned_record_index,
 )
-from spec.metadata.record_index import DELETE_ORDERING_VALUE, RECORD_INDEX_PARTITION
+from spec.metadata.record_index import DELETE_ORDERING_VALUE, RECORD_INDEX_PARTITION, Sizing
 from spec.metadata.writer import WRITE_TOKEN, init_log_block, metadata_record_schema
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.commit_metadata import CommitMetadata
@@ -102,11 +102,13 @@ def change_files(mdt: Storage, table: TableConfig, instant: str, upserts: Mappin
     return out
 
 
-def initialization_files(storage: Storage, instant: str, create_time_ms: int) -> tuple[list[WrittenFile], int]:
+def initialization_files(storage: Storage, instant: str, create_time_ms: int,
+                         sizing: Sizing | None = None) -> tuple[list[WrittenFile], int]:
     """The partitioned index's first files: for each data partition holding keys, its file group count
-    (``partition_file_group_count`` of its keys), each file group a log file of an empty delete block and a base
-    HFile of its keys (a key's instant, its file slice's base instant); none on a table without keys (Apache Hudi
-    1.2.0 then writes only the partition's metadata file). The files written and the number of keys."""
+    (``partition_file_group_count`` of its keys, with the growth factor and file group size of ``sizing``), each
+    file group a log file of an empty delete block and a base HFile of its keys (a key's instant, its file slice's
+    base instant); none on a table without keys (Apache Hudi 1.2.0 then writes only the partition's metadata file).
+    The files written and the number of keys."""
     table = TableConfig.load(storage)
     mdt = metadata_storage(storage)
     keys = current_keys_by_partition(storage) if list_data_files(storage) else {}
@@ -116,7 +118,7 @@ def initialization_files(storage: Storage, instant: str, create_time_ms: int) ->
     sizes: dict[str, int] = {}
     for p, _ in keys:
         sizes[p] = sizes.get(p, 0) + 1
-    counts = {p: partition_file_group_count(n) for p, n in sizes.items()}
+    counts = {p: partition_file_group_count(n, shared=sizing) for p, n in sizes.items()}
     groups = by_index_file_group(keys, counts)
     out = []
     for p in sorted(counts):

@@ -40,6 +40,7 @@ from spec.metadata.partitioned_record_index import check_index_form, definition,
 from spec.metadata.record_index import (
     DELETE_ORDERING_VALUE,
     RECORD_INDEX_PARTITION,
+    Sizing,
     by_file_group,
     encode_record_index_record,
     estimate_file_group_count,
@@ -227,15 +228,17 @@ def base_instants(storage: Storage) -> dict[Location, str]:
     return {(sl.partition_path, sl.file_id): sl.base_instant for sl in view.latest_slices(None)}
 
 
-def initialization_files(storage: Storage, instant: str, create_time_ms: int) -> tuple[list[WrittenFile], int]:
-    """The record index's first files (``RecordIndexer``): its file group count estimated from the table's keys,
+def initialization_files(storage: Storage, instant: str, create_time_ms: int,
+                         sizing: Sizing | None = None) -> tuple[list[WrittenFile], int]:
+    """The record index's first files (``RecordIndexer``): its file group count estimated from the table's keys
+    under ``sizing`` (Hudi's defaults when None; ``estimate_file_group_count``),
     each file group's log file with an empty delete block, and a base HFile of the keys that go to it (a key's
     instant, its file slice's base instant). The files written and the number of keys."""
     table = TableConfig.load(storage)
     mdt = metadata_storage(storage)
     keys = current_keys(storage) if list_data_files(storage) else {}
     instants = base_instants(storage) if keys else {}
-    count = estimate_file_group_count(len(keys))
+    count = estimate_file_group_count(len(keys), sizing or Sizing())
     mdt.write_atomic(f"{RECORD_INDEX_PARTITION}/.hoodie_partition_metadata", PartitionMetadata(instant, 1).format())
     version = TableConfig.load(mdt).table_version
     groups = by_file_group(list(keys), count)

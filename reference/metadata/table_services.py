@@ -18,7 +18,7 @@ from spec.config.table_config import TableConfig
 from spec.file_group.file_system_view import FileSystemView, list_data_files
 from spec.file_group.log_file.scanner import scan_slice_logs
 from spec.metadata.metadata_table import FILES_PARTITION, hfile_records, merge_partition, metadata_storage
-from spec.metadata.record_index import RECORD_INDEX_PARTITION
+from spec.metadata.record_index import RECORD_INDEX_PARTITION, Sizing
 from spec.metadata.writer import (
     CLEANER_COMMITS_RETAINED,
     COMPACT_MAX_DELTA_COMMITS,
@@ -123,13 +123,14 @@ def archive_metadata_table(storage: Storage, services: TableServices, data_archi
 
 def on_commit(storage: Storage, inst: Instant, md: CommitMetadata, gen: InstantTimeGenerator, services: TableServices,
               enable: bool | None = None, data_archive: ArchiveConfig | None = None,
-              record_index: bool | None = None, partitioned: bool = False) -> None:
+              record_index: bool | None = None, partitioned: bool = False, sizing: Sizing | None = None) -> None:
     """A commit, deltacommit, replacecommit or compaction about to complete, recorded in the metadata table
     (``HoodieBackedTableMetadataWriter.update(HoodieCommitMetadata)``): the metadata table created, deleted or
     trimmed as ``enable`` says (``prepare``), compacted and cleaned when due, its timeline archived when due
     (``archive_metadata_table``, ``data_archive``: the data writer's archival config), then the instant's
-    deltacommit (with the record index's changes, ``record_index`` and ``partitioned`` as ``prepare`` takes them)."""
-    if prepare(storage, gen, enable, record_index, partitioned):
+    deltacommit (with the record index's changes, ``record_index``, ``partitioned`` and ``sizing`` as ``prepare``
+    takes them)."""
+    if prepare(storage, gen, enable, record_index, partitioned, sizing):
         archive_metadata_table(storage, services, data_archive, compact(storage, gen, services))
         append_deltacommit(storage, inst.requested, commit_records(md), gen, md)
 

@@ -40,7 +40,7 @@ from spec.metadata.metadata_table import (
     FileInfo,
     metadata_storage,
 )
-from spec.metadata.record_index import RECORD_INDEX_PARTITION, read_record_index
+from spec.metadata.record_index import RECORD_INDEX_PARTITION, Sizing, read_record_index
 from spec.metadata.writer import (
     WRITE_TOKEN,
     base_file_name,
@@ -166,7 +166,7 @@ def mark_rebuilding(storage: Storage) -> None:
         storage.delete_dir(METADATA_TABLE_PATH)
 
 
-def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
+def initialize(storage: Storage, gen: InstantTimeGenerator, sizing: Sizing | None = None) -> None:
     """``initializeFromFilesystem``: ``files`` marked as being built (no reader lists through the metadata table
     while it is), the metadata table created and its files partition filled from a listing of the files
     completed instants wrote; ``files`` then named in ``hoodie.table.metadata.partitions``, last. A process
@@ -200,16 +200,17 @@ def initialize(storage: Storage, gen: InstantTimeGenerator) -> None:
                  format_commit_metadata(md, cfg.table_version))
     _save_properties(storage, with_partition_state(TableConfig.load(storage), FILES_PARTITION, True))
     if had_record_index:
-        initialize_record_index(storage, gen)
+        initialize_record_index(storage, gen, sizing=sizing)
 
 
-def initialize_record_index(storage: Storage, gen: InstantTimeGenerator, partitioned: bool | None = None) -> None:
-    """``initializeFromFilesystem`` for the record index: ``record_index`` marked as being built, a deltacommit at
-    the next free ``00000000000000000``-plus instant writing its file groups from the table's keys
+def initialize_record_index(storage: Storage, gen: InstantTimeGenerator, partitioned: bool | None = None,
+                            sizing: Sizing | None = None) -> None:
+    """``initializeFromFilesystem`` for the record index: ``record_index`` marked as being built, a deltacommit at the
+    next free ``00000000000000000``-plus instant writing its file groups from the table's keys
     (``reference.metadata.record_index.initialization_files``, or the partitioned form's when ``partitioned``:
-    ``reference.metadata.partitioned_record_index``; None: the form the table's definition names), then
-    ``record_index`` named complete and its index definition written. A pending initialization a killed writer left
-    is discarded first (its files and instant)."""
+    ``reference.metadata.partitioned_record_index``; None: the form the table's definition names; ``sizing`` counts
+    its file groups, Hudi's defaults when None), then ``record_index`` named complete and its index definition
+    written. A pending initialization a killed writer left is discarded first (its files and instant)."""
     table = TableConfig.load(storage)
     if partitioned is None:
         partitioned = ri.defined_form(storage, table) is True
@@ -226,7 +227,8 @@ def initialize_record_index(storage: Storage, gen: InstantTimeGenerator, partiti
     inflight = requested.transition(State.INFLIGHT)
     _put_instant(mdt, inflight)
     fault_point("mid_record_index_init")  # the deltacommit pending, no files yet
-    files, _ = (pri.initialization_files if partitioned else ri.initialization_files)(storage, instant, _now_ms())
+    files, _ = (pri.initialization_files if partitioned else ri.initialization_files)(storage, instant, _now_ms(),
+                                                                                       sizing)
     md = CommitMetadata({RECORD_INDEX_PARTITION: tuple(ri.write_stats(files))},
                         operation_type="BULK_INSERT_PREPPED")
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
@@ -284,11 +286,12 @@ def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:
 
 
 def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, record_index: bool | None = None,
-            partitioned: bool = False) -> bool:
+            partitioned: bool = False, sizing: Sizing | None = None) -> bool:
     """Before a data instant completes: the metadata table deleted when it is turned off, created when it is
     turned on and missing, its unmaintained partitions dropped — the record index kept when ``record_index`` is
     true, or None and the table has one, and created when true and missing (the partitioned form when
-    ``partitioned``). Whether the instant is to be recorded in it."""
+    ``partitioned``; its file groups counted by ``sizing``, Hudi's defaults when None). Whether the instant is to
+    be recorded in it."""
     table = TableConfig.load(storage)
     new = Timeline.load(storage, table.timeline_layout).latest_completed() is None
     if not wanted(table, enable, new):
@@ -302,9 +305,9 @@ def prepare(storage: Storage, gen: InstantTimeGenerator, enable: bool | None, re
     keep_index = record_index if record_index is not None else RECORD_INDEX_PARTITION in table.metadata_partitions
     table = drop_unmaintained_partitions(storage, keep_index)
     if FILES_PARTITION not in table.metadata_partitions or not whole(storage):
-        initialize(storage, gen)
+        initialize(storage, gen, sizing)
     if keep_index and RECORD_INDEX_PARTITION not in TableConfig.load(storage).metadata_partitions:
-        initialize_record_index(storage, gen, partitioned)
+        initialize_record_index(storage, gen, partitioned, sizing)
     return True
 
 

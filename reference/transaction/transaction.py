@@ -45,6 +45,7 @@ from spec.config.refused_options import BUCKET_CONFLICT_STRATEGY, conflict_strat
 from spec.config.table_config import MERGE_ON_READ, TableConfig
 from spec.errors import HudiSpecError, WriteConflict
 from spec.file_group.file_naming import is_log_file_name, parse_base_file_name, parse_log_file_name
+from spec.metadata.record_index import Sizing
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline, instant_times
 from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, parse_commit_metadata
@@ -146,13 +147,15 @@ def mark_inflight(storage: Storage, table: TableConfig, requested: Instant) -> I
 
 def complete(storage: Storage, table: TableConfig, inst: Instant, md: CommitMetadata,
              gen: InstantTimeGenerator, services: metadata_writer.TableServices, metadata_enable: bool | None = None,
-             archive: ArchiveConfig | None = None, record_index: bool | None = None, partitioned: bool = False) -> None:
+             archive: ArchiveConfig | None = None, record_index: bool | None = None, partitioned: bool = False,
+             sizing: Sizing | None = None) -> None:
     """The completed instant, with the write's metadata, created only if absent; markers removed first. The
     metadata table records the instant first (``reference.metadata.table_services.on_commit``, its cleaner and archiver
     ``services``; ``metadata_enable`` None keeps the table's metadata table as it is; ``archive``, the writer's
-    archival config, sets the metadata table's)."""
+    archival config, sets the metadata table's; ``sizing`` sizes a record index it creates)."""
     layout = table.timeline_layout
-    metadata_services.on_commit(storage, inst, md, gen, services, metadata_enable, archive, record_index, partitioned)
+    metadata_services.on_commit(storage, inst, md, gen, services, metadata_enable, archive, record_index, partitioned,
+                                sizing)
     completed = gen.next() if layout == 2 else None
     done = inst.transition(State.COMPLETED, completed=completed)
     storage.delete_dir(markers.marker_dir(inst.requested))
@@ -215,7 +218,8 @@ def transact(writer: Writer, table: TableConfig, action: str, label: str, cfg: W
             fault_point("before_commit")
             reject_updates_to_clustering(storage, timeline, started, md)
             complete(storage, table, started, md, gen, writer.metadata_table_services, cfg.metadata_enable,
-                     archive_config(cfg), cfg.keeps_record_index, cfg.record_level_index_enable)
+                     archive_config(cfg), cfg.keeps_record_index, cfg.record_level_index_enable,
+                     cfg.record_index_sizing)
             times.mark("commit")
         except BaseException:
             discard_own_write(storage, table, started)
@@ -265,7 +269,7 @@ def _optimistic(writer: Writer, table: TableConfig, action: str, label: str, cfg
                                         hint="the write was rolled back; retry it")
                 complete(storage, table, started, md, instant_times(now, writer.clock), writer.metadata_table_services,
                          cfg.metadata_enable, archive_config(cfg), cfg.keeps_record_index,
-                         cfg.record_level_index_enable)
+                         cfg.record_level_index_enable, cfg.record_index_sizing)
                 times.mark("commit")
                 writer.run_inline_services(table, cfg)
                 times.mark("table services")

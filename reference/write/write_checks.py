@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from reference.config.options import WriteConfig
-from spec.config.registry import canonical_key, parse_bool
+from spec.config.parsers import parse_bool
+from spec.config.registry import canonical_key
 from spec.config.table_config import TableConfig
 from spec.errors import InvalidConfig, InvalidOperation, InvalidRecord, UnsupportedOption
 from spec.keygen.key_generators import KEYGEN_TYPES_BY_CLASS

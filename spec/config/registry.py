@@ -35,6 +35,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from spec.config.parquet_codec import CODECS, DEFAULT_CODEC
+from spec.config.parsers import (
+    parse_bool,
+    parse_fields,
+    parse_java_float,
+    parse_non_negative_int,
+    parse_positive_int,
+    parse_record_index_size,
+)
 from spec.config.refused_options import KEYGEN_CLASS_KEYS, check_refused, keygen_type_of_class, refused_option
 from spec.config.table_config import COMMIT_TIME_ORDERING, COPY_ON_WRITE, EVENT_TIME_ORDERING, MERGE_ON_READ
 from spec.config.write_operation import WRITER_OPERATIONS
@@ -66,34 +74,6 @@ KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
 CLEAN_POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
 """``hoodie.cleaner.policy`` values (``HoodieCleaningPolicy``)."""
 MB = 1024 * 1024
-
-
-def parse_bool(v: str) -> bool:
-    """``true`` or ``false``, any case (Hudi's ``Boolean.parseBoolean`` of a validated value)."""
-    if v.lower() not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return v.lower() == "true"
-
-
-def parse_positive_int(v: str) -> int:
-    """An integer above zero."""
-    n = int(v)
-    if n <= 0:
-        raise ValueError("expected a positive integer")
-    return n
-
-
-def parse_non_negative_int(v: str) -> int:
-    """An integer of zero or more."""
-    n = int(v)
-    if n < 0:
-        raise ValueError("expected a non-negative integer")
-    return n
-
-
-def parse_fields(v: str) -> tuple[str, ...]:
-    """A comma-separated list of field names, blanks dropped."""
-    return tuple(f.strip() for f in v.split(",") if f.strip())
 
 
 # --8<-- [start:setting]
@@ -227,6 +207,22 @@ SETTINGS: tuple[Setting, ...] = (
             "metadata table (file groups per data partition, a key unique within its partition; table versions 8 "
             "and 9; spec.metadata.partitioned_record_index); false (the default) deletes a table's record index",
             "HoodieMetadataConfig.RECORD_LEVEL_INDEX_ENABLE_PROP", "record_level_index_enable", parse_bool),
+    # Hudi 1.2.0's HoodieMetadataConfig defaults (measured); they size a new record index (estimate_file_group_count)
+    Setting("hoodie.metadata.global.record.level.index.min.filegroup.count", "10", "fewest file groups of a new "
+            "record index", "HoodieMetadataConfig.GLOBAL_RECORD_LEVEL_INDEX_MIN_FILE_GROUP_COUNT_PROP",
+            "record_index_min_file_groups", parse_positive_int,
+            aliases=("hoodie.metadata.record.index.min.filegroup.count",)),
+    Setting("hoodie.metadata.global.record.level.index.max.filegroup.count", "10000", "most file groups of a new "
+            "record index", "HoodieMetadataConfig.GLOBAL_RECORD_LEVEL_INDEX_MAX_FILE_GROUP_COUNT_PROP",
+            "record_index_max_file_groups", parse_positive_int,
+            aliases=("hoodie.metadata.record.index.max.filegroup.count",)),
+    Setting("hoodie.metadata.record.index.growth.factor", "2.0", "how much a new record index's keys are expected to "
+            "grow", "HoodieMetadataConfig.RECORD_INDEX_GROWTH_FACTOR_PROP", "record_index_growth_factor",
+            parse_java_float),
+    Setting("hoodie.metadata.record.index.max.filegroup.size", "1073741824", "bytes a new record index's file group "
+            "is sized to hold (at least 48, one entry)",
+            "HoodieMetadataConfig.RECORD_INDEX_MAX_FILE_GROUP_SIZE_BYTES_PROP", "record_index_max_file_group_size",
+            parse_record_index_size),
     # true is Hudi 1.2.0's HoodieIndexConfig default for both, measured
     Setting("hoodie.bloom.index.update.partition.path", "true", "GLOBAL_BLOOM: an upsert naming another partition "
             "moves its key there (a delete in the old partition, an insert in the new); false: updates it where it "

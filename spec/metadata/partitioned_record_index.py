@@ -36,7 +36,7 @@ Source (Apache Hudi 1.2.0, measured): ``HoodieMetadataConfig`` (``RECORD_LEVEL_I
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final
 
@@ -68,11 +68,13 @@ class PartitionedSizing:
     max_file_groups: int = 10
 
 
-def partition_file_group_count(record_count: int, sizing: PartitionedSizing = PartitionedSizing()) -> int:
+def partition_file_group_count(record_count: int, sizing: PartitionedSizing = PartitionedSizing(),
+                               shared: Sizing | None = None) -> int:
     """The file group count of a data partition holding ``record_count`` keys when the index is built
-    (``estimateFileGroupCount`` with the partitioned bounds)."""
-    return estimate_file_group_count(record_count, Sizing(min_file_groups=sizing.min_file_groups,
-                                                          max_file_groups=sizing.max_file_groups))
+    (``estimateFileGroupCount`` with the partitioned bounds, and the growth factor and file group size of
+    ``shared``, the record index's settings; Hudi's defaults when None)."""
+    return estimate_file_group_count(record_count, replace(shared or Sizing(), min_file_groups=sizing.min_file_groups,
+                                                           max_file_groups=sizing.max_file_groups))
 
 
 def new_partition_file_group_count(sizing: PartitionedSizing = PartitionedSizing()) -> int:

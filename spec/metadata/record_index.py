@@ -3,10 +3,13 @@ file group that hold it, kept by the writer on every commit and read to tag inco
 
 - **Settings** (``HoodieMetadataConfig``, Apache Hudi 1.2.0, measured through py4j): the index is kept when
   ``hoodie.metadata.global.record.level.index.enable`` (its older name ``hoodie.metadata.record.index.enable``) is
-  true; its file group count comes from ``...min.filegroup.count`` (10), ``...max.filegroup.count`` (10000),
-  ``hoodie.metadata.record.index.growth.factor`` (2.0) and ``hoodie.metadata.record.index.max.filegroup.size``
-  (1 GiB) (``estimate_file_group_count``). 1.2.0 writes the global (not partitioned) form by default: its index
-  definition says ``isPartitioned`` ``false`` and its file groups are ``record-index-0000-0`` onwards.
+  true; a new index's file group count comes from ``hoodie.metadata.global.record.level.index.min.filegroup.count``
+  (10) and ``...max.filegroup.count`` (10000) (older names ``hoodie.metadata.record.index.min.filegroup.count``,
+  ``...max.filegroup.count``), ``hoodie.metadata.record.index.growth.factor`` (2.0, a Java float) and
+  ``hoodie.metadata.record.index.max.filegroup.size`` (1 GiB) (``estimate_file_group_count``, the count of the keys
+  the table holds when the index is built: none when it is built with a new table's first write). 1.2.0 writes the
+  global (not partitioned) form by default: its index definition says ``isPartitioned`` ``false`` and its file
+  groups are ``record-index-0000-0`` onwards.
 - **Initialization** (``HoodieBackedTableMetadataWriter.initializeFromFilesystem``,
   ``RecordIndexer.initialize``): at the instant after the ``files`` partition's (``00000000000000001`` on a new
   metadata table), every file group gets a log file holding an empty delete block and, when the table already holds
@@ -38,12 +41,14 @@ from __future__ import annotations
 
 import io
 import math
+import struct
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from spec.errors import InvalidConfig
 from spec.metadata.index_keys import MISSING_FILE_INDEX, RecordLocation, file_group_for_key, record_location
 from spec.storage.hoodie_storage import Storage
 
@@ -58,8 +63,10 @@ DELETE_ORDERING_VALUE: Final = 0
 
 @dataclass(frozen=True)
 class Sizing:
-    """The settings that size a new record index (``SizingConfig``), Apache Hudi 1.2.0's defaults
-    (``HoodieMetadataConfig``, measured; the writer refuses other values)."""
+    """The settings that size a new record index, Apache Hudi 1.2.0's defaults (``HoodieMetadataConfig``,
+    measured): fewest and most file groups, the growth expected of the keys (a Java float) and the bytes a file
+    group is to hold (at least ``AVERAGE_RECORD_SIZE``: below, Hudi's estimate divides by zero, and the writer's
+    option refuses it)."""
 
     min_file_groups: int = 10
     max_file_groups: int = 10000
@@ -67,17 +74,28 @@ class Sizing:
     max_file_group_size: int = 1 << 30
 
 
-
 # --8<-- [start:count]
+def _java_float(value: float) -> float:
+    """``value`` rounded to a 32-bit float (Java's ``float``)."""
+    return float(struct.unpack("<f", struct.pack("<f", value))[0])
+
+
 def estimate_file_group_count(record_count: int, sizing: Sizing = Sizing()) -> int:
-    """``estimateFileGroupCount``: min and max equal (and not 0) fix the count; otherwise the records expected
-    (``ceil(count * growth)``, in float) over the records a file group holds (``max size // 48``), kept between min
-    and max (at least 1)."""
+    """``HoodieTableMetadataUtil.estimateFileGroupCount`` for the record index (average record size 48, as
+    ``HoodieBackedTableMetadataWriter`` calls it when it builds the index): min and max equal (and not 0) fix the
+    count; otherwise the records expected, ``ceil(count * growth)`` multiplied in Java floats, divided (integer
+    division) by the records a file group holds, ``max size // 48``; at least max gives max, at most min gives min,
+    else that estimate."""
     lo, hi = sizing.min_file_groups, sizing.max_file_groups
     if lo == hi and lo != 0:
         return lo
-    expected = math.ceil(float(record_count) * sizing.growth_factor)
-    estimated = expected // max(1, sizing.max_file_group_size // AVERAGE_RECORD_SIZE)
+    expected = math.ceil(_java_float(_java_float(float(record_count)) * _java_float(sizing.growth_factor)))
+    per_group = sizing.max_file_group_size // AVERAGE_RECORD_SIZE
+    if per_group == 0:
+        raise InvalidConfig(f"a record index file group of {sizing.max_file_group_size} bytes holds no entry "
+                            f"({AVERAGE_RECORD_SIZE} bytes each)",
+                            hint="set hoodie.metadata.record.index.max.filegroup.size to 48 or more")
+    estimated = expected // per_group
     if estimated >= hi:
         return hi
     if estimated <= lo:

@@ -17,10 +17,10 @@ The record index entries are read with Hudi's metadata reader (``HoodieBackedTab
 of the empty prefix over ``record_index``, which merges each file group's base HFile and log blocks; a location is
 the payload's ``getRecordGlobalLocation``, ``getLocationFromRecordIndexInfo``), where the validator reads the
 metadata table with Hudi's Spark datasource, rows of type 5, as of the data table's latest completed commit. Two
-things keep that read out: (1) Hudi 1.2.0's datasource read of a metadata table our writer wrote fails when it
-merges a base HFile record with a log record (``ArrayIndexOutOfBoundsException`` in
-``HoodieMetadataPayload.getInsertValue``; measured, the files partition of a new table after one insert; Hudi's own
-metadata table of the same insert reads); (2) the as-of read leaves out the deltacommit of a commit during which the
+things keep that read out: (1) in a fresh Spark session, Hudi 1.2.0's datasource read of a metadata table fails
+where it merges two records of a key (``ArrayIndexOutOfBoundsException`` in ``HoodieMetadataPayload.getInsertValue``),
+on Hudi's own metadata table as on ours (``tests/test_metadata_table_read_hudi.py``, the smallest reproducer);
+(2) the as-of read leaves out the deltacommit of a commit during which the
 metadata table was compacted (the compaction's instant is newer than the commit's): measured on a table Apache Hudi
 1.2.0 wrote alone, 16 index entries for 15 keys after such a delete. The data table is read as a snapshot (after a
 rollback its latest commit may be one the cleaner passed, which a time travel read refuses); with no write pending

@@ -30,6 +30,7 @@ from spec.metadata.writer import (
     compaction_commit_metadata,
     compaction_due,
     compaction_plan,
+    format_metadata_commit,
     metadata_archival_retains,
     metadata_archive_config,
     records_hfile,
@@ -37,7 +38,7 @@ from spec.metadata.writer import (
 from spec.storage.hoodie_storage import Storage
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import format_avro_metadata
-from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 
 
@@ -96,7 +97,7 @@ def compact(storage: Storage, gen: InstantTimeGenerator, services: TableServices
                       for st, (isl, _) in zip(ri.write_stats(bases), index_slices, strict=True))
         md = replace(md, partition_to_write_stats={**md.partition_to_write_stats, RECORD_INDEX_PARTITION: stats})
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
-                 format_commit_metadata(md, cfg.table_version))
+                 format_metadata_commit(md, cfg.table_version))
     services.clean(mdt, cfg, CleanConfig(policy="KEEP_LATEST_COMMITS", commits_retained=CLEANER_COMMITS_RETAINED))
     return Timeline.load(mdt, 2)
 

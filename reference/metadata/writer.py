@@ -47,6 +47,7 @@ from spec.metadata.writer import (
     clean_records,
     deltacommit_metadata,
     enabled_by_default,
+    format_metadata_commit,
     hfile_data_block,
     index_definitions_without,
     init_instant,
@@ -73,7 +74,7 @@ from spec.timeline.avro_model import (
     format_avro_metadata,
     parse_avro_metadata,
 )
-from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata
+from spec.timeline.commit_metadata import CommitMetadata
 from spec.timeline.instant import Action, Instant, InstantTimeGenerator, State, new_instant
 from spec.timeline.layout import format_instant_file_name, parse_instant_file_name, timeline_dir
 from spec.write.writer_utils import check_table_features
@@ -197,7 +198,7 @@ def initialize(storage: Storage, gen: InstantTimeGenerator, sizing: Sizing | Non
     mdt.create_if_absent(f"{FILES_PARTITION}/{base_name}", base)
     md = deltacommit_metadata([(log_name, len(log_bytes)), (base_name, len(base))], len(records), "BULK_INSERT_PREPPED")
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
-                 format_commit_metadata(md, cfg.table_version))
+                 format_metadata_commit(md, cfg.table_version))
     _save_properties(storage, with_partition_state(TableConfig.load(storage), FILES_PARTITION, True))
     if had_record_index:
         initialize_record_index(storage, gen, sizing=sizing)
@@ -232,7 +233,7 @@ def initialize_record_index(storage: Storage, gen: InstantTimeGenerator, partiti
     md = CommitMetadata({RECORD_INDEX_PARTITION: tuple(ri.write_stats(files))},
                         operation_type="BULK_INSERT_PREPPED")
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
-                 format_commit_metadata(md, cfg.table_version))
+                 format_metadata_commit(md, cfg.table_version))
     table = ri.add_definition(storage, TableConfig.load(storage), partitioned)
     _save_properties(storage, with_partition_state(table, RECORD_INDEX_PARTITION, True))
 
@@ -270,7 +271,7 @@ def append_deltacommit(storage: Storage, instant: str, records: Records, gen: In
         md = CommitMetadata({**md.partition_to_write_stats, RECORD_INDEX_PARTITION: tuple(ri.write_stats(index_files))},
                             operation_type=md.operation_type)
     _put_instant(mdt, inflight.transition(State.COMPLETED, completed=gen.next()),
-                 format_commit_metadata(md, table_version))
+                 format_metadata_commit(md, table_version))
 
 
 def wanted(table: TableConfig, enable: bool | None, new: bool) -> bool:

@@ -201,4 +201,16 @@ def metadata_record_schema_dict(table_version: int) -> Schema:
 def metadata_record_schema_json(table_version: int) -> str:
     """The schema text of every metadata HFile (file info ``schema``) and log block (SCHEMA header)."""
     return schema_json(metadata_record_schema_dict(table_version))
+
+
+@lru_cache(maxsize=4)
+def metadata_commit_schema_json(table_version: int) -> str:
+    """The schema a metadata table's commit records (``extraMetadata["schema"]`` of every deltacommit and
+    compaction ``commit``): ``HoodieMetadataRecord`` without the meta fields, as Hudi writes it (measured: equal to
+    the text in Apache Hudi 1.1's and 1.2.0's metadata tables). Hudi's Spark datasource resolves the metadata table's
+    schema from it: without it, Apache Hudi 1.2.0's read of the metadata table fails where it merges a base HFile
+    record with a log record (``ArrayIndexOutOfBoundsException`` in ``HoodieMetadataPayload.getInsertValue``,
+    measured)."""
+    whole = metadata_record_schema_dict(table_version)
+    return schema_json({**whole, "fields": [f for f in whole["fields"] if f["name"] not in META_FIELDS]})
 # --8<-- [end:metadata_record]

@@ -48,6 +48,7 @@ import base64
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -73,10 +74,10 @@ from spec.metadata.metadata_table import (
     FileInfo,
     Listing,
 )
-from spec.metadata.record_schema import metadata_record_schema_json
+from spec.metadata.record_schema import metadata_commit_schema_json, metadata_record_schema_json
 from spec.timeline.active_timeline import Timeline
 from spec.timeline.avro_model import HoodieCleanMetadata, HoodieCompactionOperation, HoodieCompactionPlan
-from spec.timeline.commit_metadata import CommitMetadata, jackson_pretty, write_stat
+from spec.timeline.commit_metadata import CommitMetadata, format_commit_metadata, jackson_pretty, write_stat
 from spec.timeline.instant import Action
 
 FILE_GROUP_ID = "files-0000-0"
@@ -356,6 +357,13 @@ def compaction_plan(base_instant: str, base_file: str | None, log_files: Sequenc
         metrics={"TOTAL_LOG_FILES": float(len(log_files)), "TOTAL_IO_MB": 0.0, "TOTAL_IO_READ_MB": 0.0,
                  "TOTAL_LOG_FILES_SIZE": float(log_bytes), "TOTAL_IO_WRITE_MB": 0.0})
     return HoodieCompactionPlan(operations=(op,), extra_metadata={}, version=2)
+
+
+def format_metadata_commit(md: CommitMetadata, table_version: int) -> bytes:
+    """A metadata table commit's file: ``md`` with the record schema (``metadata_commit_schema_json``) in its
+    extra metadata, as Hudi's metadata writer records it on every deltacommit and compaction."""
+    extra = {**md.extra_metadata, "schema": metadata_commit_schema_json(table_version)}
+    return format_commit_metadata(replace(md, extra_metadata=extra), table_version)
 
 
 def compaction_commit_metadata(base_name: str, base_size: int, prev_base_instant: str, records: int,

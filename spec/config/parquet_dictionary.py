@@ -23,9 +23,9 @@ Plain sizes: a byte array is 4 bytes of length and its bytes; a fixed-length byt
 and FLOAT 4, INT64 and DOUBLE 8. BOOLEAN is never dictionary-encoded. The leaves of nested columns (lists,
 structs, maps) keep Arrow's choice (the dictionary).
 
-Source: Apache Hudi's ``HoodieBaseParquetWriter`` (page size, dictionary page size and dictionary encoding
-from ``HoodieParquetConfig``), ``HoodieStorageConfig`` (``hoodie.parquet.page.size``,
-``hoodie.parquet.dictionary.enabled``); parquet-mr 1.13 (Spark 3.5's, in Hudi's bundle):
+Source (Apache Hudi 0.15.x, 1.0.x and 1.1.x alike, and 1.2.0, checked on its files): ``HoodieBaseParquetWriter``
+(page size, dictionary page size and dictionary encoding from ``HoodieParquetConfig``), ``HoodieStorageConfig``
+(``hoodie.parquet.page.size``, ``hoodie.parquet.dictionary.enabled``); parquet-mr 1.12 and 1.13 (Spark's):
 ``FallbackValuesWriter.getBytes`` (the first page decides), ``DictionaryValuesWriter.isCompressionSatisfying``
 and ``shouldFallBack``, ``RunLengthBitPackingHybridEncoder`` (the ids' encoding), ``ParquetProperties``
 (``DEFAULT_PAGE_ROW_COUNT_LIMIT``).

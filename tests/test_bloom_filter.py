@@ -52,6 +52,24 @@ def test_vectorized_filter_equals_the_spec(keys: list[str]) -> None:
     assert footer(keys, 40, 1e-9, 100) == spec_filter.to_footer()
 
 
+@given(st.lists(st.text(max_size=14), min_size=1, max_size=130), st.lists(st.text(max_size=14), max_size=60),
+       st.integers(1, 50))
+def test_keys_hashed_a_chunk_at_a_time_give_the_spec_filter(keys: list[str], added: list[str], chunk: int) -> None:
+    """The writer hashes a chunk of keys at a time (``HASH_CHUNK``); chunks that end inside and across the
+    dynamic filter's rows (of 40) give the spec's bytes, for a new filter and an extended one."""
+    from unittest import mock
+
+    import reference.io.bloom as bloom
+
+    spec_filter = DynamicBloomFilter(row_entries=40, max_entries=100)
+    for k in keys + added:
+        spec_filter.add(k)
+    with mock.patch.object(bloom, "HASH_CHUNK", chunk):
+        assert footer(keys + added, 40, 1e-9, 100) == spec_filter.to_footer()
+        stored = _as_footer(footer(keys, 40, 1e-9, 100))
+        assert extended_footer(stored, len(keys), added, 40, 1e-9, 100) == spec_filter.to_footer()
+
+
 def _as_footer(value: dict[str, str]) -> dict[bytes, bytes]:
     return {k.encode(): v.encode() for k, v in value.items()}
 

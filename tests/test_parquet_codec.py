@@ -23,6 +23,7 @@ import pytest
 from reference.api import HudiTable
 from reference.io.handles import writer_compression
 from spec.config.parquet_codec import CODECS, ParquetCompression, parquet_compression
+from spec.config.parquet_dictionary import dictionary_columns
 from spec.errors import InvalidConfig
 from spec.file_group.log_file.log_blocks import parquet_data_block
 
@@ -80,7 +81,8 @@ def _chunk_sizes(source: Any) -> list[tuple[str, str, int]]:
 
 def _rewritten(table: pa.Table, compression: str, level: int | None) -> list[tuple[str, str, int]]:
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=compression, compression_level=level)
+    pq.write_table(table, sink, compression=compression, compression_level=level,
+                   use_dictionary=dictionary_columns(table))
     return _chunk_sizes(io.BytesIO(sink.getvalue()))
 
 

@@ -34,11 +34,14 @@ _Array = npt.NDArray[Any]
 """A numpy array of any element type."""
 
 _M = np.uint32(0x5BD1E995)
+HASH_CHUNK = 16_384
+"""Keys hashed at once: their chain of hashes (30 per key by default) fits in a processor's cache."""
 
 
-def _prepare(block: _Array) -> tuple[list[_Array], list[_Array]]:
+def _prepare(block: _Array) -> tuple[list[_Array], _Array | None]:
     """The parts of Hadoop's murmur that do not depend on the seed: each 4-byte word of every key,
-    mixed (``k *= m; k ^= k >>> 24; k *= m``), and the sign-extended tail bytes."""
+    mixed (``k *= m; k ^= k >>> 24; k *= m``), and the sign-extended tail bytes (those present: bytes
+    length-3, length-2, length-1), shifted by 16, 8, 0 and xor-ed together (None: no tail)."""
     length = block.shape[1]
     u32 = block.astype(np.uint32)
     words = []
@@ -49,20 +52,22 @@ def _prepare(block: _Array) -> tuple[list[_Array], list[_Array]]:
         words.append(k * _M)
     left = length & 3
     signed = block.view(np.int8).astype(np.int32).view(np.uint32)
-    tail = [signed[:, length - left + i] for i in range(left)]
+    tail = None
+    for i in range(left):
+        t = signed[:, length - left + i] << np.uint32(8 * (left - 1 - i))
+        tail = t if tail is None else tail ^ t
     return words, tail
 
 
-def _murmur(length: int, words: list[_Array], tail: list[_Array], seed: _Array) -> _Array:
+def _murmur(length: int, words: list[_Array], tail: _Array | None, seed: _Array) -> _Array:
     """Hadoop murmur of rows of equal-length keys (``length`` bytes; ``_prepare``'s words and tail),
     per-row seeds (a new array; ``seed`` is left as it is)."""
     h = seed ^ np.uint32(length)
     for k in words:
         h *= _M
         h ^= k
-    if tail:  # bytes length-3, length-2, length-1 (those present) shifted by 16, 8, 0
-        for i, t in enumerate(tail):
-            h ^= t << np.uint32(8 * (len(tail) - 1 - i))
+    if tail is not None:
+        h ^= tail
         h *= _M
     h ^= h >> np.uint32(13)
     h *= _M
@@ -127,16 +132,22 @@ def _footer_of(rows_on: list[_Array], start: int, keys: Sequence[str] | pa.Array
     (key ``i`` of the whole sequence lands in row ``min(i // row_entries, last row)``)."""
     bits, hashes = bit_size(row_entries, fpp), num_hashes(bit_size(row_entries, fpp), row_entries)
     nbytes = (bits + 7) // 8
-    pos = positions_by_hash(keys, hashes, bits)
     n = start + len(keys)
     rows, count = _layout(n, row_entries, max_entries)
+    on = [rows_on[r] if r < len(rows_on) else np.zeros(nbytes * 8, dtype=bool) for r in range(rows)]
+    # key i of the whole sequence lands in row min(i // row_entries, last row); the keys are hashed a chunk at a
+    # time, so each chunk's hash chain stays in the processor's cache
+    for c0 in range(0, len(keys), HASH_CHUNK):
+        c1 = min(c0 + HASH_CHUNK, len(keys))
+        pos = positions_by_hash(keys[c0:c1], hashes, bits)
+        for r in range(rows):
+            first = max(r * row_entries - start, c0)
+            last = c1 if r == rows - 1 else min(max((r + 1) * row_entries - start, 0), c1)
+            if first < last:
+                on[r][pos[:, first - c0:last - c0].ravel()] = True
     out = [struct.pack(">iibiiii", -1, hashes, MURMUR_HASH, bits, row_entries, count, rows)]
     for r in range(rows):
-        on = rows_on[r] if r < len(rows_on) else np.zeros(nbytes * 8, dtype=bool)
-        first = max(r * row_entries - start, 0)  # the keys of a row are a run of the keys, in order
-        last = len(keys) if r == rows - 1 else max((r + 1) * row_entries - start, 0)
-        on[pos[:, first:last].ravel()] = True
-        data = np.packbits(on, bitorder="little")  # bit i is bit i % 8 of byte i // 8
+        data = np.packbits(on[r], bitorder="little")  # bit i is bit i % 8 of byte i // 8
         out += [struct.pack(">iibi", -1, hashes, MURMUR_HASH, bits), data.tobytes()]
     return {FOOTER_KEY: base64.b64encode(b"".join(out)).decode("ascii"), FOOTER_TYPE_KEY: DYNAMIC_V0}
 

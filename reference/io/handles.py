@@ -35,6 +35,7 @@ from reference.io.bloom import footer as bloom_footer
 from reference.io.cdc_log import slice_cdc_logs, write_cdc_log
 from reference.io.merge_actions import merge_actions
 from spec.config.parquet_codec import parquet_compression
+from spec.config.parquet_dictionary import dictionary_columns
 from spec.file_group.file_naming import BaseFileName, parse_log_file_name
 from spec.file_group.log_file.delete_block import INT_BRANCH, NATURAL_ORDERING, delete_block, delete_record
 from spec.file_group.log_file.log_blocks import avro_data_block
@@ -131,12 +132,14 @@ def _constant(value: str, n: int) -> pa.Array:
                                           pa.array([value], pa.string())).cast(pa.string())
 
 
-def writer_compression(codec: str) -> dict[str, Any]:
-    """The ``compression`` and ``compression_level`` pyarrow's parquet writer is given for Hudi's
-    ``hoodie.parquet.compression.codec`` (``spec.config.parquet_codec``: gzip at zlib's level 6, as parquet-mr
-    writes it, not Arrow's default 9; zstd at parquet-mr's 3)."""
+def writer_compression(codec: str, table: pa.Table | None = None) -> dict[str, Any]:
+    """What pyarrow's parquet writer is given to write as Hudi's parquet-mr does: the ``compression`` and
+    ``compression_level`` of ``hoodie.parquet.compression.codec`` (``spec.config.parquet_codec``: gzip at zlib's
+    level 6, not Arrow's default 9; zstd at parquet-mr's 3) and, given the ``table``, the columns kept
+    dictionary-encoded (``spec.config.parquet_dictionary``: near-unique columns are written plain)."""
     c = parquet_compression(codec)
-    return {"compression": c.codec, "compression_level": c.level}
+    return {"compression": c.codec, "compression_level": c.level,
+            **({} if table is None else {"use_dictionary": dictionary_columns(table)})}
 
 
 def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, bucket: int | None = None,
@@ -153,25 +156,20 @@ def _write(storage: Storage, rel: str, table: pa.Table, ctx: HandleContext, buck
     # footer entries go straight into the parquet key/value metadata (not into the Arrow schema, which
     # pyarrow would store a second time, base64-encoded, under ARROW:schema)
     table = table.replace_schema_metadata(None)
-    if storage.scheme.write_transactional:  # one PUT is atomic: the file is written whole, under its name
-        sink = pa.BufferOutputStream()
-        with pq.ParquetWriter(sink, table.schema, **writer_compression(ctx.compression)) as writer:
-            if armed("mid_base_file", bucket):  # a crash half way through the file: nothing reaches the store
-                writer.write_table(table.slice(0, table.num_rows // 2))
-                die()
-            writer.write_table(table)
-            writer.add_key_value_metadata(footer)
-        data = sink.getvalue().to_pybytes()
-        storage.write_atomic(rel, data)
-        return len(data)
-    tmp = f"{rel}.inprogress"
-    with pq.ParquetWriter(storage.full(tmp), table.schema, filesystem=storage.fs,
-                          **writer_compression(ctx.compression)) as writer:
-        if armed("mid_base_file", bucket):  # a crash half way through the file
+    sink = pa.BufferOutputStream() if storage.scheme.write_transactional else None  # one PUT is atomic: the
+    tmp = f"{rel}.inprogress"  # file is written whole, under its name; elsewhere under a temporary name, then moved
+    with pq.ParquetWriter(storage.full(tmp) if sink is None else sink, table.schema,
+                          filesystem=storage.fs if sink is None else None,
+                          **writer_compression(ctx.compression, table)) as writer:
+        if armed("mid_base_file", bucket):  # a crash half way through the file (in a sink: nothing reaches the store)
             writer.write_table(table.slice(0, table.num_rows // 2))
             die()
         writer.write_table(table)
         writer.add_key_value_metadata(footer)
+    if sink is not None:
+        data = sink.getvalue().to_pybytes()
+        storage.write_atomic(rel, data)
+        return len(data)
     storage.fs.move(storage.full(tmp), storage.full(rel))
     return storage.size(rel)
 

@@ -378,12 +378,16 @@ def rollback_command_block(instant: str, target_instant: str) -> LogBlock:
 def parquet_data_block(instant: str, schema_json: str, table: pa.Table, compression: str = "gzip") -> LogBlock:
     """A parquet data block: the content is a whole parquet file of the records, compressed with
     ``hoodie.parquet.compression.codec`` (``compression``) at the level parquet-mr uses
-    (``spec.config.parquet_codec``)."""
+    (``spec.config.parquet_codec``), the columns parquet-mr keeps dictionary-encoded
+    (``spec.config.parquet_dictionary``) dictionary-encoded, the others plain."""
     import pyarrow.parquet as pq
+
+    from spec.config.parquet_dictionary import dictionary_columns
 
     codec = parquet_compression(compression)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=codec.codec, compression_level=codec.level)
+    pq.write_table(table, sink, compression=codec.codec, compression_level=codec.level,
+                   use_dictionary=dictionary_columns(table))
     header = ((int(HeaderKey.INSTANT_TIME), instant), (int(HeaderKey.SCHEMA), schema_json))
     return LogBlock(BlockType.PARQUET_DATA_BLOCK, header, sink.getvalue())
 # --8<-- [end:builders]

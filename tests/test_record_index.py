@@ -79,6 +79,20 @@ def test_a_bad_sizing_value_is_refused(tmp_path: Path, key: str, value: str) -> 
     assert not (tmp_path / "t").exists()
 
 
+def test_global_record_level_index_is_the_record_index(tmp_path: Path) -> None:
+    """``hoodie.index.type=GLOBAL_RECORD_LEVEL_INDEX`` (any case), Apache Hudi 1.2's name of the global record index,
+    tags as ``RECORD_INDEX`` does: an upsert naming another partition updates the key where it is."""
+    from spec.read.reader import read_table
+
+    table = HudiTable(str(tmp_path / "t"), engine="local")
+    table.write(pa.Table.from_pylist([{"id": "k1", "p": "a", "ts": 1}]), "insert", OPTIONS)
+    table.write(pa.Table.from_pylist([{"id": "k1", "p": "b", "ts": 2}]), "upsert",
+                {**OPTIONS, "hoodie.index.type": "global_record_level_index"})
+    rows = read_table(str(tmp_path / "t")).select(["id", "_hoodie_partition_path", "ts"]).to_pylist()
+    assert rows == [{"id": "k1", "_hoodie_partition_path": "a", "ts": 2}]
+    assert [loc.partition_path for loc in read_record_index(Storage(str(tmp_path / "t"))).values()] == ["a"]
+
+
 def test_record_index_info_is_as_hudi_writes_it() -> None:
     """The values Apache Hudi 1.2.0 wrote for key k1 of file group 08ebbddc-…-0 at 20261127204803864 (UTC)."""
     info = record_index_info("a", "08ebbddc-eca1-4d82-8f0b-33f337c76db0-0", "20261127204803864")

@@ -47,6 +47,13 @@ def parse_record_index_size(v: str) -> int:
     return n
 
 
+def parse_index_type(v: str) -> str:
+    """An index type (one of the setting's choices, upper case): ``GLOBAL_RECORD_LEVEL_INDEX``, Apache Hudi 1.2's
+    name of the global record index (``HoodieIndex.IndexType``, where ``RECORD_INDEX`` is its deprecated name), is
+    ``RECORD_INDEX``."""
+    return "RECORD_INDEX" if v == "GLOBAL_RECORD_LEVEL_INDEX" else v
+
+
 def parse_fields(v: str) -> tuple[str, ...]:
     """A comma-separated list of field names, blanks dropped."""
     return tuple(f.strip() for f in v.split(",") if f.strip())

@@ -38,6 +38,7 @@ from spec.config.parquet_codec import CODECS, DEFAULT_CODEC
 from spec.config.parsers import (
     parse_bool,
     parse_fields,
+    parse_index_type,
     parse_java_float,
     parse_non_negative_int,
     parse_positive_int,
@@ -187,10 +188,11 @@ SETTINGS: tuple[Setting, ...] = (
             "exact keys of candidate files), SIMPLE (all keys), BUCKET (the hash of the key: "
             "spec.index.bucket_index), or GLOBAL_BLOOM / GLOBAL_SIMPLE (a key unique across partitions: "
             "spec.index.global_index), or RECORD_INDEX (the metadata table's record index, a global index: "
-            "spec.metadata.record_index), or RECORD_LEVEL_INDEX (the partitioned record index, keys unique within a "
-            "partition: spec.metadata.partitioned_record_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type",
+            "spec.metadata.record_index; GLOBAL_RECORD_LEVEL_INDEX, its Hudi 1.2 name, is the same), or "
+            "RECORD_LEVEL_INDEX (the partitioned record index, keys unique within a partition: "
+            "spec.metadata.partitioned_record_index)", "HoodieIndexConfig.INDEX_TYPE", "index_type", parse_index_type,
             choices=("BLOOM", "SIMPLE", "BUCKET", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX",
-                     "RECORD_LEVEL_INDEX")),
+                     "GLOBAL_RECORD_LEVEL_INDEX", "RECORD_LEVEL_INDEX")),
     # false is Hudi 1.2.0's HoodieIndexConfig default, measured
     Setting("hoodie.record.index.update.partition.path", "false", "RECORD_INDEX: an upsert naming another "
             "partition moves its key there; false (the default): updates it where it is",

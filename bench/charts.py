@@ -141,8 +141,8 @@ def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds
             points.setdefault(str(r["job"]), []).append((int(r["n"]), float(value_of(r)), r))
     width, height, left, top, plot_w, plot_h = 860, 330, 70, 50, 560, 230
     canvas = Canvas(width, height, f"Benchmark: scale, {label}")
-    canvas.text(10, 18, f"{label} ({unit}, log scale) against rows (log scale): the Spark engine on a standalone "
-                "cluster", size=13, bold=True)
+    canvas.text(10, 18, f"{label} ({unit}, log scale) against rows (log scale): ours and Apache Hudi's on a "
+                "standalone cluster", size=13, bold=True)
     if not points:
         canvas.text(left, top + 20, "no scale job ran", size=11, fill=MUTED, italic=True)
         return canvas.render()
@@ -178,7 +178,8 @@ def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds
             groups = f", {r['extra']['file_groups']} groups" if metric == "scale_seconds" else ""
             canvas.text(x_of(n) + 5, y_of(v) - 4, f"{v:,.1f}{groups}", size=8.5, fill=INK)
         canvas.rect(left + plot_w + 16, top + i * 18, 12, 10, fill=colour, stroke="none", rx=1)
-        canvas.text(left + plot_w + 33, top + i * 18 + 9, job.removeprefix("hudi_spec_cluster_"), size=10.5, mono=True)
+        name = job.replace("hudi_spec_cluster_", "").replace("apache_hudi_cluster_", "Apache Hudi ")
+        canvas.text(left + plot_w + 33, top + i * 18 + 9, name, size=10.5, mono=True)
     return canvas.render()
 
 

@@ -175,6 +175,16 @@ def test_shared_tables_are_built_once_and_an_unbuildable_one_is_not_retried(tmp_
     assert calls == ["built", "tried"]
 
 
+def test_a_kept_scratch_folder_given_relative_is_used_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--work`` relative to the current folder: the jobs get it absolute (Apache Hudi's writer refuses a relative
+    table path)."""
+    from bench.harness import work_dir
+
+    monkeypatch.chdir(tmp_path)
+    with work_dir(Path("kept")) as work:
+        assert work == tmp_path / "kept" and work.is_absolute() and work.is_dir()
+
+
 def test_a_process_that_dies_is_reported_failed_with_its_error(tmp_path: Path) -> None:
     out = run_step("run", "no_such_job", N, tmp_path, timeout=120)
     assert out.result["status"] == FAILED

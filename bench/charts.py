@@ -172,7 +172,7 @@ def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds
         colour = ROW_COLOURS[i % len(ROW_COLOURS)]
         ps.sort()
         canvas.path(" ".join(f"{'M' if k == 0 else 'L'}{x_of(n):.1f},{y_of(v):.1f}" for k, (n, v, _) in enumerate(ps)),
-                    stroke=colour, width=1.8)
+                    stroke=colour, width=1.8, dash="5 3" if job.startswith("apache_hudi_") else None)  # Hudi's dashed
         for n, v, r in ps:
             canvas.circle(x_of(n), y_of(v), 3, fill=colour)
             groups = f", {r['extra']['file_groups']} groups" if metric == "scale_seconds" else ""

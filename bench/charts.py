@@ -141,8 +141,8 @@ def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds
             points.setdefault(str(r["job"]), []).append((int(r["n"]), float(value_of(r)), r))
     width, height, left, top, plot_w, plot_h = 860, 330, 70, 50, 560, 230
     canvas = Canvas(width, height, f"Benchmark: scale, {label}")
-    canvas.text(10, 18, f"{label} ({unit}, log scale) against rows (log scale): the Spark engine on a standalone "
-                "cluster", size=13, bold=True)
+    canvas.text(10, 18, f"{label} ({unit}, log scale) against rows (log scale): ours and Apache Hudi's on a "
+                "standalone cluster", size=13, bold=True)
     if not points:
         canvas.text(left, top + 20, "no scale job ran", size=11, fill=MUTED, italic=True)
         return canvas.render()
@@ -172,13 +172,14 @@ def curve_svg(results: Sequence[Mapping[str, Any]], metric: str = "scale_seconds
         colour = ROW_COLOURS[i % len(ROW_COLOURS)]
         ps.sort()
         canvas.path(" ".join(f"{'M' if k == 0 else 'L'}{x_of(n):.1f},{y_of(v):.1f}" for k, (n, v, _) in enumerate(ps)),
-                    stroke=colour, width=1.8)
+                    stroke=colour, width=1.8, dash="5 3" if job.startswith("apache_hudi_") else None)  # Hudi's dashed
         for n, v, r in ps:
             canvas.circle(x_of(n), y_of(v), 3, fill=colour)
             groups = f", {r['extra']['file_groups']} groups" if metric == "scale_seconds" else ""
             canvas.text(x_of(n) + 5, y_of(v) - 4, f"{v:,.1f}{groups}", size=8.5, fill=INK)
         canvas.rect(left + plot_w + 16, top + i * 18, 12, 10, fill=colour, stroke="none", rx=1)
-        canvas.text(left + plot_w + 33, top + i * 18 + 9, job.removeprefix("hudi_spec_cluster_"), size=10.5, mono=True)
+        name = job.replace("hudi_spec_cluster_", "").replace("apache_hudi_cluster_", "Apache Hudi ")
+        canvas.text(left + plot_w + 33, top + i * 18 + 9, name, size=10.5, mono=True)
     return canvas.render()
 
 

@@ -1,10 +1,15 @@
-"""The scale jobs: the Spark engine on a standalone cluster, its driver's memory, at growing row counts.
+"""The scale jobs: the Spark engine on a standalone cluster, its driver's memory, at growing row counts, and
+Apache Hudi's own Spark writer on the same cluster beside it.
 
 Each job's run step starts a Spark standalone master and one worker on 127.0.0.1 from pyspark's own
 distribution (``bin/spark-class``: ``deploy.master.Master`` and ``deploy.worker.Worker``, each its own
 JVM; untimed), opens the session through ``spark://127.0.0.1:PORT`` (so the executors run in the worker's
 JVM and their Python workers are forked there, apart from the driver), then runs the same write as its
-``local[2]`` counterpart (``vs``): bulk_insert, copy-on-write and merge-on-read upsert, compaction.
+``local[2]`` counterpart (``vs``): bulk_insert, copy-on-write and merge-on-read upsert, compaction. Ours
+(``hudi_spec_cluster_*``) run ``bench.ours``'s jobs in a session with hudi-spec's defaults; Apache Hudi's
+(``apache_hudi_cluster_*``) run ``bench.apache_hudi``'s in a session started with Hudi's bundle in
+``spark.jars`` (the worker's executors fetch it from the driver) and Hudi's settings, on the same data and
+options, with Hudi's defaults. ``bench.targets`` holds each of ours to Hudi's on the cluster.
 
 Beside the seconds it reports:
 
@@ -32,13 +37,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench import ours
-from bench.jobs import SERVICE, UPSERT, WRITE, Context, Job, Measurement
+from bench import apache_hudi, ours
+from bench.jobs import SERVICE, UPSERT, WRITE, Context, Job, Measurement, NotAvailable
 
 CORES = 2
 WORKER_MEMORY = "6g"
 EXECUTOR_MEMORY = "4g"
 ENGINE = "hudi-spec (Spark standalone cluster)"
+HUDI_ENGINE = "Apache Hudi (Spark standalone cluster)"
 
 
 def _free_port() -> int:
@@ -129,20 +135,25 @@ def file_groups(path: Path) -> int:
     return len(FileSystemView.load(storage, table, timeline_of(storage, table)).groups)
 
 
-def on_cluster(run: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
-    """``run`` (a job of ``bench.ours``) with the session on a standalone cluster of its own; the driver's
-    peaks of the timed operation and the table's file groups added to its measurement."""
+def our_session(master: str) -> Any:
+    """The session our cluster jobs run in: hudi-spec's defaults, on ``master``."""
+    from reference.engines.spark_session import get_or_create_session
+
+    return get_or_create_session(master=master, app_name="hudi-spec-bench-cluster")
+
+
+def on_cluster(run: Callable[[Context], Measurement],
+               session_on: Callable[[str], Any] = our_session) -> Callable[[Context], Measurement]:
+    """``run`` (a job of ``bench.ours`` or ``bench.apache_hudi``, whose operation is timed by
+    ``ours.timed_operation``) with the session ``session_on`` opens on a standalone cluster of its own; the
+    driver's peaks of the timed operation and the table's file groups added to its measurement."""
 
     def job(ctx: Context) -> Measurement:
-        from reference.engines.spark_session import get_or_create_session
-
         if not Path("/proc/self/clear_refs").exists():
-            from bench.jobs import NotAvailable
-
             raise NotAvailable("the driver's peak memory is read from /proc (Linux)")
         os.environ["PYSPARK_SUBMIT_ARGS"] = f"--conf spark.executor.memory={EXECUTOR_MEMORY} pyspark-shell"
         with standalone_cluster(ctx.work / "cluster" / str(os.getpid())) as url:
-            session = get_or_create_session(master=url, app_name="hudi-spec-bench-cluster")
+            session = session_on(url)
             jvm = _driver_jvm_pid(session)
             peaks: dict[str, int] = {}
 
@@ -153,6 +164,8 @@ def on_cluster(run: Callable[[Context], Measurement]) -> Callable[[Context], Mea
                 peaks.update(driver_peaks(jvm))
 
             m = ours.with_operation_hooks(start, stop, lambda: run(ctx))
+            if not peaks:
+                raise RuntimeError("the job timed no operation through bench.ours.timed_operation: no driver peaks")
             executors = session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
             session.stop()
         groups = file_groups(m.table) if m.table is not None else None
@@ -164,6 +177,12 @@ def on_cluster(run: Callable[[Context], Measurement]) -> Callable[[Context], Mea
 
 def _upsert(job: str, base: Callable[[Context], Path], options: dict[str, str]) -> Callable[[Context], Measurement]:
     return lambda c: ours._upsert(c, job, base, options)
+
+
+def _hudi(run: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
+    """One of Apache Hudi's jobs (``bench.apache_hudi``) on a standalone cluster of its own: its session started
+    with Hudi's bundle and settings (``apache_hudi.hudi_session``) on the cluster's master."""
+    return on_cluster(run, apache_hudi.hudi_session)
 
 
 JOBS: tuple[Job, ...] = (
@@ -183,4 +202,22 @@ JOBS: tuple[Job, ...] = (
         on_cluster(lambda c: ours._compaction(c, "hudi_spec_cluster_compaction", local=False)),
         prepare=ours.prepare_compaction, spark=True, vs="hudi_spec_compaction", scale=True,
         note="the MOR table after the upsert (small-file limit 0): every log into new base files, gzip"),
+    # Apache Hudi's own Spark writer on the same cluster, data and options as its local[2] jobs: each of ours above
+    # is held to its counterpart here (bench.targets)
+    Job("apache_hudi_cluster_bulk_insert", HUDI_ENGINE, WRITE,
+        _hudi(lambda c: apache_hudi.bulk_insert(c, "apache_hudi_cluster_bulk_insert")), spark=True,
+        vs="apache_hudi_bulk_insert", scale=True, note=f"COW, N rows into an empty table; {apache_hudi.NOTE}"),
+    Job("apache_hudi_cluster_cow_upsert", HUDI_ENGINE, UPSERT,
+        _hudi(lambda c: apache_hudi._upsert(c, "apache_hudi_cluster_cow_upsert", apache_hudi.cow_base, ours.OPTIONS)),
+        prepare=ours.needs(apache_hudi.cow_base), spark=True, vs="apache_hudi_cow_upsert", scale=True,
+        note=f"COW, the upsert batch; {apache_hudi.NOTE}"),
+    Job("apache_hudi_cluster_mor_upsert", HUDI_ENGINE, UPSERT,
+        _hudi(lambda c: apache_hudi._upsert(c, "apache_hudi_cluster_mor_upsert", apache_hudi.mor_base,
+                                            ours.MOR_OPTIONS)),
+        prepare=ours.needs(apache_hudi.mor_base), spark=True, vs="apache_hudi_mor_upsert", scale=True,
+        note=f"MOR, the upsert batch; {apache_hudi.NOTE}"),
+    Job("apache_hudi_cluster_compaction", HUDI_ENGINE, SERVICE,
+        _hudi(lambda c: apache_hudi.compaction(c, "apache_hudi_cluster_compaction")),
+        prepare=ours.needs(apache_hudi.mor_upserted), spark=True, vs="apache_hudi_compaction", scale=True,
+        note="MOR table after the upsert (small-file limit 0, so it has logs): run_compaction, scheduled now"),
 )

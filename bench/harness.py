@@ -314,10 +314,11 @@ def add_ratios(results: Sequence[JobResult]) -> None:
 
 @contextmanager
 def work_dir(keep: Path | None) -> Iterator[Path]:
-    """The run's scratch folder: ``keep`` if given (left in place), else a temporary one removed after."""
+    """The run's scratch folder: ``keep`` if given (left in place), else a temporary one removed after; absolute
+    either way (Apache Hudi's Spark writer refuses a relative table path: "Relative path in absolute URI")."""
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-        yield keep
+        yield keep.resolve()
         return
     import tempfile
 

@@ -132,9 +132,6 @@ def shared_upserted(name: str, base: Callable[[Context], Path], options: dict[st
     return build
 
 
-
-
-
 cow_base = shared_base("hudi-cow-base", OPTIONS)
 cow_upserted = shared_upserted("hudi-cow-upserted", cow_base, OPTIONS)
 mor_base = shared_base("hudi-mor-base", MOR_OPTIONS)
@@ -168,7 +165,7 @@ def with_operation_hooks(start: Callable[[], None], stop: Callable[[], None], fn
         _HOOKS.pop()
 
 
-def _timed_op(fn: Callable[[], T]) -> tuple[float, T, dict[str, Any]]:
+def timed_operation(fn: Callable[[], T]) -> tuple[float, T, dict[str, Any]]:
     """``timed(fn)``, the hooks around it, and the CPU seconds this Python process spent in it (user and
     system, every thread: for the local engine the whole write; for Spark the driver's Python side)."""
     for start, _ in _HOOKS:
@@ -186,7 +183,7 @@ def _timed_write(path: Path, table: Callable[[Path], Any], data: Any, operation:
                  rows: int, rows_expected: int) -> Measurement:
     """One write timed alone (the table opened and the input loaded before the timer), its rows counted after."""
     writer = table(path)
-    seconds, result, extra = _timed_op(lambda: writer.write(data, operation, options))
+    seconds, result, extra = timed_operation(lambda: writer.write(data, operation, options))
     return Measurement(seconds, rows, path, count_rows(path), rows_expected, steps=dict(result.step_seconds),
                        extra=extra)
 
@@ -236,7 +233,7 @@ def _compaction(ctx: Context, job: str, local: bool) -> Measurement:
     _require_compaction()
     path = ctx.copy_of(mor_upserted(ctx), job)
     table = local_table(path) if local else hudi_table(path)
-    seconds, _, extra = _timed_op(lambda: table.compact(OPTIONS))  # Hudi's default codec, as the writes
+    seconds, _, extra = timed_operation(lambda: table.compact(OPTIONS))  # Hudi's default codec, as the writes
     rows = count_rows(path)
     return Measurement(seconds, rows, path, rows, ctx.shape.rows_after, extra=extra)
 

@@ -127,29 +127,41 @@ def _mb(kb: Any) -> str:
     return "" if kb is None else f"{int(kb) / 1024:,.0f}"
 
 
+def _operation(job: str) -> str:
+    """A scale job's operation (``cow_upsert``): what ours and Apache Hudi's cluster jobs of it share."""
+    return job.split("_cluster_", 1)[-1]
+
+
 def scale_table(results: Sequence[JobResult]) -> str:
-    """The scale jobs at each of their row counts: seconds, the ratio to local[2], the table's file groups,
-    the driver's peak RSS (its Python process and its JVM) and the seconds of each step."""
+    """The scale jobs at each of their row counts, each of ours beside Apache Hudi's on the cluster: seconds, the
+    ratio to local[2], ours to Hudi's (``bench.targets``' scale targets), the table's file groups and bytes, the
+    driver's peak RSS (its Python process and its JVM) and the seconds of each step."""
+    from bench.targets import TARGETS
     from reference.instrumentation.step_times import StepTimes
 
     scale = _scale_jobs()
     rows = [r for r in results if r.job in scale]
     if not rows:
         return ""
-    columns = ["job", "rows", "file groups", "seconds", "vs local[2]", "driver Python peak MB", "driver JVM peak MB",
-               *StepTimes.STEPS]
+    against = {t.job: t.base or "" for t in TARGETS if t.scale}
+    by = {(r.job, r.n): r for r in rows}
+    columns = ["job", "rows", "file groups", "seconds", "vs local[2]", "vs Apache Hudi", "driver Python peak MB",
+               "driver JVM peak MB", "bytes on disk", *StepTimes.STEPS]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for r in sorted(rows, key=lambda r: (r.job, r.n)):
+    for r in sorted(rows, key=lambda r: (_operation(r.job), r.n, r.job not in against, r.job)):
         if r.status != OK:
             lines.append("| " + " | ".join([r.job, _int(r.n), f"{r.status}: {r.reason}".replace("|", "/"),
                                             *[""] * (len(columns) - 3)]) + " |")
             continue
+        theirs = by.get((against.get(r.job, ""), r.n))
+        vs_hudi = (f"{r.seconds / theirs.seconds:.2f}x" if theirs is not None and theirs.status == OK
+                   and r.seconds and theirs.seconds else "")
         steps = r.steps or {}
         ex = r.extra
         lines.append("| " + " | ".join([r.job, _int(r.n), _int(ex.get("file_groups")), _num(r.seconds),
-                                        "" if r.ratio is None else f"{r.ratio:.2f}x",
+                                        "" if r.ratio is None else f"{r.ratio:.2f}x", vs_hudi,
                                         _mb(ex.get("driver_python_peak_kb")), _mb(ex.get("driver_jvm_peak_kb")),
-                                        *[_num(steps.get(s)) for s in StepTimes.STEPS]]) + " |")
+                                        _int(r.bytes), *[_num(steps.get(s)) for s in StepTimes.STEPS]]) + " |")
     return "\n".join(lines)
 
 
@@ -157,6 +169,12 @@ def target_sizes(results: Sequence[JobResult]) -> list[int]:
     """The row counts the targets are judged at: those of every job but the scale jobs."""
     scale = _scale_jobs()
     return list(dict.fromkeys(r.n for r in results if r.job not in scale))
+
+
+def scale_sizes(results: Sequence[JobResult]) -> list[int]:
+    """The row counts the scale targets are judged at: those of the scale jobs."""
+    scale = _scale_jobs()
+    return list(dict.fromkeys(r.n for r in results if r.job in scale))
 
 
 def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
@@ -195,19 +213,21 @@ def markdown(results: Sequence[JobResult], info: RunInfo) -> str:
                     "from `WriteResult.step_seconds`):", "", steps, ""]
     from bench.targets import targets_table
 
-    sizes = target_sizes(results)
-    if sizes:
+    sizes, scaled = target_sizes(results), scale_sizes(results)
+    if sizes or scaled:
         out += ["#### Targets", "",
                 "Each target's ratio at each row count, first run and warm (the second run in the same process), "
-                "computed from this run's seconds by `bench/targets.py`:", "",
-                targets_table(result_dicts(results), sizes), ""]
+                "computed from this run's seconds by `bench/targets.py` (the standalone cluster's against Apache "
+                "Hudi's at the scale row counts):", "",
+                targets_table(result_dicts(results), sizes, scaled), ""]
     scale = scale_table(results)
     if scale:
         out += ["#### Scale: the Spark engine on a standalone cluster", "",
                 "A master and a worker started from pyspark's distribution, the driver in this job's process; "
                 "the driver's peak RSS is that of the timed operation alone (both high-water marks reset just "
-                "before it): the Python process and the driver JVM, executors not included. Seconds per step "
-                "from `WriteResult.step_seconds` (compaction has none).", "", scale, ""]
+                "before it): the Python process and the driver JVM, executors not included. Each of our jobs is "
+                "followed by Apache Hudi's on the same cluster (**vs Apache Hudi**: ours over Hudi's seconds). "
+                "Seconds per step from `WriteResult.step_seconds` (ours; compaction has none).", "", scale, ""]
     return "\n".join(out).rstrip() + "\n"
 
 

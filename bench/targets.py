@@ -26,7 +26,8 @@ class Target:
     """``job``'s seconds over ``base``'s at the same row count must be at most ``limit`` (none: the job
     must complete). With ``paired``, the ratio is the median of the job's extra figure of that name (its
     processes' ratios to the base's, run in turn), and ``floor`` names the extra figure of the floor's ratio
-    shown beside it. Without a base (``None``), the job's seconds must be at most ``limit`` seconds."""
+    shown beside it. Without a base (``None``), the job's seconds must be at most ``limit`` seconds. A ``scale``
+    target (both its jobs scale jobs, ``bench.cluster``) is judged at the scale row counts, where they run."""
 
     name: str
     job: str
@@ -34,6 +35,7 @@ class Target:
     limit: float | None
     paired: str | None = None
     floor: str | None = None
+    scale: bool = False
 
     @property
     def unit(self) -> str:
@@ -78,6 +80,10 @@ TARGETS: tuple[Target, ...] = (
            "hudi_spec_mor_upsert", None),
     Target("standalone cluster: compaction completes (ratio to local[2])", "hudi_spec_cluster_compaction",
            "hudi_spec_compaction", None),
+    *(Target(f"standalone cluster: {what} ≤ 1.0x Apache Hudi on the same cluster", f"hudi_spec_cluster_{op}",
+             f"apache_hudi_cluster_{op}", 1.0, scale=True) for what, op in (
+        ("bulk_insert", "bulk_insert"), ("COW upsert", "cow_upsert"), ("MOR upsert", "mor_upsert"),
+        ("compaction", "compaction"))),
     Target("spec reader ≤ 1.0x hudi-rs, COW snapshot", "hudi_spec_snapshot_read_spec_engine",
            "hudi_rs_read_our_cow_table", 1.0),
     Target("spec reader ≤ 1.0x hudi-rs, MOR snapshot", "hudi_spec_mor_snapshot_read_spec_engine",
@@ -173,16 +179,20 @@ def judge(target: Target, n: int, by: Mapping[tuple[str, int], Mapping[str, Any]
     return TargetVerdict(target, n, first, warm, MISSED, ", ".join(over) + _slowest_step(job))
 
 
-def verdicts(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> list[TargetVerdict]:
-    """Every target at every row count of ``sizes``."""
+def verdicts(results: Sequence[Mapping[str, Any]], sizes: Sequence[int],
+             scale_sizes: Sequence[int] | None = None) -> list[TargetVerdict]:
+    """Every target at every row count of ``sizes``; the ``scale`` targets at those of ``scale_sizes`` instead,
+    where given."""
     by = {(str(r["job"]), int(r["n"])): r for r in results}
-    return [judge(t, n, by) for t in TARGETS for n in sizes]
+    return [judge(t, n, by) for t in TARGETS
+            for n in (scale_sizes if t.scale and scale_sizes is not None else sizes)]
 
 
-def targets_table(results: Sequence[Mapping[str, Any]], sizes: Sequence[int]) -> str:
+def targets_table(results: Sequence[Mapping[str, Any]], sizes: Sequence[int],
+                  scale_sizes: Sequence[int] | None = None) -> str:
     """The targets as a markdown table: target, rows, first and warm ratio, met or missed, and why."""
     lines = ["| target | rows | first | warm | result | why |", "|---|---|---|---|---|---|"]
-    for v in verdicts(results, sizes):
+    for v in verdicts(results, sizes, scale_sizes):
         cells = [v.target.name, f"{v.n:,}", _x(v.first, v.target.unit), _x(v.warm, v.target.unit),
                  f"**{v.result}**", v.why]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")

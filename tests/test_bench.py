@@ -175,6 +175,16 @@ def test_shared_tables_are_built_once_and_an_unbuildable_one_is_not_retried(tmp_
     assert calls == ["built", "tried"]
 
 
+def test_a_kept_scratch_folder_given_relative_is_used_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--work`` relative to the current folder: the jobs get it absolute (Apache Hudi's writer refuses a relative
+    table path)."""
+    from bench.harness import work_dir
+
+    monkeypatch.chdir(tmp_path)
+    with work_dir(Path("kept")) as work:
+        assert work == tmp_path / "kept" and work.is_absolute() and work.is_dir()
+
+
 def test_a_process_that_dies_is_reported_failed_with_its_error(tmp_path: Path) -> None:
     out = run_step("run", "no_such_job", N, tmp_path, timeout=120)
     assert out.result["status"] == FAILED
@@ -378,7 +388,7 @@ def test_every_target_compares_two_jobs_of_the_bench() -> None:
     from bench.targets import TARGETS
 
     jobs = all_jobs()
-    assert len(TARGETS) == 26
+    assert len(TARGETS) == 30
     assert {t.base for t in TARGETS if (t.base or "").startswith("apache_hudi_")} == {
         name for name in jobs if name.startswith("apache_hudi_") and "snapshot_read" not in name} | {
         "apache_hudi_cow_snapshot_read"}  # every Apache Hudi entry is a base of ours (the MOR read: no Spark read)
@@ -457,17 +467,114 @@ def test_the_scale_table_and_curves_show_the_driver_and_the_file_groups() -> Non
         r.extra = {"file_groups": groups, "driver_python_peak_kb": 200 * 1024, "driver_jvm_peak_kb": 800 * 1024}
         return r
 
-    results = [cluster(1_000, 2.0, 10), cluster(4_000, 5.0, 20), JobResult("x", "e", WRITE, 1_000, OK, seconds=1.0)]
+    hudi = JobResult("apache_hudi_cluster_cow_upsert", "h", UPSERT, 4_000, OK, seconds=4.0, bytes=123_456)
+    hudi.extra = {"file_groups": 20, "driver_python_peak_kb": 100 * 1024, "driver_jvm_peak_kb": 900 * 1024}
+    results = [hudi, cluster(1_000, 2.0, 10), cluster(4_000, 5.0, 20),
+               JobResult("x", "e", WRITE, 1_000, OK, seconds=1.0)]
     table = report.scale_table(results)
-    assert "| hudi_spec_cluster_cow_upsert | 4,000 | 20 | 5.00 | 1.25x | 200 | 800 |" in table
+    assert "| hudi_spec_cluster_cow_upsert | 1,000 | 10 | 2.00 | 1.25x |  | 200 | 800 |" in table  # no Hudi at 1,000
+    # Apache Hudi's on the same cluster right after ours at each row count; ours over Hudi's: 5.0 s / 4.0 s
+    lines = [ln.split(" | ")[:2] for ln in table.splitlines()[2:]]
+    assert lines == [["| hudi_spec_cluster_cow_upsert", "1,000"], ["| hudi_spec_cluster_cow_upsert", "4,000"],
+                     ["| apache_hudi_cluster_cow_upsert", "4,000"]]
+    assert "| hudi_spec_cluster_cow_upsert | 4,000 | 20 | 5.00 | 1.25x | 1.25x | 200 | 800 |" in table
+    assert "| apache_hudi_cluster_cow_upsert | 4,000 | 20 | 4.00 |  |  | 100 | 900 | 123,456 |" in table
     assert "| x |" not in table and report.target_sizes(results) == [1_000]
+    assert report.scale_sizes(results) == [4_000, 1_000]
     dicts = report.result_dicts(results)
-    svg = curve_svg(dicts, "scale_seconds")
-    assert svg.count("<circle") == 2 and "20 groups" in svg and "cow_upsert" in svg
-    assert "1,000" in curve_svg(dicts, "scale_driver_mb")  # 1,000 MB at both sizes: the driver did not grow
-    assert "no scale job ran" in curve_svg(dicts[2:], "scale_seconds")
+    svg = curve_svg(dicts, "scale_seconds")  # Apache Hudi's line dashed, named by its operation too
+    assert svg.count("<circle") == 3 and "20 groups" in svg and ">cow_upsert<" in svg
+    assert ">Apache Hudi cow_upsert<" in svg and svg.count('stroke-dasharray="5 3"') == 1
+    assert "1,000" in curve_svg(dicts[1:], "scale_driver_mb")  # 1,000 MB at both sizes: the driver did not grow
+    assert "no scale job ran" in curve_svg(dicts[3:], "scale_seconds")
     page = Path(__file__).resolve().parents[1] / "docs" / "performance.json"
     assert set(charts_from_json(page)) == {"seconds", "peak_rss_mb", "scale_seconds", "scale_driver_mb"}
+
+
+CLUSTER_OPERATIONS = ("bulk_insert", "cow_upsert", "mor_upsert", "compaction")
+
+
+def test_apache_hudis_cluster_jobs_mirror_ours_and_ours_are_held_to_them() -> None:
+    """Apache Hudi's scale jobs: its local[2] job's run on the standalone cluster (the same prepare, data and
+    options), each one the base of a ≤ 1.0x target of our cluster job of the same operation."""
+    from bench.targets import TARGETS
+
+    jobs = all_jobs()
+    for op in CLUSTER_OPERATIONS:
+        ours, theirs, local = (jobs[f"hudi_spec_cluster_{op}"], jobs[f"apache_hudi_cluster_{op}"],
+                               jobs[f"apache_hudi_{op}"])
+        assert theirs.scale and theirs.spark and not theirs.warm and theirs.vs == local.name
+        assert theirs.kind == ours.kind == local.kind and theirs.engine != ours.engine
+        assert theirs.prepare is not None if op != "bulk_insert" else theirs.prepare is None
+    scale = {name for name, job in jobs.items() if job.scale}
+    held = {(t.job, t.base, t.limit) for t in TARGETS if t.scale}
+    assert held == {(f"hudi_spec_cluster_{op}", f"apache_hudi_cluster_{op}", 1.0) for op in CLUSTER_OPERATIONS}
+    for t in TARGETS:  # a scale target is one between two scale jobs, and only that
+        assert t.scale == (t.job in scale and t.base in scale), t
+
+
+def test_apache_hudis_cluster_session_carries_the_bundle_to_the_master(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session of Hudi's cluster jobs is opened on the cluster's master with Hudi's bundle in ``spark.jars``
+    (so the worker's executors fetch it) and Hudi's settings; without a bundle the job is not available."""
+    from bench import apache_hudi
+    from conformance.adapters import hudi_spark
+    from reference.engines import spark_session
+
+    opened: list[tuple[str | None, dict[str, str]]] = []
+
+    class Session:
+        def sql(self, text: str) -> Session:
+            return self
+
+        def collect(self) -> list[Any]:
+            return []
+
+    def fake(master: str | None = None, app_name: str = "", conf: dict[str, str] | None = None) -> Session:
+        opened.append((master, dict(conf or {})))
+        return Session()
+
+    monkeypatch.setattr(spark_session, "get_or_create_session", fake)
+    monkeypatch.setattr(hudi_spark, "bundle", lambda: "hudi-bundle.jar")
+    apache_hudi.hudi_session("spark://127.0.0.1:7077")
+    master, conf = opened[0]
+    assert master == "spark://127.0.0.1:7077" and conf["spark.jars"] == "hudi-bundle.jar"
+    assert conf["spark.sql.extensions"] == hudi_spark.HUDI_CONF["spark.sql.extensions"]
+    monkeypatch.setattr(hudi_spark, "bundle", lambda: None)
+    with pytest.raises(NotAvailable, match="no hudi-spark bundle"):
+        apache_hudi.hudi_session("spark://127.0.0.1:7077")
+    assert len(opened) == 1
+
+
+def test_the_cluster_targets_are_judged_at_the_scale_row_counts() -> None:
+    """Our cluster jobs against Apache Hudi's on the cluster, at the row counts the scale jobs ran at (not the
+    others'); a run of the cluster jobs alone still has its targets table."""
+    from bench.targets import MET, MISSED, verdicts
+
+    big = 4 * N
+    results = [_r("hudi_spec_cluster_cow_upsert", 8.0, n=big), _r("apache_hudi_cluster_cow_upsert", 10.0, n=big),
+               _r("hudi_spec_cluster_mor_upsert", 9.0, n=big), _r("apache_hudi_cluster_mor_upsert", 6.0, n=big),
+               _r("hudi_spec_cow_upsert", 2.0, 1.0), _r("apache_hudi_cow_upsert", 4.0, 2.0)]
+    judged = verdicts(results, [N], [big])
+    scale = [v for v in judged if v.target.scale]
+    assert scale and {v.n for v in scale} == {big} and {v.n for v in judged if not v.target.scale} == {N}
+    by = {v.target.job: v for v in scale}
+    assert (by["hudi_spec_cluster_cow_upsert"].result, by["hudi_spec_cluster_cow_upsert"].first) == (MET, 0.8)
+    assert (by["hudi_spec_cluster_mor_upsert"].result, by["hudi_spec_cluster_mor_upsert"].first) == (MISSED, 1.5)
+    assert by["hudi_spec_cluster_bulk_insert"].result == "not run"
+    local = next(v for v in judged
+                 if (v.target.job, v.target.base) == ("hudi_spec_cow_upsert", "apache_hudi_cow_upsert"))
+    assert (local.result, local.first, local.warm) == (MET, 0.5, 0.5)
+
+    def result(job: str, seconds: float) -> JobResult:
+        return JobResult(job, "e", UPSERT, big, OK, seconds=seconds, rows=big)
+
+    info = report.RunInfo("python -m bench", "s", "f", report.machine(), report.versions())
+    md = report.markdown([result("hudi_spec_cluster_cow_upsert", 8.0), result("apache_hudi_cluster_cow_upsert", 10.0)],
+                         info)
+    targets = md.split("#### Targets", 1)[1].split("\n####", 1)[0]
+    row = next(ln for ln in targets.splitlines() if "COW upsert ≤ 1.0x Apache Hudi on the same cluster" in ln)
+    assert f"| {big:,} | 0.80x | — | **met** |" in row
+    assert "spec reader" not in targets  # no other job ran: no other target is judged
 
 
 def test_the_command_line_read_runs_beside_hudi_rs_in_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

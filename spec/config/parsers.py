@@ -1,6 +1,10 @@
 """The parsers of option values the registry (``spec.config.registry``) uses: each takes Hudi's string form and
 returns the typed value, or raises ``ValueError`` saying what it expected (the registry turns it into an
-``InvalidConfig`` naming the key)."""
+``InvalidConfig`` naming the key).
+
+Source: no Hudi class of its own; each parser reads a value as the getters of Hudi's ``HoodieConfig`` read the
+``ConfigProperty`` it belongs to (``Boolean.parseBoolean``, ``Integer.parseInt``, ``Float.parseFloat``, an enum's
+``valueOf``), the same in 0.15.x, 1.0.x and 1.1.x."""
 
 from __future__ import annotations
 

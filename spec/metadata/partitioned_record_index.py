@@ -26,7 +26,8 @@ the table.
   an insert there even when another partition holds it; a delete removes the key from the partition named
   (a delete naming a partition that does not hold the key changes nothing, measured).
 
-Source (Apache Hudi 1.2.0, measured): ``HoodieMetadataConfig`` (``RECORD_LEVEL_INDEX_ENABLE_PROP``,
+Source (Apache Hudi 1.2.0, measured; not in 0.15.x or 1.0.x, whose record index is global only; the option is
+new in 1.1.x, which is not measured here): ``HoodieMetadataConfig`` (``RECORD_LEVEL_INDEX_ENABLE_PROP``,
 ``RECORD_LEVEL_INDEX_MIN_FILE_GROUP_COUNT_PROP``, ``RECORD_LEVEL_INDEX_MAX_FILE_GROUP_COUNT_PROP``),
 ``HoodieIndex.IndexType`` (``RECORD_LEVEL_INDEX``), ``HoodieTableMetadataUtil`` (``getFileIDForFileGroup``,
 ``getDataTablePartitionNameFromFileGroupName``, ``mapRecordKeyToFileGroupIndex``),

@@ -38,14 +38,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Final
 
 from spec.errors import InvalidConfig
 from spec.metadata.index_definition import IndexDefinition
-from spec.metadata.index_keys import RecordLocation, file_group_for_key, record_location
+from spec.metadata.index_keys import RecordLocation, file_group_for_key
 from spec.metadata.partition_type import RECORD_INDEX, data_partition_of, file_group_index, partitioned_file_group_id
-from spec.metadata.record_index import RECORD_INDEX_PARTITION, Sizing, estimate_file_group_count
+from spec.metadata.record_index import RECORD_INDEX_PARTITION, Sizing, estimate_file_group_count, record_index_entries
 from spec.storage.hoodie_storage import Storage
 
 ENABLE_KEY: Final = "hoodie.metadata.record.level.index.enable"
@@ -164,24 +163,9 @@ def keys_in_two_partitions(pairs: Iterable[PartitionKey]) -> list[str]:
 # --8<-- [start:read]
 def read_partitioned_record_index(storage: Storage) -> dict[PartitionKey, RecordLocation]:
     """The partitioned record index of the table at ``storage``, merged (``spec.metadata.record_index.
-    merged_slices``), keyed by (data partition, record key); an empty map when the table has no record index."""
-    from spec.config.table_config import TableConfig
-    from spec.metadata.metadata_table import metadata_storage
-    from spec.metadata.record_index import merged_slices
-    from spec.timeline.active_timeline import Timeline
-
-    table = TableConfig.load(storage)
-    if RECORD_INDEX_PARTITION not in table.metadata_partitions:
-        return {}
-    zone = UTC if table.timezone.upper() == "UTC" else datetime.now().astimezone().tzinfo or UTC
-    mdt = metadata_storage(storage)
-    cfg = TableConfig.load(mdt)
-    out: dict[PartitionKey, RecordLocation] = {}
-    for _, merged in merged_slices(mdt, cfg, Timeline.load(mdt, cfg.timeline_layout)):
-        for k, r in merged.items():
-            loc = record_location(r["recordIndexMetadata"], zone)
-            out[(loc.partition_path, k)] = loc
-    return out
+    record_index_entries``), keyed by (data partition, record key); an empty map when the table has no record
+    index."""
+    return {(loc.partition_path, k): loc for k, loc in record_index_entries(storage)}
 # --8<-- [end:read]
 
 

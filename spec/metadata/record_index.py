@@ -199,21 +199,27 @@ def merged_slices(mdt: Storage, cfg: Any, timeline: Any) -> list[tuple[Any, dict
     return out
 
 
-def read_record_index(storage: Storage) -> dict[str, RecordLocation]:
-    """The record index of the table at ``storage`` (the data table), merged: each file group's latest slice, its
-    base HFile then its log blocks in order (``merged_slices``). Instant times are read in the table's time zone.
-    An empty map when the table has no record index."""
+def record_index_entries(storage: Storage) -> list[tuple[str, RecordLocation]]:
+    """Every entry of the record index of the table at ``storage`` (the data table), global or partitioned, merged:
+    each file group's latest slice, its base HFile then its log blocks in order (``merged_slices``), as (record key,
+    location). Instant times are read in the table's time zone. Empty when the table has no record index."""
     from spec.config.table_config import TableConfig
     from spec.metadata.metadata_table import metadata_storage
     from spec.timeline.active_timeline import Timeline
 
     table = TableConfig.load(storage)
     if RECORD_INDEX_PARTITION not in table.metadata_partitions:
-        return {}
+        return []
     zone = UTC if table.timezone.upper() == "UTC" else datetime.now().astimezone().tzinfo or UTC
     mdt = metadata_storage(storage)
     cfg = TableConfig.load(mdt)
     timeline = Timeline.load(mdt, cfg.timeline_layout)
-    return {k: record_location(r["recordIndexMetadata"], zone)
-            for _, merged in merged_slices(mdt, cfg, timeline) for k, r in merged.items()}
+    return [(k, record_location(r["recordIndexMetadata"], zone))
+            for _, merged in merged_slices(mdt, cfg, timeline) for k, r in merged.items()]
+
+
+def read_record_index(storage: Storage) -> dict[str, RecordLocation]:
+    """The global record index of the table at ``storage`` by record key (``record_index_entries``); an empty map
+    when the table has no record index."""
+    return dict(record_index_entries(storage))
 # --8<-- [end:read]

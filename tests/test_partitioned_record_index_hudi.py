@@ -24,7 +24,7 @@ from spec.config.table_config import TableConfig
 from spec.metadata.partitioned_record_index import read_partitioned_record_index
 from spec.read.reader import read_table
 from spec.storage.hoodie_storage import Storage
-from tests.hudi_rs import hudi_rs_read
+from tests.test_record_index_hudi import model_rows, readers_read
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -83,19 +83,7 @@ def expect(state: State, op: str, rows: tuple[Row, ...]) -> None:
 
 def check(spark: Any, path: Path, state: State, step: str) -> dict[tuple[str, str], Any]:
     """Every reader reads ``state``; the partitioned index is the snapshot's locations. The index, returned."""
-    want = sorted(state.values())
-    spec = read_table(str(path)).to_pylist()
-    assert sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in spec) == want, f"{step}: spec"
-    try:
-        rs = hudi_rs_read(str(path))
-        got = sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in (rs.to_pylist() if rs else []))
-        assert got == want, f"{step}: hudi-rs"
-    except AssertionError:
-        raise
-    except Exception as err:  # hudi-rs's known departure: a version 8 metadata table's column stats it cannot read
-        assert "ColumnStatsMetadata" in str(err) and TableConfig.load(str(path)).table_version == 8, err
-    hudi = spark.read.format("hudi").load(str(path)).select("id", "_hoodie_partition_path", "ts", "v").collect()
-    assert sorted(tuple(r) for r in hudi) == want, f"{step}: Apache Hudi"
+    spec = readers_read(spark, path, sorted(state.values()), step)
     index = read_partitioned_record_index(Storage(str(path)))
     located = {(r["_hoodie_partition_path"], r["id"]): r["_hoodie_file_name"].split("_")[0] for r in spec}
     assert {pk: loc.file_id for pk, loc in index.items()} == located, f"{step}: record index"
@@ -117,21 +105,11 @@ def shape(index: dict[tuple[str, str], Any]) -> set[frozenset[tuple[str, str]]]:
     return {frozenset(g) for g in groups.values()}
 
 
-def model_rows(version: int, table_type: str, steps: tuple[tuple[str, tuple[Row, ...]], ...]) -> list[Row]:
-    """The snapshot the spec model predicts after ``steps`` (``spec.model``, through its conformance adapter). The
-    case language does not hold the partitioned record index: the model tags as a non-global index does (SIMPLE),
-    which is the partitioned record index's rule — a key is unique within its partition."""
-    from conformance.adapters.spec_model import SpecModelAdapter
-    from conformance.interface.adapter import Query
-    from conformance.interface.ops import CreateTable
-    from spec.model.operations import Write
-
-    model = SpecModelAdapter()
-    model.create(CreateTable(table_type=table_type, table_version=version, partition_fields=("p",),
-                             index_type="SIMPLE"), Path("."))
-    for op, rows in steps:
-        model.apply(Write(op, tuple({"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows)))
-    return sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in model.rows(Query("snapshot")))
+def _model_rows(version: int, table_type: str, steps: tuple[tuple[str, tuple[Row, ...]], ...]) -> list[Row]:
+    """The snapshot the spec model predicts after ``steps``. The case language does not hold the partitioned record
+    index: the model tags as a non-global index does (SIMPLE), which is the partitioned record index's rule — a key
+    is unique within its partition."""
+    return model_rows(version, table_type, steps, index_type="SIMPLE", options=())
 
 
 @pytest.mark.parametrize(("first", "version", "table_type"), [
@@ -156,7 +134,7 @@ def test_hudi_and_our_writer_keep_one_partitioned_record_index(apache_hudi: Any,
         hudi_write(apache_hudi, twin, version, op, rows, table_type)
         expect(state, op, rows)
         step = f"step {n} ({op}, {'ours' if ours else 'Apache Hudi'})"
-        assert model_rows(version, table_type, STEPS[:n + 1]) == sorted(state.values()), f"{step}: the spec model"
+        assert _model_rows(version, table_type, STEPS[:n + 1]) == sorted(state.values()), f"{step}: the spec model"
         index = check(apache_hudi, table, state, step)
         twin_index = check(apache_hudi, twin, state, step + " twin")
         assert shape(index) == shape(twin_index), f"{step}: record index against Apache Hudi's"

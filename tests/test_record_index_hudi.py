@@ -81,9 +81,10 @@ def _expect(state: dict[str, Row], op: str, rows: tuple[Row, ...]) -> None:
             state[i] = (i, p, ts, v)
 
 
-def _check(spark: Any, path: Path, state: dict[str, Row], where: dict[str, str], step: str) -> dict[str, Any]:
-    want = sorted((i, where.get(i, p), ts, v) for i, p, ts, v in state.values())
-    spec = read_table(str(path)).to_pylist()
+def readers_read(spark: Any, path: Path, want: list[Row], step: str) -> list[dict[str, Any]]:
+    """The spec reader, hudi-rs (but for its known departure) and Apache Hudi's reader read ``want`` — (key,
+    partition path, ts, v) — from the table at ``path``. The spec reader's rows, returned."""
+    spec: list[dict[str, Any]] = read_table(str(path)).to_pylist()
     assert sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in spec) == want, f"{step}: spec"
     try:
         rs = hudi_rs_read(str(path))
@@ -95,14 +96,22 @@ def _check(spark: Any, path: Path, state: dict[str, Row], where: dict[str, str],
         assert "ColumnStatsMetadata" in str(err) and TableConfig.load(str(path)).table_version == 8, err
     hudi = spark.read.format("hudi").load(str(path)).select("id", "_hoodie_partition_path", "ts", "v").collect()
     assert sorted(tuple(r) for r in hudi) == want, f"{step}: Apache Hudi"
+    return spec
+
+
+def _check(spark: Any, path: Path, state: dict[str, Row], where: dict[str, str], step: str) -> dict[str, Any]:
+    spec = readers_read(spark, path, sorted((i, where.get(i, p), ts, v) for i, p, ts, v in state.values()), step)
     index = read_record_index(Storage(str(path)))
     located = {r["id"]: (r["_hoodie_partition_path"], r["_hoodie_file_name"].split("_")[0]) for r in spec}
     assert {k: (loc.partition_path, loc.file_id) for k, loc in index.items()} == located, f"{step}: record index"
     return index
 
 
-def _model_rows(version: int, table_type: str, steps: tuple[tuple[str, tuple[Row, ...]], ...]) -> list[Row]:
-    """The snapshot the spec model predicts after ``steps`` (``spec.model``, through its conformance adapter)."""
+def model_rows(version: int, table_type: str, steps: tuple[tuple[str, tuple[Row, ...]], ...],
+               index_type: str = "RECORD_INDEX",
+               options: tuple[tuple[str, str], ...] = (("hoodie.metadata.record.index.enable", "true"),)) -> list[Row]:
+    """The snapshot the spec model predicts after ``steps`` (``spec.model``, through its conformance adapter) on a
+    table indexed by ``index_type`` with ``options``."""
     from conformance.adapters.spec_model import SpecModelAdapter
     from conformance.interface.adapter import Query
     from conformance.interface.ops import CreateTable
@@ -110,8 +119,7 @@ def _model_rows(version: int, table_type: str, steps: tuple[tuple[str, tuple[Row
 
     model = SpecModelAdapter()
     model.create(CreateTable(table_type=table_type, table_version=version, partition_fields=("p",),
-                             index_type="RECORD_INDEX", options=(("hoodie.metadata.record.index.enable", "true"),)),
-                 Path("."))
+                             index_type=index_type, options=options), Path("."))
     for op, rows in steps:
         model.apply(Write(op, tuple({"id": i, "p": p, "ts": ts, "v": v} for i, p, ts, v in rows)))
     return sorted((r["id"], r["_hoodie_partition_path"], r["ts"], r["v"]) for r in model.rows(Query("snapshot")))
@@ -155,7 +163,7 @@ def test_hudi_and_our_writer_keep_one_record_index(apache_hudi: Any, tmp_path: P
         _expect(state, op, rows)
         step = f"step {n} ({op}, {'ours' if ours else 'Apache Hudi'})"
         want = sorted((i, where.get(i, p), ts, v) for i, p, ts, v in state.values())
-        assert _model_rows(version, table_type, STEPS[:n + 1]) == want, f"{step}: the spec model"
+        assert model_rows(version, table_type, STEPS[:n + 1]) == want, f"{step}: the spec model"
         index = _check(apache_hudi, table, state, where, step)
         twin_index = _check(apache_hudi, twin, state, where, step + " twin")
         assert _shape(index) == _shape(twin_index), f"{step}: record index against Apache Hudi's"
